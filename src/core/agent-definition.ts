@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/** Names models see as tool names: providers accept `[a-zA-Z0-9_-]{1,64}`. */
+export const agentNameSchema = z
+  .string()
+  .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'a name of letters, digits, "_" or "-", starting with a letter');
+
+/** `isolated` (nothing of the parent's conversation), `last-N` (last N user/assistant messages) or `full`. */
+export const contextPolicySchema = z.union(
+  [z.literal('isolated'), z.literal('full'), z.templateLiteral(['last-', z.number().int().positive()])],
+  { error: 'one of "isolated", "full" or "last-N" (e.g. "last-5")' },
+);
+export type ContextPolicy = z.infer<typeof contextPolicySchema>;
+
+const modelRefSchema = z.union([z.literal('inherit'), z.string().regex(/^[a-z][a-z0-9-]*:.+$/)], {
+  error: '"inherit" or "provider:model", e.g. "openai:gpt-5-mini"',
+});
+
+const commaList = z.preprocess(
+  (value) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean)
+      : value,
+  z.array(z.string().min(1)),
+);
+
+/** An extra input an agent tool takes besides `task`, e.g. analyze_document's `document_id`. */
+export const declaredInputSchema = z.strictObject({
+  type: z.enum(['string', 'number', 'integer', 'boolean']).default('string'),
+  description: z.string().default(''),
+  required: z.boolean().default(true),
+});
+export type DeclaredInput = z.infer<typeof declaredInputSchema>;
+
+/**
+ * The validated shape of an agent definition, whether it came from a Markdown file's front matter plus
+ * body, or from code. Limits left out fall back to the runtime's defaults.
+ */
+export const agentDefinitionSchema = z.strictObject({
+  name: agentNameSchema,
+  description: z.string().min(1, 'a one-line description of when to use the agent'),
+  instructions: z.string().default(''),
+  tools: commaList.default([]),
+  model: modelRefSchema.optional(),
+  maxTurns: z.number().int().min(1).max(200).optional(),
+  context: contextPolicySchema.default('isolated'),
+  temperature: z.number().min(0).max(2).optional(),
+  /** Wall-clock limit for one run, in seconds. */
+  timeout: z.number().positive().optional(),
+  /** Token budget for one run of this agent. */
+  budget: z.number().int().positive().optional(),
+  maxConcurrency: z.number().int().min(1).max(64).optional(),
+  maxFanOut: z.number().int().min(1).max(64).optional(),
+  maxDepth: z.number().int().min(0).max(8).optional(),
+  inputs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), declaredInputSchema).default({}),
+  /** JSON Schema of the structured `data` the agent returns; validated before the parent sees it. */
+  output: z.record(z.string(), z.unknown()).optional(),
+  enabled: z.boolean().default(true),
+});
+
+export type AgentDefinitionInput = z.input<typeof agentDefinitionSchema>;
+export type AgentDefinition = z.output<typeof agentDefinitionSchema>;
+
+/** Number of parent messages a context policy lets through, or null for all of them. */
+export function contextMessageCount(policy: ContextPolicy): number | null {
+  if (policy === 'isolated') return 0;
+  if (policy === 'full') return null;
+  return Number(policy.slice('last-'.length));
+}

@@ -1,0 +1,113 @@
+import { type Tool, tool } from 'ai';
+import { z } from 'zod';
+import type { AgentDefinition, DeclaredInput } from './agent-definition.ts';
+import { type ResultEnvelope, toModelView } from './envelope.ts';
+import { ModelBehaviorError } from './errors.ts';
+import { emit, type RunFrame } from './run-frame.ts';
+import { traceToolCall } from './tool-bindings.ts';
+import { addUsage } from './usage.ts';
+
+export interface ChildRequest {
+  definition: AgentDefinition;
+  task: string;
+  inputs: Record<string, unknown>;
+  parent: RunFrame;
+}
+
+export type StartChild = (request: ChildRequest) => Promise<ResultEnvelope>;
+
+/** The input schema of an agent tool: `task` plus the agent's declared inputs. */
+export function agentToolInput(definition: AgentDefinition) {
+  const shape: Record<string, z.ZodType> = {
+    task: z
+      .string()
+      .trim()
+      .min(1)
+      .describe('The focused task for this agent, with everything it needs to know.'),
+  };
+  for (const [name, declared] of Object.entries(definition.inputs)) shape[name] = declaredInputType(declared);
+  return z.strictObject(shape);
+}
+
+function declaredInputType(declared: DeclaredInput): z.ZodType {
+  const base =
+    declared.type === 'number'
+      ? z.number()
+      : declared.type === 'integer'
+        ? z.number().int()
+        : declared.type === 'boolean'
+          ? z.boolean()
+          : z.string().min(1);
+  const described = declared.description ? base.describe(declared.description) : base;
+  return declared.required ? described : described.optional();
+}
+
+/** Same agent, same input (whitespace aside) from one parent: one run. */
+function delegationKey(agent: string, input: Record<string, unknown>): string {
+  const normalized = Object.entries(input)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, value]) => [key, typeof value === 'string' ? value.replace(/\s+/g, ' ').trim() : value]);
+  return `${agent}\u0000${JSON.stringify(normalized)}`;
+}
+
+/**
+ * Binds a sub-agent to a parent run as a tool. Enforces, in this order: the per-step fan-out limit, the
+ * one-run-per-identical-request rule, and the sibling concurrency limit; then runs the child and adds its
+ * subtree usage to the parent's.
+ */
+export function bindAgentTool(parent: RunFrame, definition: AgentDefinition, startChild: StartChild): Tool {
+  return tool({
+    description: definition.description,
+    inputSchema: agentToolInput(definition),
+    execute: async (input: Record<string, unknown>, options: { toolCallId: string }) => {
+      const { toolCallId } = options;
+      parent.stepDelegations++;
+      if (parent.stepDelegations > parent.limits.maxFanOut) {
+        const message = `refused: at most ${parent.limits.maxFanOut} delegations per step; ask for the rest in a later step`;
+        emit(parent, { type: 'tool-call', toolCallId, name: definition.name, input, refused: message });
+        emit(parent, {
+          type: 'tool-result',
+          toolCallId,
+          name: definition.name,
+          ok: false,
+          error: message,
+          ms: 0,
+        });
+        throw new ModelBehaviorError('fan_out', message, { limit: parent.limits.maxFanOut });
+      }
+      const key = delegationKey(definition.name, input);
+      const earlier = parent.delegations.get(key);
+      if (earlier) {
+        emit(parent, { type: 'tool-call', toolCallId, name: definition.name, input, deduplicated: true });
+        const envelope = await earlier;
+        emit(parent, {
+          type: 'tool-result',
+          toolCallId,
+          name: definition.name,
+          ok: true,
+          output: envelope,
+          ms: 0,
+        });
+        return envelope;
+      }
+      const { task, ...inputs } = input;
+      const run = traceToolCall(parent, { toolCallId, name: definition.name, input }, async () => {
+        const release = await parent.siblings.acquire(parent.signal);
+        try {
+          const envelope = await startChild({ definition, task: String(task), inputs, parent });
+          parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+          return envelope;
+        } finally {
+          release();
+        }
+      });
+      parent.delegations.set(key, run);
+      parent.children.add(run);
+      return run;
+    },
+    toModelOutput: ({ output }: { output: ResultEnvelope }) => ({
+      type: 'json' as const,
+      value: toModelView(output) as any,
+    }),
+  } as any) as Tool;
+}

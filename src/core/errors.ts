@@ -1,0 +1,60 @@
+/**
+ * Cadre's errors say who is at fault: the user (bad config, unknown agent), the model (a call it may not
+ * make, arguments that do not parse), or the system (a provider that stays down). Each carries structured
+ * fields; the CLI and server map them to exit codes and HTTP statuses in one place.
+ */
+export type Fault = 'user' | 'model' | 'system';
+
+export class CadreError extends Error {
+  readonly fault: Fault;
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    fault: Fault,
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'CadreError';
+    this.fault = fault;
+    this.code = code;
+    this.details = details;
+  }
+
+  static isInstance(value: unknown): value is CadreError {
+    return value instanceof CadreError;
+  }
+}
+
+/** The person or their configuration is at fault; the message says what to change. */
+export class UserError extends CadreError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super('user', code, message, details);
+    this.name = 'UserError';
+  }
+}
+
+/** The model asked for something it may not have or sent something that does not parse. */
+export class ModelBehaviorError extends CadreError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super('model', code, message, details);
+    this.name = 'ModelBehaviorError';
+  }
+}
+
+/** Something outside the person's control failed: a provider, the network, the disk. */
+export class SystemError extends CadreError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}, cause?: unknown) {
+    super('system', code, message, details, cause);
+    this.name = 'SystemError';
+  }
+}
+
+/** One line, no stack: what a person should read about an error. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

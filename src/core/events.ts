@@ -1,0 +1,121 @@
+import type { Source } from './envelope.ts';
+import type { RunStatus } from './status.ts';
+import type { Usage } from './usage.ts';
+
+/**
+ * The event protocol: what every run did, as append-only deltas. The CLI, the server, the store and the
+ * web UI all read these same records. Names are noun-verb and stable.
+ */
+export interface EventBase {
+  runId: string;
+  parentRunId: string | null;
+  depth: number;
+  agent: string;
+  /** Per run, from 0. */
+  seq: number;
+  /** Milliseconds since the epoch. */
+  time: number;
+}
+
+export interface RunStartEvent extends EventBase {
+  type: 'run-start';
+  task: string;
+  model: string;
+  sessionId?: string;
+}
+export interface TextDeltaEvent extends EventBase {
+  type: 'text-delta';
+  delta: string;
+}
+export interface ReasoningDeltaEvent extends EventBase {
+  type: 'reasoning-delta';
+  delta: string;
+}
+export interface ToolCallEvent extends EventBase {
+  type: 'tool-call';
+  toolCallId: string;
+  name: string;
+  input: unknown;
+  /** Set when the call was refused before execution (unknown tool, bad arguments, a limit). */
+  refused?: string;
+  /** Set when the call was answered with an earlier identical delegation's result. */
+  deduplicated?: boolean;
+}
+export interface ToolResultEvent extends EventBase {
+  type: 'tool-result';
+  toolCallId: string;
+  name: string;
+  ok: boolean;
+  output?: unknown;
+  error?: string;
+  ms: number;
+}
+/** One model call of a run finished; usage is that call's own. */
+export interface StepFinishEvent extends EventBase {
+  type: 'step-finish';
+  step: number;
+  finishReason: string;
+  usage: Usage;
+}
+export interface PlanStep {
+  title: string;
+  status: 'pending' | 'running' | 'done' | 'failed' | 'skipped';
+  result?: string;
+}
+export interface PlanUpdateEvent extends EventBase {
+  type: 'plan-update';
+  steps: PlanStep[];
+}
+export interface RunFinishEvent extends EventBase {
+  type: 'run-finish';
+  status: RunStatus;
+  summary: string;
+  data?: unknown;
+  sources?: Source[];
+  usage: Usage;
+  subtreeUsage: Usage;
+}
+export interface RunErrorEvent extends EventBase {
+  type: 'run-error';
+  status: RunStatus;
+  message: string;
+}
+
+export type CadreEvent =
+  | RunStartEvent
+  | TextDeltaEvent
+  | ReasoningDeltaEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | StepFinishEvent
+  | PlanUpdateEvent
+  | RunFinishEvent
+  | RunErrorEvent;
+
+export type CadreEventType = CadreEvent['type'];
+
+/** Distributes over the union so each event keeps its own fields. */
+type WithoutBase<E> = E extends EventBase ? Omit<E, keyof EventBase> : never;
+export type EventBody = WithoutBase<CadreEvent>;
+
+export type EventListener = (event: CadreEvent) => void;
+
+/** Fan-out of events to listeners; a listener that throws never breaks a run. */
+export class EventBus {
+  #listeners = new Set<EventListener>();
+
+  subscribe(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  publish(event: CadreEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A broken listener (a closed terminal, a failed write) must not end the run it observes.
+      }
+    }
+  }
+}

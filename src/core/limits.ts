@@ -1,0 +1,35 @@
+/** The runtime's limits; an agent definition may tighten or loosen its own. All are explicit numbers. */
+export interface RuntimeLimits {
+  /** Model calls with tools per run before the forced final answer. */
+  maxTurns: number;
+  /** How deep delegation may nest; 1 means sub-agents get no agent tools. */
+  maxDepth: number;
+  /** Wall-clock limit per run, in milliseconds. */
+  timeoutMs: number;
+  /** Tokens one run may spend; undefined means no per-run limit. */
+  runBudget: number | undefined;
+  /** Tokens a whole tree may spend; undefined means no tree limit. */
+  treeBudget: number | undefined;
+  /** Sibling sub-agent runs going at once under one parent. */
+  maxConcurrency: number;
+  /** Delegations one model step may ask for; the rest are refused. */
+  maxFanOut: number;
+  /** Characters of a tool output handed to the model; the rest is cut with a notice. */
+  maxToolOutputChars: number;
+}
+
+export const DEFAULT_LIMITS: RuntimeLimits = {
+  maxTurns: 8,
+  maxDepth: 1,
+  timeoutMs: 300_000,
+  runBudget: undefined,
+  treeBudget: undefined,
+  maxConcurrency: 4,
+  maxFanOut: 8,
+  maxToolOutputChars: 40_000,
+};
+
+/** Asked of the model, without tools, when a run used all its turns. */
+export const FINAL_ANSWER_PROMPT =
+  'You have used all the turns you were given. Do not call any tool. Using only what you found so far, ' +
+  'give your final answer now, and say plainly what you could not finish.';

@@ -1,0 +1,437 @@
+import {
+  InvalidToolInputError,
+  isStepCount,
+  type LanguageModel,
+  type ModelMessage,
+  NoSuchToolError,
+  type StopCondition,
+  streamText,
+  type ToolSet,
+} from 'ai';
+import type { AgentDefinition } from './agent-definition.ts';
+import { messagesForChild } from './conversation.ts';
+import { bindAgentTool, type ChildRequest } from './delegation.ts';
+import type { ResultEnvelope, Source } from './envelope.ts';
+import { describeError } from './errors.ts';
+import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
+import { describeModelError } from './model-errors.ts';
+import { budgetSpent, emit, type RunFrame, subtreeUsage, type TreeState } from './run-frame.ts';
+import { Semaphore } from './semaphore.ts';
+import { citedSources } from './sources.ts';
+import type { RunStatus } from './status.ts';
+import { validateStructuredOutput } from './structured-output.ts';
+import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
+import type { ToolRegistry } from './tool-registry.ts';
+import { addUsage, usageFromSdk, zeroUsage } from './usage.ts';
+import { Vault } from './vault.ts';
+
+/** What the loop needs from the runtime that owns it. */
+export interface LoopServices {
+  agents: ReadonlyMap<string, AgentDefinition>;
+  tools: ToolRegistry;
+  resolveModel: (ref: string) => LanguageModel;
+  modelRefFor: (definition: AgentDefinition, parent: RunFrame | undefined) => string;
+  limitsFor: (definition: AgentDefinition) => RuntimeLimits;
+  prepareAgent?: PrepareAgent;
+}
+
+/** Adds run-specific instructions (e.g. a document's text) or refuses the run with a clear error. */
+export type PrepareAgent = (request: {
+  agent: string;
+  inputs: Record<string, unknown>;
+  userId: string;
+  signal: AbortSignal;
+}) => Promise<{ instructions?: string } | undefined>;
+
+export interface RunSpec {
+  definition: AgentDefinition;
+  task: string;
+  inputs: Record<string, unknown>;
+  parent: RunFrame | undefined;
+  /** Messages before the task: a session's history for a root run, a context-policy slice for a child. */
+  history: ModelMessage[];
+  signal: AbortSignal;
+  modelRef?: string;
+  prefetch?: { agent: string; task: string };
+}
+
+type StopReason = 'max_turns' | 'budget' | undefined;
+
+/**
+ * Runs one agent on one task and returns its result envelope. It never throws for things that happen
+ * during the run (model errors, tool errors, limits, cancellation): those become the envelope's status.
+ *
+ * 1. Resolve the model and open the run (`run-start`).
+ * 2. Refuse to call a model if the tree's token budget is already spent.
+ * 3. Bind exactly the allowed tools; agent tools only where depth allows.
+ * 4. Prefetch: run a configured sub-agent first and add its result as "External knowledge".
+ * 5. Stream the tool loop, translating SDK parts to events; stop on maxTurns or budget.
+ * 6. Out of turns with tool calls pending: one last call with no tools for a final answer.
+ * 7. Validate structured output, verify cited sources, wait for children, close the run (`run-finish`).
+ */
+export async function runAgent(
+  services: LoopServices,
+  tree: TreeState,
+  spec: RunSpec,
+): Promise<ResultEnvelope> {
+  const { definition } = spec;
+  const limits = services.limitsFor(definition);
+  const controller = new AbortController();
+  const timeoutSignal = AbortSignal.timeout(limits.timeoutMs);
+  const signal = AbortSignal.any([spec.signal, timeoutSignal, controller.signal]);
+  const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);
+
+  let initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
+  let responseMessages: ModelMessage[] = [];
+  const frame: RunFrame = {
+    id: tree.newId(),
+    parent: spec.parent,
+    depth: spec.parent ? spec.parent.depth + 1 : 0,
+    definition,
+    modelRef,
+    limits,
+    tree,
+    inputs: spec.inputs,
+    signal,
+    timeoutSignal,
+    vault: new Vault(),
+    usage: zeroUsage(),
+    childUsage: zeroUsage(),
+    children: new Set(),
+    siblings: new Semaphore(limits.maxConcurrency),
+    delegations: new Map(),
+    stepDelegations: 0,
+    conversation: () => [...initialMessages, ...responseMessages],
+    seenUrls: new Set(),
+    directTools: new Set(),
+    seq: 0,
+  };
+
+  // 1.
+  emit(frame, {
+    type: 'run-start',
+    task: spec.task,
+    model: modelRef,
+    ...(tree.sessionId && !spec.parent ? { sessionId: tree.sessionId } : {}),
+  });
+  const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
+    closeRun(frame, status, summary, extra);
+
+  // 2.
+  if (budgetSpent(frame)) {
+    return finish(
+      'budget',
+      `Not started: the token budget of ${limits.treeBudget} for this request is spent.`,
+    );
+  }
+
+  let model: LanguageModel;
+  let instructions = definition.instructions;
+  try {
+    model = services.resolveModel(modelRef);
+    const prepared = await services.prepareAgent?.({
+      agent: definition.name,
+      inputs: spec.inputs,
+      userId: tree.userId,
+      signal,
+    });
+    if (prepared?.instructions) instructions = `${instructions}\n\n${prepared.instructions}`;
+  } catch (error) {
+    emit(frame, { type: 'run-error', status: 'error', message: describeError(error) });
+    return finish('error', describeError(error));
+  }
+
+  // 3.
+  const tools = bindTools(services, tree, frame);
+
+  // 4.
+  if (spec.prefetch) {
+    const knowledge = await prefetch(services, tree, frame, spec.prefetch);
+    if (knowledge) instructions = `${instructions}\n\n## External knowledge\n${knowledge}`;
+  }
+
+  // 5.
+  let stopReason: StopReason;
+  const stopWhen: StopCondition<ToolSet>[] = [
+    (options) => {
+      if (isStepCount(limits.maxTurns)(options)) stopReason = 'max_turns';
+      return stopReason === 'max_turns';
+    },
+    () => {
+      if (budgetSpent(frame)) stopReason = 'budget';
+      return stopReason === 'budget';
+    },
+  ];
+  const turn = await streamTurns(frame, {
+    model,
+    instructions,
+    messages: initialMessages,
+    tools,
+    temperature: definition.temperature,
+    stopWhen,
+    prepareStep: ({ responseMessages: soFar }) => {
+      responseMessages = soFar;
+      frame.stepDelegations = 0;
+      return undefined;
+    },
+  });
+  initialMessages = turn.initialMessages ?? initialMessages;
+  let answer = turn.answer;
+
+  const interrupted = interruption(frame);
+  if (interrupted) return finishInterrupted(frame, interrupted, answer);
+  if (turn.error !== undefined) {
+    const message = describeModelError(turn.error);
+    emit(frame, { type: 'run-error', status: 'error', message });
+    return finish('error', answer ? `${answer}\n\n[stopped by an error: ${message}]` : message);
+  }
+  if (turn.endedWithToolCalls && stopReason === 'budget') {
+    return finish('budget', answer || 'The token budget ran out before the agent reached an answer.');
+  }
+
+  // 6.
+  let status: RunStatus = 'ok';
+  if (turn.endedWithToolCalls && stopReason === 'max_turns') {
+    status = 'max_turns';
+    const final = await streamTurns(frame, {
+      model,
+      instructions,
+      messages: [
+        ...initialMessages,
+        ...turn.responseMessages,
+        { role: 'user', content: FINAL_ANSWER_PROMPT },
+      ],
+      tools,
+      activeTools: [],
+      toolChoice: 'none',
+      temperature: definition.temperature,
+      stopWhen: [isStepCount(1)],
+      stepOffset: turn.steps,
+    });
+    const stopped = interruption(frame);
+    if (stopped) return finishInterrupted(frame, stopped, final.answer || answer);
+    if (final.error !== undefined) {
+      const message = describeModelError(final.error);
+      emit(frame, { type: 'run-error', status: 'max_turns', message });
+    }
+    answer = final.answer || answer || `Stopped after ${limits.maxTurns} turns without a final answer.`;
+  }
+
+  // 7.
+  if (!answer.trim()) return finish('error', 'The agent finished without an answer.');
+  const extra: { data?: unknown; sources?: Source[] } = {};
+  if (definition.output) {
+    const structured = validateStructuredOutput(answer, definition.output);
+    if (structured.ok) extra.data = structured.data;
+    else if (status === 'ok') {
+      status = 'partial';
+      answer = `${answer}\n\n[structured output invalid: ${structured.error}]`;
+    }
+  }
+  if (spec.parent) {
+    const sources = citedSources(answer, frame.seenUrls);
+    if (sources.length) extra.sources = sources;
+  }
+  return finish(status, answer, extra);
+}
+
+function taskMessage(spec: RunSpec): string {
+  const inputs = Object.entries(spec.inputs);
+  if (!inputs.length) return spec.task;
+  const lines = inputs.map(([key, value]) => `- ${key}: ${JSON.stringify(value)}`);
+  return `${spec.task}\n\nInputs:\n${lines.join('\n')}`;
+}
+
+function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): ToolSet {
+  const tools: ToolSet = {};
+  for (const name of frame.definition.tools) {
+    const agent = services.agents.get(name);
+    if (agent) {
+      if (agent.enabled && frame.depth + 1 <= frame.limits.maxDepth && agent.name !== frame.definition.name) {
+        tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request));
+      }
+      continue;
+    }
+    const cadreTool = services.tools.get(name);
+    if (!cadreTool || cadreTool.unavailable?.()) continue;
+    tools[name] = bindDirectTool(frame, services.tools, cadreTool);
+    frame.directTools.add(name);
+  }
+  return tools;
+}
+
+function startChild(services: LoopServices, tree: TreeState, request: ChildRequest): Promise<ResultEnvelope> {
+  return runAgent(services, tree, {
+    definition: request.definition,
+    task: request.task,
+    inputs: request.inputs,
+    parent: request.parent,
+    history: messagesForChild(request.parent.conversation(), request.definition.context),
+    signal: request.parent.signal,
+  });
+}
+
+/** Runs the prefetch agent as a child; its summary, or undefined when it did not succeed. */
+async function prefetch(
+  services: LoopServices,
+  tree: TreeState,
+  frame: RunFrame,
+  request: { agent: string; task: string },
+): Promise<string | undefined> {
+  const definition = services.agents.get(request.agent);
+  if (!definition?.enabled) return undefined;
+  const input = { task: request.task };
+  try {
+    const envelope = await traceToolCall(
+      frame,
+      { toolCallId: 'prefetch', name: definition.name, input },
+      () => startChild(services, tree, { definition, task: request.task, inputs: {}, parent: frame }),
+    );
+    frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);
+    return envelope.status === 'ok' || envelope.status === 'partial' ? envelope.summary : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface TurnOptions {
+  model: LanguageModel;
+  instructions: string;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  activeTools?: string[];
+  toolChoice?: 'none';
+  temperature: number | undefined;
+  stopWhen: StopCondition<ToolSet>[];
+  prepareStep?: (options: { responseMessages: ModelMessage[] }) => undefined;
+  stepOffset?: number;
+}
+
+interface TurnResult {
+  answer: string;
+  steps: number;
+  endedWithToolCalls: boolean;
+  responseMessages: ModelMessage[];
+  initialMessages?: ModelMessage[];
+  error?: unknown;
+}
+
+/** One streamText loop, its parts translated to events and its usage added to the run and the tree. */
+async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnResult> {
+  const result: TurnResult = { answer: '', steps: 0, endedWithToolCalls: false, responseMessages: [] };
+  let stepText = '';
+  let lastText = '';
+  const stream = streamText({
+    model: options.model,
+    instructions: options.instructions || undefined,
+    messages: options.messages,
+    tools: options.tools,
+    ...(options.activeTools ? { activeTools: options.activeTools as never[] } : {}),
+    ...(options.toolChoice ? { toolChoice: options.toolChoice } : {}),
+    temperature: options.temperature,
+    stopWhen: options.stopWhen,
+    ...(options.prepareStep ? { prepareStep: options.prepareStep as never } : {}),
+    abortSignal: frame.signal,
+    maxRetries: 0,
+    onError: () => {},
+  });
+  try {
+    for await (const part of stream.stream) {
+      switch (part.type) {
+        case 'start-step':
+          stepText = '';
+          break;
+        case 'text-delta':
+          stepText += part.text;
+          emit(frame, { type: 'text-delta', delta: part.text });
+          break;
+        case 'reasoning-delta':
+          emit(frame, { type: 'reasoning-delta', delta: part.text });
+          break;
+        case 'tool-call':
+          if (part.invalid) refuseCall(frame, part.toolCallId, part.toolName, part.input, part.error);
+          break;
+        case 'finish-step': {
+          const usage = usageFromSdk(part.usage);
+          frame.usage = addUsage(frame.usage, usage);
+          frame.tree.tokensUsed += usage.totalTokens;
+          emit(frame, {
+            type: 'step-finish',
+            step: (options.stepOffset ?? 0) + result.steps,
+            finishReason: part.finishReason,
+            usage,
+          });
+          result.steps++;
+          result.endedWithToolCalls = part.finishReason === 'tool-calls';
+          if (stepText.trim()) lastText = stepText;
+          break;
+        }
+        case 'error':
+          result.error = part.error;
+          break;
+        default:
+          break;
+      }
+    }
+    const steps = await stream.steps;
+    result.responseMessages = (await stream.response).messages as ModelMessage[];
+    const finalStep = steps.at(-1);
+    result.answer = (finalStep?.text.trim() ? finalStep.text : lastText).trim();
+  } catch (error) {
+    if (!frame.signal.aborted) result.error ??= error;
+    result.answer = lastText.trim() || stepText.trim();
+  }
+  return result;
+}
+
+/** A call the model made to a tool it was not given, or with arguments that do not parse: never run. */
+function refuseCall(frame: RunFrame, toolCallId: string, name: string, input: unknown, error: unknown): void {
+  const reason = NoSuchToolError.isInstance(error)
+    ? `"${name}" is not a tool this agent may use`
+    : InvalidToolInputError.isInstance(error)
+      ? `invalid arguments for ${name}: ${describeError(error.cause ?? error)}`
+      : describeError(error);
+  emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
+  emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
+}
+
+function interruption(frame: RunFrame): 'timeout' | 'cancelled' | undefined {
+  if (frame.timeoutSignal.aborted) return 'timeout';
+  if (frame.signal.aborted) return 'cancelled';
+  return undefined;
+}
+
+function finishInterrupted(frame: RunFrame, status: 'timeout' | 'cancelled', partial: string) {
+  const reason =
+    status === 'timeout'
+      ? `Stopped: the run went past its time limit of ${Math.round(frame.limits.timeoutMs / 1000)} s.`
+      : 'Cancelled before it finished.';
+  emit(frame, { type: 'run-error', status, message: reason });
+  return closeRun(frame, status, partial ? `${partial}\n\n[${reason}]` : reason, {});
+}
+
+async function closeRun(
+  frame: RunFrame,
+  status: RunStatus,
+  summary: string,
+  extra: { data?: unknown; sources?: Source[] },
+): Promise<ResultEnvelope> {
+  await Promise.allSettled(frame.children);
+  const envelope: ResultEnvelope = {
+    status,
+    summary,
+    ...extra,
+    usage: frame.usage,
+    subtreeUsage: subtreeUsage(frame),
+    runId: frame.id,
+  };
+  emit(frame, {
+    type: 'run-finish',
+    status,
+    summary,
+    ...extra,
+    usage: envelope.usage,
+    subtreeUsage: envelope.subtreeUsage,
+  });
+  return envelope;
+}

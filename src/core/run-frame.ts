@@ -1,0 +1,77 @@
+import type { ModelMessage } from 'ai';
+import type { AgentDefinition } from './agent-definition.ts';
+import type { ResultEnvelope } from './envelope.ts';
+import type { CadreEvent, EventBody, EventBus } from './events.ts';
+import type { RuntimeLimits } from './limits.ts';
+import type { Semaphore } from './semaphore.ts';
+import { addUsage, type Usage } from './usage.ts';
+import type { Vault } from './vault.ts';
+
+/** State shared by every run of one tree: its events, its token budget, who it works for. */
+export interface TreeState {
+  bus: EventBus;
+  limits: RuntimeLimits;
+  /** Tokens spent by every run of the tree so far. */
+  tokensUsed: number;
+  userId: string;
+  sessionId: string | undefined;
+  now: () => number;
+  newId: () => string;
+}
+
+/** One run's live state: identity, signals, counters, and what its children need from it. */
+export interface RunFrame {
+  id: string;
+  parent: RunFrame | undefined;
+  depth: number;
+  definition: AgentDefinition;
+  modelRef: string;
+  limits: RuntimeLimits;
+  tree: TreeState;
+  inputs: Record<string, unknown>;
+  signal: AbortSignal;
+  /** Fires only for this run's own wall-clock limit, so a timeout can be told from a cancellation. */
+  timeoutSignal: AbortSignal;
+  vault: Vault;
+  usage: Usage;
+  /** Subtree usage of finished children, summed. */
+  childUsage: Usage;
+  children: Set<Promise<ResultEnvelope>>;
+  siblings: Semaphore;
+  /** Same agent + same input from this parent: the first delegation's promise. */
+  delegations: Map<string, Promise<ResultEnvelope>>;
+  /** Delegations started in the current model step (reset before each step). */
+  stepDelegations: number;
+  /** What this run has said and heard so far, for children whose context policy lets some through. */
+  conversation: () => ModelMessage[];
+  /** URLs returned by this run's own tool calls, for verifying the sources its answer cites. */
+  seenUrls: Set<string>;
+  /** Names of the direct (non-agent) tools this run may call. */
+  directTools: Set<string>;
+  seq: number;
+}
+
+/** Stamps an event body with the run's identity and the next sequence number, and publishes it. */
+export function emit(frame: RunFrame, body: EventBody): void {
+  const event = {
+    ...body,
+    runId: frame.id,
+    parentRunId: frame.parent?.id ?? null,
+    depth: frame.depth,
+    agent: frame.definition.name,
+    seq: frame.seq++,
+    time: frame.tree.now(),
+  } as CadreEvent;
+  frame.tree.bus.publish(event);
+}
+
+export function subtreeUsage(frame: RunFrame): Usage {
+  return addUsage(frame.usage, frame.childUsage);
+}
+
+/** True when the run or its tree has spent its token budget; no new model call may start. */
+export function budgetSpent(frame: RunFrame): boolean {
+  const { runBudget, treeBudget } = frame.limits;
+  if (runBudget !== undefined && frame.usage.totalTokens >= runBudget) return true;
+  return treeBudget !== undefined && frame.tree.tokensUsed >= treeBudget;
+}

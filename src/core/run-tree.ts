@@ -1,0 +1,142 @@
+import type { Source } from './envelope.ts';
+import type { CadreEvent, PlanStep } from './events.ts';
+import type { RunState } from './status.ts';
+import { addUsage, type Usage, zeroUsage } from './usage.ts';
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  input: unknown;
+  ok: boolean | null;
+  ms: number | null;
+  error?: string;
+  refused?: string;
+  deduplicated?: boolean;
+}
+
+/** The run tree JSON of CONTRACTS.md: what `--json`, `runs show` and `GET /api/runs/:id` print. */
+export interface RunTree {
+  id: string;
+  parentId: string | null;
+  agent: string;
+  task: string;
+  status: RunState;
+  summary: string;
+  data?: unknown;
+  sources?: Source[];
+  model: string;
+  /** Model calls made so far. */
+  turns: number;
+  startedAt: string;
+  endedAt: string | null;
+  usage: Usage;
+  subtreeUsage: Usage;
+  toolCalls: ToolCallRecord[];
+  plan?: PlanStep[];
+  error?: string;
+  children: RunTree[];
+}
+
+/**
+ * Folds events into run trees. Live views and stored runs use the same fold, so a tree read back from
+ * the store is exactly the tree the CLI printed. Text deltas are counted, not kept: the summary arrives
+ * whole in `run-finish`.
+ */
+export class RunTreeBuilder {
+  #runs = new Map<string, RunTree>();
+  #roots: RunTree[] = [];
+
+  apply(event: CadreEvent): void {
+    if (event.type === 'run-start') {
+      const node: RunTree = {
+        id: event.runId,
+        parentId: event.parentRunId,
+        agent: event.agent,
+        task: event.task,
+        status: 'running',
+        summary: '',
+        model: event.model,
+        turns: 0,
+        startedAt: new Date(event.time).toISOString(),
+        endedAt: null,
+        usage: zeroUsage(),
+        subtreeUsage: zeroUsage(),
+        toolCalls: [],
+        children: [],
+      };
+      this.#runs.set(node.id, node);
+      const parent = event.parentRunId ? this.#runs.get(event.parentRunId) : undefined;
+      if (parent) parent.children.push(node);
+      else this.#roots.push(node);
+      return;
+    }
+    const node = this.#runs.get(event.runId);
+    if (!node) return;
+    switch (event.type) {
+      case 'tool-call':
+        node.toolCalls.push({
+          id: event.toolCallId,
+          name: event.name,
+          input: event.input,
+          ok: null,
+          ms: null,
+          ...(event.refused ? { refused: event.refused } : {}),
+          ...(event.deduplicated ? { deduplicated: true } : {}),
+        });
+        return;
+      case 'tool-result': {
+        const call = node.toolCalls.find((candidate) => candidate.id === event.toolCallId);
+        if (!call) return;
+        call.ok = event.ok;
+        call.ms = event.ms;
+        if (event.error) call.error = event.error;
+        return;
+      }
+      case 'step-finish':
+        node.turns = event.step + 1;
+        node.usage = addUsage(node.usage, event.usage);
+        return;
+      case 'plan-update':
+        node.plan = event.steps;
+        return;
+      case 'run-finish':
+        node.status = event.status;
+        node.summary = event.summary;
+        if (event.data !== undefined) node.data = event.data;
+        if (event.sources) node.sources = event.sources;
+        node.usage = event.usage;
+        node.subtreeUsage = event.subtreeUsage;
+        node.endedAt = new Date(event.time).toISOString();
+        return;
+      case 'run-error':
+        node.error = event.message;
+        return;
+      default:
+        return;
+    }
+  }
+
+  get(runId: string): RunTree | undefined {
+    return this.#runs.get(runId);
+  }
+
+  roots(): RunTree[] {
+    return this.#roots;
+  }
+
+  all(): RunTree[] {
+    return [...this.#runs.values()];
+  }
+}
+
+/** Builds the tree rooted at `rootId` from its events (in any order of runs, each run's own in seq order). */
+export function buildRunTree(events: Iterable<CadreEvent>, rootId?: string): RunTree | undefined {
+  const builder = new RunTreeBuilder();
+  for (const event of events) builder.apply(event);
+  return rootId ? builder.get(rootId) : builder.roots()[0];
+}
+
+/** Own usage of every run in a tree, summed; equals the root's subtree usage when every run finished. */
+export function sumTreeUsage(tree: RunTree): Usage {
+  return addUsage(tree.usage, ...tree.children.map(sumTreeUsage));
+}

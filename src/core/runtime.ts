@@ -1,0 +1,175 @@
+import type { LanguageModel, ModelMessage } from 'ai';
+import type { AgentDefinition } from './agent-definition.ts';
+import type { ResultEnvelope } from './envelope.ts';
+import { UserError } from './errors.ts';
+import { EventBus, type EventListener } from './events.ts';
+import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
+import { type PrepareAgent, runAgent } from './run-agent.ts';
+import type { RunFrame, TreeState } from './run-frame.ts';
+import { type RunTree, RunTreeBuilder } from './run-tree.ts';
+import type { ToolRegistry } from './tool-registry.ts';
+
+export interface RuntimeOptions {
+  /** Agent definitions by name, as loaded (built-in, user, project). */
+  agents: ReadonlyMap<string, AgentDefinition>;
+  tools: ToolRegistry;
+  /** Turns a "provider:model" reference into a model. */
+  resolveModel: (ref: string) => LanguageModel;
+  /** The main agent's model when its definition names none. */
+  mainModel?: string;
+  /** Sub-agents' model when their definition names none (else the parent's). */
+  subagentModel?: string;
+  limits?: Partial<RuntimeLimits>;
+  /** Every event of every run goes here (the store, the server's live streams). */
+  bus?: EventBus;
+  prepareAgent?: PrepareAgent;
+  now?: () => number;
+  newId?: () => string;
+}
+
+export interface RunRequest {
+  agent: string;
+  task: string;
+  /** A session's earlier messages, for the root run. */
+  history?: ModelMessage[];
+  inputs?: Record<string, unknown>;
+  signal?: AbortSignal;
+  sessionId?: string;
+  userId?: string;
+  /** Overrides the root agent's model for this run. */
+  model?: string;
+  /** Runs this sub-agent first and adds its answer to the root's instructions. */
+  prefetch?: { agent: string; task?: string };
+  /** Events of this run's tree only. */
+  onEvent?: EventListener;
+}
+
+export interface RunOutcome {
+  envelope: ResultEnvelope;
+  tree: RunTree;
+}
+
+/** Cadre's runtime: runs agents as trees of bounded, observable, cancellable runs. */
+export class Runtime {
+  readonly bus: EventBus;
+  readonly options: RuntimeOptions;
+  readonly limits: RuntimeLimits;
+
+  constructor(options: RuntimeOptions) {
+    this.options = options;
+    this.bus = options.bus ?? new EventBus();
+    this.limits = { ...DEFAULT_LIMITS, ...stripUndefined(options.limits ?? {}) };
+  }
+
+  agent(name: string): AgentDefinition {
+    const definition = this.options.agents.get(name);
+    if (!definition) {
+      const known = [...this.options.agents.keys()].join(', ');
+      throw new UserError('unknown_agent', `There is no agent named "${name}". Known agents: ${known}.`, {
+        name,
+      });
+    }
+    if (!definition.enabled)
+      throw new UserError('agent_disabled', `The agent "${name}" is disabled.`, { name });
+    return definition;
+  }
+
+  /** Runs one agent as the root of a new tree and returns its envelope and the whole tree. */
+  async run(request: RunRequest): Promise<RunOutcome> {
+    const definition = this.agent(request.agent);
+    const modelRef = request.model ?? this.#modelRefFor(definition, undefined);
+    const treeBus = new EventBus();
+    const builder = new RunTreeBuilder();
+    treeBus.subscribe((event) => {
+      builder.apply(event);
+      this.bus.publish(event);
+      request.onEvent?.(event);
+    });
+    let counter = 0;
+    const tree: TreeState = {
+      bus: treeBus,
+      limits: this.limits,
+      tokensUsed: 0,
+      userId: request.userId ?? 'local',
+      sessionId: request.sessionId,
+      now: this.options.now ?? Date.now,
+      newId:
+        this.options.newId ??
+        (() => `run_${Date.now().toString(36)}${(counter++).toString(36)}${randomSuffix()}`),
+    };
+    const envelope = await runAgent(
+      {
+        agents: this.options.agents,
+        tools: this.options.tools,
+        resolveModel: this.options.resolveModel,
+        modelRefFor: (agent, parent) => this.#modelRefFor(agent, parent),
+        limitsFor: (agent) => this.#limitsFor(agent),
+        ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
+      },
+      tree,
+      {
+        definition,
+        task: request.task,
+        inputs: request.inputs ?? {},
+        parent: undefined,
+        history: request.history ?? [],
+        signal: request.signal ?? new AbortController().signal,
+        modelRef,
+        ...(request.prefetch
+          ? { prefetch: { agent: request.prefetch.agent, task: request.prefetch.task ?? request.task } }
+          : {}),
+      },
+    );
+    const root = builder.get(envelope.runId);
+    if (!root) throw new Error(`run ${envelope.runId} produced no run-start event`);
+    return { envelope, tree: root };
+  }
+
+  #modelRefFor(definition: AgentDefinition, parent: RunFrame | undefined): string {
+    const declared = definition.model;
+    if (declared && declared !== 'inherit') return declared;
+    if (!parent) {
+      if (this.options.mainModel) return this.options.mainModel;
+      throw noModelError();
+    }
+    if (declared === 'inherit') return parent.modelRef;
+    return this.options.subagentModel ?? parent.modelRef;
+  }
+
+  #limitsFor(definition: AgentDefinition): RuntimeLimits {
+    return {
+      ...this.limits,
+      ...stripUndefined({
+        maxTurns: definition.maxTurns,
+        maxDepth: definition.maxDepth,
+        timeoutMs: definition.timeout === undefined ? undefined : definition.timeout * 1000,
+        runBudget: definition.budget,
+        maxConcurrency: definition.maxConcurrency,
+        maxFanOut: definition.maxFanOut,
+      }),
+    };
+  }
+}
+
+/** The error for a missing model, saying exactly how to set one. */
+export function noModelError(): UserError {
+  return new UserError(
+    'no_model',
+    [
+      'No model is configured. Set one as "provider:model", for example:',
+      '  export CADRE_MODEL=openai:gpt-5-mini          (with OPENAI_API_KEY)',
+      '  export CADRE_MODEL=anthropic:claude-sonnet-4-5 (with ANTHROPIC_API_KEY)',
+      '  export CADRE_MODEL=ollama:qwen3               (a local Ollama)',
+      '  export CADRE_MODEL=compatible:my-model        (with CADRE_COMPATIBLE_BASE_URL)',
+      'or pass --model openai:gpt-5-mini, or set "model" in ~/.cadre/config.json.',
+    ].join('\n'),
+  );
+}
+
+function randomSuffix(): string {
+  return Math.random().toString(36).slice(2, 8);
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,14 @@
+/** How a run ended. `ok` is the only status that counts as success. */
+export const RUN_STATUSES = [
+  'ok',
+  'partial',
+  'error',
+  'cancelled',
+  'max_turns',
+  'timeout',
+  'budget',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** A run's status while it is still going, plus the final ones. */
+export type RunState = RunStatus | 'running';

@@ -1,0 +1,110 @@
+import { type Tool, tool } from 'ai';
+import { describeError } from './errors.ts';
+import { emit, type RunFrame } from './run-frame.ts';
+import { collectUrls } from './sources.ts';
+import type { CadreTool, ToolContext } from './tool.ts';
+import type { ToolRegistry } from './tool-registry.ts';
+
+/**
+ * Runs one tool call on behalf of a run, with its `tool-call` and `tool-result` events around it. Every
+ * executed call goes through here, whether the model asked for it directly or code in the sandbox did.
+ */
+export async function traceToolCall<T>(
+  frame: RunFrame,
+  call: { toolCallId: string; name: string; input: unknown },
+  execute: () => Promise<T>,
+): Promise<T> {
+  emit(frame, { type: 'tool-call', toolCallId: call.toolCallId, name: call.name, input: call.input });
+  const started = performance.now();
+  try {
+    const output = await execute();
+    collectUrls(output, frame.seenUrls);
+    emit(frame, {
+      type: 'tool-result',
+      toolCallId: call.toolCallId,
+      name: call.name,
+      ok: true,
+      output,
+      ms: Math.round(performance.now() - started),
+    });
+    return output;
+  } catch (error) {
+    emit(frame, {
+      type: 'tool-result',
+      toolCallId: call.toolCallId,
+      name: call.name,
+      ok: false,
+      error: describeError(error),
+      ms: Math.round(performance.now() - started),
+    });
+    throw error;
+  }
+}
+
+/** The context a tool sees when `frame` calls it. */
+export function toolContext(frame: RunFrame, registry: ToolRegistry): ToolContext {
+  return {
+    runId: frame.id,
+    agent: frame.definition.name,
+    depth: frame.depth,
+    signal: frame.signal,
+    vault: frame.vault,
+    userId: frame.tree.userId,
+    sessionId: frame.tree.sessionId,
+    inputs: frame.inputs,
+    allowedTools: () => [...frame.directTools],
+    emit: (body) => emit(frame, body),
+    callTool: (name, input) => callAllowedTool(frame, registry, name, input),
+  };
+}
+
+let nestedCallCounter = 0;
+
+/**
+ * A tool call made from inside another tool (code mode). Only the run's own direct tools exist here;
+ * anything else is refused as if it did not exist, and inputs are validated like a model's.
+ */
+async function callAllowedTool(frame: RunFrame, registry: ToolRegistry, name: string, input: unknown) {
+  const target = frame.directTools.has(name) ? registry.get(name) : undefined;
+  if (!target) throw new Error(`no tool named "${name}" is available here`);
+  const parsed = target.input.safeParse(input);
+  const toolCallId = `nested-${++nestedCallCounter}`;
+  if (!parsed.success) {
+    const message = `invalid input for ${name}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}`;
+    emit(frame, { type: 'tool-call', toolCallId, name, input, refused: message });
+    emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: message, ms: 0 });
+    throw new Error(message);
+  }
+  return traceToolCall(frame, { toolCallId, name, input: parsed.data }, () =>
+    target.execute(parsed.data, toolContext(frame, registry)),
+  );
+}
+
+/** Cuts a model-bound tool output to the run's limit, saying so where it was cut. */
+export function boundedModelOutput(value: unknown, maxChars: number) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+  if (text.length <= maxChars) {
+    return typeof value === 'string'
+      ? { type: 'text' as const, value }
+      : { type: 'json' as const, value: value as any };
+  }
+  const cut = `${text.slice(0, maxChars)}\n[output truncated: ${text.length - maxChars} more characters not shown]`;
+  return { type: 'text' as const, value: cut };
+}
+
+/** Binds a registry tool to a run: the AI SDK tool the model is offered. */
+export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreTool: CadreTool): Tool {
+  return tool({
+    description: cadreTool.description,
+    inputSchema: cadreTool.input,
+    execute: (input: unknown, options: { toolCallId: string }) =>
+      traceToolCall(frame, { toolCallId: options.toolCallId, name: cadreTool.name, input }, () =>
+        cadreTool.execute(input, toolContext(frame, registry)),
+      ),
+    toModelOutput: ({ output }: { output: unknown }) =>
+      boundedModelOutput(
+        cadreTool.toModelOutput ? cadreTool.toModelOutput(output) : output,
+        frame.limits.maxToolOutputChars,
+      ),
+  } as any) as Tool;
+}

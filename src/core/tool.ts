@@ -1,0 +1,54 @@
+import type { z } from 'zod';
+import type { EventBody } from './events.ts';
+import type { Vault } from './vault.ts';
+
+/**
+ * What a tool may know about the run that called it. Tools get their long-lived dependencies (HTTP
+ * client, store, workspace root) from the factory that built them; this carries only per-call state.
+ */
+export interface ToolContext {
+  runId: string;
+  agent: string;
+  depth: number;
+  /** Aborted when the run is cancelled, times out or its parent ends. */
+  signal: AbortSignal;
+  /** The calling run's own scratch store. */
+  vault: Vault;
+  /** The person on whose behalf the run works; scopes documents and other per-user data. */
+  userId: string;
+  sessionId: string | undefined;
+  /** The run's declared inputs besides its task (e.g. `document_id`). */
+  inputs: Record<string, unknown>;
+  /** Calls another tool the same run is allowed to use (code mode). Refuses anything else. */
+  callTool(name: string, input: unknown): Promise<unknown>;
+  /** Names of the tools the calling run may use, besides this one. */
+  allowedTools(): string[];
+  /** Emits an extra event on the calling run (e.g. a plan update). */
+  emit(event: EventBody): void;
+}
+
+/** Why a tool is not offered right now, e.g. a missing API key, with what would enable it. */
+export interface ToolUnavailable {
+  reason: string;
+  enableWith?: string;
+}
+
+export interface CadreTool<INPUT = any, OUTPUT = unknown> {
+  name: string;
+  description: string;
+  /** Family for grouping in listings: web, knowledge, compute, documents, workspace, ... */
+  family: string;
+  input: z.ZodType<INPUT>;
+  execute(input: INPUT, context: ToolContext): Promise<OUTPUT>;
+  /** Returns why the tool cannot be offered (missing key, no documents) or undefined when it can. */
+  unavailable?(): ToolUnavailable | undefined;
+  /** What the model sees of the output; defaults to the output itself. */
+  toModelOutput?(output: OUTPUT): unknown;
+  /** Only offered to agents that name it explicitly (never through "all tools" lists). */
+  explicitOnly?: boolean;
+}
+
+/** Declares a tool with its input schema; the identity function, there for inference. */
+export function defineTool<INPUT, OUTPUT>(tool: CadreTool<INPUT, OUTPUT>): CadreTool<INPUT, OUTPUT> {
+  return tool;
+}

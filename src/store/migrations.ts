@@ -1,0 +1,77 @@
+/**
+ * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
+ * Each room that owns tables adds its own entries (runs and sessions here, the HTTP cache for web tools,
+ * documents and chunks for the document store).
+ */
+export interface Migration {
+  id: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    id: '001-users-sessions-runs-events',
+    sql: `
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash TEXT,
+        created_at INTEGER NOT NULL
+      );
+      INSERT INTO users (id, name, created_at) VALUES ('local', 'local', 0);
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        title TEXT NOT NULL DEFAULT '',
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX sessions_by_user ON sessions(user_id, updated_at DESC);
+      CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        parts TEXT,
+        run_id TEXT,
+        created_at INTEGER NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        root_id TEXT NOT NULL,
+        session_id TEXT,
+        user_id TEXT NOT NULL DEFAULT 'local',
+        agent TEXT NOT NULL,
+        task TEXT NOT NULL,
+        model TEXT NOT NULL,
+        depth INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        envelope TEXT,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER
+      );
+      CREATE INDEX runs_roots ON runs(started_at DESC) WHERE parent_id IS NULL;
+      CREATE INDEX runs_by_root ON runs(root_id);
+      CREATE TABLE events (
+        run_id TEXT NOT NULL,
+        root_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+      CREATE INDEX events_by_root ON events(root_id, time);
+      CREATE TABLE settings (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (scope, key)
+      );
+    `,
+  },
+];

@@ -1,0 +1,26 @@
+import type { CadreTool } from '../core/tool.ts';
+import { ToolRegistry } from '../core/tool-registry.ts';
+import type { Database } from '../store/database.ts';
+import { calculateTool } from './compute/calculate.ts';
+import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
+
+/** What tool families may need to be built: wired once by the CLI or server. */
+export interface ToolDependencies {
+  /** Environment (keys, endpoint overrides); `process.env` in production, a plain object in tests. */
+  env: Record<string, string | undefined>;
+  /** The open store, for families that keep data (HTTP cache, documents). */
+  db?: Database;
+  /** Root the workspace tools are confined to. */
+  workspaceRoot: string;
+  /** Per-tool settings from config, e.g. `{ cacheTtl: { web_search: 3600 } }`. */
+  settings?: Record<string, unknown>;
+}
+
+/** Every tool family Cadre ships, built with its dependencies. */
+export function builtinTools(_deps: ToolDependencies): CadreTool[] {
+  return [calculateTool, vaultSetTool, vaultGetTool];
+}
+
+export function createToolRegistry(deps: ToolDependencies): ToolRegistry {
+  return new ToolRegistry(builtinTools(deps));
+}
