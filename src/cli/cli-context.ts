@@ -1,0 +1,15 @@
+import type { Database } from '../store/database.ts';
+
+/** What every `cadre` sub-command gets: where to write, the store, and who is asking. */
+export interface CliContext {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+  /** Opens the store at $CADRE_HOME/cadre.db on first use. */
+  db: () => Database;
+  userId: string;
+  cwd: string;
+}
+
+/** A sub-command: its arguments after the command name(s); resolves to the process exit code. */
+export type CliCommand = (args: string[], context: CliContext) => Promise<number>;
