@@ -3,6 +3,7 @@ import { ToolRegistry } from '../core/tool-registry.ts';
 import type { Database } from '../store/database.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
+import { workspaceTools } from './workspace/index.ts';
 
 /** What tool families may need to be built: wired once by the CLI or server. */
 export interface ToolDependencies {
@@ -17,8 +18,8 @@ export interface ToolDependencies {
 }
 
 /** Every tool family Cadre ships, built with its dependencies. */
-export function builtinTools(_deps: ToolDependencies): CadreTool[] {
-  return [calculateTool, vaultSetTool, vaultGetTool];
+export function builtinTools(deps: ToolDependencies): CadreTool[] {
+  return [calculateTool, vaultSetTool, vaultGetTool, ...workspaceTools(deps.workspaceRoot)];
 }
 
 export function createToolRegistry(deps: ToolDependencies): ToolRegistry {

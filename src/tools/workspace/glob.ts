@@ -1,0 +1,44 @@
+import picomatch from 'picomatch';
+import { z } from 'zod';
+import { defineTool } from '../../core/tool.ts';
+import type { Workspace } from './confine.ts';
+import { walkFiles } from './walk.ts';
+
+const MAX_GLOB_RESULTS = 500;
+
+/** `glob {pattern}`: files in the workspace whose relative path matches, .gitignore honoured. */
+export function createGlobTool(workspace: Workspace) {
+  return defineTool({
+    name: 'glob',
+    family: 'workspace',
+    description:
+      'List workspace files whose path matches a glob pattern (e.g. "src/**/*.ts", "**/*.md", "*.json"). ' +
+      'Paths are relative to the workspace root; files ignored by .gitignore are left out.',
+    input: z.object({
+      pattern: z.string().min(1).max(500).describe('Glob relative to the workspace root, e.g. "src/**/*.ts"'),
+    }),
+    async execute({ pattern }, context) {
+      const matches = compileGlob(pattern);
+      const files: string[] = [];
+      let truncated = false;
+      for await (const file of walkFiles(workspace, workspace.root, { signal: context.signal })) {
+        if (!matches(file.relative)) continue;
+        if (files.length >= MAX_GLOB_RESULTS) {
+          truncated = true;
+          break;
+        }
+        files.push(file.relative);
+      }
+      return { pattern, files, count: files.length, ...(truncated ? { truncated: true } : {}) };
+    },
+  });
+}
+
+/** A matcher for workspace-relative paths; a pattern without "/" matches file names anywhere. */
+export function compileGlob(pattern: string): (relative: string) => boolean {
+  const cleaned = pattern.trim().replace(/^\.\//, '');
+  if (cleaned.startsWith('/') || cleaned.split('/').includes('..')) {
+    throw new Error(`"${pattern}" reaches outside the workspace; use a pattern relative to its root`);
+  }
+  return picomatch(cleaned, { dot: true, basename: !cleaned.includes('/') });
+}

@@ -1,0 +1,91 @@
+import { open } from 'node:fs/promises';
+import { z } from 'zod';
+import { defineTool } from '../../core/tool.ts';
+import type { Workspace } from './confine.ts';
+import { compileGlob } from './glob.ts';
+import { walkFiles } from './walk.ts';
+
+const DEFAULT_RESULTS = 100;
+const MAX_RESULTS = 500;
+const MAX_FILE_BYTES = 2 * 1024 * 1024;
+const MAX_LINE_CHARS = 300;
+
+/** `grep {pattern, glob?, max_results?}`: regex search over workspace text files. */
+export function createGrepTool(workspace: Workspace) {
+  return defineTool({
+    name: 'grep',
+    family: 'workspace',
+    description:
+      'Search workspace files for a regular expression (JavaScript syntax). Optional glob limits the files ' +
+      '(e.g. "**/*.ts"). Returns matching lines with file path and 1-based line number; binary files, ' +
+      'files over 2 MB and .gitignore-d files are skipped.',
+    input: z.object({
+      pattern: z
+        .string()
+        .min(1)
+        .max(1000)
+        .describe('Regular expression, e.g. "export (function|class) \\\\w+"'),
+      glob: z.string().min(1).max(500).optional().describe('Only files matching this glob'),
+      max_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe(`Default ${DEFAULT_RESULTS}`),
+    }),
+    async execute({ pattern, glob, max_results }, context) {
+      let regex: RegExp;
+      try {
+        regex = new RegExp(pattern);
+      } catch (error) {
+        throw new Error(`invalid regular expression: ${(error as Error).message}`);
+      }
+      const wanted = max_results ?? DEFAULT_RESULTS;
+      const matchesGlob = glob ? compileGlob(glob) : () => true;
+      const matches: Array<{ path: string; line: number; text: string }> = [];
+      let filesSearched = 0;
+      let skippedBinary = 0;
+      let truncated = false;
+      search: for await (const file of walkFiles(workspace, workspace.root, { signal: context.signal })) {
+        if (!matchesGlob(file.relative)) continue;
+        const text = await readText(file.absolute);
+        if (text === undefined) {
+          skippedBinary++;
+          continue;
+        }
+        filesSearched++;
+        const lines = text.split(/\r?\n/);
+        for (const [index, line] of lines.entries()) {
+          if (!regex.test(line)) continue;
+          if (matches.length >= wanted) {
+            truncated = true;
+            break search;
+          }
+          matches.push({ path: file.relative, line: index + 1, text: clip(line) });
+        }
+      }
+      return {
+        pattern,
+        matches,
+        filesSearched,
+        ...(skippedBinary ? { skippedBinary } : {}),
+        ...(truncated ? { truncated: true } : {}),
+      };
+    },
+  });
+}
+
+/** The file as UTF-8, or undefined when it is binary (a NUL in its first 8 KB) or too large. */
+async function readText(file: string): Promise<string | undefined> {
+  const handle = await open(file, 'r').catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const { size } = await handle.stat();
+    if (size > MAX_FILE_BYTES) return undefined;
+    const buffer = await handle.readFile();
+    if (buffer.subarray(0, 8192).includes(0)) return undefined;
+    return buffer.toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+function clip(line: string): string {
+  const trimmed = line.trim();
+  return trimmed.length > MAX_LINE_CHARS ? `${trimmed.slice(0, MAX_LINE_CHARS)}…` : trimmed;
+}

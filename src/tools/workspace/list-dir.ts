@@ -1,0 +1,63 @@
+import { readdir, realpath, stat } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { z } from 'zod';
+import { defineTool } from '../../core/tool.ts';
+import type { Workspace } from './confine.ts';
+import { isPathIgnored } from './walk.ts';
+
+const MAX_ENTRIES = 500;
+
+/** `list_dir {path}`: one folder's entries, folders first. */
+export function createListDirTool(workspace: Workspace) {
+  return defineTool({
+    name: 'list_dir',
+    family: 'workspace',
+    description:
+      'List the entries of a workspace folder ("." for the root): name, type (file, dir, link) and size. ' +
+      'Entries ignored by .gitignore are marked ignored.',
+    input: z.object({
+      path: z.string().max(1000).describe('Folder relative to the workspace root, "." for the root'),
+    }),
+    async execute({ path }) {
+      const folder = await workspace.resolve(path);
+      const dirents = await readdir(folder.absolute, { withFileTypes: true }).catch((error) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOTDIR')
+          throw new Error(`"${path}" is a file; use read_file`);
+        throw error;
+      });
+      const entries: Array<{ name: string; type: 'file' | 'dir' | 'link'; size?: number; ignored?: true }> =
+        [];
+      for (const dirent of dirents) {
+        if (dirent.name === '.git') continue;
+        const absolute = nodePath.join(folder.absolute, dirent.name);
+        const relative = folder.relative === '.' ? dirent.name : `${folder.relative}/${dirent.name}`;
+        let type: 'file' | 'dir' | 'link' = dirent.isDirectory() ? 'dir' : 'file';
+        let size: number | undefined;
+        if (dirent.isSymbolicLink()) {
+          type = 'link';
+          // A link is shown, but its size (which would read the target) only when the target is inside.
+          const target = await realpath(absolute).catch(() => undefined);
+          if (target && workspace.contains(target)) size = (await stat(target)).size;
+        } else if (type === 'file') {
+          size = (await stat(absolute)).size;
+        }
+        const ignored = await isPathIgnored(workspace, relative, type === 'dir');
+        entries.push({
+          name: dirent.name,
+          type,
+          ...(size !== undefined ? { size } : {}),
+          ...(ignored ? { ignored: true as const } : {}),
+        });
+      }
+      entries.sort((a, b) =>
+        (a.type === 'dir') === (b.type === 'dir') ? a.name.localeCompare(b.name) : a.type === 'dir' ? -1 : 1,
+      );
+      const shown = entries.slice(0, MAX_ENTRIES);
+      return {
+        path: folder.relative,
+        entries: shown,
+        ...(entries.length > shown.length ? { truncated: entries.length - shown.length } : {}),
+      };
+    },
+  });
+}

@@ -1,0 +1,165 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CadreTool, ToolContext } from '../../core/tool.ts';
+import { Vault } from '../../core/vault.ts';
+import { OutsideWorkspaceError, Workspace, workspaceTools } from './index.ts';
+
+let base: string;
+let root: string;
+let tools: Map<string, CadreTool>;
+
+const context = {
+  runId: 'run_test',
+  agent: 'explorer',
+  depth: 1,
+  signal: new AbortController().signal,
+  vault: new Vault(),
+  userId: 'local',
+  sessionId: undefined,
+  inputs: {},
+  callTool: async () => undefined,
+  allowedTools: () => [],
+  emit: () => {},
+} satisfies ToolContext;
+
+function call(name: string, input: unknown): Promise<any> {
+  const tool = tools.get(name)!;
+  return tool.execute(tool.input.parse(input), context);
+}
+
+beforeAll(() => {
+  base = mkdtempSync(path.join(tmpdir(), 'cadre-ws-'));
+  root = path.join(base, 'ws');
+  const sibling = path.join(base, 'ws-secret');
+  mkdirSync(path.join(root, 'src', 'nested'), { recursive: true });
+  mkdirSync(path.join(root, 'dist'), { recursive: true });
+  mkdirSync(sibling);
+  writeFileSync(path.join(sibling, 'secret.txt'), 'SIBLING-SECRET');
+  writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE-SECRET');
+  writeFileSync(path.join(root, '.gitignore'), 'dist/\n*.log\n');
+  writeFileSync(path.join(root, 'src', '.gitignore'), 'generated.ts\n');
+  writeFileSync(path.join(root, 'src', 'main.ts'), 'export function main() {\n  return helper(2);\n}\n');
+  writeFileSync(
+    path.join(root, 'src', 'nested', 'helper.ts'),
+    'export function helper(x: number) {\n  return x * 2;\n}\n',
+  );
+  writeFileSync(path.join(root, 'src', 'generated.ts'), 'export const helperGenerated = 1;\n');
+  writeFileSync(path.join(root, 'dist', 'main.js'), 'function helper() {}\n');
+  writeFileSync(path.join(root, 'debug.log'), 'helper log line\n');
+  writeFileSync(path.join(root, 'image.bin'), Buffer.from([0x68, 0x65, 0x6c, 0x70, 0x65, 0x72, 0, 1, 2]));
+  writeFileSync(
+    path.join(root, 'README.md'),
+    Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join('\n'),
+  );
+  symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'link-out.txt'));
+  symlinkSync(sibling, path.join(root, 'linked-dir'));
+  symlinkSync(path.join(root, 'src', 'main.ts'), path.join(root, 'link-in.ts'));
+  tools = new Map(workspaceTools(root).map((tool) => [tool.name, tool]));
+});
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+describe('workspace confinement', () => {
+  const refused: Array<[string, string]> = [
+    ['parent traversal', '../outside.txt'],
+    ['traversal hidden in the middle', 'src/../../outside.txt'],
+    ['absolute path', '/etc/passwd'],
+    ['sibling folder sharing the root as a prefix', '../ws-secret/secret.txt'],
+    ['symbolic link to a file outside', 'link-out.txt'],
+    ['file under a symlinked parent folder', 'linked-dir/secret.txt'],
+    ['home-relative path', '~/.ssh/id_rsa'],
+  ];
+
+  for (const [label, requested] of refused) {
+    it(`read_file refuses ${label}`, async () => {
+      await expect(call('read_file', { path: requested })).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    });
+  }
+
+  it('a string-prefix check would have let the sibling through; the relative check does not', () => {
+    const workspace = new Workspace(root);
+    const sibling = path.join(workspace.root.slice(0, -'ws'.length), 'ws-secret', 'secret.txt');
+    expect(sibling.startsWith(workspace.root)).toBe(true);
+    expect(workspace.contains(sibling)).toBe(false);
+  });
+
+  it('list_dir refuses the symlinked parent and a traversal', async () => {
+    await expect(call('list_dir', { path: 'linked-dir' })).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    await expect(call('list_dir', { path: '..' })).rejects.toBeInstanceOf(OutsideWorkspaceError);
+  });
+
+  it('glob refuses patterns that climb out', async () => {
+    await expect(call('glob', { pattern: '../**/*.txt' })).rejects.toThrow(/outside the workspace/);
+    await expect(call('glob', { pattern: '/etc/*' })).rejects.toThrow(/outside the workspace/);
+  });
+
+  it('a symlink that stays inside the root is followed', async () => {
+    const result = await call('read_file', { path: 'link-in.ts' });
+    expect(result.path).toBe('src/main.ts');
+  });
+});
+
+describe('glob', () => {
+  it('matches relative paths and leaves out .gitignore-d and outside-linked files', async () => {
+    const result = await call('glob', { pattern: '**/*.ts' });
+    expect(result.files).toEqual(['link-in.ts', 'src/main.ts', 'src/nested/helper.ts']);
+  });
+
+  it('matches bare names anywhere', async () => {
+    const result = await call('glob', { pattern: '*.txt' });
+    expect(result.files).toEqual([]);
+  });
+});
+
+describe('grep', () => {
+  it('finds regex matches, honouring .gitignore and skipping binaries', async () => {
+    const result = await call('grep', { pattern: 'helper\\(' });
+    const paths = result.matches.map((match: { path: string }) => match.path);
+    expect(paths).toContain('src/main.ts');
+    expect(paths).toContain('src/nested/helper.ts');
+    expect(paths).not.toContain('dist/main.js');
+    expect(paths).not.toContain('debug.log');
+    expect(paths).not.toContain('src/generated.ts');
+    expect(result.skippedBinary).toBe(1);
+    expect(JSON.stringify(result)).not.toContain('SECRET');
+  });
+
+  it('limits files with a glob and caps results', async () => {
+    const result = await call('grep', { pattern: 'line \\d+', glob: '*.md', max_results: 3 });
+    expect(result.matches).toHaveLength(3);
+    expect(result.truncated).toBe(true);
+    expect(result.matches[0]).toEqual({ path: 'README.md', line: 1, text: 'line 1' });
+  });
+
+  it('says so when the regex is invalid', async () => {
+    await expect(call('grep', { pattern: '(' })).rejects.toThrow(/invalid regular expression/);
+  });
+});
+
+describe('read_file and list_dir', () => {
+  it('reads a line range', async () => {
+    const result = await call('read_file', { path: 'README.md', offset: 10, limit: 3 });
+    expect(result).toMatchObject({
+      startLine: 10,
+      endLine: 12,
+      totalLines: 50,
+      content: 'line 10\nline 11\nline 12',
+      truncated: true,
+    });
+  });
+
+  it('refuses binary files', async () => {
+    await expect(call('read_file', { path: 'image.bin' })).rejects.toThrow(/binary/);
+  });
+
+  it('lists a folder, folders first, marking ignored entries and not sizing outside links', async () => {
+    const result = await call('list_dir', { path: '.' });
+    const names = result.entries.map((entry: { name: string }) => entry.name);
+    expect(names.slice(0, 3)).toEqual(['dist', 'src', '.gitignore']);
+    expect(result.entries.find((entry: { name: string }) => entry.name === 'dist').ignored).toBe(true);
+    const linkOut = result.entries.find((entry: { name: string }) => entry.name === 'link-out.txt');
+    expect(linkOut).toEqual({ name: 'link-out.txt', type: 'link' });
+  });
+});
