@@ -78,6 +78,8 @@ export class Runtime {
   async run(request: RunRequest): Promise<RunOutcome> {
     const definition = this.agent(request.agent);
     const modelRef = request.model ?? this.#modelRefFor(definition, undefined);
+    // Resolve now so a missing key or base URL is the person's error before any run starts.
+    this.options.resolveModel(modelRef);
     const treeBus = new EventBus();
     const builder = new RunTreeBuilder();
     treeBus.subscribe((event) => {

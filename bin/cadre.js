@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Cadre runs its TypeScript sources directly, which needs Node 24. On an older Node, re-run this same
+// command with the Node 24 that the package's devDependency installs, if it is there.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const major = Number(process.versions.node.split('.')[0]);
+const entry = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+if (major >= 24) {
+  const { main } = await import(entry);
+  process.exitCode = await main(process.argv.slice(2));
+} else {
+  const local = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
+  if (!existsSync(local)) {
+    console.error(
+      `cadre needs Node.js 24 or newer (this is ${process.version}). Run "npm install" in the cadre folder, or install Node 24.`,
+    );
+    process.exit(2);
+  }
+  const result = spawnSync(local, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(result.status ?? 1);
+}

@@ -1,0 +1,26 @@
+import { parse as parseYaml } from 'yaml';
+
+/** A Markdown file split into its YAML front matter (parsed) and its body. */
+export interface FrontMatterDocument {
+  attributes: Record<string, unknown>;
+  body: string;
+}
+
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/;
+
+/** Splits and parses; throws with a message that says what is wrong with the front matter. */
+export function parseFrontMatter(text: string): FrontMatterDocument {
+  const match = text.match(FRONT_MATTER);
+  if (!match)
+    throw new Error('no front matter: the file must start with a "---" line, YAML fields, and another "---"');
+  let attributes: unknown;
+  try {
+    attributes = parseYaml(match[1] ?? '') ?? {};
+  } catch (error) {
+    throw new Error(`front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (typeof attributes !== 'object' || Array.isArray(attributes) || attributes === null) {
+    throw new Error('front matter must be a set of "field: value" lines');
+  }
+  return { attributes: attributes as Record<string, unknown>, body: (match[2] ?? '').trim() };
+}

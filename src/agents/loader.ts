@@ -1,0 +1,139 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatIssues } from '../config/load-config.ts';
+import { type AgentDefinition, agentDefinitionSchema } from '../core/agent-definition.ts';
+import { UserError } from '../core/errors.ts';
+import { mapClaudeCodeAgent } from './claude-code.ts';
+import { parseFrontMatter } from './frontmatter.ts';
+
+/** Where a definition came from, in override order: later sources replace earlier ones by name. */
+export type AgentSourceKind = 'builtin' | 'user' | 'project' | 'claude';
+
+export interface LoadedAgent {
+  definition: AgentDefinition;
+  source: { kind: AgentSourceKind; path: string };
+  /** Things worth knowing that are not errors (mapped or dropped Claude Code fields and tools). */
+  notes: string[];
+  /** The definition this one replaced, if any. */
+  overrides?: { kind: AgentSourceKind; path: string };
+}
+
+export interface AgentLoadProblem {
+  path: string;
+  message: string;
+}
+
+export interface AgentCatalog {
+  agents: Map<string, LoadedAgent>;
+  problems: AgentLoadProblem[];
+}
+
+export const BUILTIN_AGENT_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+/** Checks tool names against what exists: registry tools and agent names. */
+export type ToolNameCheck = (name: string) => boolean;
+
+/**
+ * Reads and validates one definition file. Throws a UserError naming the file and the field for a bad
+ * value or an unknown tool (Claude Code files report unknown tools as notes instead).
+ */
+export function loadAgentFile(path: string, kind: AgentSourceKind, toolExists?: ToolNameCheck): LoadedAgent {
+  const fail = (message: string) => new UserError('agent_invalid', `${path}: ${message}`, { file: path });
+  let document: ReturnType<typeof parseFrontMatter>;
+  try {
+    document = parseFrontMatter(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw fail((error as Error).message);
+  }
+  let attributes = document.attributes;
+  const notes: string[] = [];
+  if (kind === 'claude') {
+    const mapped = mapClaudeCodeAgent(attributes);
+    attributes = mapped.attributes;
+    notes.push(...mapped.notes);
+    if (attributes.tools === undefined) {
+      notes.push(
+        'no tools listed: Claude Code would give it every tool; Cadre gives it none until they are listed',
+      );
+    }
+  }
+  if (attributes.name === undefined) attributes = { ...attributes, name: basename(path, '.md') };
+  if ('instructions' in attributes)
+    throw fail('instructions: write them as the Markdown body, not a front matter field');
+  const parsed = agentDefinitionSchema.safeParse({ ...attributes, instructions: document.body });
+  if (!parsed.success) throw fail(formatIssues(parsed.error.issues));
+  const definition = parsed.data;
+  if (toolExists) {
+    const unknown = definition.tools.filter((name) => !toolExists(name));
+    if (unknown.length && kind === 'claude') {
+      for (const name of unknown) notes.push(`tool "${name}" does not exist in Cadre and was left out`);
+      definition.tools = definition.tools.filter((name) => toolExists(name));
+    } else if (unknown.length) {
+      throw fail(
+        `tools: unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}`,
+      );
+    }
+  }
+  return { definition, source: { kind, path }, notes };
+}
+
+export interface CatalogSources {
+  cadreHome: string;
+  cwd: string;
+  /** Defaults to the built-in definitions shipped in src/agents. */
+  builtinDir?: string;
+  toolExists?: ToolNameCheck;
+}
+
+/** The folders definitions are read from, in override order. */
+export function agentSourceDirs(sources: CatalogSources): Array<{ kind: AgentSourceKind; dir: string }> {
+  return [
+    { kind: 'builtin', dir: sources.builtinDir ?? BUILTIN_AGENT_DIR },
+    { kind: 'user', dir: join(sources.cadreHome, 'agents') },
+    { kind: 'project', dir: join(sources.cwd, '.cadre', 'agents') },
+    { kind: 'claude', dir: join(sources.cwd, '.claude', 'agents') },
+  ];
+}
+
+/**
+ * Loads every definition from built-ins, `$CADRE_HOME/agents/`, `./.cadre/agents/` and
+ * `./.claude/agents/`. A bad file is reported as a problem and skipped; the others still load. Tool names
+ * are checked against registry tools and every agent name found in any source.
+ */
+export function loadAgentCatalog(sources: CatalogSources): AgentCatalog {
+  const files = agentSourceDirs(sources).flatMap(({ kind, dir }) =>
+    existsSync(dir)
+      ? readdirSync(dir)
+          .filter((name) => name.endsWith('.md'))
+          .sort()
+          .map((name) => ({ kind, path: join(dir, name) }))
+      : [],
+  );
+  const agentNames = new Set(files.map((file) => peekName(file.path)));
+  const toolExists: ToolNameCheck | undefined = sources.toolExists
+    ? (name) => agentNames.has(name) || sources.toolExists!(name)
+    : undefined;
+  const agents = new Map<string, LoadedAgent>();
+  const problems: AgentLoadProblem[] = [];
+  for (const file of files) {
+    try {
+      const loaded = loadAgentFile(file.path, file.kind, toolExists);
+      const previous = agents.get(loaded.definition.name);
+      if (previous) loaded.overrides = previous.source;
+      agents.set(loaded.definition.name, loaded);
+    } catch (error) {
+      problems.push({ path: file.path, message: (error as Error).message });
+    }
+  }
+  return { agents, problems };
+}
+
+function peekName(path: string): string {
+  try {
+    const name = parseFrontMatter(readFileSync(path, 'utf8')).attributes.name;
+    return typeof name === 'string' ? name : basename(path, '.md');
+  } catch {
+    return basename(path, '.md');
+  }
+}

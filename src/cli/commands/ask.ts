@@ -1,0 +1,104 @@
+import { parseArgs } from 'node:util';
+import { Cadre } from '../../app/create-cadre.ts';
+import { UserError } from '../../core/errors.ts';
+import { askOnce } from '../ask-once.ts';
+import type { CliCommand } from '../cli-context.ts';
+import { EXIT, reportError } from '../errors.ts';
+
+/** `cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR]` */
+export const askCommand: CliCommand = async (args, context) => {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      agent: { type: 'string' },
+      model: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      session: { type: 'string' },
+      workspace: { type: 'string' },
+      config: { type: 'string' },
+      input: { type: 'string', multiple: true },
+    },
+  });
+  const question = positionals.join(' ').trim();
+  if (!question)
+    throw new UserError('usage', 'usage: cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json]');
+  const cadre = new Cadre({
+    env: context.env,
+    cwd: context.cwd,
+    ...(values.config ? { configFile: values.config } : {}),
+    ...(values.model ? { flags: { model: values.model } } : {}),
+    ...(values.workspace ? { workspace: values.workspace } : {}),
+    db: context.db(),
+  });
+  for (const problem of cadre.catalog.problems)
+    context.stderr.write(`cadre: skipped agent file ${problem.message}\n`);
+  const sessionId =
+    values.session ?? cadre.sessions.create(context.userId, { title: question.slice(0, 80) }).id;
+  if (values.session && !cadre.sessions.get(context.userId, values.session)) {
+    throw new UserError('unknown_session', `There is no session "${values.session}".`);
+  }
+
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(EXIT.interrupted);
+    context.stderr.write('\ncadre: cancelling… (Ctrl-C again to quit at once)\n');
+    controller.abort(new Error('cancelled by the person (Ctrl-C)'));
+  };
+  process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onInterrupt);
+  try {
+    const outcome = await askOnce(cadre, {
+      question,
+      ...(values.agent ? { agent: values.agent } : {}),
+      sessionId,
+      userId: context.userId,
+      inputs: parseInputs(values.input ?? []),
+      signal: controller.signal,
+      stderr: context.stderr,
+    });
+    const { envelope, tree } = outcome;
+    if (values.json) {
+      const result = {
+        answer: envelope.summary,
+        status: envelope.status,
+        sessionId,
+        run: tree,
+        usage: envelope.subtreeUsage,
+      };
+      context.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    } else {
+      context.stdout.write(`${envelope.summary}\n`);
+    }
+    if (envelope.status === 'cancelled') return EXIT.interrupted;
+    if (envelope.status !== 'ok') {
+      context.stderr.write(
+        `cadre: run ${envelope.runId} ended with status ${envelope.status}: ${firstLine(envelope.summary)}\n`,
+      );
+      return EXIT.notOk;
+    }
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error, context.stderr);
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
+    cadre.close();
+  }
+};
+
+function parseInputs(pairs: string[]): Record<string, unknown> {
+  const inputs: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const equals = pair.indexOf('=');
+    if (equals < 1) throw new UserError('usage', `--input ${pair}: write --input name=value`);
+    inputs[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  return inputs;
+}
+
+function firstLine(text: string): string {
+  return (text.split('\n').find((line) => line.trim()) ?? '').slice(0, 200);
+}

@@ -1,0 +1,84 @@
+import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { Cadre } from '../../app/create-cadre.ts';
+import { UserError } from '../../core/errors.ts';
+import { askOnce } from '../ask-once.ts';
+import type { CliCommand } from '../cli-context.ts';
+import { EXIT, reportError } from '../errors.ts';
+
+/**
+ * `cadre chat [--session ID] [--model P:M] [--agent NAME]`: a conversation kept as a session. Ctrl-C
+ * during an answer cancels that answer (recorded as cancelled); Ctrl-C or Ctrl-D at the prompt leaves.
+ */
+export const chatCommand: CliCommand = async (args, context) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      session: { type: 'string' },
+      model: { type: 'string' },
+      agent: { type: 'string' },
+      workspace: { type: 'string' },
+      config: { type: 'string' },
+    },
+  });
+  const cadre = new Cadre({
+    env: context.env,
+    cwd: context.cwd,
+    db: context.db(),
+    ...(values.config ? { configFile: values.config } : {}),
+    ...(values.model ? { flags: { model: values.model } } : {}),
+    ...(values.workspace ? { workspace: values.workspace } : {}),
+  });
+  if (values.session && !cadre.sessions.get(context.userId, values.session)) {
+    throw new UserError('unknown_session', `There is no session "${values.session}".`);
+  }
+  const sessionId = values.session ?? cadre.sessions.create(context.userId).id;
+  const input = createInterface({
+    input: process.stdin,
+    output: context.stderr,
+    terminal: Boolean(process.stdin.isTTY),
+  });
+  context.stderr.write(`Cadre chat, session ${sessionId}. Ctrl-D to leave.\n`);
+  let current: AbortController | undefined;
+  const onInterrupt = () => {
+    if (current) current.abort(new Error('cancelled by the person (Ctrl-C)'));
+    else input.close();
+  };
+  input.on('SIGINT', onInterrupt);
+  process.on('SIGINT', onInterrupt);
+  try {
+    for (;;) {
+      let line: string;
+      try {
+        line = (await input.question('you> ')).trim();
+      } catch {
+        break;
+      }
+      if (!line) continue;
+      if (line === '/exit' || line === '/quit') break;
+      current = new AbortController();
+      try {
+        const { envelope } = await askOnce(cadre, {
+          question: line,
+          ...(values.agent ? { agent: values.agent } : {}),
+          sessionId,
+          userId: context.userId,
+          signal: current.signal,
+          stderr: context.stderr,
+        });
+        context.stdout.write(`\n${envelope.summary}\n\n`);
+        if (envelope.status !== 'ok') context.stderr.write(`(status: ${envelope.status})\n`);
+      } catch (error) {
+        reportError(error, context.stderr);
+      } finally {
+        current = undefined;
+      }
+    }
+  } finally {
+    input.close();
+    process.off('SIGINT', onInterrupt);
+    cadre.close();
+  }
+  context.stderr.write(`Session saved: cadre ask --session ${sessionId} "..."\n`);
+  return EXIT.ok;
+};

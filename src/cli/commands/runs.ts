@@ -1,0 +1,53 @@
+import { parseArgs } from 'node:util';
+import { UserError } from '../../core/errors.ts';
+import { RunStore } from '../../store/run-store.ts';
+import type { CliCommand } from '../cli-context.ts';
+import { EXIT } from '../errors.ts';
+import { renderTree } from '../tree-view.ts';
+
+/** `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` */
+export const runsCommand: CliCommand = async (args, context) => {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' } },
+  });
+  const store = new RunStore(context.db(), { userId: context.userId });
+  if (sub === 'list' || sub === undefined) {
+    const limit = values.limit === undefined ? 20 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new UserError('usage', `--limit ${values.limit}: expected a positive whole number`);
+    const runs = store.listRuns({ limit, userId: context.userId });
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify({ runs }, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    if (!runs.length) context.stdout.write('No runs yet. Try: cadre ask "What is 17 * 23?"\n');
+    for (const run of runs) {
+      const tokens = run.totalTokens === null ? '' : `  ${run.totalTokens} tok`;
+      context.stdout.write(
+        `${run.id}  ${run.startedAt}  ${run.status.padEnd(9)}  ${run.agent}  ${oneLine(run.task)}${tokens}\n`,
+      );
+    }
+    return EXIT.ok;
+  }
+  if (sub === 'show') {
+    const id = positionals[0];
+    if (!id) throw new UserError('usage', 'usage: cadre runs show ID [--json]');
+    const tree = store.getRunTree(id, { userId: context.userId });
+    if (!tree) throw new UserError('unknown_run', `There is no run "${id}". See: cadre runs list`);
+    if (values.json) context.stdout.write(`${JSON.stringify(tree, null, 2)}\n`);
+    else {
+      const ended = tree.endedAt ? Date.parse(tree.endedAt) : Date.now();
+      context.stdout.write(`${renderTree(tree, ended, 160).join('\n')}\n\n${tree.summary}\n`);
+    }
+    return EXIT.ok;
+  }
+  throw new UserError('usage', `unknown runs command "${sub}"; use list or show ID`);
+};
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
+}

@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cadreHome } from '../config/load-config.ts';
+import { type Database, openDatabase } from '../store/database.ts';
+import type { CliCommand, CliContext } from './cli-context.ts';
+import { agentsCommand } from './commands/agents.ts';
+import { askCommand } from './commands/ask.ts';
+import { chatCommand } from './commands/chat.ts';
+import { runsCommand } from './commands/runs.ts';
+import { EXIT, reportError } from './errors.ts';
+
+export const VERSION: string = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
+
+const USAGE = `cadre ${VERSION}: a main agent that delegates to isolated, bounded, visible sub-agents
+
+usage:
+  cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR]
+  cadre chat [--session ID] [--model P:M]
+  cadre agents list | show NAME | check [FILE...]
+  cadre runs list [--json] | show ID [--json]
+  cadre docs add FILE... | list | search "Q" | rm ID
+  cadre --version
+
+Set a model first, e.g.  export CADRE_MODEL=openai:gpt-5-mini  (see README.md).
+`;
+
+/** Commands with heavier dependencies, loaded only when used so `cadre ask` starts fast. */
+const LAZY: Record<string, string> = { docs: 'docsCommand' };
+
+const COMMANDS: Record<string, CliCommand> = {
+  ask: askCommand,
+  chat: chatCommand,
+  agents: agentsCommand,
+  runs: runsCommand,
+};
+
+/** Runs the `cadre` command line; resolves to the exit code. */
+export async function main(argv: string[], overrides: Partial<CliContext> = {}): Promise<number> {
+  const env = overrides.env ?? process.env;
+  let db: Database | undefined;
+  const context: CliContext = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env,
+    cwd: process.cwd(),
+    userId: 'local',
+    db: () => {
+      db ??= openDatabase(join(cadreHome(env), 'cadre.db'));
+      return db;
+    },
+    ...overrides,
+  };
+  const [name, ...args] = argv;
+  try {
+    if (name === '--version' || name === '-v' || name === 'version') {
+      context.stdout.write(`${VERSION}\n`);
+      return EXIT.ok;
+    }
+    if (!name || name === '--help' || name === '-h' || name === 'help') {
+      (name ? context.stdout : context.stderr).write(USAGE);
+      return name ? EXIT.ok : EXIT.usage;
+    }
+    const command = COMMANDS[name] ?? (Object.hasOwn(LAZY, name) ? await loadLazy(name) : undefined);
+    if (!command) {
+      context.stderr.write(`cadre: unknown command "${name}"\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    return await command(args, context);
+  } catch (error) {
+    if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      context.stderr.write(`cadre ${name}: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    return reportError(error, context.stderr);
+  } finally {
+    db?.close();
+  }
+}
+
+async function loadLazy(name: string): Promise<CliCommand | undefined> {
+  const module = (await import(`./commands/${name}.ts`)) as Record<string, CliCommand>;
+  return module[LAZY[name]!];
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  process.exitCode = code;
+}

@@ -1,0 +1,96 @@
+import type { RunTree } from '../core/run-tree.ts';
+
+const MARKS: Record<string, string> = {
+  running: '◌',
+  ok: '✓',
+  partial: '◐',
+  error: '✗',
+  cancelled: '⊘',
+  max_turns: '↻',
+  timeout: '⧗',
+  budget: '$',
+};
+
+/** One line per run: status mark, agent, task, status, turns, tokens, time; children indented. */
+export function renderTree(root: RunTree, now = Date.now(), width = 120): string[] {
+  const lines: string[] = [];
+  const walk = (node: RunTree, prefix: string, childPrefix: string) => {
+    const started = Date.parse(node.startedAt);
+    const ended = node.endedAt ? Date.parse(node.endedAt) : now;
+    const seconds = ((ended - started) / 1000).toFixed(1);
+    const tokens = node.status === 'running' ? node.usage.totalTokens : node.subtreeUsage.totalTokens;
+    const task = oneLine(node.task, 48);
+    const stats = `${node.status}  ${node.turns} turn${node.turns === 1 ? '' : 's'}  ${tokens} tok  ${seconds}s`;
+    const calls = node.toolCalls.filter((call) => !node.children.some((child) => child.agent === call.name));
+    const toolNote = calls.length ? `  [${summarizeCalls(calls)}]` : '';
+    lines.push(
+      clip(`${prefix}${MARKS[node.status] ?? '?'} ${node.agent}  "${task}"  ${stats}${toolNote}`, width),
+    );
+    node.children.forEach((child, index) => {
+      const last = index === node.children.length - 1;
+      walk(child, `${childPrefix}${last ? '└─ ' : '├─ '}`, `${childPrefix}${last ? '   ' : '│  '}`);
+    });
+  };
+  walk(root, '', '');
+  return lines;
+}
+
+function summarizeCalls(calls: RunTree['toolCalls']): string {
+  const counts = new Map<string, { total: number; failed: number }>();
+  for (const call of calls) {
+    const entry = counts.get(call.name) ?? { total: 0, failed: 0 };
+    entry.total++;
+    if (call.ok === false) entry.failed++;
+    counts.set(call.name, entry);
+  }
+  return [...counts]
+    .map(
+      ([name, { total, failed }]) =>
+        `${name}${total > 1 ? `×${total}` : ''}${failed ? ` (${failed} failed)` : ''}`,
+    )
+    .join(', ');
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function clip(line: string, width: number): string {
+  return [...line].length > width ? `${[...line].slice(0, width - 1).join('')}…` : line;
+}
+
+/**
+ * Redraws a tree in place on a terminal, at most every `intervalMs`. Writes nothing when the stream is
+ * not a terminal; the final frame is always drawn.
+ */
+export class LiveTree {
+  #stream: NodeJS.WritableStream & { columns?: number };
+  #drawn = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #tree: () => RunTree | undefined;
+
+  constructor(stream: NodeJS.WritableStream & { columns?: number }, tree: () => RunTree | undefined) {
+    this.#stream = stream;
+    this.#tree = tree;
+  }
+
+  start(intervalMs = 120): void {
+    this.#timer = setInterval(() => this.draw(), intervalMs);
+    this.#timer.unref();
+  }
+
+  draw(): void {
+    const tree = this.#tree();
+    if (!tree) return;
+    const lines = renderTree(tree, Date.now(), (this.#stream.columns ?? 120) - 1);
+    const clear = this.#drawn ? `\x1b[${this.#drawn}A\x1b[J` : '';
+    this.#stream.write(`${clear}${lines.join('\n')}\n`);
+    this.#drawn = lines.length;
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.draw();
+  }
+}

@@ -1,0 +1,104 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { z } from 'zod';
+import { UserError } from '../core/errors.ts';
+import { type CadreConfig, configSchema } from './schema.ts';
+
+export interface ConfigSources {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** `--config FILE` */
+  configFile?: string;
+  /** Command-line flags, already in config shape. */
+  flags?: CadreConfig;
+}
+
+export interface LoadedConfig {
+  config: CadreConfig;
+  home: string;
+  /** Files that were read, in order. */
+  files: string[];
+}
+
+/** `$CADRE_HOME`, or `~/.cadre`. */
+export function cadreHome(env: Record<string, string | undefined>): string {
+  return resolve(env.CADRE_HOME || join(homedir(), '.cadre'));
+}
+
+/**
+ * Reads configuration in order, later wins: built-in defaults, `$CADRE_HOME/config.json`,
+ * `./.cadre/config.json`, `--config FILE`, environment variables, flags. A bad file or value is an error
+ * naming the file, the field and what was expected.
+ */
+export function loadConfig(sources: ConfigSources): LoadedConfig {
+  const home = cadreHome(sources.env);
+  const files: string[] = [];
+  let config: CadreConfig = {};
+  const candidates = [join(home, 'config.json'), join(sources.cwd, '.cadre', 'config.json')];
+  for (const file of candidates) {
+    if (!existsSync(file)) continue;
+    config = mergeConfig(config, readConfigFile(file));
+    files.push(file);
+  }
+  if (sources.configFile) {
+    const file = resolve(sources.cwd, sources.configFile);
+    if (!existsSync(file))
+      throw new UserError('config_missing', `--config ${sources.configFile}: no such file (${file}).`);
+    config = mergeConfig(config, readConfigFile(file));
+    files.push(file);
+  }
+  config = mergeConfig(config, fromEnvironment(sources.env));
+  if (sources.flags) config = mergeConfig(config, validate(sources.flags, 'command-line flags'));
+  return { config, home, files };
+}
+
+function readConfigFile(file: string): CadreConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UserError('config_invalid', `${file}: not valid JSON (${(error as Error).message}).`, { file });
+  }
+  return validate(raw, file);
+}
+
+function fromEnvironment(env: Record<string, string | undefined>): CadreConfig {
+  const fromEnv: Record<string, unknown> = {};
+  if (env.CADRE_MODEL) fromEnv.model = env.CADRE_MODEL;
+  if (env.CADRE_SUBAGENT_MODEL) fromEnv.subagentModel = env.CADRE_SUBAGENT_MODEL;
+  return validate(fromEnv, 'environment (CADRE_MODEL / CADRE_SUBAGENT_MODEL)');
+}
+
+/** Validates a config object, naming `where` and each bad field in the error. */
+export function validate(raw: unknown, where: string): CadreConfig {
+  const parsed = configSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new UserError('config_invalid', `${where}: ${formatIssues(parsed.error.issues)}`, { file: where });
+}
+
+/** "field.path: what was expected" for each issue, joined. */
+export function formatIssues(issues: z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const field = issue.path.length ? issue.path.join('.') : '(top level)';
+      const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+      return `${field}: ${issue.message}${keys}`;
+    })
+    .join('; ');
+}
+
+/** Deep merge of plain objects; arrays and scalars from `over` replace those in `base`. */
+export function mergeConfig<T extends object>(base: T, over: T): T {
+  const merged: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(over)) {
+    if (value === undefined) continue;
+    const current = merged[key];
+    merged[key] = isPlainObject(current) && isPlainObject(value) ? mergeConfig(current, value) : value;
+  }
+  return merged as T;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
