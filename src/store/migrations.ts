@@ -1,3 +1,5 @@
+import { documentsMigration } from './documents/migration.ts';
+
 /**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
  * Each room that owns tables adds its own entries (runs and sessions here, the HTTP cache for web tools,
@@ -74,4 +76,5 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  documentsMigration,
 ];

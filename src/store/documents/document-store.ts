@@ -1,0 +1,282 @@
+import type { SQLInputValue, StatementSync } from 'node:sqlite';
+import { type Database, transaction } from '../database.ts';
+import { filterConditions } from './filter-sql.ts';
+import type {
+  DocumentFilter,
+  DocumentRecord,
+  DocumentType,
+  NewDocument,
+  SearchHit,
+  StoredChunk,
+} from './types.ts';
+
+export type DocumentOrder = 'added' | 'title' | 'size' | 'pages';
+
+export interface ListOptions {
+  filter?: DocumentFilter;
+  orderBy?: DocumentOrder;
+  descending?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+const ORDER_COLUMNS: Record<DocumentOrder, string> = {
+  added: 'd.added_at',
+  title: 'd.title COLLATE NOCASE',
+  size: 'd.size',
+  pages: 'd.pages',
+};
+
+/**
+ * The document store. Every method takes the caller's user id and every statement filters on it, so an id
+ * that belongs to someone else behaves exactly like an id that does not exist.
+ */
+export class DocumentStore {
+  readonly db: Database;
+  #statements = new Map<string, StatementSync>();
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** Stores a document with its tags and chunks in one transaction. */
+  insert(userId: string, document: NewDocument): DocumentRecord {
+    const tags = normalizeTags(document.tags);
+    const chars = document.chunks.reduce((total, chunk) => total + chunk.text.length, 0);
+    transaction(this.db, () => {
+      this.#statement(
+        `INSERT INTO documents (id, user_id, title, filename, type, pages, size, chars, hash, tags, added_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        document.id,
+        userId,
+        document.title,
+        document.filename,
+        document.type,
+        document.pages,
+        document.size,
+        chars,
+        document.hash,
+        JSON.stringify(tags),
+        document.addedAt,
+      );
+      const insertTag = this.#statement(
+        'INSERT INTO document_tags (document_id, user_id, tag) VALUES (?, ?, ?)',
+      );
+      for (const tag of tags) insertTag.run(document.id, userId, tag);
+      const insertChunk = this.#statement(
+        'INSERT INTO chunks (document_id, user_id, seq, page, start, end, text) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      );
+      for (const [seq, chunk] of document.chunks.entries()) {
+        insertChunk.run(
+          document.id,
+          userId,
+          seq,
+          chunk.page,
+          chunk.start,
+          chunk.start + chunk.text.length,
+          chunk.text,
+        );
+      }
+    });
+    const { chunks: _chunks, ...metadata } = document;
+    return { ...metadata, userId, tags, chars };
+  }
+
+  get(userId: string, id: string): DocumentRecord | undefined {
+    const row = this.#statement('SELECT * FROM documents WHERE id = ? AND user_id = ?').get(id, userId);
+    return row ? toRecord(row) : undefined;
+  }
+
+  findByHash(userId: string, hash: string): DocumentRecord | undefined {
+    const row = this.#statement('SELECT * FROM documents WHERE hash = ? AND user_id = ?').get(hash, userId);
+    return row ? toRecord(row) : undefined;
+  }
+
+  list(userId: string, options: ListOptions = {}): DocumentRecord[] {
+    const { sql, params } = filterConditions(options.filter);
+    const order = ORDER_COLUMNS[options.orderBy ?? 'added'];
+    const direction = (options.descending ?? true) ? 'DESC' : 'ASC';
+    const rows = this.db
+      .prepare(
+        `SELECT d.* FROM documents d WHERE ${['d.user_id = ?', ...sql].join(' AND ')}
+         ORDER BY ${order} ${direction}, d.id LIMIT ? OFFSET ?`,
+      )
+      .all(userId, ...params, options.limit ?? -1, options.offset ?? 0);
+    return rows.map(toRecord);
+  }
+
+  count(userId: string, filter?: DocumentFilter): number {
+    const { sql, params } = filterConditions(filter);
+    const row = this.db
+      .prepare(`SELECT count(*) AS n FROM documents d WHERE ${['d.user_id = ?', ...sql].join(' AND ')}`)
+      .get(userId, ...params) as { n: number };
+    return row.n;
+  }
+
+  /** Removes a document and everything derived from it; false when the caller has no such document. */
+  remove(userId: string, id: string): boolean {
+    return transaction(this.db, () => {
+      if (!this.get(userId, id)) return false;
+      this.#statement('DELETE FROM chunk_vectors WHERE document_id = ? AND user_id = ?').run(id, userId);
+      this.#statement('DELETE FROM chunks WHERE document_id = ? AND user_id = ?').run(id, userId);
+      this.#statement('DELETE FROM documents WHERE id = ? AND user_id = ?').run(id, userId);
+      return true;
+    });
+  }
+
+  /** A document's chunks in order, optionally only those overlapping [from, to). */
+  chunks(userId: string, documentId: string, range?: { from: number; to: number }): StoredChunk[] {
+    const rows = range
+      ? this.#statement(
+          `SELECT * FROM chunks WHERE document_id = ? AND user_id = ? AND end > ? AND start < ? ORDER BY seq`,
+        ).all(documentId, userId, range.from, range.to)
+      : this.#statement('SELECT * FROM chunks WHERE document_id = ? AND user_id = ? ORDER BY seq').all(
+          documentId,
+          userId,
+        );
+    return rows.map(toChunk);
+  }
+
+  /** Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first. */
+  search(
+    userId: string,
+    match: string,
+    options: { filter?: DocumentFilter; limit?: number } = {},
+  ): SearchHit[] {
+    const { sql, params } = filterConditions(options.filter);
+    const conditions = ['chunks_fts MATCH ?', 'c.user_id = ?', ...sql];
+    const rows = this.db
+      .prepare(
+        `SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type,
+                snippet(chunks_fts, 0, '«', '»', '…', 24) AS snippet, bm25(chunks_fts) AS score
+         FROM chunks_fts
+         JOIN chunks c ON c.id = chunks_fts.rowid
+         JOIN documents d ON d.id = c.document_id
+         WHERE ${conditions.join(' AND ')}
+         ORDER BY score LIMIT ?`,
+      )
+      .all(match, userId, ...params, options.limit ?? 10);
+    return rows.map((row) => toHit(row, String(row.snippet), -Number(row.score)));
+  }
+
+  /** Chunks by id (for vector hits), the caller's only, in the order asked. */
+  hitsForChunks(userId: string, chunkIds: number[]): SearchHit[] {
+    if (!chunkIds.length) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type
+         FROM chunks c JOIN documents d ON d.id = c.document_id
+         WHERE c.user_id = ? AND c.id IN (${chunkIds.map(() => '?').join(', ')})`,
+      )
+      .all(userId, ...chunkIds);
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    return chunkIds.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [toHit(row, excerpt(String(row.text)), 0)] : [];
+    });
+  }
+
+  /** Stores embedding vectors for chunks of one of the caller's documents. */
+  putVectors(
+    userId: string,
+    documentId: string,
+    model: string,
+    rows: Array<{ chunkId: number; vector: number[] }>,
+  ) {
+    transaction(this.db, () => {
+      const insert = this.#statement(
+        'INSERT OR REPLACE INTO chunk_vectors (chunk_id, user_id, document_id, model, vector) VALUES (?, ?, ?, ?, ?)',
+      );
+      for (const row of rows) {
+        const blob = new Uint8Array(new Float32Array(row.vector).buffer);
+        insert.run(row.chunkId, userId, documentId, model, blob);
+      }
+    });
+  }
+
+  /** The caller's vectors for one embedding model, narrowed by a filter. */
+  vectors(
+    userId: string,
+    model: string,
+    filter?: DocumentFilter,
+  ): Array<{ chunkId: number; vector: Float32Array }> {
+    const { sql, params } = filterConditions(filter);
+    const rows = this.db
+      .prepare(
+        `SELECT v.chunk_id, v.vector FROM chunk_vectors v JOIN documents d ON d.id = v.document_id
+         WHERE ${['v.user_id = ?', 'v.model = ?', 'd.user_id = v.user_id', ...sql].join(' AND ')}`,
+      )
+      .all(userId, model, ...params);
+    return rows.map((row) => {
+      const bytes = row.vector as Uint8Array;
+      const copy = bytes.slice();
+      return { chunkId: Number(row.chunk_id), vector: new Float32Array(copy.buffer, 0, copy.byteLength / 4) };
+    });
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+/** Lower-cased, trimmed, de-duplicated tags. */
+export function normalizeTags(tags: string[]): string[] {
+  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter(Boolean))];
+}
+
+type Row = Record<string, SQLInputValue>;
+
+function toRecord(row: Row): DocumentRecord {
+  return {
+    id: String(row.id),
+    userId: String(row.user_id),
+    title: String(row.title),
+    filename: String(row.filename),
+    type: row.type as DocumentType,
+    pages: Number(row.pages),
+    size: Number(row.size),
+    chars: Number(row.chars),
+    hash: String(row.hash),
+    tags: JSON.parse(String(row.tags)) as string[],
+    addedAt: Number(row.added_at),
+  };
+}
+
+function toChunk(row: Row): StoredChunk {
+  return {
+    id: Number(row.id),
+    documentId: String(row.document_id),
+    seq: Number(row.seq),
+    page: Number(row.page),
+    start: Number(row.start),
+    end: Number(row.end),
+    text: String(row.text),
+  };
+}
+
+function toHit(row: Row, snippet: string, score: number): SearchHit {
+  return {
+    chunkId: Number(row.id),
+    documentId: String(row.document_id),
+    title: String(row.title),
+    filename: String(row.filename),
+    type: row.type as DocumentType,
+    page: Number(row.page),
+    start: Number(row.start),
+    end: Number(row.end),
+    snippet,
+    text: String(row.text),
+    score,
+  };
+}
+
+function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
+}

@@ -1,0 +1,82 @@
+/**
+ * Turns what a person or a model types into a safe FTS5 MATCH expression. Nothing typed reaches FTS5's
+ * own syntax unquoted, so stray quotes, colons or parentheses can never make a query fail or reach a
+ * column filter. Understood: "quoted phrases", prefix* terms, OR between terms, and -excluded terms.
+ */
+type Part =
+  | { kind: 'term'; text: string; prefix: boolean }
+  | { kind: 'phrase'; text: string }
+  | { kind: 'or' };
+
+/** `all`: every term must match (AND); `any`: one is enough (OR), BM25 ranks those with more higher. */
+export type MatchMode = 'all' | 'any';
+
+const WORD = /[\p{L}\p{N}_]+/gu;
+
+/** The MATCH expression for `query`, or undefined when it holds nothing searchable. */
+export function toMatchExpression(query: string, mode: MatchMode = 'all'): string | undefined {
+  const { parts, excluded } = tokenize(query);
+  const positive: string[] = [];
+  let joinNextWithOr = false;
+  for (const part of parts) {
+    if (part.kind === 'or') {
+      joinNextWithOr = positive.length > 0;
+      continue;
+    }
+    const expression =
+      part.kind === 'phrase' ? quote(part.text) : `${quote(part.text)}${part.prefix ? '*' : ''}`;
+    if (joinNextWithOr && positive.length) positive.push(`OR ${expression}`);
+    else positive.push(positive.length ? `${mode === 'all' ? 'AND' : 'OR'} ${expression}` : expression);
+    joinNextWithOr = false;
+  }
+  if (!positive.length) return undefined;
+  const head = positive.length > 1 ? `(${positive.join(' ')})` : positive[0]!;
+  return excluded.length ? `${head} NOT (${excluded.map(quote).join(' OR ')})` : head;
+}
+
+/** True when the query asks for something the fallback to `any` would change (phrases, OR, exclusions). */
+export function hasOperators(query: string): boolean {
+  const { parts, excluded } = tokenize(query);
+  return excluded.length > 0 || parts.some((part) => part.kind !== 'term');
+}
+
+function tokenize(query: string): { parts: Part[]; excluded: string[] } {
+  const parts: Part[] = [];
+  const excluded: string[] = [];
+  const pattern = /(-?)"([^"]*)"?|(\S+)/g;
+  for (const match of query.matchAll(pattern)) {
+    const [, minus, phrase, bare] = match;
+    if (phrase !== undefined) {
+      const words = phrase.match(WORD) ?? [];
+      if (!words.length) continue;
+      if (minus) excluded.push(words.join(' '));
+      else parts.push(words.length > 1 ? { kind: 'phrase', text: words.join(' ') } : term(words[0]!, false));
+      continue;
+    }
+    if (!bare) continue;
+    if (bare === 'OR' || bare === '|') {
+      parts.push({ kind: 'or' });
+      continue;
+    }
+    if (bare === 'AND') continue;
+    const words = bare.match(WORD) ?? [];
+    if (!words.length) continue;
+    const prefix = bare.endsWith('*');
+    if (bare.startsWith('-') && bare.length > 1) {
+      excluded.push(words.join(' '));
+      continue;
+    }
+    // "e-mail", "v2.1" and the like: the tokenizer splits them, so search them as a phrase.
+    if (words.length > 1) parts.push({ kind: 'phrase', text: words.join(' ') });
+    else parts.push(term(words[0]!, prefix));
+  }
+  return { parts, excluded };
+}
+
+function term(text: string, prefix: boolean): Part {
+  return { kind: 'term', text, prefix };
+}
+
+function quote(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}

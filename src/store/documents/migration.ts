@@ -1,0 +1,66 @@
+import type { Migration } from '../migrations.ts';
+
+/**
+ * Documents, their tags, their text as contiguous chunks (concatenated in `seq` order they give the whole
+ * text back), the FTS5 index over the chunks (kept in step by triggers) and optional embedding vectors.
+ * Every table carries `user_id` so that scoped queries never need to trust an id alone.
+ */
+export const documentsMigration: Migration = {
+  id: '004-documents',
+  sql: `
+    CREATE TABLE documents (
+      id TEXT PRIMARY KEY,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      title TEXT NOT NULL,
+      filename TEXT NOT NULL,
+      type TEXT NOT NULL,
+      pages INTEGER NOT NULL,
+      size INTEGER NOT NULL,
+      chars INTEGER NOT NULL,
+      hash TEXT NOT NULL,
+      tags TEXT NOT NULL DEFAULT '[]',
+      added_at INTEGER NOT NULL,
+      UNIQUE (user_id, hash)
+    );
+    CREATE INDEX documents_by_user ON documents(user_id, added_at DESC);
+    CREATE TABLE document_tags (
+      document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL,
+      tag TEXT NOT NULL,
+      PRIMARY KEY (document_id, tag)
+    );
+    CREATE INDEX document_tags_by_user ON document_tags(user_id, tag);
+    CREATE TABLE chunks (
+      id INTEGER PRIMARY KEY,
+      document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      page INTEGER NOT NULL,
+      start INTEGER NOT NULL,
+      end INTEGER NOT NULL,
+      text TEXT NOT NULL
+    );
+    CREATE INDEX chunks_by_document ON chunks(document_id, seq);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+      text,
+      content = 'chunks',
+      content_rowid = 'id',
+      tokenize = 'porter unicode61 remove_diacritics 2',
+      prefix = '2 3'
+    );
+    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+      INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+      INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TABLE chunk_vectors (
+      chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL,
+      document_id TEXT NOT NULL,
+      model TEXT NOT NULL,
+      vector BLOB NOT NULL
+    );
+    CREATE INDEX chunk_vectors_by_user ON chunk_vectors(user_id, model);
+  `,
+};
