@@ -1,0 +1,261 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FINAL_ANSWER_PROMPT } from '../../src/core/limits.ts';
+import type { RunTree } from '../../src/core/run-tree.ts';
+import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { runCli, tempHome } from '../helpers/cli.ts';
+
+const isMain = (system: string) => system.includes('## When to delegate');
+const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
+const lastMessage = (body: { messages: Array<{ role: string; content?: unknown }> }) => body.messages.at(-1);
+
+let servers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  servers = [];
+});
+
+async function setup(script: FixtureScript, config?: object) {
+  const server = await startOpenAIServer(script);
+  servers.push(server);
+  const home = tempHome();
+  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  const env = {
+    CADRE_HOME: home,
+    CADRE_MODEL: 'compatible:fixture',
+    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
+  };
+  return { server, env, home };
+}
+
+function parseJson(stdout: string) {
+  return JSON.parse(stdout) as {
+    answer: string;
+    status: string;
+    sessionId: string;
+    run: RunTree;
+    usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+  };
+}
+
+describe('cadre ask against an OpenAI-compatible server', () => {
+  it('delegates to a sub-agent that sees none of the parent conversation, and rolls up usage', async () => {
+    const { server, env } = await setup(({ body, system }) => {
+      const last = lastMessage(body);
+      if (isMain(system)) {
+        if (last?.role === 'user')
+          return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23.' } }] };
+        return { text: 'The product is 391.' };
+      }
+      if (isMath(system)) {
+        if (last?.role === 'user')
+          return { toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }] };
+        return { text: '17 * 23 = 391' };
+      }
+      return { status: 400 };
+    });
+    const result = await runCli(['ask', '--json', 'My secret code is PINEAPPLE. What is 17 times 23?'], env);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const output = parseJson(result.stdout);
+    expect(output.status).toBe('ok');
+    expect(output.answer).toBe('The product is 391.');
+    expect(output.run.agent).toBe('main');
+    expect(output.run.children).toHaveLength(1);
+    const math = output.run.children[0]!;
+    expect(math).toMatchObject({
+      agent: 'math',
+      task: 'Compute 17 * 23.',
+      status: 'ok',
+      summary: '17 * 23 = 391',
+    });
+    expect(math.toolCalls).toEqual([
+      expect.objectContaining({ name: 'calculate', ok: true, input: { expression: '17 * 23' } }),
+    ]);
+    expect(output.run.toolCalls).toEqual([expect.objectContaining({ name: 'math', ok: true })]);
+    // Usage: each run's own, and the root's subtree is the sum of all of them.
+    expect(math.usage.totalTokens).toBeGreaterThan(0);
+    expect(output.run.subtreeUsage.totalTokens).toBe(output.run.usage.totalTokens + math.usage.totalTokens);
+    expect(output.usage).toEqual(output.run.subtreeUsage);
+    // Isolation: no request to the math agent carried the person's words.
+    const mathRequests = server.requests.filter((request) => isMath(request.system));
+    expect(mathRequests).toHaveLength(2);
+    for (const request of mathRequests)
+      expect(JSON.stringify(request.body.messages)).not.toContain('PINEAPPLE');
+    // The math agent was offered exactly its allow-list.
+    expect(mathRequests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual([
+      'calculate',
+      'vault_get',
+      'vault_set',
+    ]);
+
+    const shown = await runCli(['runs', 'show', output.run.id, '--json'], env);
+    expect(JSON.parse(shown.stdout)).toEqual(output.run);
+  });
+
+  it('refuses calls to tools the agent was not given, and reports them back to the model', async () => {
+    const { server, env } = await setup(({ body, system }) => {
+      const last = lastMessage(body);
+      if (isMain(system)) {
+        if (last?.role === 'user')
+          return { toolCalls: [{ name: 'math', arguments: { task: 'Add 2 and 2.' } }] };
+        return { text: 'Done.' };
+      }
+      if (last?.role === 'user') {
+        return {
+          toolCalls: [
+            { name: 'web_fetch', arguments: { url: 'http://169.254.169.254/' } },
+            { name: 'constructor', arguments: {} },
+            { name: 'calculate ', arguments: { expression: '2+2' } },
+          ],
+        };
+      }
+      return { text: '4' };
+    });
+    const result = await runCli(['ask', '--json', 'What is 2+2?'], env);
+    expect(result.code).toBe(0);
+    const math = parseJson(result.stdout).run.children[0]!;
+    expect(math.toolCalls.map((call) => [call.name, call.ok, Boolean(call.refused)])).toEqual([
+      ['web_fetch', false, true],
+      ['constructor', false, true],
+      ['calculate ', false, true],
+    ]);
+    const followUp = server.requests.filter((request) => isMath(request.system))[1]!;
+    const toolMessages = followUp.body.messages.filter((message) => message.role === 'tool');
+    expect(toolMessages).toHaveLength(3);
+    for (const message of toolMessages)
+      expect(contentText(message.content)).toMatch(/unavailable tool|not .*tool/i);
+  });
+
+  it('ends a runaway sub-agent as max_turns with a forced final answer', async () => {
+    const { server, env } = await setup(({ body, system }) => {
+      const last = lastMessage(body);
+      if (isMain(system)) {
+        if (last?.role === 'user')
+          return { toolCalls: [{ name: 'math', arguments: { task: 'Loop forever.' } }] };
+        return { text: 'The sub-agent ran out of turns.' };
+      }
+      if (last?.role === 'user' && contentText(last.content).includes(FINAL_ANSWER_PROMPT))
+        return { text: 'Partial: 42' };
+      return { toolCalls: [{ name: 'calculate', arguments: { expression: `${body.messages.length} + 1` } }] };
+    });
+    const result = await runCli(['ask', '--json', 'Keep calculating'], env);
+    expect(result.code).toBe(0);
+    const math = parseJson(result.stdout).run.children[0]!;
+    expect(math.status).toBe('max_turns');
+    expect(math.summary).toBe('Partial: 42');
+    expect(math.toolCalls).toHaveLength(6);
+    const mathRequests = server.requests.filter((request) => isMath(request.system));
+    expect(mathRequests).toHaveLength(7);
+    const final = mathRequests.at(-1)!.body;
+    expect(final.tools ?? []).toHaveLength(0);
+  });
+
+  it('runs four sub-agents asked in one step at the same time', async () => {
+    const { server, env } = await setup(({ body, system }) => {
+      const last = lastMessage(body);
+      if (isMain(system)) {
+        if (last?.role === 'user') {
+          return {
+            toolCalls: [1, 2, 3, 4].map((n) => ({ name: 'math', arguments: { task: `Square ${n}.` } })),
+          };
+        }
+        return { text: '1, 4, 9, 16' };
+      }
+      return { text: 'done', delayMs: 400 };
+    });
+    const result = await runCli(['ask', '--json', 'Square 1 to 4'], env);
+    expect(result.code).toBe(0);
+    const output = parseJson(result.stdout);
+    expect(output.run.children.map((child) => child.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    const windows = server.requests.filter((request) => isMath(request.system));
+    expect(windows).toHaveLength(4);
+    const lastStart = Math.max(...windows.map((window) => window.receivedAt));
+    const firstEnd = Math.min(...windows.map((window) => window.answeredAt!));
+    expect(lastStart).toBeLessThan(firstEnd);
+  });
+
+  it('retries a 429 after the Retry-After wait', async () => {
+    const { server, env } = await setup(({ index }) =>
+      index === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { text: 'Hello after waiting.' },
+    );
+    const result = await runCli(['ask', '--json', 'Hi'], env);
+    expect(result.code).toBe(0);
+    expect(parseJson(result.stdout).answer).toBe('Hello after waiting.');
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.receivedAt - server.requests[0]!.receivedAt).toBeGreaterThanOrEqual(950);
+  });
+
+  it('fails cleanly when the provider stays down', async () => {
+    const { server, env } = await setup(() => ({ status: 503 }), {
+      retry: { maxRetries: 2, baseDelayMs: 20 },
+    });
+    const result = await runCli(['ask', 'Hi'], env);
+    expect(result.code).not.toBe(0);
+    expect(server.requests).toHaveLength(3);
+    expect(result.stderr).toMatch(/HTTP 503/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('does not retry a 401', async () => {
+    const { server, env } = await setup(() => ({ status: 401 }));
+    const result = await runCli(['ask', 'Hi'], env);
+    expect(result.code).not.toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(result.stderr).toMatch(/HTTP 401/);
+  });
+
+  it('hands malformed tool arguments back to the model as an error it can correct', async () => {
+    const { server, env } = await setup(({ body, index }) => {
+      if (index === 0) return { toolCalls: [{ name: 'calculate', arguments: '{"expression": "2+' }] };
+      if (index === 1) return { toolCalls: [{ name: 'calculate', arguments: { expression: 2 } }] };
+      if (index === 2) return { toolCalls: [{ name: 'calculate', arguments: { expression: '2+2' } }] };
+      void body;
+      return { text: '4' };
+    });
+    const result = await runCli(['ask', '--json', 'What is 2+2?'], env);
+    expect(result.code).toBe(0);
+    const run = parseJson(result.stdout).run;
+    expect(run.toolCalls.map((call) => call.ok)).toEqual([false, false, true]);
+    const secondToolMessage = server.requests[1]!.body.messages.find((message) => message.role === 'tool');
+    expect(contentText(secondToolMessage?.content)).toMatch(/JSON|parse/i);
+    const thirdToolMessage = server.requests[2]!.body.messages.filter(
+      (message) => message.role === 'tool',
+    ).at(-1);
+    expect(contentText(thirdToolMessage?.content)).toMatch(/expression/);
+  });
+
+  it('stops promptly on Ctrl-C and records the tree as cancelled', async () => {
+    let sawSubAgent: () => void = () => {};
+    const subAgentStarted = new Promise<void>((resolve) => {
+      sawSubAgent = resolve;
+    });
+    const { env } = await setup(({ body, system }) => {
+      if (isMain(system) && lastMessage(body)?.role === 'user') {
+        return { toolCalls: [{ name: 'math', arguments: { task: 'A very long job.' } }] };
+      }
+      sawSubAgent();
+      return { hang: true };
+    });
+    let interruptedAt = 0;
+    const result = await runCli(['ask', '--json', 'Start something long'], env, {
+      onSpawn: (child) => {
+        void subAgentStarted.then(() => {
+          interruptedAt = performance.now();
+          child.kill('SIGINT');
+        });
+      },
+    });
+    const stoppedAfter = performance.now() - interruptedAt;
+    expect(stoppedAfter).toBeLessThan(2000);
+    expect(result.code).toBe(130);
+    const output = parseJson(result.stdout);
+    expect(output.status).toBe('cancelled');
+    expect(output.run.children[0]!.status).toBe('cancelled');
+    const listed = await runCli(['runs', 'list', '--json'], env);
+    expect(JSON.parse(listed.stdout).runs[0]).toMatchObject({ id: output.run.id, status: 'cancelled' });
+    const shown = await runCli(['runs', 'show', output.run.id, '--json'], env);
+    expect(JSON.parse(shown.stdout).children[0].status).toBe('cancelled');
+  });
+});
