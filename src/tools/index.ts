@@ -3,6 +3,7 @@ import { ToolRegistry } from '../core/tool-registry.ts';
 import type { Database } from '../store/database.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
+import { documentTools } from './documents/index.ts';
 import { workspaceTools } from './workspace/index.ts';
 
 /** What tool families may need to be built: wired once by the CLI or server. */
@@ -19,7 +20,13 @@ export interface ToolDependencies {
 
 /** Every tool family Cadre ships, built with its dependencies. */
 export function builtinTools(deps: ToolDependencies): CadreTool[] {
-  return [calculateTool, vaultSetTool, vaultGetTool, ...workspaceTools(deps.workspaceRoot)];
+  return [
+    calculateTool,
+    vaultSetTool,
+    vaultGetTool,
+    ...workspaceTools(deps.workspaceRoot),
+    ...(deps.db ? documentTools(deps.db) : []),
+  ];
 }
 
 export function createToolRegistry(deps: ToolDependencies): ToolRegistry {
