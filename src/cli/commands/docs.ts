@@ -1,0 +1,267 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CadreError } from '../../core/errors.ts';
+import { formatBytes, type IngestProgress, ingestFile } from '../../documents/ingest.ts';
+import { searchDocuments } from '../../documents/search.ts';
+import { DocumentStore } from '../../store/documents/document-store.ts';
+import { DOCUMENT_TYPES, type DocumentRecord, type DocumentType } from '../../store/documents/types.ts';
+import type { CliCommand, CliContext } from '../cli-context.ts';
+import { EXIT } from '../errors.ts';
+
+const USAGE = `usage:
+  cadre docs add FILE... [--tags a,b] [--json]
+  cadre docs list [--json]
+  cadre docs search "QUERY" [--limit N] [--type pdf] [--tag T] [--document ID] [--json]
+  cadre docs rm ID... [--json]
+`;
+
+/** Files at least this large show their progress while they are added. */
+const PROGRESS_FROM_BYTES = 1024 * 1024;
+
+/** `cadre docs add|list|search|rm`: the caller's document store from the command line. */
+export const docsCommand: CliCommand = async (args, context) => {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'add':
+      return add(rest, context);
+    case 'list':
+    case 'ls':
+      return list(rest, context);
+    case 'search':
+      return search(rest, context);
+    case 'rm':
+    case 'remove':
+      return remove(rest, context);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      (sub ? context.stdout : context.stderr).write(USAGE);
+      return sub ? EXIT.ok : EXIT.usage;
+    default:
+      context.stderr.write(`cadre docs: unknown command "${sub}"\n${USAGE}`);
+      return EXIT.usage;
+  }
+};
+
+async function add(args: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { tags: { type: 'string' }, json: { type: 'boolean', default: false } },
+  });
+  if (!positionals.length) return usage(context, 'docs add needs at least one FILE');
+  const tags = values.tags
+    ? values.tags
+        .split(',')
+        .map((tag) => tag.trim())
+        .filter(Boolean)
+    : [];
+  const store = new DocumentStore(context.db());
+  const added: Array<ReturnType<typeof describe> & { duplicate: boolean }> = [];
+  let failures = 0;
+  let worst: number = EXIT.ok;
+  for (const path of positionals) {
+    const progress = progressReporter(context);
+    try {
+      const { document, duplicate } = await ingestFile(store, context.userId, resolvePath(context, path), {
+        tags,
+        onProgress: progress.update,
+      });
+      progress.clear();
+      added.push({ ...describe(document), duplicate });
+      if (!values.json) {
+        context.stdout.write(
+          duplicate
+            ? `${document.id}  already added: ${document.title} (${document.filename}, same content)\n`
+            : `${document.id}  added ${document.title} (${summary(document)})\n`,
+        );
+      }
+    } catch (error) {
+      progress.clear();
+      failures++;
+      const fault = CadreError.isInstance(error) && error.fault !== 'user' ? EXIT.system : EXIT.notOk;
+      worst = Math.max(worst, fault);
+      context.stderr.write(`cadre docs add: ${(error as Error).message}\n`);
+    }
+  }
+  if (values.json) context.stdout.write(`${JSON.stringify(added, null, 2)}\n`);
+  else if (failures && positionals.length > 1) {
+    context.stderr.write(`${added.length} added, ${failures} failed\n`);
+  }
+  return failures ? worst : EXIT.ok;
+}
+
+async function list(args: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  if (positionals.length) return usage(context, `docs list takes no arguments (got "${positionals[0]}")`);
+  const documents = new DocumentStore(context.db()).list(context.userId);
+  if (values.json) {
+    context.stdout.write(`${JSON.stringify(documents.map(describe), null, 2)}\n`);
+    return EXIT.ok;
+  }
+  if (!documents.length) {
+    context.stdout.write('No documents yet. Add some with: cadre docs add FILE...\n');
+    return EXIT.ok;
+  }
+  const rows = documents.map((document) => [
+    document.id,
+    document.type,
+    String(document.pages),
+    formatBytes(document.size),
+    new Date(document.addedAt).toISOString().slice(0, 16).replace('T', ' '),
+    `${document.title}${document.tags.length ? `  [${document.tags.join(', ')}]` : ''}`,
+  ]);
+  context.stdout.write(table([['ID', 'TYPE', 'PAGES', 'SIZE', 'ADDED', 'TITLE'], ...rows]));
+  return EXIT.ok;
+}
+
+async function search(args: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      limit: { type: 'string', short: 'n' },
+      type: { type: 'string' },
+      tag: { type: 'string' },
+      document: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const query = positionals.join(' ').trim();
+  if (!query) return usage(context, 'docs search needs a QUERY');
+  const limit = values.limit === undefined ? 10 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    return usage(context, `--limit must be a whole number from 1 to 100 (got "${values.limit}")`);
+  }
+  const types = values.type?.split(',').map((type) => type.trim().toLowerCase());
+  const unknown = types?.find((type) => !DOCUMENT_TYPES.includes(type as DocumentType));
+  if (unknown) return usage(context, `--type "${unknown}" is not one of ${DOCUMENT_TYPES.join(', ')}`);
+  const hits = await searchDocuments(new DocumentStore(context.db()), context.userId, query, {
+    limit,
+    filter: {
+      ...(types ? { types: types as DocumentType[] } : {}),
+      ...(values.tag ? { tags: values.tag.split(',') } : {}),
+      ...(values.document ? { documentIds: [values.document] } : {}),
+    },
+  });
+  if (values.json) {
+    const results = hits.map((hit) => ({
+      documentId: hit.documentId,
+      title: hit.title,
+      filename: hit.filename,
+      type: hit.type,
+      page: hit.page,
+      offset: hit.start,
+      snippet: hit.snippet,
+      score: hit.score,
+    }));
+    context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  if (!hits.length) {
+    context.stdout.write(`No matches for "${query}".\n`);
+    return EXIT.ok;
+  }
+  for (const hit of hits) {
+    context.stdout.write(`${hit.title}, p. ${hit.page}  (${hit.documentId})\n`);
+    context.stdout.write(`  ${hit.snippet.replace(/\s+/g, ' ').trim()}\n\n`);
+  }
+  return EXIT.ok;
+}
+
+async function remove(args: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  if (!positionals.length) return usage(context, 'docs rm needs a document ID (see cadre docs list)');
+  const store = new DocumentStore(context.db());
+  const results: Array<{ id: string; removed: boolean; title?: string }> = [];
+  for (const id of positionals) {
+    const document = store.get(context.userId, id);
+    const removed = document ? store.remove(context.userId, id) : false;
+    results.push({ id, removed, ...(document ? { title: document.title } : {}) });
+    if (!removed) context.stderr.write(`cadre docs rm: no document with id "${id}" (see cadre docs list)\n`);
+    else if (!values.json) context.stdout.write(`removed ${id} (${document?.title})\n`);
+  }
+  if (values.json) context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  return results.every((result) => result.removed) ? EXIT.ok : EXIT.notOk;
+}
+
+/** What `--json` prints for a document. */
+function describe(document: DocumentRecord) {
+  return {
+    id: document.id,
+    title: document.title,
+    filename: document.filename,
+    type: document.type,
+    pages: document.pages,
+    size: document.size,
+    characters: document.chars,
+    added: new Date(document.addedAt).toISOString(),
+    tags: document.tags,
+  };
+}
+
+function summary(document: DocumentRecord): string {
+  const unit = document.type === 'xlsx' ? 'sheet' : 'page';
+  return `${document.type}, ${document.pages} ${unit}${document.pages === 1 ? '' : 's'}, ${formatBytes(document.size)}`;
+}
+
+/** Progress on stderr for large files: one updating line on a terminal, a line per phase otherwise. */
+function progressReporter(context: CliContext) {
+  const started = performance.now();
+  let shown = false;
+  let lastPhase = '';
+  let large = false;
+  return {
+    update(progress: IngestProgress) {
+      if (progress.phase === 'reading' && progress.total >= PROGRESS_FROM_BYTES) large = true;
+      if (!large || progress.phase === 'done') return;
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const amount =
+        progress.total && progress.phase === 'reading'
+          ? ` ${formatBytes(progress.total)}`
+          : progress.total
+            ? ` ${progress.done}/${progress.total} chunks`
+            : '';
+      const line = `adding ${progress.filename}: ${progress.phase}${amount} (${seconds} s)`;
+      if (context.stderr.isTTY) {
+        context.stderr.write(`\r\x1b[2K${line}`);
+        shown = true;
+      } else if (progress.phase !== lastPhase) {
+        context.stderr.write(`${line}\n`);
+      }
+      lastPhase = progress.phase;
+    },
+    clear() {
+      if (shown) context.stderr.write('\r\x1b[2K');
+      shown = false;
+    },
+  };
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows
+    .map((row) =>
+      row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '),
+    )
+    .join('\n')
+    .concat('\n');
+}
+
+function usage(context: CliContext, message: string): number {
+  context.stderr.write(`cadre ${message}\n${USAGE}`);
+  return EXIT.usage;
+}
+
+function resolvePath(context: CliContext, path: string): string {
+  return resolve(context.cwd, path);
+}
