@@ -4,6 +4,7 @@ import type { Database } from '../store/database.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
 import { documentTools } from './documents/index.ts';
+import { createRunJsTool } from './sandbox/index.ts';
 import { workspaceTools } from './workspace/index.ts';
 
 /** What tool families may need to be built: wired once by the CLI or server. */
@@ -20,13 +21,18 @@ export interface ToolDependencies {
 
 /** Every tool family Cadre ships, built with its dependencies. */
 export function builtinTools(deps: ToolDependencies): CadreTool[] {
-  return [
+  // run_js describes the other tools to the code it runs; it looks them up once the list is complete.
+  const byName = new Map<string, CadreTool>();
+  const tools = [
     calculateTool,
     vaultSetTool,
     vaultGetTool,
     ...workspaceTools(deps.workspaceRoot),
     ...(deps.db ? documentTools(deps.db) : []),
+    createRunJsTool({ lookup: (name) => byName.get(name) }),
   ];
+  for (const tool of tools) byName.set(tool.name, tool);
+  return tools;
 }
 
 export function createToolRegistry(deps: ToolDependencies): ToolRegistry {

@@ -1,0 +1,3 @@
+export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './protocol.ts';
+export { createRunJsTool, type RunJsOptions } from './run-js.ts';
+export { quickJsModule, runSandboxed, type SandboxRequest, type SandboxResult } from './sandbox.ts';

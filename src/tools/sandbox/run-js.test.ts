@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { agentDefinitionSchema } from '../../core/agent-definition.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import { Runtime } from '../../core/runtime.ts';
+import { ToolRegistry } from '../../core/tool-registry.ts';
+import { ScriptedModel } from '../../models/scripted-model.ts';
+import { calculateTool } from '../compute/calculate.ts';
+import { vaultGetTool, vaultSetTool } from '../compute/vault.ts';
+import { createRunJsTool } from './run-js.ts';
+
+function setup(code: string[]) {
+  const registry = new ToolRegistry();
+  const runJs = createRunJsTool({ lookup: (name) => registry.get(name) });
+  registry.register(calculateTool).register(vaultSetTool).register(vaultGetTool).register(runJs);
+  registry.register({ ...calculateTool, name: 'secret_tool', description: 'not allowed to math' });
+  const replies = [
+    ...code.map((source) => ({ toolCalls: [{ name: 'run_js', input: { code: source } }] })),
+    { text: 'done' },
+  ];
+  const model = new ScriptedModel(replies);
+  const math = agentDefinitionSchema.parse({
+    name: 'math',
+    description: 'maths',
+    tools: ['calculate', 'run_js'],
+  });
+  const runtime = new Runtime({
+    agents: new Map([['math', math]]),
+    tools: registry,
+    resolveModel: () => model,
+    mainModel: 'scripted:x',
+  });
+  return { runtime, model };
+}
+
+describe('run_js in a run (code mode)', () => {
+  it('loops over an allowed tool, reaches the run vault, and cannot see other tools', async () => {
+    const { runtime, model } = setup([
+      `const results = [];
+       for (const n of [2, 3, 4]) results.push((await calculate({ expression: n + '^5' })).result);
+       await vault_set({ key: 'powers', value: results });
+       console.log('computed', results.length);
+       return { results, help: help().map((t) => t.name), secret: typeof secret_tool };`,
+      'return (await vault_get({ key: "powers" })).value.length',
+    ]);
+    const events: CadreEvent[] = [];
+    const { envelope } = await runtime.run({
+      agent: 'math',
+      task: 'powers',
+      onEvent: (event) => events.push(event),
+    });
+    expect(envelope.status).toBe('ok');
+    const outputs = model.calls.slice(1, 3).map((call) => call.toolResults[0]?.output as any);
+    expect(outputs[0].result).toEqual({
+      results: ['32', '243', '1024'],
+      help: ['calculate', 'vault_get', 'vault_set'],
+      secret: 'undefined',
+    });
+    expect(outputs[0].console).toBe('computed 3\n');
+    expect(outputs[1].result).toBe(3);
+    const nested = events.filter((event) => event.type === 'tool-call' && event.name === 'calculate');
+    expect(nested).toHaveLength(3);
+  });
+
+  it('reports a failing tool call inside as a catchable error', async () => {
+    const { runtime, model } = setup([
+      `try { await calculate({ expression: 'nope(' }); } catch (e) { return 'caught: ' + e.message; }`,
+    ]);
+    await runtime.run({ agent: 'math', task: 'x' });
+    const output = model.calls[1]?.toolResults[0]?.output as any;
+    expect(output.result).toMatch(/^caught: could not evaluate/);
+  });
+});

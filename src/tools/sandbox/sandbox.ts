@@ -1,0 +1,140 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  type HostMessage,
+  type SandboxLimits,
+  type WorkerJob,
+  type WorkerMessage,
+} from './protocol.ts';
+
+/** Extra time the guest gets past its own limit before the host kills the worker outright. */
+const WATCHDOG_GRACE_MS = 1_000;
+const MAX_TOOL_RESULT_CHARS = 1_000_000;
+
+export interface SandboxRequest {
+  code: string;
+  /** Functions the guest may call, by name; each takes one JSON object. */
+  toolNames: string[];
+  /** What `help()` returns inside: name, description and input schema per tool. */
+  toolHelp?: unknown[];
+  /** Runs one tool for the guest and returns its JSON-able output; throws for a failed call. */
+  callTool: (name: string, input: unknown) => Promise<unknown>;
+  limits?: Partial<SandboxLimits>;
+  signal?: AbortSignal;
+  /** Tests only: leave the guest without an interrupt so only the host watchdog can stop it. */
+  guestInterrupt?: boolean;
+}
+
+type SandboxOutcome = ({ ok: true; value: unknown } | { ok: false; error: string }) & {
+  console: string;
+  droppedConsoleChars: number;
+};
+
+export type SandboxResult = SandboxOutcome & { ms: number };
+
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/** The QuickJS WebAssembly module, compiled once per process and handed to every worker. */
+export function quickJsModule(): Promise<WebAssembly.Module> {
+  compiled ??= (async () => {
+    const require = createRequire(import.meta.url);
+    const bytes = await readFile(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm'));
+    return WebAssembly.compile(bytes);
+  })();
+  return compiled;
+}
+
+/**
+ * Runs JavaScript in a fresh QuickJS instance inside a fresh worker thread, with explicit memory, stack
+ * and time limits, and a watchdog that terminates the worker if the guest overruns anyway. Never throws
+ * for what the guest does: errors, limits and kills come back as `{ok: false}`.
+ */
+export async function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
+  const limits = { ...DEFAULT_SANDBOX_LIMITS, ...request.limits };
+  if (limits.stackBytes > 256 * 1024) throw new Error('the sandbox stack limit may not exceed 256 KiB');
+  const started = performance.now();
+  const job: WorkerJob = {
+    code: request.code,
+    toolNames: request.toolNames,
+    toolHelp: JSON.stringify(request.toolHelp ?? []),
+    limits,
+    wasmModule: await quickJsModule(),
+    guestInterrupt: request.guestInterrupt ?? true,
+  };
+  const worker = new Worker(new URL('./worker.ts', import.meta.url), {
+    workerData: job,
+    env: {},
+    argv: [],
+    execArgv: [],
+    stdout: true,
+    stderr: true,
+    resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+  });
+  const ms = () => Math.round(performance.now() - started);
+
+  return new Promise<SandboxResult>((resolve) => {
+    let settled = false;
+    const settle = (result: SandboxOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(watchdog);
+      request.signal?.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      resolve({ ...result, ms: ms() });
+    };
+    const kill = (error: string) => settle({ ok: false, error, console: '', droppedConsoleChars: 0 });
+    const watchdog = setTimeout(
+      () => kill(`time limit: the code ran past ${limits.timeMs} ms and its worker was terminated`),
+      limits.timeMs + WATCHDOG_GRACE_MS,
+    );
+    const onAbort = () => kill('cancelled: the run was stopped');
+    if (request.signal?.aborted) return onAbort();
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'call') {
+        void answerCall(worker, request, message);
+        return;
+      }
+      const { type: _type, ...done } = message;
+      if (done.ok) settle({ ...done, value: done.value === null ? null : JSON.parse(done.value) });
+      else settle(done);
+    });
+    worker.on('error', (error) => kill(`the sandbox failed: ${error.message}`));
+    worker.on('exit', (code) => kill(`the sandbox stopped unexpectedly (exit code ${code})`));
+  });
+}
+
+async function answerCall(
+  worker: Worker,
+  request: SandboxRequest,
+  call: Extract<WorkerMessage, { type: 'call' }>,
+) {
+  let reply: HostMessage;
+  try {
+    if (!request.toolNames.includes(call.name))
+      throw new Error(`no tool named "${call.name}" is available here`);
+    const output = await request.callTool(call.name, JSON.parse(call.input));
+    const value = JSON.stringify(output ?? null);
+    if (value.length > MAX_TOOL_RESULT_CHARS) {
+      throw new Error(
+        `${call.name} returned ${value.length} characters of JSON; the limit inside run_js is ${MAX_TOOL_RESULT_CHARS}`,
+      );
+    }
+    reply = { type: 'result', id: call.id, ok: true, value };
+  } catch (error) {
+    reply = {
+      type: 'result',
+      id: call.id,
+      ok: false,
+      error: error instanceof Error ? error.message : String(error),
+    };
+  }
+  try {
+    worker.postMessage(reply);
+  } catch {
+    // The worker was already terminated (limit, cancellation); the answer has nowhere to go.
+  }
+}
