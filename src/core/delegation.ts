@@ -92,6 +92,8 @@ export function bindAgentTool(parent: RunFrame, definition: AgentDefinition, sta
       }
       const { task, ...inputs } = input;
       const run = traceToolCall(parent, { toolCallId, name: definition.name, input }, async () => {
+        // The parent's step usage must be counted before a child decides whether the budget allows it.
+        await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
         const release = await parent.siblings.acquire(parent.signal);
         try {
           const envelope = await startChild({ definition, task: String(task), inputs, parent });
@@ -110,4 +112,11 @@ export function bindAgentTool(parent: RunFrame, definition: AgentDefinition, sta
       value: toModelView(output) as any,
     }),
   } as any) as Tool;
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

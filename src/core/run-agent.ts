@@ -1,3 +1,4 @@
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import {
   InvalidToolInputError,
   isStepCount,
@@ -23,6 +24,7 @@ import { validateStructuredOutput } from './structured-output.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import { addUsage, usageFromSdk, zeroUsage } from './usage.ts';
+import { gate, meterUsage } from './usage-meter.ts';
 import { Vault } from './vault.ts';
 
 /** What the loop needs from the runtime that owns it. */
@@ -101,6 +103,7 @@ export async function runAgent(
     siblings: new Semaphore(limits.maxConcurrency),
     delegations: new Map(),
     stepDelegations: 0,
+    stepUsageKnown: Promise.resolve(),
     conversation: () => [...initialMessages, ...responseMessages],
     seenUrls: new Set(),
     directTools: new Set(),
@@ -127,8 +130,17 @@ export async function runAgent(
 
   let model: LanguageModel;
   let instructions = definition.instructions;
+  let stepGate = gate();
   try {
-    model = services.resolveModel(modelRef);
+    model = meterUsage(
+      services.resolveModel(modelRef) as LanguageModelV4,
+      (usage) => {
+        frame.usage = addUsage(frame.usage, usage);
+        tree.tokensUsed += usage.totalTokens;
+        stepGate.open();
+      },
+      () => stepGate.open(),
+    );
     const prepared = await services.prepareAgent?.({
       agent: definition.name,
       inputs: spec.inputs,
@@ -172,6 +184,8 @@ export async function runAgent(
     prepareStep: ({ responseMessages: soFar }) => {
       responseMessages = soFar;
       frame.stepDelegations = 0;
+      stepGate = gate();
+      frame.stepUsageKnown = stepGate.promise;
       return undefined;
     },
   });
@@ -353,8 +367,6 @@ async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnR
           break;
         case 'finish-step': {
           const usage = usageFromSdk(part.usage);
-          frame.usage = addUsage(frame.usage, usage);
-          frame.tree.tokensUsed += usage.totalTokens;
           emit(frame, {
             type: 'step-finish',
             step: (options.stepOffset ?? 0) + result.steps,

@@ -42,6 +42,8 @@ export interface RunFrame {
   delegations: Map<string, Promise<ResultEnvelope>>;
   /** Delegations started in the current model step (reset before each step). */
   stepDelegations: number;
+  /** Settles when the current step's model call has reported its usage (or ended without). */
+  stepUsageKnown: Promise<void>;
   /** What this run has said and heard so far, for children whose context policy lets some through. */
   conversation: () => ModelMessage[];
   /** URLs returned by this run's own tool calls, for verifying the sources its answer cites. */
