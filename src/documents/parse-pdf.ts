@@ -35,7 +35,7 @@ export function parsePdf(filename: string, bytes: Uint8Array, options: PdfOption
           reject(
             new DocumentParseError(
               'parse_timeout',
-              `${filename}: reading the PDF took longer than ${Math.round(options.timeoutMs / 1000)} s and was stopped.`,
+              `${filename}: reading the PDF took longer than ${options.timeoutMs < 1000 ? `${options.timeoutMs} ms` : `${Math.round(options.timeoutMs / 1000)} s`} and was stopped.`,
               { filename },
             ),
           ),

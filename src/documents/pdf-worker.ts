@@ -7,7 +7,7 @@ import { extractText, getDocumentProxy } from 'unpdf';
 
 const { bytes, maxPages } = workerData as { bytes: Uint8Array; maxPages: number };
 try {
-  const pdf = await getDocumentProxy(bytes, { isEvalSupported: false });
+  const pdf = await getDocumentProxy(bytes, { isEvalSupported: false, verbosity: 0 });
   if (pdf.numPages > maxPages) {
     parentPort?.postMessage({ tooManyPages: pdf.numPages });
   } else {

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { chunkPages } from '../../documents/chunk-text.ts';
+import { openDatabase } from '../database.ts';
+import { collectionStats, countBy } from './collection-queries.ts';
+import { DocumentStore } from './document-store.ts';
+import { toMatchExpression } from './fts-query.ts';
+import type { DocumentType } from './types.ts';
+
+const DAY = 86_400_000;
+let counter = 0;
+
+function add(
+  store: DocumentStore,
+  userId: string,
+  pages: string[],
+  extra: { type?: DocumentType; tags?: string[]; addedAt?: number; title?: string } = {},
+) {
+  counter++;
+  return store.insert(userId, {
+    id: `doc_${counter}`,
+    title: extra.title ?? `Document ${counter}`,
+    filename: `file${counter}.txt`,
+    type: extra.type ?? 'text',
+    pages: pages.length,
+    size: pages.join('').length,
+    hash: `hash${counter}`,
+    tags: extra.tags ?? [],
+    addedAt: extra.addedAt ?? 1_700_000_000_000,
+    chunks: chunkPages(pages),
+  });
+}
+
+function setup() {
+  const db = openDatabase(':memory:');
+  db.prepare("INSERT INTO users (id, name, created_at) VALUES ('bob', 'bob', 0)").run();
+  return { db, store: new DocumentStore(db) };
+}
+
+describe('toMatchExpression', () => {
+  it('quotes every term, keeps phrases, prefixes, OR and exclusions', () => {
+    expect(toMatchExpression('annual leave')).toBe('("annual" AND "leave")');
+    expect(toMatchExpression('annual leave', 'any')).toBe('("annual" OR "leave")');
+    expect(toMatchExpression('"annual leave" carry*')).toBe('("annual leave" AND "carry"*)');
+    expect(toMatchExpression('tidal OR wave -solar')).toBe('("tidal" OR "wave") NOT ("solar")');
+    expect(toMatchExpression('e-mail')).toBe('"e mail"');
+  });
+
+  it('never lets FTS5 syntax through, and gives nothing for nothing searchable', () => {
+    expect(toMatchExpression('text: NEAR( "x" ) AND ^col')).toBe('("text" AND "NEAR" AND "x" AND "col")');
+    expect(toMatchExpression('  ?! ** ')).toBeUndefined();
+  });
+});
+
+describe('DocumentStore search', () => {
+  it('ranks by BM25, marks matches in snippets, and gives page and offset', () => {
+    const { store } = setup();
+    const doc = add(store, 'local', [
+      'An introduction with nothing relevant.',
+      'Tidal power tidal power tidal: the tides turn turbines.',
+    ]);
+    add(store, 'local', ['Wind power is variable; tidal energy is not.']);
+    const hits = store.search('local', toMatchExpression('tidal')!);
+    expect(hits).toHaveLength(2);
+    expect(hits[0]).toMatchObject({ documentId: doc.id, page: 2, start: 40 });
+    expect(hits[0]!.snippet).toContain('«Tidal»');
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+  });
+
+  it('supports prefix and phrase queries, and stems plain words', () => {
+    const { store } = setup();
+    add(store, 'local', ['The invoices were paid late. Payment terms are thirty days.']);
+    expect(store.search('local', toMatchExpression('invoi*')!)).toHaveLength(1);
+    expect(store.search('local', toMatchExpression('invoice')!)).toHaveLength(1);
+    expect(store.search('local', toMatchExpression('"payment terms"')!)).toHaveLength(1);
+    expect(store.search('local', toMatchExpression('"terms payment"')!)).toHaveLength(0);
+  });
+
+  it('filters by document id, type, tag and date', () => {
+    const { store } = setup();
+    const old = add(store, 'local', ['budget report for research'], {
+      type: 'pdf',
+      tags: ['finance'],
+      addedAt: 10 * DAY,
+    });
+    const recent = add(store, 'local', ['budget plan for marketing'], {
+      type: 'markdown',
+      tags: ['plans'],
+      addedAt: 20 * DAY,
+    });
+    const match = toMatchExpression('budget')!;
+    const ids = (filter: Parameters<DocumentStore['search']>[2]) =>
+      store.search('local', match, filter).map((hit) => hit.documentId);
+    expect(ids({ filter: { documentIds: [old.id] } })).toEqual([old.id]);
+    expect(ids({ filter: { types: ['markdown'] } })).toEqual([recent.id]);
+    expect(ids({ filter: { tags: ['FINANCE'] } })).toEqual([old.id]);
+    expect(ids({ filter: { addedAfter: 15 * DAY } })).toEqual([recent.id]);
+    expect(ids({ filter: { addedBefore: 15 * DAY } })).toEqual([old.id]);
+  });
+
+  it("scopes every read to the caller: another user's id finds nothing", () => {
+    const { store } = setup();
+    const secret = add(store, 'bob', ['the secret merger plan with Initech']);
+    expect(store.search('local', toMatchExpression('merger')!)).toEqual([]);
+    expect(
+      store.search('local', toMatchExpression('merger')!, { filter: { documentIds: [secret.id] } }),
+    ).toEqual([]);
+    expect(store.get('local', secret.id)).toBeUndefined();
+    expect(store.chunks('local', secret.id)).toEqual([]);
+    expect(store.list('local')).toEqual([]);
+    expect(store.hitsForChunks('local', [1])).toEqual([]);
+    expect(store.remove('local', secret.id)).toBe(false);
+    expect(store.get('bob', secret.id)).toBeDefined();
+  });
+
+  it('removes a document with its chunks, FTS entries and vectors', () => {
+    const { db, store } = setup();
+    const doc = add(store, 'local', ['ephemeral words here']);
+    const chunk = store.chunks('local', doc.id)[0]!;
+    store.putVectors('local', doc.id, 'm', [{ chunkId: chunk.id, vector: [1, 0] }]);
+    expect(store.remove('local', doc.id)).toBe(true);
+    expect(store.search('local', toMatchExpression('ephemeral')!)).toEqual([]);
+    const leftover = db
+      .prepare('SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM chunk_vectors) AS n')
+      .get();
+    expect(leftover).toEqual({ n: 0 });
+  });
+
+  it('reads a range of chunks and round-trips vectors', () => {
+    const { store } = setup();
+    const doc = add(store, 'local', ['a'.repeat(1500), 'b'.repeat(500)]);
+    const all = store.chunks('local', doc.id);
+    expect(all.map((chunk) => chunk.text).join('')).toBe(`${'a'.repeat(1500)}\n\n${'b'.repeat(500)}`);
+    const middle = store.chunks('local', doc.id, { from: 1300, to: 1600 });
+    expect(middle[0]!.start).toBeLessThanOrEqual(1300);
+    expect(middle.at(-1)!.end).toBeGreaterThanOrEqual(1600);
+    store.putVectors('local', doc.id, 'm', [{ chunkId: all[0]!.id, vector: [0.5, -0.25] }]);
+    expect([...store.vectors('local', 'm')[0]!.vector]).toEqual([0.5, -0.25]);
+    expect(store.vectors('bob', 'm')).toEqual([]);
+  });
+});
+
+describe('collection queries', () => {
+  it('counts by type, tag and day, and totals the collection, per user', () => {
+    const { db, store } = setup();
+    add(store, 'local', ['one'], { type: 'pdf', tags: ['a'], addedAt: Date.UTC(2025, 0, 1) });
+    add(store, 'local', ['two', 'pages'], { type: 'pdf', tags: ['a', 'b'], addedAt: Date.UTC(2025, 0, 2) });
+    add(store, 'local', ['three'], { type: 'csv', addedAt: Date.UTC(2025, 0, 2) });
+    add(store, 'bob', ['not yours'], { type: 'pdf' });
+    expect(countBy(db, 'local', 'type')).toEqual([
+      { group: 'pdf', count: 2 },
+      { group: 'csv', count: 1 },
+    ]);
+    expect(countBy(db, 'local', 'tag')).toEqual([
+      { group: 'a', count: 2 },
+      { group: 'b', count: 1 },
+    ]);
+    expect(countBy(db, 'local', 'day')).toEqual([
+      { group: '2025-01-02', count: 2 },
+      { group: '2025-01-01', count: 1 },
+    ]);
+    const stats = collectionStats(db, 'local');
+    expect(stats).toMatchObject({ documents: 3, pages: 4, chunks: 4, byType: { pdf: 2, csv: 1 } });
+  });
+});
