@@ -1,0 +1,70 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { tempHome } from '../../test/helpers/cli.ts';
+import { main } from './main.ts';
+
+function capture() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk;
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const stdout = capture();
+  const stderr = capture();
+  const code = await main(args, {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env: { CADRE_HOME: tempHome(), ...env },
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+describe('cadre command line', () => {
+  it('prints its version', async () => {
+    expect(await cli(['--version'])).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+  });
+
+  it('says exactly how to set a model when none is configured', async () => {
+    const result = await cli(['ask', 'hello']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/No model is configured/);
+    expect(result.stderr).toMatch(/CADRE_MODEL=openai:gpt-5-mini/);
+  });
+
+  it('explains a compatible provider without a base URL and an unknown provider', async () => {
+    expect((await cli(['ask', 'hi'], { CADRE_MODEL: 'compatible:x' })).stderr).toMatch(
+      /CADRE_COMPATIBLE_BASE_URL/,
+    );
+    const unknown = await cli(['ask', 'hi', '--model', 'acme:x']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/Unknown model provider "acme"/);
+    const noKey = await cli(['ask', 'hi'], { CADRE_MODEL: 'openai:gpt-5-mini' });
+    expect(noKey.stderr).toMatch(/needs OPENAI_API_KEY/);
+  });
+
+  it('lists, shows and checks agents with where each came from', async () => {
+    const list = await cli(['agents', 'list', '--json']);
+    const agents = JSON.parse(list.stdout).agents as Array<{ name: string; source: string }>;
+    expect(agents).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'math', source: 'builtin' })]),
+    );
+    const show = await cli(['agents', 'show', 'math']);
+    expect(show.stdout).toMatch(/calculate/);
+    expect((await cli(['agents', 'show', 'nobody'])).stderr).toMatch(/no agent named "nobody"/);
+    expect((await cli(['agents', 'check'])).code).toBe(0);
+  });
+
+  it('rejects unknown commands and unknown flags clearly', async () => {
+    expect(await cli(['fly'])).toMatchObject({ code: 2 });
+    const flag = await cli(['runs', 'list', '--colour']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/--colour/);
+    expect((await cli(['runs', 'show', 'run_missing'])).stderr).toMatch(/no run "run_missing"/);
+  });
+});

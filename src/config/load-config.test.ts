@@ -1,0 +1,58 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './load-config.ts';
+
+function dirs() {
+  const home = mkdtempSync(join(tmpdir(), 'cfg-home-'));
+  const cwd = mkdtempSync(join(tmpdir(), 'cfg-cwd-'));
+  mkdirSync(join(cwd, '.cadre'));
+  return { home, cwd };
+}
+
+describe('configuration', () => {
+  it('applies layers in order: home, project, --config, environment, flags', () => {
+    const { home, cwd } = dirs();
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ model: 'openai:a', limits: { maxTurns: 3, maxFanOut: 2 } }),
+    );
+    writeFileSync(
+      join(cwd, '.cadre', 'config.json'),
+      JSON.stringify({ model: 'openai:b', limits: { maxTurns: 4 } }),
+    );
+    writeFileSync(join(cwd, 'extra.json'), JSON.stringify({ subagentModel: 'ollama:small' }));
+    const base = { env: { CADRE_HOME: home }, cwd };
+    expect(loadConfig(base).config).toMatchObject({
+      model: 'openai:b',
+      limits: { maxTurns: 4, maxFanOut: 2 },
+    });
+    expect(loadConfig({ ...base, configFile: 'extra.json' }).config.subagentModel).toBe('ollama:small');
+    expect(loadConfig({ ...base, env: { CADRE_HOME: home, CADRE_MODEL: 'anthropic:c' } }).config.model).toBe(
+      'anthropic:c',
+    );
+    expect(
+      loadConfig({
+        ...base,
+        env: { CADRE_HOME: home, CADRE_MODEL: 'anthropic:c' },
+        flags: { model: 'google:d' },
+      }).config.model,
+    ).toBe('google:d');
+  });
+
+  it('names the file, the field and what was expected', () => {
+    const { home, cwd } = dirs();
+    const file = join(home, 'config.json');
+    writeFileSync(file, JSON.stringify({ limits: { maxTurns: -1 }, modle: 'x' }));
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(`${file}: `);
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(/limits\.maxTurns: Too small/);
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(/modle/);
+    writeFileSync(file, '{ not json');
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(/not valid JSON/);
+    writeFileSync(file, '{}');
+    expect(() => loadConfig({ env: { CADRE_HOME: home, CADRE_MODEL: 'gpt-5' }, cwd })).toThrow(
+      /model: .*provider:model/,
+    );
+  });
+});

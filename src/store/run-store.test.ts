@@ -1,0 +1,79 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentDefinitionSchema } from '../core/agent-definition.ts';
+import { Runtime } from '../core/runtime.ts';
+import { ToolRegistry } from '../core/tool-registry.ts';
+import { ScriptedModel } from '../models/scripted-model.ts';
+import { calculateTool } from '../tools/compute/calculate.ts';
+import { openDatabase } from './database.ts';
+import { RunStore } from './run-store.ts';
+import { SessionStore } from './session-store.ts';
+
+function runtimeWith(store: RunStore) {
+  const model = new ScriptedModel((request) => {
+    if (request.system.includes('MAIN') && request.index === 0)
+      return { toolCalls: [{ name: 'math', input: { task: '6*7' } }] };
+    if (request.system.includes('MATH') && request.toolResults.length === 0) {
+      return { toolCalls: [{ name: 'calculate', input: { expression: '6*7' } }] };
+    }
+    return { text: '42' };
+  });
+  const agents = new Map(
+    [
+      { name: 'main', description: 'm', instructions: 'MAIN', tools: ['math'] },
+      { name: 'math', description: 'x', instructions: 'MATH', tools: ['calculate'] },
+    ].map((input) => [input.name, agentDefinitionSchema.parse(input)]),
+  );
+  const runtime = new Runtime({
+    agents,
+    tools: new ToolRegistry([calculateTool]),
+    resolveModel: () => model,
+    mainModel: 'scripted:x',
+  });
+  store.attach(runtime.bus);
+  return runtime;
+}
+
+describe('run store', () => {
+  it('reads a run tree back exactly as it was built live', async () => {
+    const db = openDatabase(':memory:');
+    const store = new RunStore(db);
+    const { tree } = await runtimeWith(store).run({ agent: 'main', task: 'what is 6*7' });
+    expect(store.getRunTree(tree.id)).toEqual(tree);
+    expect(store.getRunTree(tree.children[0]!.id)).toEqual(tree.children[0]);
+    expect(store.listRuns()).toEqual([expect.objectContaining({ id: tree.id, status: 'ok', agent: 'main' })]);
+    expect(store.getRunTree(tree.id, { userId: 'someone-else' })).toBeUndefined();
+  });
+
+  it('writes events in batches, so a crash loses at most the last unflushed batch', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'store-')), 'cadre.db');
+    const db = openDatabase(path);
+    const store = new RunStore(db, { batchSize: 4, flushIntervalMs: 60_000 });
+    const runtime = runtimeWith(store);
+    const events: number[] = [];
+    runtime.bus.subscribe(() => events.push(1));
+    await runtime.run({ agent: 'main', task: 'q' });
+    // Simulate a crash: nothing is flushed; a second connection sees only the full batches.
+    const other = openDatabase(path);
+    const stored = (other.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
+    expect(stored).toBe(Math.floor(events.length / 4) * 4);
+    expect(events.length - stored).toBeLessThan(4);
+    const journal = (other.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode;
+    expect(journal).toBe('wal');
+  });
+
+  it('commits every accepted message at once and keeps sessions per user', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'store-')), 'cadre.db');
+    const sessions = new SessionStore(openDatabase(path));
+    const session = sessions.create('local');
+    sessions.append('local', session.id, { role: 'user', content: 'hello' });
+    const reader = new SessionStore(openDatabase(path));
+    expect(reader.get('local', session.id)!.messages.map((message) => message.content)).toEqual(['hello']);
+    expect(reader.get('intruder', session.id)).toBeUndefined();
+    expect(() => sessions.append('intruder', session.id, { role: 'user', content: 'x' })).toThrow(
+      /no session/,
+    );
+  });
+});
