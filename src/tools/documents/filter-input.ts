@@ -86,7 +86,7 @@ export function describeHit(hit: SearchHit) {
     cite: `[${hit.title}, p. ${hit.page}]`,
     snippet: hit.snippet.trim(),
     passage: passage.length > MAX_PASSAGE_CHARS ? `${passage.slice(0, MAX_PASSAGE_CHARS)}…` : passage,
-    score: Math.round(hit.score * 1000) / 1000,
+    score: Number(hit.score.toPrecision(4)),
   };
 }
 
