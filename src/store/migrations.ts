@@ -1,4 +1,5 @@
 import { documentsMigration } from './documents/migration.ts';
+import { httpCacheMigration } from './http-cache.ts';
 
 /**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
@@ -77,4 +78,5 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   documentsMigration,
+  httpCacheMigration,
 ];

@@ -4,7 +4,10 @@ import type { Database } from '../store/database.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
 import { documentTools } from './documents/index.ts';
+import { createNetworkDeps } from './http/network-deps.ts';
+import { knowledgeTools } from './knowledge/index.ts';
 import { createRunJsTool } from './sandbox/index.ts';
+import { webTools } from './web/index.ts';
 import { workspaceTools } from './workspace/index.ts';
 
 /** What tool families may need to be built: wired once by the CLI or server. */
@@ -30,6 +33,7 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
     ...workspaceTools(deps.workspaceRoot),
     ...(deps.db ? documentTools(deps.db) : []),
     createRunJsTool({ lookup: (name) => byName.get(name) }),
+    ...networkTools(deps),
   ];
   for (const tool of tools) byName.set(tool.name, tool);
   return tools;
@@ -37,4 +41,10 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
 
 export function createToolRegistry(deps: ToolDependencies): ToolRegistry {
   return new ToolRegistry(builtinTools(deps));
+}
+
+/** The web and knowledge families, sharing one guarded HTTP client and the store's response cache. */
+function networkTools(deps: ToolDependencies): CadreTool[] {
+  const network = createNetworkDeps({ env: deps.env, db: deps.db, settings: deps.settings });
+  return [...webTools(network), ...knowledgeTools(network)];
 }
