@@ -6,6 +6,7 @@ import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
 import { documentTools } from './documents/index.ts';
 import { createNetworkDeps } from './http/network-deps.ts';
 import { knowledgeTools } from './knowledge/index.ts';
+import { createLspTools } from './lsp/index.ts';
 import { createRunJsTool } from './sandbox/index.ts';
 import { webTools } from './web/index.ts';
 import { workspaceTools } from './workspace/index.ts';
@@ -31,6 +32,7 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
     vaultSetTool,
     vaultGetTool,
     ...workspaceTools(deps.workspaceRoot),
+    ...createLspTools(deps.workspaceRoot),
     ...(deps.db ? documentTools(deps.db) : []),
     createRunJsTool({ lookup: (name) => byName.get(name) }),
     ...networkTools(deps),

@@ -1,0 +1,152 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { type CadreTool, defineTool } from '../../core/tool.ts';
+import type { Workspace } from '../workspace/confine.ts';
+import type { LspDiagnostic, LspRange } from './client.ts';
+import type { LspManager } from './manager.ts';
+
+const MAX_LOCATIONS = 100;
+const MAX_DIAGNOSTICS = 200;
+const SEVERITY = ['', 'error', 'warning', 'information', 'hint'];
+
+const pathInput = z.string().min(1).max(1000).describe('File path relative to the workspace root');
+const positionInput = z.object({
+  path: pathInput,
+  line: z.number().int().min(1).describe('1-based line number'),
+  column: z.number().int().min(1).describe('1-based column (character in the line)'),
+});
+
+/** lsp_diagnostics, lsp_definition, lsp_references and lsp_hover for one workspace. */
+export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[] {
+  const locate = (location: { uri: string; range: LspRange }) => describeLocation(workspace, location);
+
+  return [
+    defineTool({
+      name: 'lsp_diagnostics',
+      family: 'workspace',
+      description:
+        'Type errors, warnings and hints for one file from the language server (TypeScript/JavaScript by ' +
+        'default), as the editor would show them: 1-based line and column, severity, message, code.',
+      input: z.object({ path: pathInput }),
+      async execute({ path: requested }) {
+        const file = await workspace.resolve(requested);
+        const diagnostics = await manager.use(workspace.root, file.absolute, (client) =>
+          client.diagnostics(file.absolute),
+        );
+        return {
+          path: file.relative,
+          diagnostics: diagnostics.slice(0, MAX_DIAGNOSTICS).map(describeDiagnostic),
+          ...(diagnostics.length > MAX_DIAGNOSTICS
+            ? { truncated: diagnostics.length - MAX_DIAGNOSTICS }
+            : {}),
+        };
+      },
+    }),
+    defineTool({
+      name: 'lsp_definition',
+      family: 'workspace',
+      description:
+        'Where the symbol at a position is defined (go to definition), from the language server. Line and ' +
+        'column are 1-based, as grep and read_file report them.',
+      input: positionInput,
+      async execute({ path: requested, line, column }) {
+        const file = await workspace.resolve(requested);
+        const result = await manager.use(workspace.root, file.absolute, (client) =>
+          client.positionRequest('textDocument/definition', file.absolute, toPosition(line, column)),
+        );
+        return { definitions: await Promise.all(asLocations(result).slice(0, MAX_LOCATIONS).map(locate)) };
+      },
+    }),
+    defineTool({
+      name: 'lsp_references',
+      family: 'workspace',
+      description:
+        'Every reference to the symbol at a position (find all references, declaration included), from the ' +
+        'language server. Line and column are 1-based.',
+      input: positionInput,
+      async execute({ path: requested, line, column }) {
+        const file = await workspace.resolve(requested);
+        const result = await manager.use(workspace.root, file.absolute, (client) =>
+          client.positionRequest('textDocument/references', file.absolute, toPosition(line, column), {
+            context: { includeDeclaration: true },
+          }),
+        );
+        const locations = asLocations(result);
+        return {
+          references: await Promise.all(locations.slice(0, MAX_LOCATIONS).map(locate)),
+          ...(locations.length > MAX_LOCATIONS ? { truncated: locations.length - MAX_LOCATIONS } : {}),
+        };
+      },
+    }),
+    defineTool({
+      name: 'lsp_hover',
+      family: 'workspace',
+      description:
+        'The type and documentation of the symbol at a position (what an editor shows on hover), from the ' +
+        'language server. Line and column are 1-based.',
+      input: positionInput,
+      async execute({ path: requested, line, column }) {
+        const file = await workspace.resolve(requested);
+        const result = await manager.use(workspace.root, file.absolute, (client) =>
+          client.positionRequest('textDocument/hover', file.absolute, toPosition(line, column)),
+        );
+        return { hover: hoverText(result?.contents) };
+      },
+    }),
+  ];
+}
+
+function toPosition(line: number, column: number) {
+  return { line: line - 1, character: column - 1 };
+}
+
+function describeDiagnostic(diagnostic: LspDiagnostic) {
+  return {
+    line: diagnostic.range.start.line + 1,
+    column: diagnostic.range.start.character + 1,
+    severity: SEVERITY[diagnostic.severity ?? 1] || 'error',
+    message: diagnostic.message,
+    ...(diagnostic.code !== undefined ? { code: diagnostic.code } : {}),
+  };
+}
+
+function asLocations(result: unknown): Array<{ uri: string; range: LspRange }> {
+  const items = Array.isArray(result) ? result : result ? [result] : [];
+  return items.flatMap((item: any) => {
+    if (item?.targetUri)
+      return [{ uri: item.targetUri, range: item.targetSelectionRange ?? item.targetRange }];
+    if (item?.uri && item.range) return [{ uri: item.uri, range: item.range }];
+    return [];
+  });
+}
+
+/** A location as the model sees it: relative path and 1-based position inside the root, the file name outside. */
+async function describeLocation(workspace: Workspace, location: { uri: string; range: LspRange }) {
+  const line = location.range.start.line + 1;
+  const column = location.range.start.character + 1;
+  let absolute: string;
+  try {
+    absolute = fileURLToPath(location.uri);
+  } catch {
+    return { external: location.uri, line, column };
+  }
+  if (!workspace.contains(absolute)) return { external: path.basename(absolute), line, column };
+  const text = await readFile(absolute, 'utf8').catch(() => undefined);
+  const preview = text?.split(/\r?\n/)[line - 1]?.trim().slice(0, 200);
+  return {
+    path: workspace.relative(absolute),
+    line,
+    column,
+    ...(preview !== undefined ? { text: preview } : {}),
+  };
+}
+
+function hoverText(contents: unknown): string {
+  if (!contents) return '';
+  if (typeof contents === 'string') return contents;
+  if (Array.isArray(contents)) return contents.map(hoverText).filter(Boolean).join('\n\n');
+  const value = (contents as { value?: unknown }).value;
+  return typeof value === 'string' ? value : '';
+}
