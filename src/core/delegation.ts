@@ -4,6 +4,7 @@ import type { AgentDefinition, DeclaredInput } from './agent-definition.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
 import { emit, type RunFrame } from './run-frame.ts';
+import { sdkSchema } from './schema-cache.ts';
 import { traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';
 
@@ -16,8 +17,18 @@ export interface ChildRequest {
 
 export type StartChild = (request: ChildRequest) => Promise<ResultEnvelope>;
 
-/** The input schema of an agent tool: `task` plus the agent's declared inputs. */
-export function agentToolInput(definition: AgentDefinition) {
+const inputSchemas = new WeakMap<AgentDefinition, z.ZodType>();
+
+/** The input schema of an agent tool: `task` plus the agent's declared inputs (built once per definition). */
+export function agentToolInput(definition: AgentDefinition): z.ZodType {
+  const known = inputSchemas.get(definition);
+  if (known) return known;
+  const schema = buildAgentToolInput(definition);
+  inputSchemas.set(definition, schema);
+  return schema;
+}
+
+function buildAgentToolInput(definition: AgentDefinition) {
   const shape: Record<string, z.ZodType> = {
     task: z
       .string()
@@ -58,7 +69,7 @@ function delegationKey(agent: string, input: Record<string, unknown>): string {
 export function bindAgentTool(parent: RunFrame, definition: AgentDefinition, startChild: StartChild): Tool {
   return tool({
     description: definition.description,
-    inputSchema: agentToolInput(definition),
+    inputSchema: sdkSchema(agentToolInput(definition)),
     execute: async (input: Record<string, unknown>, options: { toolCallId: string }) => {
       const { toolCallId } = options;
       parent.stepDelegations++;

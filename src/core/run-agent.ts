@@ -23,7 +23,7 @@ import type { RunStatus } from './status.ts';
 import { validateStructuredOutput } from './structured-output.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
 import type { ToolRegistry } from './tool-registry.ts';
-import { addUsage, usageFromSdk, zeroUsage } from './usage.ts';
+import { addUsage, type Usage, usageFromSdk, zeroUsage } from './usage.ts';
 import { gate, meterUsage } from './usage-meter.ts';
 import { Vault } from './vault.ts';
 
@@ -131,16 +131,21 @@ export async function runAgent(
   let model: LanguageModel;
   let instructions = definition.instructions;
   let stepGate = gate();
+  const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
-    model = meterUsage(
-      services.resolveModel(modelRef) as LanguageModelV4,
-      (usage) => {
-        frame.usage = addUsage(frame.usage, usage);
-        tree.tokensUsed += usage.totalTokens;
-        stepGate.open();
-      },
-      () => stepGate.open(),
-    );
+    const resolved = services.resolveModel(modelRef) as LanguageModelV4;
+    // With a budget, usage is counted from the model's stream as soon as each call ends, so a delegation
+    // in the same step sees it; without one, counting at the end of each step is enough and cheaper.
+    model = budgeted
+      ? meterUsage(
+          resolved,
+          (usage) => {
+            countUsage(frame, usage);
+            stepGate.open();
+          },
+          () => stepGate.open(),
+        )
+      : resolved;
     const prepared = await services.prepareAgent?.({
       agent: definition.name,
       inputs: spec.inputs,
@@ -180,12 +185,15 @@ export async function runAgent(
     messages: initialMessages,
     tools,
     temperature: definition.temperature,
+    metered: budgeted,
     stopWhen,
     prepareStep: ({ responseMessages: soFar }) => {
       responseMessages = soFar;
       frame.stepDelegations = 0;
-      stepGate = gate();
-      frame.stepUsageKnown = stepGate.promise;
+      if (budgeted) {
+        stepGate = gate();
+        frame.stepUsageKnown = stepGate.promise;
+      }
       return undefined;
     },
   });
@@ -221,6 +229,7 @@ export async function runAgent(
       temperature: definition.temperature,
       stopWhen: [isStepCount(1)],
       stepOffset: turn.steps,
+      metered: budgeted,
     });
     const stopped = interruption(frame);
     if (stopped) return finishInterrupted(frame, stopped, final.answer || answer);
@@ -319,6 +328,8 @@ interface TurnOptions {
   stopWhen: StopCondition<ToolSet>[];
   prepareStep?: (options: { responseMessages: ModelMessage[] }) => undefined;
   stepOffset?: number;
+  /** True when the model reports usage itself as each call ends (see meterUsage). */
+  metered: boolean;
 }
 
 interface TurnResult {
@@ -367,6 +378,7 @@ async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnR
           break;
         case 'finish-step': {
           const usage = usageFromSdk(part.usage);
+          if (!options.metered) countUsage(frame, usage);
           emit(frame, {
             type: 'step-finish',
             step: (options.stepOffset ?? 0) + result.steps,
@@ -405,6 +417,11 @@ function refuseCall(frame: RunFrame, toolCallId: string, name: string, input: un
       : describeError(error);
   emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
   emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
+}
+
+function countUsage(frame: RunFrame, usage: Usage): void {
+  frame.usage = addUsage(frame.usage, usage);
+  frame.tree.tokensUsed += usage.totalTokens;
 }
 
 function interruption(frame: RunFrame): 'timeout' | 'cancelled' | undefined {

@@ -1,6 +1,7 @@
 import { type Tool, tool } from 'ai';
 import { describeError } from './errors.ts';
 import { emit, type RunFrame } from './run-frame.ts';
+import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
 import type { CadreTool, ToolContext } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
@@ -96,7 +97,7 @@ export function boundedModelOutput(value: unknown, maxChars: number) {
 export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreTool: CadreTool): Tool {
   return tool({
     description: cadreTool.description,
-    inputSchema: cadreTool.input,
+    inputSchema: sdkSchema(cadreTool.input),
     execute: (input: unknown, options: { toolCallId: string }) =>
       traceToolCall(frame, { toolCallId: options.toolCallId, name: cadreTool.name, input }, () =>
         cadreTool.execute(input, toolContext(frame, registry)),
