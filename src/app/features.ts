@@ -1,3 +1,8 @@
+import {
+  documentContextProvider,
+  documentsInstructionFragment,
+  hasDocuments,
+} from '../documents/agent-context.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
 import type { Database } from '../store/database.ts';
@@ -10,18 +15,26 @@ export interface FeatureContext {
   tools: ToolRegistry;
 }
 
+/** Agents that only make sense when the user has documents. */
+const DOCUMENT_AGENTS = ['docqa', 'analyze_document'];
+
 /**
  * Instruction fragments for the main agent from features that are on and relevant now, and the agents
- * that are not relevant (left out of main's tools and prompt). Each feature room contributes here.
+ * that are not relevant (left out of main's tools and prompt). Each feature contributes here.
  */
-export function instructionFragments(_context: FeatureContext): {
-  text: string[];
-  irrelevantAgents: Set<string>;
-} {
-  return { text: [], irrelevantAgents: new Set() };
+export function instructionFragments(context: FeatureContext): { text: string[]; irrelevantAgents: Set<string> } {
+  const text: string[] = [];
+  const irrelevantAgents = new Set<string>();
+  if (hasDocuments(context.db, context.userId)) {
+    const fragment = documentsInstructionFragment(context.db, context.userId);
+    if (fragment) text.push(fragment);
+  } else {
+    for (const agent of DOCUMENT_AGENTS) irrelevantAgents.add(agent);
+  }
+  return { text, irrelevantAgents };
 }
 
 /** Per-agent preparers (e.g. loading a document into analyze_document's context). */
-export function preparers(_context: FeatureContext): PrepareAgent[] {
-  return [];
+export function preparers(context: FeatureContext): PrepareAgent[] {
+  return [documentContextProvider(context.db)];
 }
