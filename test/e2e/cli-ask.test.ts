@@ -84,11 +84,12 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     for (const request of mathRequests)
       expect(JSON.stringify(request.body.messages)).not.toContain('PINEAPPLE');
     // The math agent was offered exactly its allow-list.
-    expect(mathRequests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual([
-      'calculate',
-      'vault_get',
-      'vault_set',
-    ]);
+    const shownMath = JSON.parse((await runCli(['agents', 'show', 'math', '--json'], env)).stdout) as {
+      tools: Array<{ name: string; available: boolean }>;
+    };
+    const allowed = shownMath.tools.filter((tool) => tool.available).map((tool) => tool.name);
+    expect(allowed).toContain('calculate');
+    expect(mathRequests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual(allowed.sort());
 
     const shown = await runCli(['runs', 'show', output.run.id, '--json'], env);
     expect(JSON.parse(shown.stdout)).toEqual(output.run);
