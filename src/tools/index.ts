@@ -7,6 +7,7 @@ import { documentTools } from './documents/index.ts';
 import { createNetworkDeps } from './http/network-deps.ts';
 import { knowledgeTools } from './knowledge/index.ts';
 import { createLspTools } from './lsp/index.ts';
+import { updatePlanTool } from './planning/update-plan.ts';
 import { createRunJsTool } from './sandbox/index.ts';
 import { webTools } from './web/index.ts';
 import { workspaceTools } from './workspace/index.ts';
@@ -35,6 +36,7 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
     ...createLspTools(deps.workspaceRoot),
     ...(deps.db ? documentTools(deps.db) : []),
     createRunJsTool({ lookup: (name) => byName.get(name) }),
+    updatePlanTool,
     ...networkTools(deps),
   ];
   for (const tool of tools) byName.set(tool.name, tool);
