@@ -1,10 +1,10 @@
+import type { PrepareAgent } from '../core/run-agent.ts';
+import type { ToolRegistry } from '../core/tool-registry.ts';
 import {
   documentContextProvider,
   documentsInstructionFragment,
   hasDocuments,
 } from '../documents/agent-context.ts';
-import type { PrepareAgent } from '../core/run-agent.ts';
-import type { ToolRegistry } from '../core/tool-registry.ts';
 import type { Database } from '../store/database.ts';
 
 /** What a feature needs to decide whether it is on and relevant for one request. */
@@ -22,7 +22,10 @@ const DOCUMENT_AGENTS = ['docqa', 'analyze_document'];
  * Instruction fragments for the main agent from features that are on and relevant now, and the agents
  * that are not relevant (left out of main's tools and prompt). Each feature contributes here.
  */
-export function instructionFragments(context: FeatureContext): { text: string[]; irrelevantAgents: Set<string> } {
+export function instructionFragments(context: FeatureContext): {
+  text: string[];
+  irrelevantAgents: Set<string>;
+} {
   const text: string[] = [];
   const irrelevantAgents = new Set<string>();
   if (hasDocuments(context.db, context.userId)) {
