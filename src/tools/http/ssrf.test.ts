@@ -71,7 +71,7 @@ beforeAll(async () => {
       return response.end();
     }
     if (url.pathname === '/bomb') {
-      const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+      const bomb = gzipSync(Buffer.alloc(16 * 1024 * 1024));
       return send(response, bomb, 'text/plain', 200, { 'content-encoding': 'gzip' });
     }
     send(response, 'ok', 'text/plain');
