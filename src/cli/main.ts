@@ -3,10 +3,6 @@ import { join } from 'node:path';
 import { cadreHome } from '../config/load-config.ts';
 import { type Database, openDatabase } from '../store/database.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
-import { agentsCommand } from './commands/agents.ts';
-import { askCommand } from './commands/ask.ts';
-import { chatCommand } from './commands/chat.ts';
-import { runsCommand } from './commands/runs.ts';
 import { EXIT, reportError } from './errors.ts';
 
 export const VERSION: string = JSON.parse(
@@ -26,14 +22,13 @@ usage:
 Set a model first, e.g.  export CADRE_MODEL=openai:gpt-5-mini  (see README.md).
 `;
 
-/** Commands with heavier dependencies, loaded only when used so `cadre ask` starts fast. */
-const LAZY: Record<string, string> = { docs: 'docsCommand' };
-
-const COMMANDS: Record<string, CliCommand> = {
-  ask: askCommand,
-  chat: chatCommand,
-  agents: agentsCommand,
-  runs: runsCommand,
+/** Sub-commands by name and the export of `./commands/<name>.ts` that runs them, loaded when used. */
+const COMMANDS: Record<string, string> = {
+  ask: 'askCommand',
+  chat: 'chatCommand',
+  agents: 'agentsCommand',
+  runs: 'runsCommand',
+  docs: 'docsCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */
@@ -62,7 +57,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
       (name ? context.stdout : context.stderr).write(USAGE);
       return name ? EXIT.ok : EXIT.usage;
     }
-    const command = COMMANDS[name] ?? (Object.hasOwn(LAZY, name) ? await loadLazy(name) : undefined);
+    const command = Object.hasOwn(COMMANDS, name) ? await loadCommand(name) : undefined;
     if (!command) {
       context.stderr.write(`cadre: unknown command "${name}"\n\n${USAGE}`);
       return EXIT.usage;
@@ -79,9 +74,9 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
   }
 }
 
-async function loadLazy(name: string): Promise<CliCommand | undefined> {
+async function loadCommand(name: string): Promise<CliCommand | undefined> {
   const module = (await import(`./commands/${name}.ts`)) as Record<string, CliCommand>;
-  return module[LAZY[name]!];
+  return module[COMMANDS[name]!];
 }
 
 if (import.meta.main) {

@@ -1,33 +1,31 @@
-import { all, create } from 'mathjs';
+import type { MathJsInstance } from 'mathjs';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 
-const math = create(all!, {});
-// Expressions come from models: no defining functions, importing or touching the parser's scope.
-const limited = math.evaluate;
-math.import(
-  {
-    import: () => {
-      throw new Error('import is disabled');
-    },
-    createUnit: () => {
-      throw new Error('createUnit is disabled');
-    },
-    evaluate: () => {
-      throw new Error('evaluate is disabled inside expressions');
-    },
-    parse: () => {
-      throw new Error('parse is disabled inside expressions');
-    },
-    simplify: () => {
-      throw new Error('simplify is disabled inside expressions');
-    },
-    derivative: () => {
-      throw new Error('derivative is disabled inside expressions');
-    },
-  },
-  { override: true },
-);
+let mathjs: Promise<{ math: MathJsInstance; evaluate: MathJsInstance['evaluate'] }> | undefined;
+
+/** mathjs takes most of a second to load, so it is loaded on the first calculation, not at start-up. */
+function loadMath() {
+  mathjs ??= import('mathjs').then(({ create, all }) => {
+    const math = create(all!, {});
+    const evaluate = math.evaluate;
+    // Expressions come from models: no importing, defining units or reaching the parser from inside.
+    const disabled = (name: string) => () => {
+      throw new Error(`${name} is disabled inside expressions`);
+    };
+    math.import(
+      Object.fromEntries(
+        ['import', 'createUnit', 'evaluate', 'parse', 'simplify', 'derivative'].map((name) => [
+          name,
+          disabled(name),
+        ]),
+      ),
+      { override: true },
+    );
+    return { math, evaluate };
+  });
+  return mathjs;
+}
 
 const MAX_EXPRESSION_LENGTH = 2_000;
 
@@ -46,9 +44,10 @@ export const calculateTool = defineTool({
       .describe('The expression, e.g. "sqrt(2) * 3^4" or "12 inch to cm"'),
   }),
   async execute({ expression }) {
+    const { math, evaluate } = await loadMath();
     let value: unknown;
     try {
-      value = limited(expression, {});
+      value = evaluate(expression, {});
     } catch (error) {
       throw new Error(`could not evaluate "${expression}": ${(error as Error).message}`);
     }
