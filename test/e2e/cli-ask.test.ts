@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FINAL_ANSWER_PROMPT } from '../../src/core/limits.ts';
@@ -258,5 +258,41 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     expect(JSON.parse(listed.stdout).runs[0]).toMatchObject({ id: output.run.id, status: 'cancelled' });
     const shown = await runCli(['runs', 'show', output.run.id, '--json'], env);
     expect(JSON.parse(shown.stdout).children[0].status).toBe('cancelled');
+  });
+
+  it('prefetches a configured sub-agent when the trigger matches, and loads a Claude Code agent file', async () => {
+    const { server, env } = await setup(
+      ({ system }) => {
+        if (isMath(system)) return { text: 'Prefetched: 2^10 = 1024.' };
+        if (system.includes('You review diffs')) return { text: 'reviewed' };
+        return { text: 'Main answer.' };
+      },
+      { delegation: { mode: 'prefetch', prefetch: { agent: 'math', trigger: '\\bpower\\b' } } },
+    );
+    const result = await runCli(['ask', '--json', 'What is 2 to the power 10?'], env);
+    expect(result.code).toBe(0);
+    const output = parseJson(result.stdout);
+    expect(output.run.children.map((run) => run.agent)).toEqual(['math']);
+    const mainRequest = server.requests.find((request) => isMain(request.system))!;
+    expect(mainRequest.system).toContain('## External knowledge\nPrefetched: 2^10 = 1024.');
+
+    const unrelated = await runCli(['ask', '--json', 'Say hello'], env);
+    expect(parseJson(unrelated.stdout).run.children).toEqual([]);
+
+    const cwd = tempHome();
+    const agentDir = join(cwd, '.claude', 'agents');
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(
+      join(agentDir, 'reviewer.md'),
+      '---\nname: reviewer\ndescription: Reviews a diff\ntools: Read, Grep, Bash\nmodel: sonnet\n---\nYou review diffs.',
+    );
+    const listed = await runCli(['agents', 'list', '--json'], env, { cwd });
+    const reviewer = JSON.parse(listed.stdout).agents.find(
+      (agent: { name: string }) => agent.name === 'reviewer',
+    );
+    expect(reviewer).toMatchObject({ source: 'claude' });
+    expect(reviewer.notes.join(' ')).toMatch(/Bash/);
+    const direct = await runCli(['ask', '--json', '--agent', 'reviewer', 'Review this'], env, { cwd });
+    expect(parseJson(direct.stdout)).toMatchObject({ status: 'ok', answer: 'reviewed' });
   });
 });
