@@ -167,3 +167,19 @@ describe('retry policy and helpers', () => {
     expect(wrapped.match(/<\/?untrusted-content/gi)).toHaveLength(2);
   });
 });
+
+describe('guarded requests and the cache', () => {
+  it('refuses a guarded URL from the cache once its host is no longer allowed', async () => {
+    const cache = new SqliteHttpCache(openDatabase(':memory:'));
+    const port = new URL(server.url).port;
+    const request = {
+      url: `${server.url}/cached-page`,
+      trust: 'guarded' as const,
+      cache: { namespace: 'web_fetch', ttlSeconds: 60 },
+    };
+    const allowed = new HttpClient({ cache, guard: { allowHosts: new Set([`127.0.0.1:${port}`]) } });
+    expect((await allowed.request(request)).cache).toBe('miss');
+    expect((await allowed.request(request)).cache).toBe('hit');
+    await expect(new HttpClient({ cache }).request(request)).rejects.toBeInstanceOf(BlockedUrlError);
+  });
+});

@@ -103,6 +103,8 @@ export class HttpClient {
   async request(request: HttpRequest): Promise<HttpResponse> {
     const cacheKey = request.cache && request.cache.ttlSeconds > 0 ? keyOf(request) : undefined;
     if (cacheKey && this.options.cache) {
+      // A guarded URL is checked even when cached, so a host refused now is refused from the cache too.
+      if (request.trust === 'guarded') await checkUrl(parseUrl(String(request.url)), this.#guard);
       const hit = this.options.cache.get(cacheKey, this.#now());
       if (hit) {
         return {
