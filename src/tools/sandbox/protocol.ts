@@ -31,13 +31,19 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
   maxTimers: 256,
 };
 
+/** What a worker is started with, before it has a job. */
+export interface WorkerBoot {
+  wasmModule: WebAssembly.Module;
+  /** Sizes the WebAssembly memory; a job's memory limit must be the same. */
+  memoryBytes: number;
+}
+
 export interface WorkerJob {
   code: string;
   toolNames: string[];
   /** JSON of `[{name, description, input}]`, what `help()` returns inside. */
   toolHelp: string;
   limits: SandboxLimits;
-  wasmModule: WebAssembly.Module;
   /** Only tests turn this off, to prove the host watchdog alone still stops a runaway guest. */
   guestInterrupt: boolean;
 }
@@ -46,9 +52,11 @@ export interface WorkerJob {
 export type GuestOutcome = { ok: true; value: string | null } | { ok: false; error: string };
 
 export type WorkerMessage =
+  | { type: 'ready' }
   | { type: 'call'; id: number; name: string; input: string }
   | (GuestOutcome & { type: 'done'; console: string; droppedConsoleChars: number });
 
 export type HostMessage =
+  | { type: 'job'; job: WorkerJob }
   | { type: 'result'; id: number; ok: true; value: string }
   | { type: 'result'; id: number; ok: false; error: string };

@@ -5,6 +5,7 @@ import {
   DEFAULT_SANDBOX_LIMITS,
   type HostMessage,
   type SandboxLimits,
+  type WorkerBoot,
   type WorkerJob,
   type WorkerMessage,
 } from './protocol.ts';
@@ -35,6 +36,8 @@ type SandboxOutcome = ({ ok: true; value: unknown } | { ok: false; error: string
 export type SandboxResult = SandboxOutcome & { ms: number };
 
 let compiled: Promise<WebAssembly.Module> | undefined;
+/** One booted worker kept ready for the next call (QuickJS already instantiated), for the default memory. */
+let spare: { worker: Worker; memoryBytes: number; alive: boolean; ready: Promise<void> } | undefined;
 
 /** The QuickJS WebAssembly module, compiled once per process and handed to every worker. */
 export function quickJsModule(): Promise<WebAssembly.Module> {
@@ -44,6 +47,64 @@ export function quickJsModule(): Promise<WebAssembly.Module> {
     return WebAssembly.compile(bytes);
   })();
   return compiled;
+}
+
+function bootWorker(wasmModule: WebAssembly.Module, memoryBytes: number): Worker {
+  const boot: WorkerBoot = { wasmModule, memoryBytes };
+  return new Worker(new URL('./worker.ts', import.meta.url), {
+    workerData: boot,
+    env: {},
+    argv: [],
+    execArgv: [],
+    stdout: true,
+    stderr: true,
+    resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+  });
+}
+
+/**
+ * A booted worker for this memory size: the warm spare when it fits, else a new one. Every worker runs
+ * one job only; a new spare is booted in the background for the next call.
+ */
+async function takeWorker(memoryBytes: number): Promise<Worker> {
+  const wasmModule = await quickJsModule();
+  let worker: Worker;
+  if (spare?.alive && spare.memoryBytes === memoryBytes) worker = spare.worker;
+  else worker = bootWorker(wasmModule, memoryBytes);
+  spare = undefined;
+  if (memoryBytes === DEFAULT_SANDBOX_LIMITS.memoryBytes) {
+    const worker = bootWorker(wasmModule, memoryBytes);
+    const next = {
+      worker,
+      memoryBytes,
+      alive: true,
+      ready: new Promise<void>((resolve) => {
+        worker.once('message', () => resolve());
+        worker.once('exit', () => resolve());
+      }),
+    };
+    // An idle spare never keeps the process alive, and one that dies is simply not used.
+    worker.unref();
+    worker.once('exit', () => {
+      next.alive = false;
+    });
+    worker.once('error', () => {
+      next.alive = false;
+    });
+    spare = next;
+  }
+  return worker;
+}
+
+/** Resolves once the warm spare worker (if any) has QuickJS instantiated; for benchmarks and pre-warming. */
+export async function sandboxWarm(): Promise<void> {
+  if (!spare) await takeWorker(DEFAULT_SANDBOX_LIMITS.memoryBytes).then((worker) => worker.terminate());
+  const waiting = spare;
+  if (!waiting) return;
+  // Held while waiting, so the wait itself keeps the process alive; idle again afterwards.
+  waiting.worker.ref();
+  await waiting.ready;
+  if (spare === waiting) waiting.worker.unref();
 }
 
 /**
@@ -60,18 +121,11 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
     toolNames: request.toolNames,
     toolHelp: JSON.stringify(request.toolHelp ?? []),
     limits,
-    wasmModule: await quickJsModule(),
     guestInterrupt: request.guestInterrupt ?? true,
   };
-  const worker = new Worker(new URL('./worker.ts', import.meta.url), {
-    workerData: job,
-    env: {},
-    argv: [],
-    execArgv: [],
-    stdout: true,
-    stderr: true,
-    resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
-  });
+  const worker = await takeWorker(limits.memoryBytes);
+  worker.ref();
+  worker.postMessage({ type: 'job', job } satisfies HostMessage);
   const ms = () => Math.round(performance.now() - started);
 
   return new Promise<SandboxResult>((resolve) => {
@@ -94,6 +148,7 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
     request.signal?.addEventListener('abort', onAbort, { once: true });
 
     worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'ready') return;
       if (message.type === 'call') {
         void answerCall(worker, request, message);
         return;

@@ -1,10 +1,11 @@
 /**
- * The worker thread that runs one piece of model-written JavaScript in QuickJS (WebAssembly), then exits.
+ * The worker thread that runs one piece of model-written JavaScript in QuickJS (WebAssembly), then is
+ * terminated. It boots before it has a job, so the host can keep one warm.
  * The guest sees only what the prelude below defines: console, setTimeout (capped), help() and one async
  * function per allowed tool. Those functions post the tool's name and a JSON string to the host and get
  * a JSON string back; nothing else crosses.
  *
- * 1. Instantiate QuickJS from the host's compiled module; set memory, stack and interrupt limits.
+ * 1. Instantiate QuickJS from the host's compiled module, wait for the job, set its limits.
  * 2. Install the host functions, run the prelude (it hides them behind closures).
  * 3. Evaluate the code as a script; if that is a syntax error (top-level return/await), as an async body.
  * 4. Pump jobs after every tool result and timer until the value settles, then post it as JSON.
@@ -18,12 +19,10 @@ import {
   type QuickJSHandle,
   RELEASE_SYNC,
 } from 'quickjs-emscripten';
-import type { GuestOutcome, HostMessage, WorkerJob, WorkerMessage } from './protocol.ts';
+import type { GuestOutcome, HostMessage, WorkerBoot, WorkerJob, WorkerMessage } from './protocol.ts';
 
-const job = workerData as WorkerJob;
+const boot = workerData as WorkerBoot;
 const port = parentPort!;
-const { limits } = job;
-const deadline = Date.now() + limits.timeMs;
 
 let consoleText = '';
 let droppedConsoleChars = 0;
@@ -46,16 +45,25 @@ function finish(message: GuestOutcome) {
 const WASM_PAGE = 64 * 1024;
 const wasmMemory = new WebAssembly.Memory({
   initial: 256,
-  maximum: Math.max(256, Math.ceil((limits.memoryBytes + 16 * 1024 * 1024) / WASM_PAGE)),
+  maximum: Math.max(256, Math.ceil((boot.memoryBytes + 16 * 1024 * 1024) / WASM_PAGE)),
 });
 const quickjs = await newQuickJSWASMModuleFromVariant(
-  newVariant(RELEASE_SYNC, { wasmModule: job.wasmModule, wasmMemory }),
+  newVariant(RELEASE_SYNC, { wasmModule: boot.wasmModule, wasmMemory }),
 );
 const runtime = quickjs.newRuntime();
+const vm = runtime.newContext();
+port.postMessage({ type: 'ready' } satisfies WorkerMessage);
+// A warm worker waits here, QuickJS ready, until the host hands it a job.
+const job = await new Promise<WorkerJob>((resolve) =>
+  port.once('message', (message: HostMessage) => {
+    if (message.type === 'job') resolve(message.job);
+  }),
+);
+const { limits } = job;
+const deadline = Date.now() + limits.timeMs;
 runtime.setMemoryLimit(limits.memoryBytes);
 runtime.setMaxStackSize(limits.stackBytes);
 if (job.guestInterrupt) runtime.setInterruptHandler(() => Date.now() > deadline);
-const vm = runtime.newContext();
 setTimeout(
   () => finish({ ok: false, error: `time limit: the code ran past ${limits.timeMs} ms` }),
   limits.timeMs + 5,
@@ -148,6 +156,7 @@ if (prelude.error) throw new Error(`sandbox prelude failed: ${JSON.stringify(vm.
 const serialize = prelude.value;
 
 port.on('message', (message: HostMessage) => {
+  if (message.type !== 'result') return;
   const deferred = pendingCalls.get(message.id);
   if (!deferred || finished) return;
   pendingCalls.delete(message.id);
