@@ -6,7 +6,7 @@ import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
 import { documentTools } from './documents/index.ts';
 import { createNetworkDeps } from './http/network-deps.ts';
 import { knowledgeTools } from './knowledge/index.ts';
-import { createLspTools } from './lsp/index.ts';
+import { createLspTools, lspOptionsFromSettings } from './lsp/index.ts';
 import { updatePlanTool } from './planning/update-plan.ts';
 import { createRunJsTool } from './sandbox/index.ts';
 import { webTools } from './web/index.ts';
@@ -33,7 +33,7 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
     vaultSetTool,
     vaultGetTool,
     ...workspaceTools(deps.workspaceRoot),
-    ...createLspTools(deps.workspaceRoot),
+    ...createLspTools(deps.workspaceRoot, lspOptionsFromSettings(deps.settings)),
     ...(deps.db ? documentTools(deps.db) : []),
     createRunJsTool({ lookup: (name) => byName.get(name) }),
     updatePlanTool,

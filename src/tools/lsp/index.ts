@@ -6,6 +6,7 @@ import { lspTools } from './tools.ts';
 export { LspClient } from './client.ts';
 export { LspManager, type LspManagerOptions } from './manager.ts';
 export { configuredServer, type LanguageServerConfig, typescriptServer } from './server-config.ts';
+export { lspOptionsFromSettings } from './settings.ts';
 
 /** The LSP tools for a workspace root, with their own server manager unless one is given. */
 export function createLspTools(

@@ -51,7 +51,7 @@ export function configuredServer(config: {
   name: string;
   command: string[];
   extensions: string[];
-  languageId?: string;
+  languageId?: string | undefined;
 }): LanguageServerConfig {
   return {
     name: config.name,
