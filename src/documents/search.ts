@@ -1,5 +1,10 @@
 import type { DocumentStore } from '../store/documents/document-store.ts';
-import { hasOperators, toMatchExpression } from '../store/documents/fts-query.ts';
+import {
+  hasOperators,
+  onlyCommonTerms,
+  plainTerms,
+  toMatchExpression,
+} from '../store/documents/fts-query.ts';
 import type { DocumentFilter, SearchHit } from '../store/documents/types.ts';
 import { cosine, type Embedder, embedQuery } from './embeddings.ts';
 
@@ -14,6 +19,8 @@ export interface SearchOptions {
 /** The usual constant of reciprocal rank fusion: damps the difference between the very top ranks. */
 const RRF_K = 60;
 const CANDIDATES = 50;
+/** In the any-term fallback, words found in more than this share of chunks are dropped. */
+const FALLBACK_COMMON_SHARE = 0.05;
 
 /**
  * Searches the caller's documents. Keyword search first requires every term; when that finds nothing and
@@ -36,19 +43,28 @@ export async function searchDocuments(
   return fuse(store, userId, keyword, vector, limit);
 }
 
-/** BM25 search over FTS5, all terms first, any term as the fallback. */
+/**
+ * BM25 search over FTS5, all terms first, any term as the fallback. Words found in a fifth of all chunks
+ * or more are left out of the match (they carry little BM25 weight); a query made only of them is answered
+ * unranked.
+ */
 export function keywordSearch(
   store: DocumentStore,
   userId: string,
   query: string,
   options: { limit: number; filter?: DocumentFilter },
 ): SearchHit[] {
-  const strict = toMatchExpression(query, 'all');
+  const common = store.commonTerms(plainTerms(query));
+  const strict = toMatchExpression(query, 'all', common);
   if (!strict) return [];
-  const hits = store.search(userId, strict, options);
+  const ranked = !onlyCommonTerms(query, common);
+  const hits = store.search(userId, strict, { ...options, ranked });
   if (hits.length || hasOperators(query)) return hits;
-  const loose = toMatchExpression(query, 'any');
-  return loose && loose !== strict ? store.search(userId, loose, options) : hits;
+  // "Any term" ranks the union of every term's matches; words in many chunks would make that union
+  // large while adding little to the ranking, so the fallback leaves them out when rarer words remain.
+  const frequent = store.commonTerms(plainTerms(query), FALLBACK_COMMON_SHARE);
+  const loose = toMatchExpression(query, 'any', frequent);
+  return loose && loose !== strict ? store.search(userId, loose, { ...options, ranked }) : hits;
 }
 
 async function vectorSearch(

@@ -3,7 +3,7 @@ import { chunkPages } from '../../documents/chunk-text.ts';
 import { openDatabase } from '../database.ts';
 import { collectionStats, countBy } from './collection-queries.ts';
 import { DocumentStore } from './document-store.ts';
-import { toMatchExpression } from './fts-query.ts';
+import { onlyCommonTerms, toMatchExpression } from './fts-query.ts';
 import type { DocumentType } from './types.ts';
 
 const DAY = 86_400_000;
@@ -43,6 +43,15 @@ describe('toMatchExpression', () => {
     expect(toMatchExpression('"annual leave" carry*')).toBe('("annual leave" AND "carry"*)');
     expect(toMatchExpression('tidal OR wave -solar')).toBe('("tidal" OR "wave") NOT ("solar")');
     expect(toMatchExpression('e-mail')).toBe('"e mail"');
+  });
+
+  it('leaves out common words unless nothing else is left', () => {
+    const common = new Set(['the']);
+    expect(toMatchExpression('the notice period', 'all', common)).toBe('("notice" AND "period")');
+    expect(toMatchExpression('the', 'all', common)).toBe('"the"');
+    expect(toMatchExpression('"the end"', 'all', common)).toBe('"the end"');
+    expect(onlyCommonTerms('the', common)).toBe(true);
+    expect(onlyCommonTerms('the end', common)).toBe(false);
   });
 
   it('never lets FTS5 syntax through, and gives nothing for nothing searchable', () => {
@@ -110,6 +119,16 @@ describe('DocumentStore search', () => {
     expect(store.hitsForChunks('local', [1])).toEqual([]);
     expect(store.remove('local', secret.id)).toBe(false);
     expect(store.get('bob', secret.id)).toBeDefined();
+  });
+
+  it('finds the words present in more than a share of all chunks', () => {
+    const { store } = setup();
+    for (let index = 0; index < 10; index++)
+      add(store, 'local', [`the report number ${index} ${index < 3 ? 'budget' : ''}`]);
+    expect([...store.commonTerms(['the', 'budget', 'missing'], 0.5, 0)]).toEqual(['the']);
+    expect(store.commonTerms(['the'], 0.5, 1000).size).toBe(0);
+    const unranked = store.search('local', toMatchExpression('the')!, { ranked: false, limit: 3 });
+    expect(unranked).toHaveLength(3);
   });
 
   it('removes a document with its chunks, FTS entries and vectors', () => {

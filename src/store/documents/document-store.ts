@@ -138,26 +138,64 @@ export class DocumentStore {
     return rows.map(toChunk);
   }
 
-  /** Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first. */
+  /**
+   * Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first. Ranking
+   * runs on the FTS index and a covering index of owners only; titles, texts and snippets are read for the
+   * top `limit` rows alone. `ranked: false` skips BM25 (for queries of only very common words, which BM25
+   * cannot rank anyway) and returns matches in collection order.
+   */
   search(
     userId: string,
     match: string,
-    options: { filter?: DocumentFilter; limit?: number } = {},
+    options: { filter?: DocumentFilter; limit?: number; ranked?: boolean } = {},
   ): SearchHit[] {
-    const { sql, params } = filterConditions(options.filter);
+    const { documentIds, ...rest } = options.filter ?? {};
+    const { sql, params } = filterConditions(rest);
     const conditions = ['chunks_fts MATCH ?', 'c.user_id = ?', ...sql];
+    const idParams: SQLInputValue[] = documentIds?.length ? documentIds : [];
+    if (idParams.length) conditions.push(`c.document_id IN (${idParams.map(() => '?').join(', ')})`);
+    const ranked = options.ranked ?? true;
     const rows = this.db
       .prepare(
-        `SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type,
+        `WITH top AS MATERIALIZED (
+           SELECT c.id AS id${ranked ? ', bm25(chunks_fts) AS score' : ''}
+           FROM chunks_fts
+           JOIN chunks c INDEXED BY chunks_owner ON c.id = chunks_fts.rowid
+           ${sql.length ? 'JOIN documents d ON d.id = c.document_id' : ''}
+           WHERE ${conditions.join(' AND ')}
+           ${ranked ? 'ORDER BY score' : ''} LIMIT ?
+         )
+         SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type,
                 snippet(chunks_fts, 0, '«', '»', '…', 24) AS snippet, bm25(chunks_fts) AS score
-         FROM chunks_fts
-         JOIN chunks c ON c.id = chunks_fts.rowid
+         FROM top
+         CROSS JOIN chunks_fts ON chunks_fts.rowid = top.id
+         JOIN chunks c ON c.id = top.id
          JOIN documents d ON d.id = c.document_id
-         WHERE ${conditions.join(' AND ')}
-         ORDER BY score LIMIT ?`,
+         WHERE chunks_fts MATCH ?
+         ORDER BY score, c.id`,
       )
-      .all(match, userId, ...params, options.limit ?? 10);
+      .all(match, userId, ...params, ...idParams, options.limit ?? 10, match);
     return rows.map((row) => toHit(row, String(row.snippet), -Number(row.score)));
+  }
+
+  /**
+   * Which of these words are in more than `share` of all chunks (once there are at least `minChunks`).
+   * Such words carry almost no BM25 weight, and ranking every chunk that holds them is what makes a query
+   * slow. Words are looked up as typed; a word the stemmer changes is simply never reported common.
+   */
+  commonTerms(words: string[], share = 0.2, minChunks = 2_000): Set<string> {
+    const common = new Set<string>();
+    if (!words.length) return common;
+    const total = Number(
+      (this.#statement('SELECT max(id) AS n FROM chunks').get() as { n: number | null }).n ?? 0,
+    );
+    if (total < minChunks) return common;
+    const lookup = this.#statement('SELECT doc FROM chunks_vocab WHERE term = ?');
+    for (const word of new Set(words.map((item) => item.toLowerCase()))) {
+      const row = lookup.get(word) as { doc: number } | undefined;
+      if (row && row.doc > total * share) common.add(word);
+    }
+    return common;
   }
 
   /** Chunks by id (for vector hits), the caller's only, in the order asked. */

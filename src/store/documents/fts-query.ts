@@ -14,8 +14,12 @@ export type MatchMode = 'all' | 'any';
 const WORD = /[\p{L}\p{N}_]+/gu;
 
 /** The MATCH expression for `query`, or undefined when it holds nothing searchable. */
-export function toMatchExpression(query: string, mode: MatchMode = 'all'): string | undefined {
-  const { parts, excluded } = tokenize(query);
+export function toMatchExpression(
+  query: string,
+  mode: MatchMode = 'all',
+  common: ReadonlySet<string> = new Set(),
+): string | undefined {
+  const { parts, excluded } = withoutCommonTerms(tokenize(query), common);
   const positive: string[] = [];
   let joinNextWithOr = false;
   for (const part of parts) {
@@ -38,6 +42,31 @@ export function toMatchExpression(query: string, mode: MatchMode = 'all'): strin
 export function hasOperators(query: string): boolean {
   const { parts, excluded } = tokenize(query);
   return excluded.length > 0 || parts.some((part) => part.kind !== 'term');
+}
+
+/** The plain words of a query (not phrases, prefixes or exclusions): candidates for `commonTerms`. */
+export function plainTerms(query: string): string[] {
+  return tokenize(query).parts.flatMap((part) =>
+    part.kind === 'term' && !part.prefix ? [part.text.toLowerCase()] : [],
+  );
+}
+
+/** True when every searchable part of the query is one of the common words (so BM25 cannot rank it). */
+export function onlyCommonTerms(query: string, common: ReadonlySet<string>): boolean {
+  const positive = tokenize(query).parts.filter((part) => part.kind !== 'or');
+  return (
+    positive.length > 0 &&
+    positive.every((part) => part.kind === 'term' && !part.prefix && common.has(part.text.toLowerCase()))
+  );
+}
+
+/** Drops common plain words, unless nothing else would be left to search for. */
+function withoutCommonTerms(tokens: { parts: Part[]; excluded: string[] }, common: ReadonlySet<string>) {
+  if (!common.size) return tokens;
+  const isCommon = (part: Part) =>
+    part.kind === 'term' && !part.prefix && common.has(part.text.toLowerCase());
+  const kept = tokens.parts.filter((part) => !isCommon(part));
+  return kept.some((part) => part.kind !== 'or') ? { parts: kept, excluded: tokens.excluded } : tokens;
 }
 
 function tokenize(query: string): { parts: Part[]; excluded: string[] } {

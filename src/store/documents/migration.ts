@@ -3,7 +3,8 @@ import type { Migration } from '../migrations.ts';
 /**
  * Documents, their tags, their text as contiguous chunks (concatenated in `seq` order they give the whole
  * text back), the FTS5 index over the chunks (kept in step by triggers) and optional embedding vectors.
- * Every table carries `user_id` so that scoped queries never need to trust an id alone.
+ * Every table carries `user_id` so that scoped queries never need to trust an id alone. No FTS5 prefix
+ * index: it costs a third of ingest speed, and prefix queries of three or more letters are fast without it.
  */
 export const documentsMigration: Migration = {
   id: '004-documents',
@@ -41,13 +42,15 @@ export const documentsMigration: Migration = {
       text TEXT NOT NULL
     );
     CREATE INDEX chunks_by_document ON chunks(document_id, seq);
+    -- Covers the owner check of every FTS match without reading the chunk's text.
+    CREATE INDEX chunks_owner ON chunks(id, user_id, document_id);
     CREATE VIRTUAL TABLE chunks_fts USING fts5(
       text,
       content = 'chunks',
       content_rowid = 'id',
-      tokenize = 'porter unicode61 remove_diacritics 2',
-      prefix = '2 3'
+      tokenize = 'porter unicode61 remove_diacritics 2'
     );
+    CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row);
     CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
       INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
     END;
