@@ -177,6 +177,10 @@ describe('run_js escape suite', () => {
     await expectHealthy();
   });
 
+  it('refuses a stack limit above 256 KiB', async () => {
+    await expect(run('return 1', { limits: { stackBytes: 1024 * 1024 } })).rejects.toThrow(/256 KiB/);
+  });
+
   it('tools outside the allow-list do not exist inside', async () => {
     const result = await run(
       'return [typeof echo, typeof read_file, typeof tools.read_file, Object.keys(tools)]',

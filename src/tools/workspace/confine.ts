@@ -22,7 +22,13 @@ export class Workspace {
   readonly root: string;
 
   constructor(root: string) {
-    this.root = realpathSync(root);
+    // A root that does not exist (yet) fails each call with "no such file", not Cadre's start-up.
+    const absolute = path.resolve(root);
+    try {
+      this.root = realpathSync(absolute);
+    } catch {
+      this.root = absolute;
+    }
   }
 
   /** True when `absolute` (already real) is the root or below it. */

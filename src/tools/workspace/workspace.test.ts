@@ -163,3 +163,13 @@ describe('read_file and list_dir', () => {
     expect(linkOut).toEqual({ name: 'link-out.txt', type: 'link' });
   });
 });
+
+describe('a workspace root that does not exist', () => {
+  it('builds its tools and answers each call with not found', async () => {
+    const missing = new Map(
+      workspaceTools(path.join(tmpdir(), 'cadre-no-such-root')).map((tool) => [tool.name, tool]),
+    );
+    const readFileTool = missing.get('read_file')!;
+    await expect(readFileTool.execute({ path: 'a.txt' }, context)).rejects.toThrow(/no such file/);
+  });
+});
