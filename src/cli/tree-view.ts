@@ -11,6 +11,14 @@ const MARKS: Record<string, string> = {
   budget: '$',
 };
 
+const PLAN_MARKS: Record<string, string> = {
+  pending: '[ ]',
+  running: '[>]',
+  done: '[x]',
+  failed: '[!]',
+  skipped: '[-]',
+};
+
 /** One line per run: status mark, agent, task, status, turns, tokens, time; children indented. */
 export function renderTree(root: RunTree, now = Date.now(), width = 120): string[] {
   const lines: string[] = [];
@@ -26,6 +34,10 @@ export function renderTree(root: RunTree, now = Date.now(), width = 120): string
     lines.push(
       clip(`${prefix}${MARKS[node.status] ?? '?'} ${node.agent}  "${task}"  ${stats}${toolNote}`, width),
     );
+    const planPrefix = `${childPrefix}${node.children.length ? '│  ' : '   '}`;
+    for (const step of node.plan ?? []) {
+      lines.push(clip(`${planPrefix}${PLAN_MARKS[step.status] ?? '[ ]'} ${oneLine(step.title, 80)}`, width));
+    }
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1;
       walk(child, `${childPrefix}${last ? '└─ ' : '├─ '}`, `${childPrefix}${last ? '   ' : '│  '}`);

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { RunTree } from '../core/run-tree.ts';
+import { renderTree } from './tree-view.ts';
+
+const usage = (totalTokens: number) => ({ inputTokens: totalTokens, outputTokens: 0, totalTokens });
+
+function run(partial: Partial<RunTree> & { id: string; agent: string }): RunTree {
+  return {
+    parentId: null,
+    task: 'task',
+    status: 'ok',
+    summary: '',
+    model: 'm:x',
+    turns: 1,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: '2026-01-01T00:00:01.500Z',
+    usage: usage(10),
+    subtreeUsage: usage(10),
+    toolCalls: [],
+    children: [],
+    ...partial,
+  };
+}
+
+describe('tree view', () => {
+  it('shows each run with status, turns, tokens, time, tool calls and plan steps', () => {
+    const tree = run({
+      id: 'a',
+      agent: 'main',
+      task: 'Plan a trip',
+      turns: 2,
+      subtreeUsage: usage(300),
+      toolCalls: [{ id: '1', name: 'planner', input: {}, ok: true, ms: 5 }],
+      children: [
+        run({
+          id: 'b',
+          agent: 'planner',
+          status: 'max_turns',
+          turns: 10,
+          subtreeUsage: usage(200),
+          plan: [
+            { title: 'Find flights', status: 'done' },
+            { title: 'Book hotel', status: 'running' },
+          ],
+          toolCalls: [
+            { id: '2', name: 'web_search', input: {}, ok: true, ms: 5 },
+            { id: '3', name: 'web_search', input: {}, ok: false, ms: 5 },
+          ],
+        }),
+      ],
+    });
+    expect(renderTree(tree)).toEqual([
+      '✓ main  "Plan a trip"  ok  2 turns  300 tok  1.5s',
+      '└─ ↻ planner  "task"  max_turns  10 turns  200 tok  1.5s  [web_search×2 (1 failed)]',
+      '      [x] Find flights',
+      '      [>] Book hotel',
+    ]);
+  });
+});
