@@ -12,7 +12,7 @@ export interface Composition {
   settings?: Record<string, AgentSettings>;
   /** Instruction fragments for features that are on and relevant now (documents, workspace, ...). */
   fragments?: string[];
-  /** Agents that exist and are enabled but are not relevant now (e.g. docqa with no documents). */
+  /** Agents and main's direct tools that are not relevant now (e.g. docqa with no documents). */
   irrelevant?: ReadonlySet<string>;
 }
 
@@ -36,7 +36,9 @@ export function composeAgents(composition: Composition): Map<string, AgentDefini
   const delegates = [...definitions.values()].filter(
     (agent) => agent.name !== 'main' && agent.enabled && !composition.irrelevant?.has(agent.name),
   );
-  const directTools = main.tools.filter((name) => !definitions.has(name));
+  const directTools = main.tools.filter(
+    (name) => !definitions.has(name) && !composition.irrelevant?.has(name),
+  );
   definitions.set('main', {
     ...main,
     tools: [...directTools, ...delegates.map((agent) => agent.name)],

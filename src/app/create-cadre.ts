@@ -113,7 +113,7 @@ export class Cadre {
       catalog: this.catalog.agents,
       settings: this.agentSettings(),
       fragments: fragments.text,
-      irrelevant: fragments.irrelevantAgents,
+      irrelevant: fragments.irrelevant,
     });
     const limits = this.config.limits ?? {};
     const prepareAgent: PrepareAgent = async (request) => {

@@ -15,8 +15,8 @@ export interface FeatureContext {
   tools: ToolRegistry;
 }
 
-/** Agents that only make sense when the user has documents. */
-const DOCUMENT_AGENTS = ['docqa', 'analyze_document'];
+/** Agents and main's direct tools that only make sense when the user has documents. */
+const DOCUMENT_FEATURES = ['docqa', 'analyze_document', 'search_documents', 'query_documents'];
 
 /**
  * Instruction fragments for the main agent from features that are on and relevant now, and the agents
@@ -24,17 +24,17 @@ const DOCUMENT_AGENTS = ['docqa', 'analyze_document'];
  */
 export function instructionFragments(context: FeatureContext): {
   text: string[];
-  irrelevantAgents: Set<string>;
+  irrelevant: Set<string>;
 } {
   const text: string[] = [];
-  const irrelevantAgents = new Set<string>();
+  const irrelevant = new Set<string>();
   if (hasDocuments(context.db, context.userId)) {
     const fragment = documentsInstructionFragment(context.db, context.userId);
     if (fragment) text.push(fragment);
   } else {
-    for (const agent of DOCUMENT_AGENTS) irrelevantAgents.add(agent);
+    for (const name of DOCUMENT_FEATURES) irrelevant.add(name);
   }
-  return { text, irrelevantAgents };
+  return { text, irrelevant };
 }
 
 /** Per-agent preparers (e.g. loading a document into analyze_document's context). */
