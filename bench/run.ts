@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: every benchmark in one run. Each family's benchmark lives in its own file and can also
- * be run alone with `npx node bench/<file>.ts`; this runner calls the ones that exist.
+ * be run alone with `npx node bench/<file>.ts`. `BENCH_ONLY=documents` runs one family after the core;
+ * `BENCH_CHUNKS=10000` limits the document store sizes.
  */
-import { existsSync } from 'node:fs';
 import { benchCore, printCore } from './core.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);

@@ -6,7 +6,7 @@ import {
   type ModelMessage,
   NoSuchToolError,
   type StopCondition,
-  streamText,
+  experimental_streamTextLowMemory as streamTextOnce,
   type ToolSet,
 } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
@@ -346,7 +346,9 @@ async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnR
   const result: TurnResult = { answer: '', steps: 0, endedWithToolCalls: false, responseMessages: [] };
   let stepText = '';
   let lastText = '';
-  const stream = streamText({
+  let ended: { responseMessages: ModelMessage[]; finalText: string } | undefined;
+  // The single-consumer engine: Cadre reads each stream once, so the SDK need not keep a replay buffer.
+  const stream = streamTextOnce({
     model: options.model,
     instructions: options.instructions || undefined,
     messages: options.messages,
@@ -359,6 +361,9 @@ async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnR
     abortSignal: frame.signal,
     maxRetries: 0,
     onError: () => {},
+    onEnd: (event) => {
+      ended = { responseMessages: event.responseMessages as ModelMessage[], finalText: event.finalStep.text };
+    },
   });
   try {
     for await (const part of stream.stream) {
@@ -397,10 +402,8 @@ async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnR
           break;
       }
     }
-    const steps = await stream.steps;
-    result.responseMessages = (await stream.response).messages as ModelMessage[];
-    const finalStep = steps.at(-1);
-    result.answer = (finalStep?.text.trim() ? finalStep.text : lastText).trim();
+    result.responseMessages = ended?.responseMessages ?? [];
+    result.answer = (ended?.finalText.trim() ? ended.finalText : lastText).trim();
   } catch (error) {
     if (!frame.signal.aborted) result.error ??= error;
     result.answer = lastText.trim() || stepText.trim();
