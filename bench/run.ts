@@ -9,22 +9,21 @@ const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
 console.log(`Cadre benchmarks (node ${process.version}, ${iterations} iterations where it applies)\n`);
 printCore(await benchCore(iterations));
 
-const families: Array<{ file: string; run: string }> = [
-  { file: 'web-cache.ts', run: 'runWebCacheBench' },
-  { file: 'context-efficiency.ts', run: 'runContextEfficiencyBench' },
-  { file: 'documents.ts', run: 'runDocumentsBench' },
+const families: Array<{ name: string; run: () => Promise<void> }> = [
+  { name: 'web', run: async () => (await import('./web-cache.ts')).runWebCacheBench() },
+  { name: 'context', run: async () => (await import('./context-efficiency.ts')).runContextEfficiencyBench() },
+  {
+    name: 'documents',
+    run: async () => {
+      const { benchDocuments, printDocuments } = await import('./documents.ts');
+      const checkpoints = process.env.BENCH_CHUNKS?.split(',').map(Number);
+      printDocuments(await benchDocuments(checkpoints ? { checkpoints } : {}));
+    },
+  },
 ];
+const only = process.env.BENCH_ONLY?.split(',');
 for (const family of families) {
-  const path = new URL(`./${family.file}`, import.meta.url);
-  if (!existsSync(path)) continue;
-  const module = (await import(path.href)) as Record<string, () => Promise<void>>;
-  const run = module[family.run];
-  if (typeof run !== 'function') {
-    console.log(
-      `\n(bench/${family.file} does not export ${family.run}; run it alone with npx node bench/${family.file})`,
-    );
-    continue;
-  }
+  if (only && !only.includes(family.name)) continue;
   console.log('');
-  await run();
+  await family.run();
 }
