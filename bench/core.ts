@@ -61,6 +61,36 @@ function sdkEcho() {
   });
 }
 
+/** The plain AI SDK way to delegate: a ToolLoopAgent whose tool streams another ToolLoopAgent. */
+function sdkNestedMain(model: LanguageModel) {
+  const worker = new ToolLoopAgent({
+    model,
+    instructions: 'WORKER',
+    tools: { echo: sdkEcho() },
+    stopWhen: isStepCount(20),
+  });
+  return new ToolLoopAgent({
+    model,
+    instructions: 'MAIN',
+    stopWhen: isStepCount(20),
+    tools: {
+      worker: tool({
+        description: 'worker',
+        inputSchema: z.object({ task: z.string() }),
+        execute: async ({ task }, { abortSignal }) => {
+          const result = await worker.stream({ prompt: task, abortSignal } as Parameters<
+            typeof worker.stream
+          >[0]);
+          for await (const _part of result.stream) {
+            // drain
+          }
+          return { text: await result.text };
+        },
+      }),
+    },
+  });
+}
+
 async function consume(agent: ToolLoopAgent<any, any, any>, prompt: string) {
   const result = await agent.stream({ prompt } as Parameters<typeof agent.stream>[0]);
   for await (const _part of result.stream) {
@@ -114,30 +144,7 @@ export async function benchCore(iterations = 200): Promise<CoreBenchResult> {
     return workerReply(request, STEPS);
   });
   const cadreTree = cadreRuntime(treeModel, store);
-  const sdkWorker = new ToolLoopAgent({
-    model: treeModel,
-    instructions: 'WORKER',
-    tools: { echo: sdkEcho() },
-    stopWhen: isStepCount(20),
-  });
-  const sdkMain = new ToolLoopAgent({
-    model: treeModel,
-    instructions: 'MAIN',
-    stopWhen: isStepCount(20),
-    tools: {
-      worker: tool({
-        description: 'worker',
-        inputSchema: z.object({ task: z.string() }),
-        execute: async ({ task }, { abortSignal }) => {
-          const result = await sdkWorker.stream({ prompt: task, abortSignal });
-          for await (const _part of result.stream) {
-            // drain
-          }
-          return { text: await result.text };
-        },
-      }),
-    },
-  });
+  const sdkMain = sdkNestedMain(treeModel);
   const sdkDelegation = await time(iterations, () => consume(sdkMain, 'delegate'));
   const cadreDelegation = await time(iterations, () => cadreTree.run({ agent: 'main', task: 'delegate' }));
   store.flush();
@@ -156,32 +163,7 @@ export async function benchCore(iterations = 200): Promise<CoreBenchResult> {
   const cadreFan = cadreRuntime(fanModel, store, 8);
   const fanIterations = Math.max(5, Math.floor(iterations / 20));
   const fan = await time(fanIterations, () => cadreFan.run({ agent: 'main', task: 'fan out' }));
-  const sdkFanWorker = new ToolLoopAgent({
-    model: fanModel,
-    instructions: 'WORKER',
-    tools: { echo: sdkEcho() },
-    stopWhen: isStepCount(20),
-  });
-  const sdkFanMain = new ToolLoopAgent({
-    model: fanModel,
-    instructions: 'MAIN',
-    stopWhen: isStepCount(20),
-    tools: {
-      worker: tool({
-        description: 'worker',
-        inputSchema: z.object({ task: z.string() }),
-        execute: async ({ task }) => {
-          const result = await sdkFanWorker.stream({ prompt: task } as Parameters<
-            typeof sdkFanWorker.stream
-          >[0]);
-          for await (const _part of result.stream) {
-            // drain
-          }
-          return { text: await result.text };
-        },
-      }),
-    },
-  });
+  const sdkFanMain = sdkNestedMain(fanModel);
   const sdkFan = await time(fanIterations, () => consume(sdkFanMain, 'fan out'));
   store.close();
 

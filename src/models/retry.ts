@@ -1,5 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4Middleware } from '@ai-sdk/provider';
 import { APICallError, wrapLanguageModel } from 'ai';
+import { abortableSleep } from '../core/abortable-sleep.ts';
 
 /** How provider calls are retried. All delays in milliseconds. */
 export interface RetryPolicy {
@@ -83,25 +84,9 @@ export async function withRetries<T>(
       );
       const delayMs = requestedDelayMs(error, policy.maxDelayMs) ?? backoff;
       onRetry?.({ attempt: attemptNumber + 1, delayMs, error });
-      await abortableDelay(delayMs, signal);
+      await abortableSleep(delayMs, signal);
     }
   }
-}
-
-function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }
-    function onAbort() {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
 import { APICallError } from 'ai';
+import { abortableSleep } from '../core/abortable-sleep.ts';
 
 /** One reply of a scripted model: text, tool calls, an error, or a mix, optionally after a delay. */
 export interface ScriptedReply {
@@ -119,7 +120,7 @@ export class ScriptedModel implements LanguageModelV4 {
       typeof this.#script === 'function'
         ? await this.#script(request)
         : (this.#script[Math.min(request.index, this.#script.length - 1)] ?? { text: '' });
-    if (reply.delayMs) await sleep(reply.delayMs, options.abortSignal);
+    if (reply.delayMs) await abortableSleep(reply.delayMs, options.abortSignal);
     if (reply.error) {
       throw new APICallError({
         message: reply.error.message ?? `scripted error ${reply.error.status}`,
@@ -185,19 +186,4 @@ function describeRequest(index: number, options: LanguageModelV4CallOptions): Sc
 
 function unwrapOutput(output: { type: string; value?: unknown }): unknown {
   return 'value' in output ? output.value : output;
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolContext } from '../../core/tool.ts';
-import { Vault } from '../../core/vault.ts';
+import { testToolContext } from '../../core/test-tool-context.ts';
 import { calculateTool } from './calculate.ts';
 import { vaultGetTool, vaultSetTool } from './vault.ts';
 
-const context = () => ({ vault: new Vault() }) as unknown as ToolContext;
+const context = () => testToolContext();
 
 describe('calculate', () => {
   it('evaluates arithmetic, functions and units', async () => {

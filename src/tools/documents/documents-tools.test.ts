@@ -1,8 +1,8 @@
 import { MockEmbeddingModelV4 } from 'ai/test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makePdf } from '../../../test/fixtures/documents/build-fixtures.ts';
+import { testToolContext } from '../../core/test-tool-context.ts';
 import type { CadreTool, ToolContext } from '../../core/tool.ts';
-import { Vault } from '../../core/vault.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { type Database, openDatabase } from '../../store/database.ts';
 import { documentTools } from './index.ts';
@@ -12,19 +12,7 @@ const DAY = 86_400_000;
 const text = (value: string) => new TextEncoder().encode(value);
 
 function context(userId: string, inputs: Record<string, unknown> = {}): ToolContext {
-  return {
-    runId: 'run_test',
-    agent: 'test',
-    depth: 0,
-    signal: new AbortController().signal,
-    vault: new Vault(),
-    userId,
-    sessionId: undefined,
-    inputs,
-    callTool: async () => undefined,
-    allowedTools: () => [],
-    emit: () => {},
-  };
+  return testToolContext({ userId, inputs, depth: 0 });
 }
 
 let db: Database;

@@ -1,3 +1,4 @@
+import { abortableSleep } from '../../core/abortable-sleep.ts';
 /**
  * Per-host token buckets. A request takes a token; when none is left it reserves the next one and waits
  * for it, so a burst is spread at the host's rate in arrival order. Clock and sleep are injected so the
@@ -57,20 +58,4 @@ export class RateLimiter {
     const wait = this.reserve(host);
     if (wait > 0) await this.#sleep(wait, signal);
   }
-}
-
-/** `setTimeout` as a promise that rejects when `signal` aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

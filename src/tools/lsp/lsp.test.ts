@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CadreTool, ToolContext } from '../../core/tool.ts';
-import { Vault } from '../../core/vault.ts';
+import { testToolContext } from '../../core/test-tool-context.ts';
+import type { CadreTool } from '../../core/tool.ts';
 import { Workspace } from '../workspace/confine.ts';
 import { LspManager } from './manager.ts';
 import { lspTools } from './tools.ts';
@@ -14,19 +14,7 @@ let root: string;
 let manager: LspManager;
 let tools: Map<string, CadreTool>;
 
-const context = {
-  runId: 'run_test',
-  agent: 'explorer',
-  depth: 1,
-  signal: new AbortController().signal,
-  vault: new Vault(),
-  userId: 'local',
-  sessionId: undefined,
-  inputs: {},
-  callTool: async () => undefined,
-  allowedTools: () => [],
-  emit: () => {},
-} satisfies ToolContext;
+const context = testToolContext({ agent: 'explorer' });
 
 function call(name: string, input: unknown): Promise<any> {
   const tool = tools.get(name)!;

@@ -1,25 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { EventBody } from '../../core/events.ts';
-import type { ToolContext } from '../../core/tool.ts';
-import { Vault } from '../../core/vault.ts';
+import { testToolContext } from '../../core/test-tool-context.ts';
 import { updatePlanTool } from './update-plan.ts';
 
 describe('update_plan', () => {
   it('publishes the whole checklist as a plan-update event', async () => {
     const emitted: EventBody[] = [];
-    const context: ToolContext = {
+    const context = testToolContext({
       runId: 'run_1',
       agent: 'planner',
-      depth: 1,
-      signal: new AbortController().signal,
-      vault: new Vault(),
-      userId: 'local',
-      sessionId: undefined,
-      inputs: {},
-      callTool: async () => undefined,
-      allowedTools: () => [],
       emit: (event) => emitted.push(event),
-    };
+    });
     const input = updatePlanTool.input.parse({
       steps: [
         { title: 'Look up the price', status: 'done', result: '42 EUR' },

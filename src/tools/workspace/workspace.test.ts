@@ -2,27 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CadreTool, ToolContext } from '../../core/tool.ts';
-import { Vault } from '../../core/vault.ts';
+import { testToolContext } from '../../core/test-tool-context.ts';
+import type { CadreTool } from '../../core/tool.ts';
 import { OutsideWorkspaceError, Workspace, workspaceTools } from './index.ts';
 
 let base: string;
 let root: string;
 let tools: Map<string, CadreTool>;
 
-const context = {
-  runId: 'run_test',
-  agent: 'explorer',
-  depth: 1,
-  signal: new AbortController().signal,
-  vault: new Vault(),
-  userId: 'local',
-  sessionId: undefined,
-  inputs: {},
-  callTool: async () => undefined,
-  allowedTools: () => [],
-  emit: () => {},
-} satisfies ToolContext;
+const context = testToolContext({ agent: 'explorer' });
 
 function call(name: string, input: unknown): Promise<any> {
   const tool = tools.get(name)!;

@@ -1,0 +1,25 @@
+import type { ToolContext } from './tool.ts';
+import { Vault } from './vault.ts';
+
+/**
+ * A tool context for calling a tool's `execute` directly in a test: its own vault, a live signal, user
+ * `local`, no nested calls. Override any field.
+ */
+export function testToolContext(overrides: Partial<ToolContext> = {}): ToolContext {
+  return {
+    runId: 'run_test',
+    agent: 'test',
+    depth: 1,
+    signal: new AbortController().signal,
+    vault: new Vault(),
+    userId: 'local',
+    sessionId: undefined,
+    inputs: {},
+    callTool: async (name) => {
+      throw new Error(`no nested tool calls in this test (asked for ${name})`);
+    },
+    allowedTools: () => [],
+    emit: () => {},
+    ...overrides,
+  };
+}
