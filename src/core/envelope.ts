@@ -19,10 +19,15 @@ export interface ResultEnvelope {
   runId: string;
 }
 
-/** The part of an envelope a parent model sees: status, summary, and data/sources when present. */
+/**
+ * The part of an envelope a parent model sees: status and summary, or status and data when the agent
+ * declared structured output (the data already holds what the summary would say), and sources.
+ */
 export function toModelView(envelope: ResultEnvelope): Record<string, unknown> {
-  const view: Record<string, unknown> = { status: envelope.status, summary: envelope.summary };
-  if (envelope.data !== undefined) view.data = envelope.data;
+  const view: Record<string, unknown> =
+    envelope.data === undefined
+      ? { status: envelope.status, summary: envelope.summary }
+      : { status: envelope.status, data: envelope.data };
   if (envelope.sources?.length) view.sources = envelope.sources.map(({ url, title }) => ({ url, title }));
   return view;
 }

@@ -245,8 +245,10 @@ export async function runAgent(
   const extra: { data?: unknown; sources?: Source[] } = {};
   if (definition.output) {
     const structured = validateStructuredOutput(answer, definition.output);
-    if (structured.ok) extra.data = structured.data;
-    else if (status === 'ok') {
+    if (structured.ok) {
+      extra.data = structured.data;
+      answer = structuredSummary(structured.data) ?? answer;
+    } else if (status === 'ok') {
       status = 'partial';
       answer = `${answer}\n\n[structured output invalid: ${structured.error}]`;
     }
@@ -256,6 +258,12 @@ export async function runAgent(
     if (sources.length) extra.sources = sources;
   }
   return finish(status, answer, extra);
+}
+
+/** A structured result's own `summary` field, when it has one: the envelope's summary for people. */
+function structuredSummary(data: unknown): string | undefined {
+  const summary = (data as { summary?: unknown } | null)?.summary;
+  return typeof summary === 'string' && summary.trim() ? summary.trim() : undefined;
 }
 
 function taskMessage(spec: RunSpec): string {
