@@ -1,4 +1,5 @@
 import { APICallError, RetryError } from 'ai';
+import { CadreError } from './errors.ts';
 
 /**
  * A one-line account of a model or provider failure for a person: the HTTP status and the provider's own
@@ -9,11 +10,12 @@ export function describeModelError(error: unknown): string {
     const last = describeModelError(error.lastError);
     return `the model provider kept failing after ${error.errors.length} attempts: ${last}`;
   }
+  if (CadreError.isInstance(error)) return error.message;
   if (APICallError.isInstance(error)) {
-    const status = error.statusCode ? `HTTP ${error.statusCode}` : 'no response';
-    const host = safeHost(error.url);
+    const host = safeHost(error.url) ?? 'the model provider';
     const detail = firstLine(error.message);
-    return `${host ? `${host} answered ` : ''}${status}${detail ? `: ${detail}` : ''}`;
+    if (!error.statusCode) return `could not reach ${host}${detail ? `: ${detail}` : ''}`;
+    return `${host} answered HTTP ${error.statusCode}${detail ? `: ${detail}` : ''}`;
   }
   if (error instanceof Error) {
     const cause = error.cause instanceof Error ? ` (${firstLine(error.cause.message)})` : '';

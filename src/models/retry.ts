@@ -1,6 +1,8 @@
 import type { LanguageModelV4, LanguageModelV4Middleware } from '@ai-sdk/provider';
 import { APICallError, wrapLanguageModel } from 'ai';
 import { abortableSleep } from '../core/abortable-sleep.ts';
+import { SystemError } from '../core/errors.ts';
+import { describeModelError } from '../core/model-errors.ts';
 
 /** How provider calls are retried. All delays in milliseconds. */
 export interface RetryPolicy {
@@ -77,7 +79,16 @@ export async function withRetries<T>(
     try {
       return await attempt();
     } catch (error) {
-      if (signal?.aborted || attemptNumber >= policy.maxRetries || !isRetryable(error)) throw error;
+      if (signal?.aborted || !isRetryable(error)) throw error;
+      if (attemptNumber >= policy.maxRetries) {
+        if (attemptNumber === 0) throw error;
+        throw new SystemError(
+          'provider_unavailable',
+          `the model provider is not answering (${attemptNumber + 1} attempts): ${describeModelError(error)}`,
+          { attempts: attemptNumber + 1 },
+          error,
+        );
+      }
       const backoff = Math.min(
         policy.baseDelayMs * 2 ** attemptNumber * (0.8 + Math.random() * 0.4),
         policy.maxDelayMs,

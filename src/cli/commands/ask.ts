@@ -69,7 +69,8 @@ export const askCommand: CliCommand = async (args, context) => {
         usage: envelope.subtreeUsage,
       };
       context.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    } else {
+    } else if (envelope.status !== 'error') {
+      // An error's summary is the reason, which goes to stderr below; anything else is (partial) answer.
       context.stdout.write(`${envelope.summary}\n`);
     }
     if (envelope.status === 'cancelled') return EXIT.interrupted;
