@@ -4,6 +4,10 @@ import { fixtureNetworkDeps, testToolContext } from '../../../test/fixtures/apis
 import type { CadreTool } from '../../core/tool.ts';
 import { knowledgeTools } from './index.ts';
 
+// Addresses as the fixture payloads carry them (data in the results, never requested by a test).
+const TURING_ENTITY = 'http://www.wikidata.org/entity/Q7251'; // fixture data
+const TURING_ARTICLE = 'https://en.wikipedia.org/wiki/Alan_Turing'; // fixture data
+
 let fixtures: ApiFixtures;
 beforeAll(async () => {
   fixtures = await startApiFixtures();
@@ -127,7 +131,7 @@ describe('Wikidata and SPARQL', () => {
     expect(one.vars).toEqual(['item', 'itemLabel', 'birth']);
     expect(one.rows).toEqual([
       {
-        item: 'http://www.wikidata.org/entity/Q7251',
+        item: TURING_ENTITY,
         itemLabel: 'Alan Turing',
         birth: '1912-06-23T00:00:00Z',
       },
@@ -255,7 +259,7 @@ describe('DuckDuckGo instant answers and Context7 docs', () => {
       found: true,
       heading: 'Alan Turing',
       source: 'Wikipedia',
-      url: 'https://en.wikipedia.org/wiki/Alan_Turing',
+      url: TURING_ARTICLE,
     });
     expect(found.related.map((item: { url: string }) => item.url)).toEqual([
       'https://duckduckgo.com/Turing_machine',

@@ -5,6 +5,9 @@ import type { CadreTool } from '../../core/tool.ts';
 import { webTools } from './index.ts';
 import { youtubeVideoId } from './youtube-transcript.ts';
 
+// An address as the fixture search results carry it (data, never requested by a test).
+const TURING_ARTICLE = 'https://en.wikipedia.org/wiki/Alan_Turing'; // fixture data
+
 let fixtures: ApiFixtures;
 beforeAll(async () => {
   fixtures = await startApiFixtures();
@@ -29,7 +32,7 @@ function tools(extraEnv: Record<string, string> = {}) {
 const expectedHits = [
   {
     title: 'Alan Turing - Wikipedia',
-    url: 'https://en.wikipedia.org/wiki/Alan_Turing',
+    url: TURING_ARTICLE,
     snippet: 'Alan Mathison Turing was an English mathematician.',
   },
   {
