@@ -78,12 +78,11 @@ export async function runAgent(
 ): Promise<ResultEnvelope> {
   const { definition } = spec;
   const limits = services.limitsFor(definition);
-  const controller = new AbortController();
   const timeoutSignal = AbortSignal.timeout(limits.timeoutMs);
-  const signal = AbortSignal.any([spec.signal, timeoutSignal, controller.signal]);
+  const signal = AbortSignal.any([spec.signal, timeoutSignal]);
   const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);
 
-  let initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
+  const initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
   let responseMessages: ModelMessage[] = [];
   const frame: RunFrame = {
     id: tree.newId(),
@@ -111,6 +110,7 @@ export async function runAgent(
   };
 
   // 1.
+  if (!spec.parent) tree.maxDepth = limits.maxDepth;
   emit(frame, {
     type: 'run-start',
     task: spec.task,
@@ -197,7 +197,6 @@ export async function runAgent(
       return undefined;
     },
   });
-  initialMessages = turn.initialMessages ?? initialMessages;
   let answer = turn.answer;
 
   const interrupted = interruption(frame);
@@ -278,7 +277,7 @@ function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): To
   for (const name of frame.definition.tools) {
     const agent = services.agents.get(name);
     if (agent) {
-      if (agent.enabled && frame.depth + 1 <= frame.limits.maxDepth && agent.name !== frame.definition.name) {
+      if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {
         tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request));
       }
       continue;
@@ -345,7 +344,6 @@ interface TurnResult {
   steps: number;
   endedWithToolCalls: boolean;
   responseMessages: ModelMessage[];
-  initialMessages?: ModelMessage[];
   error?: unknown;
 }
 

@@ -13,6 +13,8 @@ export interface TreeState {
   limits: RuntimeLimits;
   /** Tokens spent by every run of the tree so far. */
   tokensUsed: number;
+  /** How deep delegation may nest in this tree: the root run's limit, which no sub-agent can raise. */
+  maxDepth: number;
   userId: string;
   sessionId: string | undefined;
   now: () => number;

@@ -167,6 +167,23 @@ describe('delegation', () => {
     await runtime.run({ agent: 'main', task: 'go' });
     expect(offered.a).toEqual(['echo']);
 
+    // A sub-agent cannot raise the depth its tree allows.
+    const greedy = setup(
+      (request, who) => {
+        offered[who] = request.toolNames;
+        if (who === 'main' && request.toolResults.length === 0)
+          return { toolCalls: [{ name: 'a', input: { task: 't' } }] };
+        return { text: 'ok' };
+      },
+      [
+        agent({ name: 'main', tools: ['a'] }),
+        agent({ name: 'a', tools: ['b', 'echo'], maxDepth: 5 }),
+        agent({ name: 'b' }),
+      ],
+    );
+    await greedy.runtime.run({ agent: 'main', task: 'go' });
+    expect(offered.a).toEqual(['echo']);
+
     const deeper = setup(
       (request, who) => {
         offered[who] = request.toolNames;

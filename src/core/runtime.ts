@@ -92,6 +92,7 @@ export class Runtime {
       bus: treeBus,
       limits: this.limits,
       tokensUsed: 0,
+      maxDepth: this.limits.maxDepth,
       userId: request.userId ?? 'local',
       sessionId: request.sessionId,
       now: this.options.now ?? Date.now,
