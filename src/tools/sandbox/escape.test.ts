@@ -157,6 +157,39 @@ describe('run_js escape suite', () => {
     await expectHealthy();
   });
 
+  it('values nested deeper than the host can serialise are refused where they cross', async () => {
+    const deep = "JSON.parse('['.repeat(6000) + ']'.repeat(6000))";
+    const returned = await run(`return ${deep}`);
+    expect(returned).toMatchObject({ ok: false, error: expect.stringMatching(/nests 6000 levels deep/) });
+    // Host code (events, the store, model messages) serialises what comes out with recursive JSON.stringify.
+    expect(() => JSON.stringify(returned)).not.toThrow();
+    received.length = 0;
+    const input = await run(
+      `try { await echo({ v: ${deep} }); return 'sent'; } catch (e) { return e.message; }`,
+    );
+    expect(input).toMatchObject({ ok: true, value: expect.stringMatching(/nests 6001 levels deep/) });
+    expect(received).toEqual([]);
+    const fine = await run(
+      `const v = JSON.parse('['.repeat(50) + '1' + ']'.repeat(50)); return (await echo({ v })).echoed.v`,
+    );
+    expect(fine.ok).toBe(true);
+    await expectHealthy();
+  });
+
+  it('an oversized tool-call input is refused before any tool sees it', async () => {
+    received.length = 0;
+    const result = await run(
+      "try { await echo({ s: 'x'.repeat(5 * 1024 * 1024) }); return 'sent'; } catch (e) { return e.message; }",
+      { limits: { timeMs: 5_000 } },
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      value: expect.stringMatching(/input is \d+ characters of JSON/),
+    });
+    expect(received).toEqual([]);
+    await expectHealthy();
+  });
+
   it('fetch, import, require, child_process and process.env do not exist', async () => {
     const attempts = [
       'return typeof fetch + typeof XMLHttpRequest + typeof WebSocket + typeof require + typeof process + typeof Deno + typeof Bun',

@@ -13,6 +13,14 @@ import {
 /** Extra time the guest gets past its own limit before the host kills the worker outright. */
 const WATCHDOG_GRACE_MS = 1_000;
 const MAX_TOOL_RESULT_CHARS = 1_000_000;
+/** Characters of JSON one tool-call input from inside may have (a vault value is at most 256 KiB). */
+const MAX_TOOL_INPUT_CHARS = 300_000;
+/**
+ * Deepest nesting of arrays and objects in a value leaving the guest. Host code serialises such values
+ * with the recursive JSON.stringify (events, the store, model messages), which throws past a few thousand
+ * levels, outside any handler when the store flushes.
+ */
+const MAX_JSON_DEPTH = 100;
 
 export interface SandboxRequest {
   code: string;
@@ -154,8 +162,14 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
         return;
       }
       const { type: _type, ...done } = message;
-      if (done.ok) settle({ ...done, value: done.value === null ? null : JSON.parse(done.value) });
-      else settle(done);
+      if (!done.ok) return settle(done);
+      const depth = done.value === null ? 0 : jsonDepth(done.value);
+      if (depth > MAX_JSON_DEPTH) {
+        const error = `the return value nests ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}`;
+        const { console, droppedConsoleChars } = done;
+        return settle({ ok: false, error, console, droppedConsoleChars });
+      }
+      settle({ ...done, value: done.value === null ? null : JSON.parse(done.value) });
     });
     worker.on('error', (error) => kill(`the sandbox failed: ${error.message}`));
     worker.on('exit', (code) => kill(`the sandbox stopped unexpectedly (exit code ${code})`));
@@ -171,6 +185,15 @@ async function answerCall(
   try {
     if (!request.toolNames.includes(call.name))
       throw new Error(`no tool named "${call.name}" is available here`);
+    if (call.input.length > MAX_TOOL_INPUT_CHARS) {
+      throw new Error(
+        `the ${call.name} input is ${call.input.length} characters of JSON; the limit inside run_js is ${MAX_TOOL_INPUT_CHARS}`,
+      );
+    }
+    const depth = jsonDepth(call.input);
+    if (depth > MAX_JSON_DEPTH) {
+      throw new Error(`the ${call.name} input nests ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}`);
+    }
     const output = await request.callTool(call.name, JSON.parse(call.input));
     const value = JSON.stringify(output ?? null);
     if (value.length > MAX_TOOL_RESULT_CHARS) {
@@ -192,4 +215,21 @@ async function answerCall(
   } catch {
     // The worker was already terminated (limit, cancellation); the answer has nowhere to go.
   }
+}
+
+/** How deeply a JSON text nests arrays and objects, found by one scan of it (no parse, no recursion). */
+export function jsonDepth(json: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < json.length; index++) {
+    const code = json.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c) index++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (code === 0x5d || code === 0x7d) depth--;
+  }
+  return deepest;
 }
