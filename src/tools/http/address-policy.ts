@@ -22,12 +22,19 @@ const BLOCKED_HOSTNAMES = new Set([
   'instance-data.ec2.internal',
 ]);
 
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
 /** Classifies one literal IP address; anything unparseable is refused. */
 export function classifyAddress(address: string): AddressVerdict {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
   if (!ipaddr.isValid(bare)) return { allowed: false, range: 'invalid' };
   const parsed = ipaddr.parse(bare);
   const range = parsed.range();
+  // ipaddr.js calls every IPv6 address outside its named ranges `unicast`, including the IPv4-compatible
+  // ::a.b.c.d (::7f00:1 is loopback on stacks that still route it); only 2000::/3 is global unicast.
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && !parsed.match(GLOBAL_UNICAST_V6)) {
+    return { allowed: false, range: 'reserved' };
+  }
   return { allowed: range === 'unicast', range };
 }
 

@@ -180,13 +180,16 @@ export class HttpClient {
   async #followRedirects(request: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
     const maxRedirects = this.options.maxRedirects ?? 5;
     let url = parseUrl(String(request.url));
-    const trustedOrigin = request.trust === 'endpoint' ? url.origin : undefined;
+    const firstOrigin = url.origin;
+    const trustedOrigin = request.trust === 'endpoint' ? firstOrigin : undefined;
     let method = request.method ?? 'GET';
     let body = request.body;
     for (let hop = 0; hop <= maxRedirects; hop++) {
       const target = await this.#target(url, trustedOrigin);
       await this.options.rateLimiter?.acquire(url.host, signal);
-      const response = await this.#send(target, { ...request, method, body }, signal);
+      // The caller's headers carry API keys: they go to the origin it asked for, never to another one.
+      const headers = url.origin === firstOrigin ? request.headers : sameOriginOnly(request.headers);
+      const response = await this.#send(target, { ...request, method, body, headers }, signal);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
       if (status >= 300 && status < 400 && location) {
@@ -342,6 +345,13 @@ function keyOf(request: HttpRequest): string {
 function header(response: IncomingMessage, name: string): string | undefined {
   const value = response.headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** What of the caller's headers may follow a redirect to another origin: only how to read the body. */
+function sameOriginOnly(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers ?? {}).filter(([key]) => ['accept', 'content-type'].includes(key.toLowerCase())),
+  );
 }
 
 function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {

@@ -19,6 +19,10 @@ const FAKE_DNS: Record<string, ResolvedAddress[]> = {
   'metadata.google.internal': [{ address: '169.254.169.254', family: 4 }],
   'private.test': [{ address: '10.1.2.3', family: 4 }],
   'mapped.test': [{ address: '::ffff:127.0.0.1', family: 6 }],
+  'compat.test': [{ address: '::7f00:1', family: 6 }],
+  'evilexample.test': [{ address: '127.0.0.1', family: 4 }],
+  'example.test.evil.test': [{ address: '127.0.0.1', family: 4 }],
+  'sub.example.test': [{ address: '127.0.0.1', family: 4 }],
   'mixed.test': [
     { address: '93.184.216.34', family: 4 },
     { address: '127.0.0.1', family: 4 },
@@ -70,6 +74,14 @@ beforeAll(async () => {
       for (let index = 0; index < 48; index++) response.write(chunk);
       return response.end();
     }
+    if (url.pathname === '/redirect-307') {
+      response.writeHead(307, { location: url.searchParams.get('to') ?? '/' });
+      return response.end();
+    }
+    if (url.pathname === '/double-bomb') {
+      const bomb = gzipSync(gzipSync(Buffer.alloc(64 * 1024 * 1024)));
+      return send(response, bomb, 'text/plain', 200, { 'content-encoding': 'gzip, gzip' });
+    }
     if (url.pathname === '/bomb') {
       const bomb = gzipSync(Buffer.alloc(16 * 1024 * 1024));
       return send(response, bomb, 'text/plain', 200, { 'content-encoding': 'gzip' });
@@ -118,6 +130,17 @@ describe('loopback by name and number', () => {
     `http://0.0.0.0:${P}/`,
     `http://0:${P}/`,
     `http://[::]:${P}/`,
+    `http://127.000.000.001:${P}/`,
+    `http://017700000001:${P}/`,
+    `http://127。0。0。1:${P}/`,
+    `http://ｌｏｃａｌｈｏｓｔ:${P}/`,
+    `http://LocalHost:${P}/`,
+    `http://[::127.0.0.1]:${P}/`,
+    `http://[::7f00:1]:${P}/`,
+    `http://[64:ff9b:1::7f00:1]:${P}/`,
+    `http://[::ffff:0:7f00:1]:${P}/`,
+    `http://[fe80::1%25eth0]:${P}/`,
+    `http://[fe80::1%eth0]:${P}/`,
   ];
   it('refuses every spelling of loopback and the unspecified address', async () => {
     for (const url of cases()) await expectBlocked(url);
@@ -142,6 +165,12 @@ describe('private, link-local, metadata and other special ranges', () => {
     'http://192.0.2.1/',
     'http://metadata.google.internal/computeMetadata/v1/',
     'http://metadata/computeMetadata/v1/',
+    'http://metadata.google.internal./computeMetadata/v1/',
+    'http://METADATA.GOOGLE.INTERNAL/computeMetadata/v1/',
+    'http://169.254.169.254./latest/meta-data/',
+    'http://[::ffff:169.254.169.254]/latest/meta-data/',
+    'http://[::169.254.169.254]/latest/meta-data/',
+    'http://[fd00:ec2::254]./',
   ])('%s', async (url) => {
     await expectBlocked(url);
   });
@@ -152,6 +181,8 @@ describe('hostnames that resolve to something private', () => {
   it('refuses a name resolving to a private address', async () => expectBlocked('http://private.test/'));
   it('refuses a name resolving to an IPv4-mapped loopback', async () =>
     expectBlocked(`http://mapped.test:${P}/`));
+  it('refuses a name resolving to an IPv4-compatible loopback (::127.0.0.1)', async () =>
+    expectBlocked(`http://compat.test:${P}/`));
   it('refuses a name with any private address among its answers', async () =>
     expectBlocked(`http://mixed.test:${P}/`));
 });
@@ -163,9 +194,51 @@ describe('redirects', () => {
     () => `http://[::1]:${P}/`,
     () => 'http://169.254.169.254/latest/meta-data/',
     () => 'file:///etc/passwd',
+    () => 'data:text/plain,hello',
+    () => `//127.0.0.1:${P}/`,
+    () => `/\\127.0.0.1:${P}/`,
+    () => `http://[::127.0.0.1]:${P}/`,
   ])('refuses a redirect to %#', async (target) => {
     const url = `${helper.url}/redirect?to=${encodeURIComponent(target())}`;
     await expectBlocked(url);
+  });
+
+  it('checks a redirect away from a trusted endpoint like any guarded URL', async () => {
+    for (const to of [`http://127.0.0.1:${P}/`, `//localhost:${P}/`, 'http://169.254.169.254/']) {
+      const error = await client()
+        .request({ url: `${helper.url}/redirect?to=${encodeURIComponent(to)}`, trust: 'endpoint' })
+        .catch((caught: unknown) => caught);
+      expect(error, to).toBeInstanceOf(BlockedUrlError);
+    }
+  });
+
+  it("does not carry the caller's headers (API keys) to another origin", async () => {
+    const sink = await startFixtureServer((_request, response) => send(response, 'sink', 'text/plain'));
+    try {
+      const allowHosts = new Set([`127.0.0.1:${helper.port}`, `localhost:${sink.port}`]);
+      const twoHosts = client({
+        guard: { resolve: async () => [{ address: '127.0.0.1', family: 4 }], allowHosts },
+      });
+      for (const path of ['/redirect', '/redirect-307']) {
+        const to = encodeURIComponent(`http://localhost:${sink.port}/landing`);
+        const response = await twoHosts.request({
+          url: `${helper.url}${path}?to=${to}`,
+          trust: 'endpoint',
+          headers: {
+            authorization: 'Bearer sk-secret',
+            'x-api-key': 'sk-secret',
+            'x-subscription-token': 'sk-secret',
+          },
+        });
+        expect(response.body.toString()).toBe('sink');
+      }
+      const sent = helper.requests.filter((request) => request.url.startsWith('/redirect'));
+      expect(sent.at(-1)?.headers.authorization).toBe('Bearer sk-secret');
+      expect(sink.requests).toHaveLength(2);
+      for (const request of sink.requests) expect(JSON.stringify(request.headers)).not.toContain('sk-secret');
+    } finally {
+      await sink.close();
+    }
   });
 
   it('stops an over-long redirect chain after 5 redirects', async () => {
@@ -212,6 +285,14 @@ describe('bodies', () => {
     expect((error as ResponseRefusedError).code).toBe('timeout');
   });
 
+  it('refuses nested content encodings ("gzip, gzip") instead of undoing one layer', async () => {
+    const error = await client()
+      .request({ url: `${helper.url}/double-bomb`, trust: 'guarded', maxBytes: 1024 * 1024 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ResponseRefusedError);
+    expect((error as ResponseRefusedError).code).toBe('content_type');
+  });
+
   it.each(['/big', '/big-chunked', '/bomb'])('refuses an oversized body at %s', async (path) => {
     const error = await client()
       .request({ url: `${helper.url}${path}`, trust: 'guarded', maxBytes: 1024 * 1024 })
@@ -222,6 +303,16 @@ describe('bodies', () => {
 });
 
 describe('allow-list and pinning', () => {
+  it('matches CADRE_FETCH_ALLOW entries exactly, never by prefix or suffix', async () => {
+    const allowHosts = new Set(['example.test', `example.test:${P}`]);
+    for (const host of ['evilexample.test', 'example.test.evil.test', 'sub.example.test']) {
+      const error = await client({ guard: { resolve, allowHosts } })
+        .request({ url: `http://${host}:${P}/`, trust: 'guarded' })
+        .catch((caught: unknown) => caught);
+      expect(error, host).toBeInstanceOf(BlockedUrlError);
+    }
+  });
+
   it('lets an allow-listed private host through (CADRE_FETCH_ALLOW)', async () => {
     const response = await client().request({ url: `${helper.url}/ok`, trust: 'guarded' });
     expect(response.body.toString()).toBe('ok');
