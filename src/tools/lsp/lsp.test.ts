@@ -1,13 +1,14 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testToolContext } from '../../core/test-tool-context.ts';
 import type { CadreTool } from '../../core/tool.ts';
 import { Workspace } from '../workspace/confine.ts';
 import { LspManager } from './manager.ts';
-import { lspTools } from './tools.ts';
+import { describeLocation, lspTools } from './tools.ts';
 
 const fixture = fileURLToPath(new URL('../../../test/fixtures/ts-project', import.meta.url));
 let root: string;
@@ -106,5 +107,34 @@ describe('LSP tools against typescript-language-server', () => {
       'const origin: Point',
     );
     await quick.stopAll();
+  });
+});
+
+describe('LSP paths stay inside the workspace', () => {
+  it('a location reached through a symlink out of the root is external, with no preview', async () => {
+    const base = mkdtempSync(path.join(tmpdir(), 'cadre-lsp-link-'));
+    try {
+      mkdirSync(path.join(base, 'ws'));
+      mkdirSync(path.join(base, 'private'));
+      writeFileSync(path.join(base, 'private', 'secret.ts'), 'export const token = "OUTSIDE-SECRET";\n');
+      symlinkSync(path.join(base, 'private'), path.join(base, 'ws', 'vendor'));
+      const workspace = new Workspace(path.join(base, 'ws'));
+      const uri = pathToFileURL(path.join(workspace.root, 'vendor', 'secret.ts')).href;
+      const range = { start: { line: 0, character: 13 }, end: { line: 0, character: 18 } };
+      const described = await describeLocation(workspace, { uri, range });
+      expect(described).toEqual({ external: 'secret.ts', line: 1, column: 14 });
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a named pipe before a language server is asked to open it', async () => {
+    const pipe = path.join(root, 'src', 'pipe.ts');
+    execFileSync('mkfifo', [pipe]);
+    try {
+      await expect(call('lsp_diagnostics', { path: 'src/pipe.ts' })).rejects.toThrow(/not a regular file/);
+    } finally {
+      rmSync(pipe);
+    }
   });
 });

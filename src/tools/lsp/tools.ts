@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import type { LspManager } from './manager.ts';
 const MAX_LOCATIONS = 100;
 const MAX_DIAGNOSTICS = 200;
 const SEVERITY = ['', 'error', 'warning', 'information', 'hint'];
+const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
 const pathInput = z.string().min(1).max(1000).describe('File path relative to the workspace root');
 const positionInput = z.object({
@@ -31,7 +32,7 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'default), as the editor would show them: 1-based line and column, severity, message, code.',
       input: z.object({ path: pathInput }),
       async execute({ path: requested }) {
-        const file = await workspace.resolve(requested);
+        const file = await servedFile(workspace, requested);
         const diagnostics = await manager.use(workspace.root, file.absolute, (client) =>
           client.diagnostics(file.absolute),
         );
@@ -52,7 +53,7 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'column are 1-based, as grep and read_file report them.',
       input: positionInput,
       async execute({ path: requested, line, column }) {
-        const file = await workspace.resolve(requested);
+        const file = await servedFile(workspace, requested);
         const result = await manager.use(workspace.root, file.absolute, (client) =>
           client.positionRequest('textDocument/definition', file.absolute, toPosition(line, column)),
         );
@@ -67,7 +68,7 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'language server. Line and column are 1-based.',
       input: positionInput,
       async execute({ path: requested, line, column }) {
-        const file = await workspace.resolve(requested);
+        const file = await servedFile(workspace, requested);
         const result = await manager.use(workspace.root, file.absolute, (client) =>
           client.positionRequest('textDocument/references', file.absolute, toPosition(line, column), {
             context: { includeDeclaration: true },
@@ -88,7 +89,7 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'language server. Line and column are 1-based.',
       input: positionInput,
       async execute({ path: requested, line, column }) {
-        const file = await workspace.resolve(requested);
+        const file = await servedFile(workspace, requested);
         const result = await manager.use(workspace.root, file.absolute, (client) =>
           client.positionRequest('textDocument/hover', file.absolute, toPosition(line, column)),
         );
@@ -96,6 +97,22 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
       },
     }),
   ];
+}
+
+/**
+ * A workspace file a language server may be asked to open: a regular file (a named pipe or device would
+ * block the read forever) of a size read_file would read too.
+ */
+async function servedFile(workspace: Workspace, requested: string) {
+  const file = await workspace.resolve(requested);
+  const info = await stat(file.absolute);
+  if (!info.isFile()) throw new Error(`"${requested}" is not a regular file`);
+  if (info.size > MAX_FILE_BYTES) {
+    throw new Error(
+      `"${requested}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not opened`,
+    );
+  }
+  return file;
 }
 
 function toPosition(line: number, column: number) {
@@ -123,17 +140,21 @@ function asLocations(result: unknown): Array<{ uri: string; range: LspRange }> {
 }
 
 /** A location as the model sees it: relative path and 1-based position inside the root, the file name outside. */
-async function describeLocation(workspace: Workspace, location: { uri: string; range: LspRange }) {
+export async function describeLocation(workspace: Workspace, location: { uri: string; range: LspRange }) {
   const line = location.range.start.line + 1;
   const column = location.range.start.character + 1;
-  let absolute: string;
+  let named: string;
   try {
-    absolute = fileURLToPath(location.uri);
+    named = fileURLToPath(location.uri);
   } catch {
     return { external: location.uri, line, column };
   }
-  if (!workspace.contains(absolute)) return { external: path.basename(absolute), line, column };
-  const text = await readFile(absolute, 'utf8').catch(() => undefined);
+  // The server may name a file through a symlinked folder (preserveSymlinks): judge where it really is.
+  const absolute = await realpath(named).catch(() => undefined);
+  if (!absolute || !workspace.contains(absolute)) return { external: path.basename(named), line, column };
+  const info = await stat(absolute).catch(() => undefined);
+  const readable = info?.isFile() && info.size <= MAX_FILE_BYTES;
+  const text = readable ? await readFile(absolute, 'utf8').catch(() => undefined) : undefined;
   const preview = text?.split(/\r?\n/)[line - 1]?.trim().slice(0, 200);
   return {
     path: workspace.relative(absolute),

@@ -25,6 +25,8 @@ export function createReadFileTool(workspace: Workspace) {
       const file = await workspace.resolve(path);
       const info = await stat(file.absolute);
       if (info.isDirectory()) throw new Error(`"${path}" is a directory; use list_dir`);
+      // A named pipe or device would block the read (and a libuv thread) until something writes to it.
+      if (!info.isFile()) throw new Error(`"${path}" is not a regular file`);
       if (info.size > MAX_FILE_BYTES) {
         throw new Error(`"${path}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`);
       }

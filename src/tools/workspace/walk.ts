@@ -5,6 +5,7 @@ import type { Workspace } from './confine.ts';
 
 /** Folders never walked: version-control internals and installed dependencies. */
 const ALWAYS_SKIPPED = new Set(['.git', 'node_modules']);
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
 
 export interface WalkedFile {
   absolute: string;
@@ -35,7 +36,7 @@ export async function* walkFiles(
   async function* visit(folder: string, scopes: IgnoreScope[]): AsyncGenerator<WalkedFile> {
     options.signal?.throwIfAborted();
     const folderRelative = relativeOf(workspace, folder);
-    const own = await readIgnoreFile(folder, folderRelative);
+    const own = await readIgnoreFile(workspace, folder, folderRelative);
     const active = own ? [...scopes, own] : scopes;
     let entries: import('node:fs').Dirent[];
     try {
@@ -96,14 +97,26 @@ async function inheritedScopes(
   const depth = includeSelf ? chain.length : chain.length - 1;
   for (let index = -1; index < depth; index++) {
     const base = chain.slice(0, index + 1).join('/');
-    const scope = await readIgnoreFile(path.join(workspace.root, base), base);
+    const scope = await readIgnoreFile(workspace, path.join(workspace.root, base), base);
     if (scope) scopes.push(scope);
   }
   return scopes;
 }
 
-async function readIgnoreFile(folder: string, base: string): Promise<IgnoreScope | undefined> {
-  const text = await readFile(path.join(folder, '.gitignore'), 'utf8').catch(() => undefined);
+/**
+ * The rules of `folder`'s .gitignore. Only a regular file inside the root is read: a repository's
+ * .gitignore may be a link out of it, or a named pipe or device that a read would block on forever.
+ */
+async function readIgnoreFile(
+  workspace: Workspace,
+  folder: string,
+  base: string,
+): Promise<IgnoreScope | undefined> {
+  const real = await realpath(path.join(folder, '.gitignore')).catch(() => undefined);
+  if (!real || !workspace.contains(real)) return undefined;
+  const info = await stat(real).catch(() => undefined);
+  if (!info?.isFile() || info.size > MAX_IGNORE_FILE_BYTES) return undefined;
+  const text = await readFile(real, 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   return { base, rules: ignore().add(text) };
 }

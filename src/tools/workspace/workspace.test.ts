@@ -1,4 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +159,68 @@ describe('read_file and list_dir', () => {
     expect(result.entries.find((entry: { name: string }) => entry.name === 'dist').ignored).toBe(true);
     const linkOut = result.entries.find((entry: { name: string }) => entry.name === 'link-out.txt');
     expect(linkOut).toEqual({ name: 'link-out.txt', type: 'link' });
+  });
+});
+
+describe('hostile files in the workspace', () => {
+  let hostile: string;
+  let hostileTools: Map<string, CadreTool>;
+  const hostileCall = (name: string, input: unknown): Promise<any> => {
+    const tool = hostileTools.get(name)!;
+    return tool.execute(tool.input.parse(input), context);
+  };
+  /**
+   * A named pipe holding `content`, its writer kept open for a moment: a read that should never start
+   * gets `content` and then ends instead of blocking the test.
+   */
+  function fifo(file: string, content = ''): () => void {
+    execFileSync('mkfifo', [file]);
+    const writer = openSync(file, 'r+');
+    if (content) writeSync(writer, content);
+    const timer = setTimeout(() => closeSync(writer), 300);
+    return () => {
+      clearTimeout(timer);
+      try {
+        closeSync(writer);
+      } catch {}
+    };
+  }
+
+  beforeAll(() => {
+    hostile = path.join(base, 'hostile');
+    mkdirSync(path.join(hostile, 'sub'), { recursive: true });
+    writeFileSync(path.join(base, 'outside-rules'), '*\n');
+    writeFileSync(path.join(hostile, 'a.ts'), 'export const a = 1;\n');
+    writeFileSync(path.join(hostile, 'sub', 'b.ts'), 'export const b = 2;\n');
+    // A cloned repository may hold a .gitignore that is a symbolic link out of the root.
+    symlinkSync(path.join(base, 'outside-rules'), path.join(hostile, 'sub', '.gitignore'));
+    hostileTools = new Map(workspaceTools(hostile).map((tool) => [tool.name, tool]));
+  });
+
+  it('a .gitignore linked to a file outside the root is not read', async () => {
+    const result = await hostileCall('glob', { pattern: '**/*.ts' });
+    expect(result.files).toEqual(['a.ts', 'sub/b.ts']);
+  });
+
+  it('read_file refuses a named pipe instead of blocking on it', async () => {
+    const release = fifo(path.join(hostile, 'pipe.txt'));
+    try {
+      await expect(hostileCall('read_file', { path: 'pipe.txt' })).rejects.toThrow(/not a regular file/);
+    } finally {
+      release();
+      rmSync(path.join(hostile, 'pipe.txt'));
+    }
+  });
+
+  it('a .gitignore that is a named pipe is not read', async () => {
+    const release = fifo(path.join(hostile, '.gitignore'), 'a.ts\n');
+    try {
+      const result = await hostileCall('glob', { pattern: 'a.ts' });
+      expect(result.files).toEqual(['a.ts']);
+    } finally {
+      release();
+      rmSync(path.join(hostile, '.gitignore'));
+    }
   });
 });
 
