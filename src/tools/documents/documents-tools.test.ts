@@ -144,6 +144,16 @@ describe('read_document', () => {
 });
 
 describe('query_documents', () => {
+  it('refuses a filter with more tags than SQLite can bind, before any query runs', async () => {
+    const tags = Array.from({ length: 40_000 }, (_, index) => `tag${index}`);
+    const tool = tools.get('query_documents')!;
+    const parsed = tool.input.safeParse({ operation: 'count', filter: { tag: tags } });
+    expect(parsed.success).toBe(false);
+    expect(
+      tools.get('search_documents')!.input.safeParse({ query: 'x', filter: { tag: tags } }).success,
+    ).toBe(false);
+  });
+
   it('answers counts, grouped counts, lists and stats with structured operations', async () => {
     const alice = context('alice');
     expect(await call('query_documents', { operation: 'count' }, alice)).toEqual({

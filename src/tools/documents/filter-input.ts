@@ -7,17 +7,19 @@ import {
 } from '../../store/documents/types.ts';
 
 const DAY_MS = 86_400_000;
+/** Each tag is one bound SQL parameter; SQLite refuses a statement with more than 32,766. */
+const MAX_TAGS = 100;
 const typeSchema = z.enum(DOCUMENT_TYPES);
 
 /** The filter models may put on searches and collection queries; dates are ISO 8601 (`2025-03-01`). */
 export const filterInputSchema = z
   .object({
     type: z
-      .union([typeSchema, z.array(typeSchema)])
+      .union([typeSchema, z.array(typeSchema).max(DOCUMENT_TYPES.length)])
       .optional()
       .describe(`Document type(s): ${DOCUMENT_TYPES.join(', ')}`),
     tag: z
-      .union([z.string(), z.array(z.string())])
+      .union([z.string().max(200), z.array(z.string().max(200)).max(MAX_TAGS)])
       .optional()
       .describe('Documents with this tag (or any of these)'),
     added_after: z.string().optional().describe('Added on or after this ISO date, e.g. "2025-03-01"'),
