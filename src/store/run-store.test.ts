@@ -77,3 +77,27 @@ describe('run store', () => {
     );
   });
 });
+
+describe('event serialisation', () => {
+  it('stores events whose tool output cannot be JSON-encoded', () => {
+    const db = openDatabase(':memory:');
+    const store = new RunStore(db);
+    const cyclic: Record<string, unknown> = { big: 10n };
+    cyclic.self = cyclic;
+    const base = { runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+    store.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x' });
+    store.record({
+      ...base,
+      seq: 1,
+      type: 'tool-result',
+      toolCallId: 'c',
+      name: 'odd',
+      ok: true,
+      output: cyclic,
+      ms: 1,
+    });
+    expect(() => store.flush()).not.toThrow();
+    const body = (db.prepare('SELECT body FROM events WHERE seq = 1').get() as { body: string }).body;
+    expect(JSON.parse(body).output).toEqual({ big: '10n', self: '[cycle]' });
+  });
+});

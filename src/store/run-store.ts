@@ -2,6 +2,7 @@ import type { CadreEvent, EventBus } from '../core/events.ts';
 import { buildRunTree, type RunTree } from '../core/run-tree.ts';
 import type { RunState } from '../core/status.ts';
 import { type Database, transaction } from './database.ts';
+import { safeJson } from './safe-json.ts';
 
 export interface RunSummaryRow {
   id: string;
@@ -66,8 +67,22 @@ export class RunStore {
   record(event: CadreEvent): void {
     this.#pending.push(event);
     if (this.#pending.length >= this.#batchSize) this.flush();
-    else this.#timer ??= setTimeout(() => this.flush(), this.#flushIntervalMs);
+    else this.#timer ??= setTimeout(() => this.#flushFromTimer(), this.#flushIntervalMs);
   }
+
+  /** A failed write from the timer is reported, never thrown: nothing would catch it there. */
+  #flushFromTimer(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      this.onWriteError(error);
+    }
+  }
+
+  /** Called when a timed write fails (a full disk, a locked file). The events of that batch are lost. */
+  onWriteError: (error: unknown) => void = (error) => {
+    process.stderr.write(`cadre: could not store run events: ${(error as Error).message}\n`);
+  };
 
   /** Writes every pending event now. */
   flush(): void {
@@ -84,7 +99,7 @@ export class RunStore {
   #write(event: CadreEvent): void {
     const rootId = this.#rootOf(event);
     const { runId, seq, type, time } = event;
-    this.#insertEvent.run(runId, rootId, seq, type, time, JSON.stringify(event));
+    this.#insertEvent.run(runId, rootId, seq, type, time, safeJson(event));
     if (event.type === 'run-start') {
       this.#insertRun.run(
         runId,
@@ -108,7 +123,7 @@ export class RunStore {
         subtreeUsage: event.subtreeUsage,
         runId,
       };
-      this.#finishRun.run(event.status, event.summary, JSON.stringify(envelope), time, runId);
+      this.#finishRun.run(event.status, event.summary, safeJson(envelope), time, runId);
     }
   }
 
