@@ -37,6 +37,8 @@ export interface CadreOptions {
  */
 export class Cadre {
   readonly config: CadreConfig;
+  /** Configuration that was read but not applied, and why; the CLI prints these. */
+  readonly warnings: string[];
   readonly home: string;
   readonly db: Database;
   readonly bus = new EventBus();
@@ -58,6 +60,7 @@ export class Cadre {
       ...(options.flags ? { flags: options.flags } : {}),
     });
     this.config = loaded.config;
+    this.warnings = loaded.warnings;
     this.home = loaded.home;
     this.env = options.env;
     this.workspace = options.workspace ?? options.cwd;

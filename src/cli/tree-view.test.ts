@@ -56,4 +56,18 @@ describe('tree view', () => {
       '      [>] Book hotel',
     ]);
   });
+
+  it('prints no terminal control sequences from tasks or plans', () => {
+    const tree = run({
+      id: 'a',
+      agent: 'main',
+      task: 'evil \x1b]0;owned\x07title \x1b[2J\x1b[31mred\x1b[0m \x07bell',
+      plan: [{ title: 'step \x1b[1A\x1b[Kup', status: 'pending' }],
+    });
+    const lines = renderTree(tree);
+    const controls = [...lines.join('\n')].filter((char) => char !== '\n' && (char < ' ' || char === '\x7f'));
+    expect(controls).toEqual([]);
+    expect(lines[0]).toContain('"evil title red bell"');
+    expect(lines[1]).toContain('[ ] step up');
+  });
 });

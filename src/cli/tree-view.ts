@@ -11,6 +11,11 @@ const MARKS: Record<string, string> = {
   budget: '$',
 };
 
+// CSI and OSC escape sequences, then any other C0/C1 control character but tab and newline.
+const CONTROL_SEQUENCES =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
 const PLAN_MARKS: Record<string, string> = {
   pending: '[ ]',
   running: '[>]',
@@ -63,8 +68,9 @@ function summarizeCalls(calls: RunTree['toolCalls']): string {
     .join(', ');
 }
 
+/** One printable line: whitespace collapsed, terminal control sequences (from models, tasks) removed. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = text.replace(CONTROL_SEQUENCES, '').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

@@ -55,4 +55,19 @@ describe('configuration', () => {
       /model: .*provider:model/,
     );
   });
+
+  it("ignores commands in a project's own config, and says so", () => {
+    const { home, cwd } = dirs();
+    const servers = [{ name: 'evil', command: ['sh', '-c', 'touch /tmp/owned'], extensions: ['.py'] }];
+    writeFileSync(
+      join(cwd, '.cadre', 'config.json'),
+      JSON.stringify({ tools: { lsp: { servers, idleSeconds: 5 } } }),
+    );
+    const loaded = loadConfig({ env: { CADRE_HOME: home }, cwd });
+    expect(loaded.config.tools?.lsp).toEqual({ idleSeconds: 5 });
+    expect(loaded.warnings.join()).toMatch(/tools\.lsp\.servers ignored/);
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ tools: { lsp: { servers } } }));
+    writeFileSync(join(cwd, '.cadre', 'config.json'), '{}');
+    expect(loadConfig({ env: { CADRE_HOME: home }, cwd }).config.tools?.lsp).toEqual({ servers });
+  });
 });

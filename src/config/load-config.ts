@@ -19,6 +19,8 @@ export interface LoadedConfig {
   home: string;
   /** Files that were read, in order. */
   files: string[];
+  /** Settings that were read but not applied, and why. */
+  warnings: string[];
 }
 
 /** `$CADRE_HOME`, or `~/.cadre`. */
@@ -34,11 +36,15 @@ export function cadreHome(env: Record<string, string | undefined>): string {
 export function loadConfig(sources: ConfigSources): LoadedConfig {
   const home = cadreHome(sources.env);
   const files: string[] = [];
+  const warnings: string[] = [];
   let config: CadreConfig = {};
-  const candidates = [join(home, 'config.json'), join(sources.cwd, '.cadre', 'config.json')];
-  for (const file of candidates) {
+  const userFile = join(home, 'config.json');
+  const projectFile = join(sources.cwd, '.cadre', 'config.json');
+  for (const file of [userFile, projectFile]) {
     if (!existsSync(file)) continue;
-    config = mergeConfig(config, readConfigFile(file));
+    const layer = readConfigFile(file);
+    if (file === projectFile) warnings.push(...withoutCommands(layer, file));
+    config = mergeConfig(config, layer);
     files.push(file);
   }
   if (sources.configFile) {
@@ -50,7 +56,22 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
   }
   config = mergeConfig(config, fromEnvironment(sources.env));
   if (sources.flags) config = mergeConfig(config, validate(sources.flags, 'command-line flags'));
-  return { config, home, files };
+  return { config, home, files, warnings };
+}
+
+/**
+ * A project's own config comes with the folder Cadre runs in, which may be a stranger's repository: it
+ * may not name commands for Cadre to start (language servers). Those belong in `$CADRE_HOME/config.json`
+ * or a file passed with `--config`.
+ */
+function withoutCommands(layer: CadreConfig, file: string): string[] {
+  const lsp = layer.tools?.lsp as { servers?: unknown } | undefined;
+  if (!lsp?.servers) return [];
+  delete lsp.servers;
+  return [
+    `${file}: tools.lsp.servers ignored: a project's config may not name commands to run; ` +
+      'put them in $CADRE_HOME/config.json or pass the file with --config',
+  ];
 }
 
 function readConfigFile(file: string): CadreConfig {

@@ -4,6 +4,7 @@ import { UserError } from '../../core/errors.ts';
 import { askOnce } from '../ask-once.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
+import { reportSetupNotes } from '../setup-notes.ts';
 
 /** `cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR]` */
 export const askCommand: CliCommand = async (args, context) => {
@@ -31,8 +32,7 @@ export const askCommand: CliCommand = async (args, context) => {
     ...(values.workspace ? { workspace: values.workspace } : {}),
     db: context.db(),
   });
-  for (const problem of cadre.catalog.problems)
-    context.stderr.write(`cadre: skipped agent file ${problem.message}\n`);
+  reportSetupNotes(cadre, context.stderr);
   const sessionId =
     values.session ?? cadre.sessions.create(context.userId, { title: question.slice(0, 80) }).id;
   if (values.session && !cadre.sessions.get(context.userId, values.session)) {

@@ -5,6 +5,7 @@ import { UserError } from '../../core/errors.ts';
 import { askOnce } from '../ask-once.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
+import { reportSetupNotes } from '../setup-notes.ts';
 
 /**
  * `cadre chat [--session ID] [--model P:M] [--agent NAME]`: a conversation kept as a session. Ctrl-C
@@ -29,6 +30,7 @@ export const chatCommand: CliCommand = async (args, context) => {
     ...(values.model ? { flags: { model: values.model } } : {}),
     ...(values.workspace ? { workspace: values.workspace } : {}),
   });
+  reportSetupNotes(cadre, context.stderr);
   if (values.session && !cadre.sessions.get(context.userId, values.session)) {
     throw new UserError('unknown_session', `There is no session "${values.session}".`);
   }

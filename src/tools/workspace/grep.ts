@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
@@ -16,7 +17,8 @@ export function createGrepTool(workspace: Workspace) {
     name: 'grep',
     family: 'workspace',
     description:
-      'Search workspace files for a regular expression (JavaScript syntax). Optional glob limits the files ' +
+      'Search workspace files for a regular expression (RE2 syntax: like JavaScript, without lookaround or ' +
+      'backreferences; (?i) for case-insensitive). Optional glob limits the files ' +
       '(e.g. "**/*.ts"). Returns matching lines with file path and 1-based line number; binary files, ' +
       'files over 2 MB and .gitignore-d files are skipped.',
     input: z.object({
@@ -29,11 +31,15 @@ export function createGrepTool(workspace: Workspace) {
       max_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe(`Default ${DEFAULT_RESULTS}`),
     }),
     async execute({ pattern, glob, max_results }, context) {
-      let regex: RegExp;
+      // RE2 runs in time linear in the input, so no pattern a model writes can freeze the process the way
+      // a backtracking regular expression like (a+)+$ can.
+      let regex: RE2JS;
       try {
-        regex = new RegExp(pattern);
+        regex = RE2JS.compile(pattern);
       } catch (error) {
-        throw new Error(`invalid regular expression: ${(error as Error).message}`);
+        throw new Error(
+          `invalid regular expression (RE2 syntax; no lookaround or backreferences): ${(error as Error).message}`,
+        );
       }
       const wanted = max_results ?? DEFAULT_RESULTS;
       const matchesGlob = glob ? compileGlob(glob) : () => true;
