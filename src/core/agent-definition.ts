@@ -39,27 +39,34 @@ export type DeclaredInput = z.infer<typeof declaredInputSchema>;
  * The validated shape of an agent definition, whether it came from a Markdown file's front matter plus
  * body, or from code. Limits left out fall back to the runtime's defaults.
  */
-export const agentDefinitionSchema = z.strictObject({
-  name: agentNameSchema,
-  description: z.string().min(1, 'a one-line description of when to use the agent'),
-  instructions: z.string().default(''),
-  tools: commaList.default([]),
-  model: modelRefSchema.optional(),
-  maxTurns: z.number().int().min(1).max(200).optional(),
-  context: contextPolicySchema.default('isolated'),
-  temperature: z.number().min(0).max(2).optional(),
-  /** Wall-clock limit for one run, in seconds. */
-  timeout: z.number().positive().optional(),
-  /** Token budget for one run of this agent. */
-  budget: z.number().int().positive().optional(),
-  maxConcurrency: z.number().int().min(1).max(64).optional(),
-  maxFanOut: z.number().int().min(1).max(64).optional(),
-  maxDepth: z.number().int().min(0).max(8).optional(),
-  inputs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), declaredInputSchema).default({}),
-  /** JSON Schema of the structured `data` the agent returns; validated before the parent sees it. */
-  output: z.record(z.string(), z.unknown()).optional(),
-  enabled: z.boolean().default(true),
-});
+export const agentDefinitionSchema = z
+  .strictObject({
+    name: agentNameSchema,
+    description: z.string().min(1, 'a one-line description of when to use the agent'),
+    instructions: z.string().default(''),
+    tools: commaList.default([]),
+    model: modelRefSchema.optional(),
+    maxTurns: z.number().int().min(1).max(200).optional(),
+    context: contextPolicySchema.default('isolated'),
+    temperature: z.number().min(0).max(2).optional(),
+    /** Wall-clock limit for one run, in seconds. */
+    timeout: z.number().positive().optional(),
+    /** Token budget for one run of this agent. */
+    budget: z.number().int().positive().optional(),
+    maxConcurrency: z.number().int().min(1).max(64).optional(),
+    maxFanOut: z.number().int().min(1).max(64).optional(),
+    maxDepth: z.number().int().min(0).max(8).optional(),
+    /** A tool the run's first model call must call (e.g. the planner's `update_plan`, so a plan comes first). */
+    firstTool: z.string().min(1).optional(),
+    inputs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), declaredInputSchema).default({}),
+    /** JSON Schema of the structured `data` the agent returns; validated before the parent sees it. */
+    output: z.record(z.string(), z.unknown()).optional(),
+    enabled: z.boolean().default(true),
+  })
+  .refine((definition) => !definition.firstTool || definition.tools.includes(definition.firstTool), {
+    message: "firstTool must be one of the agent's tools",
+    path: ['firstTool'],
+  });
 
 export type AgentDefinitionInput = z.input<typeof agentDefinitionSchema>;
 export type AgentDefinition = z.output<typeof agentDefinitionSchema>;

@@ -187,12 +187,16 @@ export async function runAgent(
     temperature: definition.temperature,
     metered: budgeted,
     stopWhen,
-    prepareStep: ({ responseMessages: soFar }) => {
+    prepareStep: ({ stepNumber, responseMessages: soFar }) => {
       responseMessages = soFar;
       frame.stepDelegations = 0;
       if (budgeted) {
         stepGate = gate();
         frame.stepUsageKnown = stepGate.promise;
+      }
+      const first = definition.firstTool;
+      if (stepNumber === 0 && first && Object.hasOwn(tools, first)) {
+        return { toolChoice: { type: 'tool' as const, toolName: first } };
       }
       return undefined;
     },
@@ -333,7 +337,10 @@ interface TurnOptions {
   toolChoice?: 'none';
   temperature: number | undefined;
   stopWhen: StopCondition<ToolSet>[];
-  prepareStep?: (options: { responseMessages: ModelMessage[] }) => undefined;
+  prepareStep?: (options: {
+    stepNumber: number;
+    responseMessages: ModelMessage[];
+  }) => { toolChoice: { type: 'tool'; toolName: string } } | undefined;
   stepOffset?: number;
   /** True when the model reports usage itself as each call ends (see meterUsage). */
   metered: boolean;

@@ -484,4 +484,18 @@ describe('delegation', () => {
     });
     expect(tree.toolCalls.map((call) => call.name)).toEqual(['probe', 'echo']);
   });
+
+  it('makes the first model call use the firstTool when a definition names one', async () => {
+    const { runtime, model } = setup(
+      (request) =>
+        request.index === 0 ? { toolCalls: [{ name: 'echo', input: { text: 'plan' } }] } : { text: 'done' },
+      [agent({ name: 'main', tools: ['echo', 'secret'], firstTool: 'echo' })],
+    );
+    await runtime.run({ agent: 'main', task: 'plan first' });
+    expect(model.calls[0]!.toolChoice).toEqual({ type: 'tool', toolName: 'echo' });
+    expect(model.calls[1]!.toolChoice).toEqual({ type: 'auto' });
+    expect(() => agent({ name: 'x', tools: ['echo'], firstTool: 'secret' })).toThrow(
+      /firstTool must be one of/,
+    );
+  });
 });
