@@ -78,7 +78,9 @@ describe('DocumentStore search', () => {
   it('supports prefix and phrase queries, and stems plain words', () => {
     const { store } = setup();
     add(store, 'local', ['The invoices were paid late. Payment terms are thirty days.']);
-    expect(store.search('local', toMatchExpression('invoi*')!)).toHaveLength(1);
+    const prefixed = store.search('local', toMatchExpression('invoi*')!);
+    expect(prefixed).toHaveLength(1);
+    expect(prefixed[0]!.snippet).toContain('«invoices»');
     expect(store.search('local', toMatchExpression('invoice')!)).toHaveLength(1);
     expect(store.search('local', toMatchExpression('"payment terms"')!)).toHaveLength(1);
     expect(store.search('local', toMatchExpression('"terms payment"')!)).toHaveLength(0);
@@ -116,9 +118,31 @@ describe('DocumentStore search', () => {
     expect(store.get('local', secret.id)).toBeUndefined();
     expect(store.chunks('local', secret.id)).toEqual([]);
     expect(store.list('local')).toEqual([]);
-    expect(store.hitsForChunks('local', [1])).toEqual([]);
+    expect(store.hitsForChunks('local', [store.chunks('bob', secret.id)[0]!.id])).toEqual([]);
     expect(store.remove('local', secret.id)).toBe(false);
     expect(store.get('bob', secret.id)).toBeDefined();
+  });
+
+  it("ranks each user's chunks among their own, whoever added documents in between", () => {
+    const { store } = setup();
+    const mine = [
+      add(store, 'local', ['merger talks with Initech']),
+      add(store, 'local', ['merger merger: the plan']),
+    ];
+    const theirs = add(store, 'bob', ['merger merger merger, secretly']);
+    mine.push(add(store, 'local', ['a note on the merger']));
+    const match = toMatchExpression('merger')!;
+    const hits = store.search('local', match);
+    expect(hits.map((hit) => hit.documentId).sort()).toEqual(mine.map((doc) => doc.id).sort());
+    expect(hits[0]!.documentId).toBe(mine[1]!.id);
+    expect(hits.every((hit) => hit.snippet.includes('«merger»'))).toBe(true);
+    const filtered = store.search('local', match, { filter: { types: ['text'] } });
+    expect(filtered).toHaveLength(3);
+    expect(store.search('bob', match).map((hit) => hit.documentId)).toEqual([theirs.id]);
+    const ownIds = store.chunks('local', mine[2]!.id).map((chunk) => chunk.id);
+    const otherIds = store.chunks('bob', theirs.id).map((chunk) => chunk.id);
+    expect(Math.floor(ownIds[0]! / 2 ** 32)).not.toBe(Math.floor(otherIds[0]! / 2 ** 32));
+    expect(store.search('nobody', match)).toEqual([]);
   });
 
   it('finds the words present in more than a share of all chunks', () => {
@@ -127,8 +151,11 @@ describe('DocumentStore search', () => {
       add(store, 'local', [`the report number ${index} ${index < 3 ? 'budget' : ''}`]);
     expect([...store.commonTerms(['the', 'budget', 'missing'], 0.5, 0)]).toEqual(['the']);
     expect(store.commonTerms(['the'], 0.5, 1000).size).toBe(0);
+    add(store, 'bob', ['the end']);
+    expect([...store.commonTerms(['the', 'report'], 0.95, 0)]).toEqual(['the']);
     const unranked = store.search('local', toMatchExpression('the')!, { ranked: false, limit: 3 });
     expect(unranked).toHaveLength(3);
+    expect(unranked.every((hit) => hit.snippet.includes('«the»') && hit.score !== 0)).toBe(true);
   });
 
   it('removes a document with its chunks, FTS entries and vectors', () => {

@@ -1,5 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { type Database, transaction } from '../database.ts';
+import { chunkCount, chunkIdRange, reserveChunkIds } from './chunk-ids.ts';
 import { filterConditions } from './filter-sql.ts';
 import type {
   DocumentFilter,
@@ -65,10 +66,12 @@ export class DocumentStore {
       );
       for (const tag of tags) insertTag.run(document.id, userId, tag);
       const insertChunk = this.#statement(
-        'INSERT INTO chunks (document_id, user_id, seq, page, start, end, text) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO chunks (id, document_id, user_id, seq, page, start, end, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       );
+      const firstId = reserveChunkIds(this.db, userId, document.chunks.length);
       for (const [seq, chunk] of document.chunks.entries()) {
         insertChunk.run(
+          firstId + seq,
           document.id,
           userId,
           seq,
@@ -139,42 +142,69 @@ export class DocumentStore {
   }
 
   /**
-   * Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first. Ranking
-   * runs on the FTS index and a covering index of owners only; titles, texts and snippets are read for the
-   * top `limit` rows alone. `ranked: false` skips BM25 (for queries of only very common words, which BM25
-   * cannot rank anyway) and returns matches in collection order.
+   * Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first.
+   *
+   * 1. Rank: FTS5 is asked for the caller's block of chunk ids only (see chunk-ids.ts), so other users'
+   *    matches are skipped inside the index rather than scored and thrown away; a filter adds a join on a
+   *    covering index of owners. `ranked: false` (a query of only very common words, which BM25 cannot
+   *    rank anyway) takes the first matches in collection order and scores just those.
+   * 2. Snippets for the top rows, in one pass over the index between the lowest and highest of their ids.
+   *    Looking each row up on its own would set the query up again per row: a prefix term's doclist is
+   *    rebuilt each time, and bm25 recounts every term's matches in the whole index to get its weight.
+   * 3. Titles and texts for the top rows, which are checked against the caller once more.
    */
   search(
     userId: string,
     match: string,
     options: { filter?: DocumentFilter; limit?: number; ranked?: boolean } = {},
   ): SearchHit[] {
+    const range = chunkIdRange(this.db, userId);
+    if (!range) return [];
     const { documentIds, ...rest } = options.filter ?? {};
     const { sql, params } = filterConditions(rest);
-    const conditions = ['chunks_fts MATCH ?', 'c.user_id = ?', ...sql];
+    const conditions = ['chunks_fts MATCH ?', 'chunks_fts.rowid >= ?', 'chunks_fts.rowid < ?'];
+    const joined = sql.length > 0 || Boolean(documentIds?.length);
+    if (joined) conditions.push('c.user_id = ?', ...sql);
     const idParams: SQLInputValue[] = documentIds?.length ? documentIds : [];
     if (idParams.length) conditions.push(`c.document_id IN (${idParams.map(() => '?').join(', ')})`);
     const ranked = options.ranked ?? true;
     const rows = this.db
       .prepare(
         `WITH top AS MATERIALIZED (
-           SELECT c.id AS id${ranked ? ', bm25(chunks_fts) AS score' : ''}
+           SELECT chunks_fts.rowid AS id, bm25(chunks_fts) AS score
            FROM chunks_fts
-           JOIN chunks c INDEXED BY chunks_owner ON c.id = chunks_fts.rowid
+           ${joined ? 'JOIN chunks c INDEXED BY chunks_owner ON c.id = chunks_fts.rowid' : ''}
            ${sql.length ? 'JOIN documents d ON d.id = c.document_id' : ''}
            WHERE ${conditions.join(' AND ')}
            ${ranked ? 'ORDER BY score' : ''} LIMIT ?
+         ),
+         snippets AS MATERIALIZED (
+           SELECT chunks_fts.rowid AS id, snippet(chunks_fts, 0, '«', '»', '…', 24) AS snippet
+           FROM chunks_fts
+           WHERE chunks_fts MATCH ?
+             AND chunks_fts.rowid >= (SELECT min(id) FROM top) AND chunks_fts.rowid <= (SELECT max(id) FROM top)
+             AND +chunks_fts.rowid IN (SELECT id FROM top)
          )
          SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type,
-                snippet(chunks_fts, 0, '«', '»', '…', 24) AS snippet, bm25(chunks_fts) AS score
+                s.snippet, top.score
          FROM top
-         CROSS JOIN chunks_fts ON chunks_fts.rowid = top.id
+         JOIN snippets s ON s.id = top.id
          JOIN chunks c ON c.id = top.id
          JOIN documents d ON d.id = c.document_id
-         WHERE chunks_fts MATCH ?
-         ORDER BY score, c.id`,
+         WHERE c.user_id = ? AND d.user_id = ?
+         ORDER BY top.score, c.id`,
       )
-      .all(match, userId, ...params, ...idParams, options.limit ?? 10, match);
+      .all(
+        match,
+        range.from,
+        range.to,
+        ...(joined ? [userId, ...params] : []),
+        ...idParams,
+        options.limit ?? 10,
+        match,
+        userId,
+        userId,
+      );
     return rows.map((row) => toHit(row, String(row.snippet), -Number(row.score)));
   }
 
@@ -186,9 +216,7 @@ export class DocumentStore {
   commonTerms(words: string[], share = 0.2, minChunks = 2_000): Set<string> {
     const common = new Set<string>();
     if (!words.length) return common;
-    const total = Number(
-      (this.#statement('SELECT max(id) AS n FROM chunks').get() as { n: number | null }).n ?? 0,
-    );
+    const total = chunkCount(this.db);
     if (total < minChunks) return common;
     const lookup = this.#statement('SELECT doc FROM chunks_vocab WHERE term = ?');
     for (const word of new Set(words.map((item) => item.toLowerCase()))) {
