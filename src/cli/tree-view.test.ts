@@ -70,4 +70,20 @@ describe('tree view', () => {
     expect(lines[0]).toContain('"evil title red bell"');
     expect(lines[1]).toContain('[ ] step up');
   });
+
+  it('says which tools a running run is waiting on', () => {
+    const tree = run({
+      id: 'a',
+      agent: 'research',
+      status: 'running',
+      endedAt: null,
+      toolCalls: [
+        { id: '1', name: 'web_search', input: {}, ok: true, ms: 5 },
+        { id: '2', name: 'web_fetch', input: {}, ok: null, ms: null },
+      ],
+    });
+    expect(renderTree(tree, Date.parse('2026-01-01T00:00:02.000Z'))[0]).toBe(
+      '◌ research  "task"  running  1 turn  10 tok  2.0s  [web_search, web_fetch]  → web_fetch…',
+    );
+  });
 });

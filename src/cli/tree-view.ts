@@ -36,8 +36,13 @@ export function renderTree(root: RunTree, now = Date.now(), width = 120): string
     const stats = `${node.status}  ${node.turns} turn${node.turns === 1 ? '' : 's'}  ${tokens} tok  ${seconds}s`;
     const calls = node.toolCalls.filter((call) => !node.children.some((child) => child.agent === call.name));
     const toolNote = calls.length ? `  [${summarizeCalls(calls)}]` : '';
+    const pending = node.status === 'running' ? calls.filter((call) => call.ok === null) : [];
+    const activity = pending.length ? `  → ${oneLine(pending.map((call) => call.name).join(', '), 40)}…` : '';
     lines.push(
-      clip(`${prefix}${MARKS[node.status] ?? '?'} ${node.agent}  "${task}"  ${stats}${toolNote}`, width),
+      clip(
+        `${prefix}${MARKS[node.status] ?? '?'} ${node.agent}  "${task}"  ${stats}${toolNote}${activity}`,
+        width,
+      ),
     );
     const planPrefix = `${childPrefix}${node.children.length ? '│  ' : '   '}`;
     for (const step of node.plan ?? []) {

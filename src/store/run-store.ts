@@ -124,7 +124,13 @@ export class RunStore {
         runId,
       };
       this.#finishRun.run(event.status, event.summary, safeJson(envelope), time, runId);
+      if (event.parentRunId === null) this.#forgetTree(runId);
     }
+  }
+
+  /** A finished root ends its tree: its runs' roots need no remembering (a server runs for weeks). */
+  #forgetTree(rootId: string): void {
+    for (const [runId, root] of this.#roots) if (root === rootId) this.#roots.delete(runId);
   }
 
   #rootOf(event: CadreEvent): string {
