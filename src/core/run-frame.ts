@@ -79,3 +79,9 @@ export function budgetSpent(frame: RunFrame): boolean {
   if (runBudget !== undefined && frame.usage.totalTokens >= runBudget) return true;
   return treeBudget !== undefined && frame.tree.tokensUsed >= treeBudget;
 }
+
+/** Adds one model call's usage to the run and to its tree. */
+export function countUsage(frame: RunFrame, usage: Usage): void {
+  frame.usage = addUsage(frame.usage, usage);
+  frame.tree.tokensUsed += usage.totalTokens;
+}

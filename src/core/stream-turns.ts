@@ -1,0 +1,123 @@
+import {
+  InvalidToolInputError,
+  type LanguageModel,
+  type ModelMessage,
+  NoSuchToolError,
+  type StopCondition,
+  experimental_streamTextLowMemory as streamTextOnce,
+  type ToolSet,
+} from 'ai';
+import { describeError } from './errors.ts';
+import { countUsage, emit, type RunFrame } from './run-frame.ts';
+import { usageFromSdk } from './usage.ts';
+
+/**
+ * One AI SDK tool loop for a run, read once: text and reasoning deltas, refused calls and step usage become
+ * the run's events; the final step's text and the response messages come back for the caller to judge.
+ */
+export interface TurnOptions {
+  model: LanguageModel;
+  instructions: string;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  activeTools?: string[];
+  toolChoice?: 'none';
+  temperature: number | undefined;
+  stopWhen: StopCondition<ToolSet>[];
+  prepareStep?: (options: {
+    stepNumber: number;
+    responseMessages: ModelMessage[];
+  }) => { toolChoice: { type: 'tool'; toolName: string } } | undefined;
+  stepOffset?: number;
+  /** True when the model reports usage itself as each call ends (see meterUsage). */
+  metered: boolean;
+}
+
+export interface TurnResult {
+  answer: string;
+  steps: number;
+  endedWithToolCalls: boolean;
+  responseMessages: ModelMessage[];
+  error?: unknown;
+}
+
+/** One streamText loop, its parts translated to events and its usage added to the run and the tree. */
+export async function streamTurns(frame: RunFrame, options: TurnOptions): Promise<TurnResult> {
+  const result: TurnResult = { answer: '', steps: 0, endedWithToolCalls: false, responseMessages: [] };
+  let stepText = '';
+  let lastText = '';
+  let ended: { responseMessages: ModelMessage[]; finalText: string } | undefined;
+  // The single-consumer engine: Cadre reads each stream once, so the SDK need not keep a replay buffer.
+  const stream = streamTextOnce({
+    model: options.model,
+    instructions: options.instructions || undefined,
+    messages: options.messages,
+    tools: options.tools,
+    ...(options.activeTools ? { activeTools: options.activeTools as never[] } : {}),
+    ...(options.toolChoice ? { toolChoice: options.toolChoice } : {}),
+    temperature: options.temperature,
+    stopWhen: options.stopWhen,
+    ...(options.prepareStep ? { prepareStep: options.prepareStep as never } : {}),
+    abortSignal: frame.signal,
+    maxRetries: 0,
+    onError: () => {},
+    onEnd: (event) => {
+      ended = { responseMessages: event.responseMessages as ModelMessage[], finalText: event.finalStep.text };
+    },
+  });
+  try {
+    for await (const part of stream.stream) {
+      switch (part.type) {
+        case 'start-step':
+          stepText = '';
+          break;
+        case 'text-delta':
+          stepText += part.text;
+          emit(frame, { type: 'text-delta', delta: part.text });
+          break;
+        case 'reasoning-delta':
+          emit(frame, { type: 'reasoning-delta', delta: part.text });
+          break;
+        case 'tool-call':
+          if (part.invalid) refuseCall(frame, part.toolCallId, part.toolName, part.input, part.error);
+          break;
+        case 'finish-step': {
+          const usage = usageFromSdk(part.usage);
+          if (!options.metered) countUsage(frame, usage);
+          emit(frame, {
+            type: 'step-finish',
+            step: (options.stepOffset ?? 0) + result.steps,
+            finishReason: part.finishReason,
+            usage,
+          });
+          result.steps++;
+          result.endedWithToolCalls = part.finishReason === 'tool-calls';
+          if (stepText.trim()) lastText = stepText;
+          break;
+        }
+        case 'error':
+          result.error = part.error;
+          break;
+        default:
+          break;
+      }
+    }
+    result.responseMessages = ended?.responseMessages ?? [];
+    result.answer = (ended?.finalText.trim() ? ended.finalText : lastText).trim();
+  } catch (error) {
+    if (!frame.signal.aborted) result.error ??= error;
+    result.answer = lastText.trim() || stepText.trim();
+  }
+  return result;
+}
+
+/** A call the model made to a tool it was not given, or with arguments that do not parse: never run. */
+function refuseCall(frame: RunFrame, toolCallId: string, name: string, input: unknown, error: unknown): void {
+  const reason = NoSuchToolError.isInstance(error)
+    ? `"${name}" is not a tool this agent may use`
+    : InvalidToolInputError.isInstance(error)
+      ? `invalid arguments for ${name}: ${describeError(error.cause ?? error)}`
+      : describeError(error);
+  emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
+  emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
+}
