@@ -5,7 +5,7 @@
 
 export { agentDefinitionSchema } from './core/agent-definition.ts';
 export { Runtime } from './core/runtime.ts';
-export { testToolContext } from './core/test-tool-context.ts';
+export { testToolContext, toolCaller } from './core/test-tool-context.ts';
 export { ToolRegistry } from './core/tool-registry.ts';
 export {
   type Script,

@@ -1,4 +1,4 @@
-import type { ToolContext } from './tool.ts';
+import type { CadreTool, ToolContext } from './tool.ts';
 import { Vault } from './vault.ts';
 
 /**
@@ -21,5 +21,15 @@ export function testToolContext(overrides: Partial<ToolContext> = {}): ToolConte
     allowedTools: () => [],
     emit: () => {},
     ...overrides,
+  };
+}
+
+/** Calls tools from a list by name, validating input as the runtime does, in one test context. */
+export function toolCaller(tools: Iterable<CadreTool>, context: ToolContext = testToolContext()) {
+  const byName = new Map([...tools].map((tool) => [tool.name, tool]));
+  return (name: string, input: unknown): Promise<any> => {
+    const tool = byName.get(name);
+    if (!tool) return Promise.reject(new Error(`no tool named "${name}" in this test`));
+    return tool.execute(tool.input.parse(input), context);
   };
 }

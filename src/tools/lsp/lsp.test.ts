@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testToolContext } from '../../core/test-tool-context.ts';
-import type { CadreTool } from '../../core/tool.ts';
+import { testToolContext, toolCaller } from '../../core/test-tool-context.ts';
 import { Workspace } from '../workspace/confine.ts';
 import { LspManager } from './manager.ts';
 import { describeLocation, lspTools } from './tools.ts';
@@ -13,20 +12,15 @@ import { describeLocation, lspTools } from './tools.ts';
 const fixture = fileURLToPath(new URL('../../../test/fixtures/ts-project', import.meta.url));
 let root: string;
 let manager: LspManager;
-let tools: Map<string, CadreTool>;
+let call: ReturnType<typeof toolCaller>;
 
 const context = testToolContext({ agent: 'explorer' });
-
-function call(name: string, input: unknown): Promise<any> {
-  const tool = tools.get(name)!;
-  return tool.execute(tool.input.parse(input), context);
-}
 
 beforeAll(() => {
   root = mkdtempSync(path.join(tmpdir(), 'cadre-lsp-'));
   cpSync(fixture, root, { recursive: true });
   manager = new LspManager({ idleMs: 60_000 });
-  tools = new Map(lspTools(new Workspace(root), manager).map((tool) => [tool.name, tool]));
+  call = toolCaller(lspTools(new Workspace(root), manager), context);
 });
 
 afterAll(async () => {

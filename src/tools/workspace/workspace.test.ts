@@ -12,20 +12,14 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testToolContext } from '../../core/test-tool-context.ts';
-import type { CadreTool } from '../../core/tool.ts';
+import { testToolContext, toolCaller } from '../../core/test-tool-context.ts';
 import { OutsideWorkspaceError, Workspace, workspaceTools } from './index.ts';
 
 let base: string;
 let root: string;
-let tools: Map<string, CadreTool>;
+let call: ReturnType<typeof toolCaller>;
 
 const context = testToolContext({ agent: 'explorer' });
-
-function call(name: string, input: unknown): Promise<any> {
-  const tool = tools.get(name)!;
-  return tool.execute(tool.input.parse(input), context);
-}
 
 beforeAll(() => {
   base = mkdtempSync(path.join(tmpdir(), 'cadre-ws-'));
@@ -54,7 +48,7 @@ beforeAll(() => {
   symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'link-out.txt'));
   symlinkSync(sibling, path.join(root, 'linked-dir'));
   symlinkSync(path.join(root, 'src', 'main.ts'), path.join(root, 'link-in.ts'));
-  tools = new Map(workspaceTools(root).map((tool) => [tool.name, tool]));
+  call = toolCaller(workspaceTools(root), context);
 });
 
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -164,11 +158,7 @@ describe('read_file and list_dir', () => {
 
 describe('hostile files in the workspace', () => {
   let hostile: string;
-  let hostileTools: Map<string, CadreTool>;
-  const hostileCall = (name: string, input: unknown): Promise<any> => {
-    const tool = hostileTools.get(name)!;
-    return tool.execute(tool.input.parse(input), context);
-  };
+  let hostileCall: ReturnType<typeof toolCaller>;
   /**
    * A named pipe holding `content`, its writer kept open for a moment: a read that should never start
    * gets `content` and then ends instead of blocking the test.
@@ -194,7 +184,7 @@ describe('hostile files in the workspace', () => {
     writeFileSync(path.join(hostile, 'sub', 'b.ts'), 'export const b = 2;\n');
     // A cloned repository may hold a .gitignore that is a symbolic link out of the root.
     symlinkSync(path.join(base, 'outside-rules'), path.join(hostile, 'sub', '.gitignore'));
-    hostileTools = new Map(workspaceTools(hostile).map((tool) => [tool.name, tool]));
+    hostileCall = toolCaller(workspaceTools(hostile), context);
   });
 
   it('a .gitignore linked to a file outside the root is not read', async () => {
