@@ -295,4 +295,21 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     const direct = await runCli(['ask', '--json', '--agent', 'reviewer', 'Review this'], env, { cwd });
     expect(parseJson(direct.stdout)).toMatchObject({ status: 'ok', answer: 'reviewed' });
   });
+
+  it('keeps a chat as a session: each answer sees the earlier turns, and ask --session continues it', async () => {
+    const { server, env } = await setup(({ body }) => {
+      const said = body.messages
+        .filter((message) => message.role === 'user')
+        .map((message) => contentText(message.content));
+      return { text: `I have heard: ${said.join(' | ')}` };
+    });
+    const chat = await runCli(['chat'], env, { stdin: 'My name is Ada.\nWhat is my name?\n' });
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toContain('I have heard: My name is Ada. | What is my name?');
+    const sessionId = chat.stderr.match(/session (ses_[\w-]+)/)?.[1];
+    expect(sessionId).toBeTruthy();
+    const more = await runCli(['ask', '--json', '--session', sessionId!, 'And now?'], env);
+    expect(parseJson(more.stdout).answer).toBe('I have heard: My name is Ada. | What is my name? | And now?');
+    expect(server.requests).toHaveLength(3);
+  });
 });

@@ -23,20 +23,21 @@ export function tempHome(): string {
 export function runCli(
   args: string[],
   env: Record<string, string>,
-  options: { cwd?: string; onSpawn?: (child: ChildProcess) => void } = {},
+  options: { cwd?: string; stdin?: string; onSpawn?: (child: ChildProcess) => void } = {},
 ): Promise<CliResult> {
   const started = performance.now();
   const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     cwd: options.cwd ?? process.cwd(),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk) => {
+  child.stdout!.on('data', (chunk) => {
     stdout += chunk;
   });
-  child.stderr.on('data', (chunk) => {
+  child.stderr!.on('data', (chunk) => {
     stderr += chunk;
   });
   options.onSpawn?.(child);

@@ -49,14 +49,22 @@ export const chatCommand: CliCommand = async (args, context) => {
   input.on('SIGINT', onInterrupt);
   process.on('SIGINT', onInterrupt);
   try {
-    for (;;) {
-      let line: string;
-      try {
-        line = (await input.question('you> ')).trim();
-      } catch {
-        break;
+    // The line iterator buffers, so lines piped in faster than answers come are all asked, in order.
+    let closed = false;
+    input.on('close', () => {
+      closed = true;
+    });
+    const prompt = () => {
+      if (!closed && process.stdin.isTTY) input.prompt();
+    };
+    input.setPrompt('you> ');
+    prompt();
+    for await (const raw of input) {
+      const line = raw.trim();
+      if (!line) {
+        prompt();
+        continue;
       }
-      if (!line) continue;
       if (line === '/exit' || line === '/quit') break;
       current = new AbortController();
       try {
@@ -75,6 +83,7 @@ export const chatCommand: CliCommand = async (args, context) => {
       } finally {
         current = undefined;
       }
+      prompt();
     }
   } finally {
     input.close();
