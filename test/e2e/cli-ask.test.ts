@@ -312,4 +312,36 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     expect(parseJson(more.stdout).answer).toBe('I have heard: My name is Ada. | What is my name? | And now?');
     expect(server.requests).toHaveLength(3);
   });
+
+  it('confines the workspace tools to --workspace', async () => {
+    const base = tempHome();
+    const workspace = join(base, 'project');
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, 'notes.txt'), 'inside the workspace');
+    writeFileSync(join(base, 'secret.txt'), 'TOP SECRET CONTENT');
+    const { server, env } = await setup(({ body, index }) => {
+      if (index === 0) {
+        return {
+          toolCalls: [
+            { name: 'read_file', arguments: { path: 'notes.txt' } },
+            { name: 'read_file', arguments: { path: '../secret.txt' } },
+            { name: 'read_file', arguments: { path: join(base, 'secret.txt') } },
+          ],
+        };
+      }
+      const results = body.messages
+        .filter((message) => message.role === 'tool')
+        .map((m) => contentText(m.content));
+      return { text: JSON.stringify(results) };
+    });
+    const result = await runCli(
+      ['ask', '--json', '--agent', 'explorer', '--workspace', workspace, 'Read the notes'],
+      env,
+    );
+    const run = parseJson(result.stdout).run;
+    expect(run.toolCalls.map((call) => call.ok)).toEqual([true, false, false]);
+    const seen = JSON.stringify(server.requests[1]!.body.messages);
+    expect(seen).toContain('inside the workspace');
+    expect(seen).not.toContain('TOP SECRET CONTENT');
+  });
 });
