@@ -48,7 +48,7 @@ export class Cadre {
   readonly catalog: AgentCatalog;
   readonly workspace: string;
   readonly env: Record<string, string | undefined>;
-  readonly resolveModel: (ref: string) => LanguageModelV4;
+  readonly resolveModel: (ref: string) => LanguageModelV4 | Promise<LanguageModelV4>;
   readonly retry: RetryPolicy;
   #detachStore: () => void;
 

@@ -23,7 +23,7 @@ import { Vault } from './vault.ts';
 export interface LoopServices {
   agents: ReadonlyMap<string, AgentDefinition>;
   tools: ToolRegistry;
-  resolveModel: (ref: string) => LanguageModel;
+  resolveModel: (ref: string) => LanguageModel | PromiseLike<LanguageModel>;
   modelRefFor: (definition: AgentDefinition, parent: RunFrame | undefined) => string;
   limitsFor: (definition: AgentDefinition) => RuntimeLimits;
   prepareAgent?: PrepareAgent;
@@ -125,7 +125,7 @@ export async function runAgent(
   let stepGate = gate();
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
-    const resolved = services.resolveModel(modelRef) as LanguageModelV4;
+    const resolved = (await services.resolveModel(modelRef)) as LanguageModelV4;
     // With a budget, usage is counted from the model's stream as soon as each call ends, so a delegation
     // in the same step sees it; without one, counting at the end of each step is enough and cheaper.
     model = budgeted

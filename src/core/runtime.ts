@@ -13,8 +13,8 @@ export interface RuntimeOptions {
   /** Agent definitions by name, as loaded (built-in, user, project). */
   agents: ReadonlyMap<string, AgentDefinition>;
   tools: ToolRegistry;
-  /** Turns a "provider:model" reference into a model. */
-  resolveModel: (ref: string) => LanguageModel;
+  /** Turns a "provider:model" reference into a model (or a promise of one, for providers loaded lazily). */
+  resolveModel: (ref: string) => LanguageModel | PromiseLike<LanguageModel>;
   /** The main agent's model when its definition names none. */
   mainModel?: string;
   /** Sub-agents' model when their definition names none (else the parent's). */
@@ -79,7 +79,7 @@ export class Runtime {
     const definition = this.agent(request.agent);
     const modelRef = request.model ?? this.#modelRefFor(definition, undefined);
     // Resolve now so a missing key or base URL is the person's error before any run starts.
-    this.options.resolveModel(modelRef);
+    await this.options.resolveModel(modelRef);
     const treeBus = new EventBus();
     const builder = new RunTreeBuilder();
     treeBus.subscribe((event) => {

@@ -1,10 +1,4 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { createOpenRouter } from '@openrouter/ai-sdk-provider';
-import { createOllama } from 'ollama-ai-provider-v2';
 import { UserError } from '../core/errors.ts';
 import { DEFAULT_RETRY, type RetryPolicy, withRetryPolicy } from './retry.ts';
 
@@ -42,65 +36,80 @@ export function parseModelRef(ref: string): { provider: ProviderName; modelId: s
 
 /**
  * Returns a function from "provider:model" to an AI SDK model, with Cadre's retry policy around it.
- * Providers are created once each, on first use, from the environment their own SDKs read.
+ * Each model is built once, on first use, from the environment its provider's own SDK reads.
  */
-export function createModelResolver(options: ModelResolverOptions): (ref: string) => LanguageModelV4 {
-  const { env } = options;
+export function createModelResolver(
+  options: ModelResolverOptions,
+): (ref: string) => LanguageModelV4 | Promise<LanguageModelV4> {
   const policy = options.retry ?? DEFAULT_RETRY;
-  const cache = new Map<string, LanguageModelV4>();
-  const fetchOption = options.fetch ? { fetch: options.fetch } : {};
-
-  const build = (provider: ProviderName, modelId: string): LanguageModelV4 => {
-    switch (provider) {
-      case 'openai':
-        return createOpenAI({ apiKey: requireKey(env, 'OPENAI_API_KEY', provider), ...fetchOption })(modelId);
-      case 'anthropic':
-        return createAnthropic({ apiKey: requireKey(env, 'ANTHROPIC_API_KEY', provider), ...fetchOption })(
-          modelId,
-        );
-      case 'google':
-        return createGoogleGenerativeAI({
-          apiKey: requireKey(env, 'GOOGLE_GENERATIVE_AI_API_KEY', provider),
-          ...fetchOption,
-        })(modelId);
-      case 'openrouter':
-        return createOpenRouter({ apiKey: requireKey(env, 'OPENROUTER_API_KEY', provider), ...fetchOption })(
-          modelId,
-        ) as unknown as LanguageModelV4;
-      case 'ollama': {
-        const host = (env.OLLAMA_HOST ?? 'http://127.0.0.1:11434').replace(/\/+$/, '');
-        const baseURL = `${/^https?:\/\//.test(host) ? host : `http://${host}`}/api`;
-        return createOllama({ baseURL, ...fetchOption })(modelId) as unknown as LanguageModelV4;
-      }
-      case 'compatible': {
-        const baseURL = env.CADRE_COMPATIBLE_BASE_URL;
-        if (!baseURL) {
-          throw new UserError(
-            'no_base_url',
-            'The "compatible" provider needs CADRE_COMPATIBLE_BASE_URL, the base URL of an OpenAI-compatible ' +
-              'server, e.g. export CADRE_COMPATIBLE_BASE_URL=http://127.0.0.1:8000/v1',
-          );
-        }
-        return createOpenAICompatible({
-          name: 'compatible',
-          baseURL,
-          ...(env.CADRE_COMPATIBLE_API_KEY ? { apiKey: env.CADRE_COMPATIBLE_API_KEY } : {}),
-          ...fetchOption,
-        })(modelId);
-      }
-    }
-  };
-
+  const cache = new Map<string, Promise<LanguageModelV4>>();
   return (ref: string) => {
     const override = options.overrides?.[ref];
     if (override) return override;
-    const cached = cache.get(ref);
-    if (cached) return cached;
-    const { provider, modelId } = parseModelRef(ref);
-    const model = withRetryPolicy(build(provider, modelId), policy);
-    cache.set(ref, model);
+    let model = cache.get(ref);
+    if (!model) {
+      const { provider, modelId } = parseModelRef(ref);
+      model = buildModel(provider, modelId, options).then((built) => withRetryPolicy(built, policy));
+      // A failed build (a missing key) is not cached: the next run may have the key.
+      model.catch(() => cache.delete(ref));
+      cache.set(ref, model);
+    }
     return model;
   };
+}
+
+/** The provider's model. Each provider's package loads when one of its models is first asked for. */
+async function buildModel(
+  provider: ProviderName,
+  modelId: string,
+  { env, fetch }: ModelResolverOptions,
+): Promise<LanguageModelV4> {
+  const fetchOption = fetch ? { fetch } : {};
+  switch (provider) {
+    case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
+      return createOpenAI({ apiKey: requireKey(env, 'OPENAI_API_KEY', provider), ...fetchOption })(modelId);
+    }
+    case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
+      return createAnthropic({ apiKey: requireKey(env, 'ANTHROPIC_API_KEY', provider), ...fetchOption })(
+        modelId,
+      );
+    }
+    case 'google': {
+      const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
+      const apiKey = requireKey(env, 'GOOGLE_GENERATIVE_AI_API_KEY', provider);
+      return createGoogleGenerativeAI({ apiKey, ...fetchOption })(modelId);
+    }
+    case 'openrouter': {
+      const { createOpenRouter } = await import('@openrouter/ai-sdk-provider');
+      const apiKey = requireKey(env, 'OPENROUTER_API_KEY', provider);
+      return createOpenRouter({ apiKey, ...fetchOption })(modelId) as unknown as LanguageModelV4;
+    }
+    case 'ollama': {
+      const { createOllama } = await import('ollama-ai-provider-v2');
+      const host = (env.OLLAMA_HOST ?? 'http://127.0.0.1:11434').replace(/\/+$/, '');
+      const baseURL = `${/^https?:\/\//.test(host) ? host : `http://${host}`}/api`;
+      return createOllama({ baseURL, ...fetchOption })(modelId) as unknown as LanguageModelV4;
+    }
+    case 'compatible': {
+      const baseURL = env.CADRE_COMPATIBLE_BASE_URL;
+      if (!baseURL) {
+        throw new UserError(
+          'no_base_url',
+          'The "compatible" provider needs CADRE_COMPATIBLE_BASE_URL, the base URL of an OpenAI-compatible ' +
+            'server, e.g. export CADRE_COMPATIBLE_BASE_URL=http://127.0.0.1:8000/v1',
+        );
+      }
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      return createOpenAICompatible({
+        name: 'compatible',
+        baseURL,
+        ...(env.CADRE_COMPATIBLE_API_KEY ? { apiKey: env.CADRE_COMPATIBLE_API_KEY } : {}),
+        ...fetchOption,
+      })(modelId);
+    }
+  }
 }
 
 function requireKey(env: Record<string, string | undefined>, name: string, provider: string): string {

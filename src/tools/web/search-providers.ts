@@ -1,4 +1,3 @@
-import { parseHTML } from 'linkedom';
 import type { ApiName } from '../http/endpoints.ts';
 import { bodyText, type HttpRequest, type HttpResponse } from '../http/http-client.ts';
 import { apiBase, type NetworkToolDeps, plainText, ToolCallError, withQuery } from '../http/tool-support.ts';
@@ -58,8 +57,9 @@ const hit = (title: unknown, url: unknown, snippet: unknown): SearchHit | undefi
 const defined = <T>(items: Array<T | undefined>): T[] =>
   items.filter((item): item is T => item !== undefined);
 
-/** Parses DuckDuckGo's HTML results page (html.duckduckgo.com/html). */
-export function parseDuckDuckGoHtml(html: string): SearchHit[] {
+/** Parses DuckDuckGo's HTML results page (html.duckduckgo.com/html). linkedom loads on first use. */
+export async function parseDuckDuckGoHtml(html: string): Promise<SearchHit[]> {
+  const { parseHTML } = await import('linkedom');
   const { document } = parseHTML(html);
   const hits: SearchHit[] = [];
   for (const result of [...document.querySelectorAll('.result')]) {
@@ -99,7 +99,7 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
         cache: { namespace: call.tool, ttlSeconds: call.deps.cacheTtl(call.tool) },
       });
       const html = bodyText(response);
-      const hits = parseDuckDuckGoHtml(html);
+      const hits = await parseDuckDuckGoHtml(html);
       if (hits.length === 0 && /anomaly|captcha|challenge/i.test(html)) {
         throw new ToolCallError(
           'DuckDuckGo answered with a bot check instead of results; try again later or set ' +

@@ -3,8 +3,6 @@ import { defineTool } from '../../core/tool.ts';
 import { bodyText } from '../http/http-client.ts';
 import { callApi, metaOf, type NetworkToolDeps, ToolCallError } from '../http/tool-support.ts';
 import { asUntrusted } from '../http/untrusted.ts';
-import { htmlToMarkdown } from './html-to-markdown.ts';
-import { pdfToText } from './pdf-to-text.ts';
 
 const DEFAULT_MAX_CHARS = 20_000;
 
@@ -57,6 +55,8 @@ export function webFetchTool(deps: NetworkToolDeps) {
           let content: string;
           let pages: number | undefined;
           if (type === 'application/pdf') {
+            // The HTML and PDF readers are heavy to load; they load on the first page that needs them.
+            const { pdfToText } = await import('./pdf-to-text.ts');
             const pdf = await pdfToText(response.body).catch((error: unknown) => {
               throw new ToolCallError(`Could not read the PDF at ${url}: ${(error as Error).message}`);
             });
@@ -64,6 +64,7 @@ export function webFetchTool(deps: NetworkToolDeps) {
             content = pdf.text;
             pages = pdf.pages;
           } else if (type === 'text/html' || type === 'application/xhtml+xml') {
+            const { htmlToMarkdown } = await import('./html-to-markdown.ts');
             const page = htmlToMarkdown(bodyText(response), response.url);
             title = page.title;
             content = page.markdown;
