@@ -44,9 +44,9 @@ export async function searchDocuments(
 }
 
 /**
- * BM25 search over FTS5, all terms first, any term as the fallback. Words found in a fifth of all chunks
- * or more are left out of the match (they carry little BM25 weight); a query made only of them is answered
- * unranked.
+ * BM25 search over FTS5, all terms first, any term as the fallback. Words found in a fifth of the
+ * caller's chunks or more are left out of the match (they carry little BM25 weight); a query made only of
+ * them is answered unranked.
  */
 export function keywordSearch(
   store: DocumentStore,
@@ -54,7 +54,7 @@ export function keywordSearch(
   query: string,
   options: { limit: number; filter?: DocumentFilter },
 ): SearchHit[] {
-  const common = store.commonTerms(plainTerms(query));
+  const common = store.commonTerms(userId, plainTerms(query));
   const strict = toMatchExpression(query, 'all', common);
   if (!strict) return [];
   const ranked = !onlyCommonTerms(query, common);
@@ -62,7 +62,7 @@ export function keywordSearch(
   if (hits.length || hasOperators(query)) return hits;
   // "Any term" ranks the union of every term's matches; words in many chunks would make that union
   // large while adding little to the ranking, so the fallback leaves them out when rarer words remain.
-  const frequent = store.commonTerms(plainTerms(query), FALLBACK_COMMON_SHARE);
+  const frequent = store.commonTerms(userId, plainTerms(query), FALLBACK_COMMON_SHARE);
   const loose = toMatchExpression(query, 'any', frequent);
   return loose && loose !== strict ? store.search(userId, loose, { ...options, ranked }) : hits;
 }

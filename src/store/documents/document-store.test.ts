@@ -5,6 +5,7 @@ import { collectionStats, countBy } from './collection-queries.ts';
 import { DocumentStore } from './document-store.ts';
 import { onlyCommonTerms, toMatchExpression } from './fts-query.ts';
 import type { DocumentType } from './types.ts';
+import { userIndex } from './user-index.ts';
 
 const DAY = 86_400_000;
 let counter = 0;
@@ -145,14 +146,30 @@ describe('DocumentStore search', () => {
     expect(store.search('nobody', match)).toEqual([]);
   });
 
+  it('gives a user the same scores, order and common words whatever another user adds', () => {
+    const { store } = setup();
+    for (let index = 0; index < 10; index++) {
+      const words = index < 3 ? `merger talks ${'merger '.repeat(index)}` : 'quarterly figures';
+      add(store, 'local', [`the ${words} note ${index}`]);
+    }
+    const match = toMatchExpression('merger')!;
+    const ranking = () => store.search('local', match).map((hit) => [hit.chunkId, hit.score]);
+    const before = ranking();
+    const common = () => [...store.commonTerms('local', ['the', 'merger'], 0.5, 0)];
+    expect(common()).toEqual(['the']);
+    for (let index = 0; index < 50; index++) add(store, 'bob', [`merger merger ${index} merger plans`]);
+    expect(ranking()).toEqual(before);
+    expect(common()).toEqual(['the']);
+    expect(store.commonTerms('bob', ['the', 'merger'], 0.5, 0)).toEqual(new Set(['merger']));
+  });
+
   it('finds the words present in more than a share of all chunks', () => {
     const { store } = setup();
     for (let index = 0; index < 10; index++)
       add(store, 'local', [`the report number ${index} ${index < 3 ? 'budget' : ''}`]);
-    expect([...store.commonTerms(['the', 'budget', 'missing'], 0.5, 0)]).toEqual(['the']);
-    expect(store.commonTerms(['the'], 0.5, 1000).size).toBe(0);
-    add(store, 'bob', ['the end']);
-    expect([...store.commonTerms(['the', 'report'], 0.95, 0)]).toEqual(['the']);
+    expect([...store.commonTerms('local', ['the', 'budget', 'missing'], 0.5, 0)]).toEqual(['the']);
+    expect(store.commonTerms('local', ['the'], 0.5, 1000).size).toBe(0);
+    expect(store.commonTerms('nobody', ['the'], 0.5, 0).size).toBe(0);
     const unranked = store.search('local', toMatchExpression('the')!, { ranked: false, limit: 3 });
     expect(unranked).toHaveLength(3);
     expect(unranked.every((hit) => hit.snippet.includes('«the»') && hit.score !== 0)).toBe(true);
@@ -160,11 +177,20 @@ describe('DocumentStore search', () => {
 
   it('removes a document with its chunks, FTS entries and vectors', () => {
     const { db, store } = setup();
+    const kept = add(store, 'local', ['lasting words here']);
     const doc = add(store, 'local', ['ephemeral words here']);
     const chunk = store.chunks('local', doc.id)[0]!;
     store.putVectors('local', doc.id, 'm', [{ chunkId: chunk.id, vector: [1, 0] }]);
     expect(store.remove('local', doc.id)).toBe(true);
     expect(store.search('local', toMatchExpression('ephemeral')!)).toEqual([]);
+    const index = userIndex(db, 'local')!;
+    expect(db.prepare(`SELECT term, doc FROM ${index.vocab} ORDER BY term`).all()).toEqual([
+      { term: 'here', doc: 1 },
+      { term: 'last', doc: 1 },
+      { term: 'word', doc: 1 },
+    ]);
+    db.prepare(`INSERT INTO ${index.fts} (${index.fts}, rank) VALUES ('integrity-check', 1)`).run();
+    expect(store.remove('local', kept.id)).toBe(true);
     const leftover = db
       .prepare('SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM chunk_vectors) AS n')
       .get();

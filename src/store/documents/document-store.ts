@@ -1,6 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { type Database, transaction } from '../database.ts';
-import { chunkCount, chunkIdRange, reserveChunkIds } from './chunk-ids.ts';
+import { allocateSlot, chunkCount, reserveChunkIds } from './chunk-ids.ts';
 import { filterConditions } from './filter-sql.ts';
 import type {
   DocumentFilter,
@@ -10,6 +10,7 @@ import type {
   SearchHit,
   StoredChunk,
 } from './types.ts';
+import { createUserIndex, indexForSlot, userIndex } from './user-index.ts';
 
 export type DocumentOrder = 'added' | 'title' | 'size' | 'pages';
 
@@ -40,7 +41,7 @@ export class DocumentStore {
     this.db = db;
   }
 
-  /** Stores a document with its tags and chunks in one transaction. */
+  /** Stores a document with its tags and chunks in one transaction, indexing the chunks in the user's index. */
   insert(userId: string, document: NewDocument): DocumentRecord {
     const tags = normalizeTags(document.tags);
     const chars = document.chunks.reduce((total, chunk) => total + chunk.text.length, 0);
@@ -68,7 +69,10 @@ export class DocumentStore {
       const insertChunk = this.#statement(
         'INSERT INTO chunks (id, document_id, user_id, seq, page, start, end, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       );
-      const firstId = reserveChunkIds(this.db, userId, document.chunks.length);
+      const { slot, created } = allocateSlot(this.db, userId);
+      const index = created ? createUserIndex(this.db, slot) : indexForSlot(slot);
+      const indexChunk = this.#statement(`INSERT INTO ${index.fts} (rowid, text) VALUES (?, ?)`);
+      const firstId = reserveChunkIds(this.db, slot, document.chunks.length);
       for (const [seq, chunk] of document.chunks.entries()) {
         insertChunk.run(
           firstId + seq,
@@ -80,6 +84,7 @@ export class DocumentStore {
           chunk.start + chunk.text.length,
           chunk.text,
         );
+        indexChunk.run(firstId + seq, chunk.text);
       }
     });
     const { chunks: _chunks, ...metadata } = document;
@@ -120,8 +125,14 @@ export class DocumentStore {
   /** Removes a document and everything derived from it; false when the caller has no such document. */
   remove(userId: string, id: string): boolean {
     return transaction(this.db, () => {
-      if (!this.get(userId, id)) return false;
+      const index = userIndex(this.db, userId);
+      if (!index || !this.get(userId, id)) return false;
       this.#statement('DELETE FROM chunk_vectors WHERE document_id = ? AND user_id = ?').run(id, userId);
+      // An external-content index forgets a row only when told its old text, so before the row goes.
+      this.#statement(
+        `INSERT INTO ${index.fts} (${index.fts}, rowid, text)
+         SELECT 'delete', id, text FROM chunks WHERE document_id = ? AND user_id = ?`,
+      ).run(id, userId);
       this.#statement('DELETE FROM chunks WHERE document_id = ? AND user_id = ?').run(id, userId);
       this.#statement('DELETE FROM documents WHERE id = ? AND user_id = ?').run(id, userId);
       return true;
@@ -144,10 +155,10 @@ export class DocumentStore {
   /**
    * Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first.
    *
-   * 1. Rank: FTS5 is asked for the caller's block of chunk ids only (see chunk-ids.ts), so other users'
-   *    matches are skipped inside the index rather than scored and thrown away; a filter adds a join on a
-   *    covering index of owners. `ranked: false` (a query of only very common words, which BM25 cannot
-   *    rank anyway) takes the first matches in collection order and scores just those.
+   * 1. Rank: in the caller's own index (see user-index.ts), so neither the matches nor BM25's statistics
+   *    involve anyone else's chunks; a filter adds a join on a covering index of owners. `ranked: false` (a
+   *    query of only very common words, which BM25 cannot rank anyway) takes the first matches in
+   *    collection order and scores just those.
    * 2. Snippets for the top rows, in one pass over the index between the lowest and highest of their ids.
    *    Looking each row up on its own would set the query up again per row: a prefix term's doclist is
    *    rebuilt each time, and bm25 recounts every term's matches in the whole index to get its weight.
@@ -158,11 +169,12 @@ export class DocumentStore {
     match: string,
     options: { filter?: DocumentFilter; limit?: number; ranked?: boolean } = {},
   ): SearchHit[] {
-    const range = chunkIdRange(this.db, userId);
-    if (!range) return [];
+    const index = userIndex(this.db, userId);
+    if (!index) return [];
+    const fts = index.fts;
     const { documentIds, ...rest } = options.filter ?? {};
     const { sql, params } = filterConditions(rest);
-    const conditions = ['chunks_fts MATCH ?', 'chunks_fts.rowid >= ?', 'chunks_fts.rowid < ?'];
+    const conditions = [`${fts} MATCH ?`];
     const joined = sql.length > 0 || Boolean(documentIds?.length);
     if (joined) conditions.push('c.user_id = ?', ...sql);
     const idParams: SQLInputValue[] = documentIds?.length ? documentIds : [];
@@ -171,19 +183,19 @@ export class DocumentStore {
     const rows = this.db
       .prepare(
         `WITH top AS MATERIALIZED (
-           SELECT chunks_fts.rowid AS id, bm25(chunks_fts) AS score
-           FROM chunks_fts
-           ${joined ? 'JOIN chunks c INDEXED BY chunks_owner ON c.id = chunks_fts.rowid' : ''}
+           SELECT ${fts}.rowid AS id, bm25(${fts}) AS score
+           FROM ${fts}
+           ${joined ? `JOIN chunks c INDEXED BY chunks_owner ON c.id = ${fts}.rowid` : ''}
            ${sql.length ? 'JOIN documents d ON d.id = c.document_id' : ''}
            WHERE ${conditions.join(' AND ')}
            ${ranked ? 'ORDER BY score' : ''} LIMIT ?
          ),
          snippets AS MATERIALIZED (
-           SELECT chunks_fts.rowid AS id, snippet(chunks_fts, 0, '«', '»', '…', 24) AS snippet
-           FROM chunks_fts
-           WHERE chunks_fts MATCH ?
-             AND chunks_fts.rowid >= (SELECT min(id) FROM top) AND chunks_fts.rowid <= (SELECT max(id) FROM top)
-             AND +chunks_fts.rowid IN (SELECT id FROM top)
+           SELECT ${fts}.rowid AS id, snippet(${fts}, 0, '«', '»', '…', 24) AS snippet
+           FROM ${fts}
+           WHERE ${fts} MATCH ?
+             AND ${fts}.rowid >= (SELECT min(id) FROM top) AND ${fts}.rowid <= (SELECT max(id) FROM top)
+             AND +${fts}.rowid IN (SELECT id FROM top)
          )
          SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type,
                 s.snippet, top.score
@@ -196,8 +208,6 @@ export class DocumentStore {
       )
       .all(
         match,
-        range.from,
-        range.to,
         ...(joined ? [userId, ...params] : []),
         ...idParams,
         options.limit ?? 10,
@@ -209,16 +219,18 @@ export class DocumentStore {
   }
 
   /**
-   * Which of these words are in more than `share` of all chunks (once there are at least `minChunks`).
-   * Such words carry almost no BM25 weight, and ranking every chunk that holds them is what makes a query
-   * slow. Words are looked up as typed; a word the stemmer changes is simply never reported common.
+   * Which of these words are in more than `share` of the caller's chunks (once they have at least
+   * `minChunks`). Such words carry almost no BM25 weight, and ranking every chunk that holds them is what
+   * makes a query slow. Only the caller's own chunks count, so the answer says nothing of anyone else's.
+   * Words are looked up as typed; a word the stemmer changes is simply never reported common.
    */
-  commonTerms(words: string[], share = 0.2, minChunks = 2_000): Set<string> {
+  commonTerms(userId: string, words: string[], share = 0.2, minChunks = 2_000): Set<string> {
     const common = new Set<string>();
-    if (!words.length) return common;
-    const total = chunkCount(this.db);
+    const index = userIndex(this.db, userId);
+    if (!words.length || !index) return common;
+    const total = chunkCount(this.db, index.slot);
     if (total < minChunks) return common;
-    const lookup = this.#statement('SELECT doc FROM chunks_vocab WHERE term = ?');
+    const lookup = this.#statement(`SELECT doc FROM ${index.vocab} WHERE term = ?`);
     for (const word of new Set(words.map((item) => item.toLowerCase()))) {
       const row = lookup.get(word) as { doc: number } | undefined;
       if (row && row.doc > total * share) common.add(word);

@@ -2,11 +2,10 @@ import type { Migration } from '../migrations.ts';
 
 /**
  * Documents, their tags, their text as contiguous chunks (concatenated in `seq` order they give the whole
- * text back), the FTS5 index over the chunks (kept in step by triggers) and optional embedding vectors.
- * Every table carries `user_id` so that scoped queries never need to trust an id alone. No FTS5 prefix
- * index: it costs a third of ingest speed, and prefix queries of three or more letters are fast without it.
- * Chunk ids come from per-user blocks (`chunk_id_blocks`, see chunk-ids.ts) so that a user's chunks are one
- * rowid range of the FTS index.
+ * text back) and optional embedding vectors. Every table carries `user_id` so that scoped queries never
+ * need to trust an id alone. Chunk ids come from per-user blocks (`chunk_id_blocks`, see chunk-ids.ts);
+ * a block's slot also names the user's own FTS5 index over their chunks, created on their first ingest
+ * (see user-index.ts), so that no user's ranking depends on anyone else's documents.
  */
 export const documentsMigration: Migration = {
   id: '004-documents',
@@ -48,24 +47,8 @@ export const documentsMigration: Migration = {
       text TEXT NOT NULL
     );
     CREATE INDEX chunks_by_document ON chunks(document_id, seq);
-    -- Covers the owner check of every FTS match without reading the chunk's text.
+    -- Covers the owner check of a filtered FTS match without reading the chunk's text.
     CREATE INDEX chunks_owner ON chunks(id, user_id, document_id);
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(
-      text,
-      content = 'chunks',
-      content_rowid = 'id',
-      tokenize = 'porter unicode61 remove_diacritics 2'
-    );
-    -- Merge FTS segments 8 at a time rather than 4: ingest ~10% faster (it pays back the cost of per-user
-    -- chunk id blocks), with no measurable change in search latency at 100k chunks.
-    INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', 8);
-    CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row);
-    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-      INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
-    END;
-    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-      INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    END;
     CREATE TABLE chunk_vectors (
       chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
       user_id TEXT NOT NULL,
