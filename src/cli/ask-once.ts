@@ -30,7 +30,14 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<RunOut
   const agent = options.agent ?? 'main';
   const runtime = cadre.runtime({ userId: options.userId });
   const builder = new RunTreeBuilder();
-  const live = options.stderr.isTTY ? new LiveTree(options.stderr, () => builder.roots()[0]) : undefined;
+  let answerSoFar = '';
+  const live = options.stderr.isTTY
+    ? new LiveTree(
+        options.stderr,
+        () => builder.roots()[0],
+        () => answerSoFar,
+      )
+    : undefined;
   live?.start();
   try {
     const prefetch = agent === 'main' ? cadre.prefetchFor(options.question) : undefined;
@@ -44,7 +51,13 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<RunOut
       ...(options.model ? { model: options.model } : {}),
       ...(options.inputs ? { inputs: options.inputs } : {}),
       ...(prefetch ? { prefetch } : {}),
-      onEvent: (event) => builder.apply(event),
+      onEvent: (event) => {
+        builder.apply(event);
+        if (event.type === 'text-delta' && event.depth === 0) answerSoFar += event.delta;
+        // A new model call starts a new answer; what came before was thinking aloud between tool calls.
+        if (event.type === 'step-finish' && event.depth === 0 && event.finishReason === 'tool-calls')
+          answerSoFar = '';
+      },
     });
     cadre.sessions.append(options.userId, options.sessionId, {
       role: 'assistant',

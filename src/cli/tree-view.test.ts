@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../core/run-tree.ts';
-import { renderTree } from './tree-view.ts';
+import { previewLines, renderTree } from './tree-view.ts';
 
 const usage = (totalTokens: number) => ({ inputTokens: totalTokens, outputTokens: 0, totalTokens });
 
@@ -85,5 +85,15 @@ describe('tree view', () => {
     expect(renderTree(tree, Date.parse('2026-01-01T00:00:02.000Z'))[0]).toBe(
       '◌ research  "task"  running  1 turn  10 tok  2.0s  [web_search, web_fetch]  → web_fetch…',
     );
+  });
+
+  it('previews the last lines of the answer being written, wrapped and cleaned', () => {
+    expect(previewLines('', 80)).toEqual([]);
+    expect(previewLines('one\ntwo\nthree\nfour \x1b[31mred\x1b[0m', 80)).toEqual([
+      '  ┆ two',
+      '  ┆ three',
+      '  ┆ four red',
+    ]);
+    expect(previewLines('x'.repeat(50), 24, 2)).toEqual([`  ┆ ${'x'.repeat(20)}`, `  ┆ ${'x'.repeat(10)}`]);
   });
 });

@@ -92,10 +92,18 @@ export class LiveTree {
   #drawn = 0;
   #timer: NodeJS.Timeout | undefined;
   #tree: () => RunTree | undefined;
+  #preview: () => string;
+  #final = false;
 
-  constructor(stream: NodeJS.WritableStream & { columns?: number }, tree: () => RunTree | undefined) {
+  /** `preview` is the answer being written, shown under the tree while the run goes on. */
+  constructor(
+    stream: NodeJS.WritableStream & { columns?: number },
+    tree: () => RunTree | undefined,
+    preview: () => string = () => '',
+  ) {
     this.#stream = stream;
     this.#tree = tree;
+    this.#preview = preview;
   }
 
   start(intervalMs = 120): void {
@@ -106,14 +114,29 @@ export class LiveTree {
   draw(): void {
     const tree = this.#tree();
     if (!tree) return;
-    const lines = renderTree(tree, Date.now(), (this.#stream.columns ?? 120) - 1);
+    const width = (this.#stream.columns ?? 120) - 1;
+    const lines = renderTree(tree, Date.now(), width);
+    if (!this.#final) lines.push(...previewLines(this.#preview(), width));
     const clear = this.#drawn ? `\x1b[${this.#drawn}A\x1b[J` : '';
     this.#stream.write(`${clear}${lines.join('\n')}\n`);
     this.#drawn = lines.length;
   }
 
+  /** Draws the final tree, without the preview: the answer itself is printed after it. */
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
+    this.#final = true;
     this.draw();
   }
+}
+
+/** The last few lines of an answer being written, indented under the tree. */
+export function previewLines(text: string, width: number, count = 3): string[] {
+  const flat = text.replace(CONTROL_SEQUENCES, '').trimEnd();
+  if (!flat) return [];
+  const room = Math.max(20, width - 4);
+  const wrapped = flat
+    .split('\n')
+    .flatMap((line) => (line.length ? (line.match(new RegExp(`.{1,${room}}`, 'g')) ?? []) : ['']));
+  return wrapped.slice(-count).map((line) => `  ┆ ${line}`);
 }
