@@ -43,19 +43,26 @@ export async function traceToolCall<T>(
 }
 
 /** The context a tool sees when `frame` calls it. */
-export function toolContext(frame: RunFrame, registry: ToolRegistry): ToolContext {
+export function toolContext(frame: RunFrame, registry: ToolRegistry, signal = frame.signal): ToolContext {
   return {
     runId: frame.id,
     agent: frame.definition.name,
     depth: frame.depth,
-    signal: frame.signal,
+    signal,
     vault: frame.vault,
     userId: frame.tree.userId,
     sessionId: frame.tree.sessionId,
     inputs: frame.inputs,
     allowedTools: () => [...frame.directTools],
     emit: (body) => emit(frame, body),
-    callTool: (name, input) => callAllowedTool(frame, registry, name, input),
+    callTool: (name, input, options) =>
+      callAllowedTool(
+        frame,
+        registry,
+        name,
+        input,
+        options?.signal ? AbortSignal.any([signal, options.signal]) : signal,
+      ),
   };
 }
 
@@ -65,7 +72,13 @@ let nestedCallCounter = 0;
  * A tool call made from inside another tool (code mode). Only the run's own direct tools exist here;
  * anything else is refused as if it did not exist, and inputs are validated like a model's.
  */
-async function callAllowedTool(frame: RunFrame, registry: ToolRegistry, name: string, input: unknown) {
+async function callAllowedTool(
+  frame: RunFrame,
+  registry: ToolRegistry,
+  name: string,
+  input: unknown,
+  signal: AbortSignal,
+) {
   const target = frame.directTools.has(name) ? registry.get(name) : undefined;
   if (!target) throw new Error(`no tool named "${name}" is available here`);
   const parsed = target.input.safeParse(input);
@@ -77,7 +90,7 @@ async function callAllowedTool(frame: RunFrame, registry: ToolRegistry, name: st
     throw new Error(message);
   }
   return traceToolCall(frame, { toolCallId, name, input: parsed.data }, () =>
-    target.execute(parsed.data, toolContext(frame, registry)),
+    target.execute(parsed.data, toolContext(frame, registry, signal)),
   );
 }
 

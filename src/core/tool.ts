@@ -19,8 +19,11 @@ export interface ToolContext {
   sessionId: string | undefined;
   /** The run's declared inputs besides its task (e.g. `document_id`). */
   inputs: Record<string, unknown>;
-  /** Calls another tool the same run is allowed to use (code mode). Refuses anything else. */
-  callTool(name: string, input: unknown): Promise<unknown>;
+  /**
+   * Calls another tool the same run is allowed to use (code mode). Refuses anything else. `signal` also
+   * ends the call (e.g. when the sandbox that asked for it is gone); the run's own signal always does.
+   */
+  callTool(name: string, input: unknown, options?: { signal?: AbortSignal }): Promise<unknown>;
   /** Names of the tools the calling run may use, besides this one. */
   allowedTools(): string[];
   /** Emits an extra event on the calling run (e.g. a plan update). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { agentDefinitionSchema } from '../../core/agent-definition.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import { Runtime } from '../../core/runtime.ts';
@@ -68,5 +69,44 @@ describe('run_js in a run (code mode)', () => {
     await runtime.run({ agent: 'math', task: 'x' });
     const output = model.calls[1]?.toolResults[0]?.output as any;
     expect(output.result).toMatch(/^caught: could not evaluate/);
+  });
+
+  it('ends the tool calls the code started when run_js ends', async () => {
+    let aborted: unknown;
+    const registry = new ToolRegistry();
+    const runJs = createRunJsTool({ lookup: (name) => registry.get(name) });
+    registry.register(runJs).register({
+      name: 'wait_forever',
+      family: 'test',
+      description: 'waits until its call is ended',
+      input: z.object({}),
+      execute: (_input, context) =>
+        new Promise((_resolve, reject) =>
+          context.signal.addEventListener('abort', () => {
+            aborted = context.signal.reason;
+            reject(context.signal.reason);
+          }),
+        ),
+    });
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'run_js', input: { code: 'wait_forever({}); return "left early"' } }] },
+      { text: 'done' },
+    ]);
+    const runtime = new Runtime({
+      agents: new Map([
+        [
+          'coder',
+          agentDefinitionSchema.parse({ name: 'coder', description: 'c', tools: ['run_js', 'wait_forever'] }),
+        ],
+      ]),
+      tools: registry,
+      resolveModel: () => model,
+      mainModel: 'scripted:x',
+    });
+    const { envelope, tree } = await runtime.run({ agent: 'coder', task: 'x' });
+    expect(envelope.status).toBe('ok');
+    await expect.poll(() => aborted).toBeInstanceOf(Error);
+    expect(String((aborted as Error).message)).toMatch(/run_js ended/);
+    expect(tree.toolCalls.find((call) => call.name === 'wait_forever')?.ok).toBe(false);
   });
 });

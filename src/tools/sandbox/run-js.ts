@@ -33,14 +33,16 @@ export function createRunJsTool(options: RunJsOptions) {
     async execute({ code }, context) {
       const allowed = new Set(context.allowedTools().filter((name) => name !== 'run_js'));
       const toolNames = [...new Set([...allowed, ...VAULT_TOOLS.map((tool) => tool.name)])].sort();
+      // Tool calls the code started end with the sandbox: a killed or finished run_js leaves none running.
+      const sandboxGone = new AbortController();
       const result = await runSandboxed({
         code,
         toolNames,
         toolHelp: toolNames.map((name) => describe(name, options.lookup(name))),
-        callTool: (name, input) => callFromSandbox(context, allowed, name, input),
+        callTool: (name, input) => callFromSandbox(context, allowed, name, input, sandboxGone.signal),
         signal: context.signal,
         ...(options.limits ? { limits: options.limits } : {}),
-      });
+      }).finally(() => sandboxGone.abort(new Error('run_js ended before this tool call finished')));
       const consoleTail = result.droppedConsoleChars
         ? `${result.console}\n[console output cut: ${result.droppedConsoleChars} more characters]`
         : result.console;
@@ -52,8 +54,14 @@ export function createRunJsTool(options: RunJsOptions) {
   });
 }
 
-function callFromSandbox(context: ToolContext, allowed: Set<string>, name: string, input: unknown) {
-  if (allowed.has(name)) return context.callTool(name, input);
+function callFromSandbox(
+  context: ToolContext,
+  allowed: Set<string>,
+  name: string,
+  input: unknown,
+  signal: AbortSignal,
+) {
+  if (allowed.has(name)) return context.callTool(name, input, { signal });
   const vaultTool = VAULT_TOOLS.find((tool) => tool.name === name);
   if (!vaultTool) throw new Error(`no tool named "${name}" is available here`);
   const parsed = vaultTool.input.safeParse(input);
