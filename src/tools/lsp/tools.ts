@@ -22,6 +22,17 @@ const positionInput = z.object({
 /** lsp_diagnostics, lsp_definition, lsp_references and lsp_hover for one workspace. */
 export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[] {
   const locate = (location: { uri: string; range: LspRange }) => describeLocation(workspace, location);
+  /** One position request (definition, references, hover) for a workspace file. */
+  const atPosition = async (
+    method: string,
+    { path: requested, line, column }: z.infer<typeof positionInput>,
+    params?: Record<string, unknown>,
+  ) => {
+    const file = await servedFile(workspace, requested);
+    return manager.use(workspace.root, file.absolute, (client) =>
+      client.positionRequest(method, file.absolute, toPosition(line, column), params),
+    );
+  };
 
   return [
     defineTool({
@@ -52,11 +63,8 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'Where the symbol at a position is defined (go to definition), from the language server. Line and ' +
         'column are 1-based, as grep and read_file report them.',
       input: positionInput,
-      async execute({ path: requested, line, column }) {
-        const file = await servedFile(workspace, requested);
-        const result = await manager.use(workspace.root, file.absolute, (client) =>
-          client.positionRequest('textDocument/definition', file.absolute, toPosition(line, column)),
-        );
+      async execute(input) {
+        const result = await atPosition('textDocument/definition', input);
         return { definitions: await Promise.all(asLocations(result).slice(0, MAX_LOCATIONS).map(locate)) };
       },
     }),
@@ -67,13 +75,10 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'Every reference to the symbol at a position (find all references, declaration included), from the ' +
         'language server. Line and column are 1-based.',
       input: positionInput,
-      async execute({ path: requested, line, column }) {
-        const file = await servedFile(workspace, requested);
-        const result = await manager.use(workspace.root, file.absolute, (client) =>
-          client.positionRequest('textDocument/references', file.absolute, toPosition(line, column), {
-            context: { includeDeclaration: true },
-          }),
-        );
+      async execute(input) {
+        const result = await atPosition('textDocument/references', input, {
+          context: { includeDeclaration: true },
+        });
         const locations = asLocations(result);
         return {
           references: await Promise.all(locations.slice(0, MAX_LOCATIONS).map(locate)),
@@ -88,11 +93,8 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         'The type and documentation of the symbol at a position (what an editor shows on hover), from the ' +
         'language server. Line and column are 1-based.',
       input: positionInput,
-      async execute({ path: requested, line, column }) {
-        const file = await servedFile(workspace, requested);
-        const result = await manager.use(workspace.root, file.absolute, (client) =>
-          client.positionRequest('textDocument/hover', file.absolute, toPosition(line, column)),
-        );
+      async execute(input) {
+        const result = await atPosition('textDocument/hover', input);
         return { hover: hoverText(result?.contents) };
       },
     }),
