@@ -74,7 +74,8 @@ function list(cadre: Cadre, context: CliContext, json: boolean): number {
 function show(cadre: Cadre, context: CliContext, name: string | undefined, json: boolean): number {
   if (!name) throw new UserError('usage', 'usage: cadre agents show NAME');
   const loaded = cadre.catalog.agents.get(name);
-  const definition = cadre.runtime().options.agents.get(name);
+  const runtime = cadre.runtime();
+  const definition = runtime.options.agents.get(name);
   if (!loaded || !definition) {
     throw new UserError(
       'unknown_agent',
@@ -104,7 +105,7 @@ function show(cadre: Cadre, context: CliContext, name: string | undefined, json:
     `model:    ${definition.model ?? (name === 'main' ? 'CADRE_MODEL' : "CADRE_SUBAGENT_MODEL or the parent's")}\n`,
   );
   out.write(`context:  ${definition.context}\n`);
-  const limits = cadre.runtime().limits;
+  const limits = runtime.limits;
   out.write(`maxTurns: ${definition.maxTurns ?? limits.maxTurns}\n`);
   if (Object.keys(definition.inputs).length)
     out.write(`inputs:   task, ${Object.keys(definition.inputs).join(', ')}\n`);
