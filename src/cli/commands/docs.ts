@@ -5,6 +5,7 @@ import { formatBytes, type IngestProgress, ingestFile } from '../../documents/in
 import { searchDocuments } from '../../documents/search.ts';
 import { DocumentStore } from '../../store/documents/document-store.ts';
 import { DOCUMENT_TYPES, type DocumentRecord, type DocumentType } from '../../store/documents/types.ts';
+import { describeDocument } from '../../tools/documents/filter-input.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 
@@ -58,7 +59,7 @@ async function add(args: string[], context: CliContext): Promise<number> {
         .filter(Boolean)
     : [];
   const store = new DocumentStore(context.db());
-  const added: Array<ReturnType<typeof describe> & { duplicate: boolean }> = [];
+  const added: Array<ReturnType<typeof describeDocument> & { duplicate: boolean }> = [];
   let failures = 0;
   let worst: number = EXIT.ok;
   for (const path of positionals) {
@@ -69,7 +70,7 @@ async function add(args: string[], context: CliContext): Promise<number> {
         onProgress: progress.update,
       });
       progress.clear();
-      added.push({ ...describe(document), duplicate });
+      added.push({ ...describeDocument(document), duplicate });
       if (!values.json) {
         context.stdout.write(
           duplicate
@@ -101,7 +102,7 @@ async function list(args: string[], context: CliContext): Promise<number> {
   if (positionals.length) return usage(context, `docs list takes no arguments (got "${positionals[0]}")`);
   const documents = new DocumentStore(context.db()).list(context.userId);
   if (values.json) {
-    context.stdout.write(`${JSON.stringify(documents.map(describe), null, 2)}\n`);
+    context.stdout.write(`${JSON.stringify(documents.map(describeDocument), null, 2)}\n`);
     return EXIT.ok;
   }
   if (!documents.length) {
@@ -192,21 +193,6 @@ async function remove(args: string[], context: CliContext): Promise<number> {
   }
   if (values.json) context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   return results.every((result) => result.removed) ? EXIT.ok : EXIT.notOk;
-}
-
-/** What `--json` prints for a document. */
-function describe(document: DocumentRecord) {
-  return {
-    id: document.id,
-    title: document.title,
-    filename: document.filename,
-    type: document.type,
-    pages: document.pages,
-    size: document.size,
-    characters: document.chars,
-    added: new Date(document.addedAt).toISOString(),
-    tags: document.tags,
-  };
 }
 
 function summary(document: DocumentRecord): string {
