@@ -1,0 +1,80 @@
+/**
+ * What `POST /api/chat` streams besides AI SDK's own chunks, and what a stored session message holds.
+ * The server writes these parts and the web app reads them; both import these types, so they cannot drift.
+ *
+ * The stream is AI SDK's UI message stream, so a plain `useChat` client shows something sensible:
+ * - the main agent's text as text parts;
+ * - the main agent's tool calls (delegations included) as dynamic tool parts, the envelope as the output;
+ * - one persistent `data-run` part per run of the tree, keyed by run id, written when the run starts and
+ *   replaced (same id) when it ends. It carries the run's header and outcome, never its growing history;
+ * - transient `data-run-event` parts carrying the runs' events as deltas (text, reasoning, tool calls and
+ *   results, plan updates, step usage). They are not kept in the message: a client folds them.
+ *
+ * Every byte on the wire is therefore sent once: deltas as they happen, headers at start and end. The
+ * stored copy of each `data-run` part adds the folded history (`text`, `toolCalls`, `plan`), so a reload
+ * shows what was seen live without the wire ever carrying a growing snapshot.
+ */
+import type { Source } from '../core/envelope.ts';
+import type { CadreEvent, PlanStep } from '../core/events.ts';
+import type { RunState } from '../core/status.ts';
+import type { Usage } from '../core/usage.ts';
+
+/** One tool call of a run as the web app shows it. */
+export interface RunToolCallView {
+  id: string;
+  name: string;
+  input: unknown;
+  /** Absent while the call is running. */
+  ok?: boolean;
+  output?: unknown;
+  error?: string;
+  ms?: number;
+  /** Why the call was refused before it ran (unknown tool, bad arguments, a limit). */
+  refused?: string;
+  /** The call was answered from an earlier identical delegation. */
+  deduplicated?: boolean;
+}
+
+/** The data of a `data-run` part (id = runId). */
+export interface RunPartData {
+  runId: string;
+  parentRunId: string | null;
+  rootRunId: string;
+  depth: number;
+  agent: string;
+  task: string;
+  model: string;
+  status: RunState;
+  /** Milliseconds since the epoch. */
+  startedAt: number;
+  endedAt?: number;
+  /** The parent's tool call that started this run (absent at the root). */
+  parentToolCallId?: string;
+  summary?: string;
+  error?: string;
+  data?: unknown;
+  sources?: Source[];
+  usage?: Usage;
+  subtreeUsage?: Usage;
+  /** Only in stored sessions (the fold of the run's events); live clients fold `data-run-event` parts. */
+  text?: string;
+  toolCalls?: RunToolCallView[];
+  plan?: PlanStep[];
+}
+
+/** Message metadata of the assistant message: which tree answered, and how it ended. */
+export interface ChatMessageMetadata {
+  sessionId: string;
+  rootRunId?: string;
+  status?: RunState;
+  usage?: Usage;
+  /** Whether the seed-000 delegation mode (prefetch/delegate) was used for this answer. */
+  delegationUsed?: boolean;
+}
+
+/** The custom data parts of Cadre's UI messages, for `UIMessage<ChatMessageMetadata, CadreDataParts>`. */
+export interface CadreDataParts {
+  run: RunPartData;
+  'run-event': CadreEvent;
+  [key: string]: unknown;
+}
