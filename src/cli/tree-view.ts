@@ -31,7 +31,9 @@ export function renderTree(root: RunTree, now = Date.now(), width = 120): string
     const started = Date.parse(node.startedAt);
     const ended = node.endedAt ? Date.parse(node.endedAt) : now;
     const seconds = ((ended - started) / 1000).toFixed(1);
-    const tokens = node.status === 'running' ? node.usage.totalTokens : node.subtreeUsage.totalTokens;
+    const usage = node.status === 'running' ? node.usage : node.subtreeUsage;
+    // "~": estimated from the text because the provider reported no usage.
+    const tokens = `${usage.estimated ? '~' : ''}${usage.totalTokens}`;
     const task = oneLine(node.task, 48);
     const stats = `${node.status}  ${node.turns} turn${node.turns === 1 ? '' : 's'}  ${tokens} tok  ${seconds}s`;
     const calls = node.toolCalls.filter((call) => !node.children.some((child) => child.agent === call.name));

@@ -95,6 +95,7 @@ export async function runAgent(
     delegations: new Map(),
     stepDelegations: 0,
     stepUsageKnown: Promise.resolve(),
+    lastCallEstimated: false,
     conversation: () => [...initialMessages, ...responseMessages],
     seenUrls: new Set(),
     directTools: new Set(),
@@ -126,18 +127,23 @@ export async function runAgent(
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
     const resolved = (await services.resolveModel(modelRef)) as LanguageModelV4;
-    // With a budget, usage is counted from the model's stream as soon as each call ends, so a delegation
-    // in the same step sees it; without one, counting at the end of each step is enough and cheaper.
-    model = budgeted
-      ? meterUsage(
-          resolved,
-          (usage) => {
-            countUsage(frame, usage);
-            stepGate.open();
-          },
-          () => stepGate.open(),
-        )
-      : resolved;
+    // Every call's usage is read from the model's own stream (estimated when the provider sends none).
+    // With a budget it is counted as soon as each call ends, so a delegation in the same step already sees
+    // it; without one, counting at the end of each step (in streamTurns) is enough.
+    model = meterUsage(resolved, {
+      onEstimated: () => {
+        frame.lastCallEstimated = true;
+      },
+      ...(budgeted
+        ? {
+            onUsage: (usage) => {
+              countUsage(frame, usage);
+              stepGate.open();
+            },
+            onCallEnd: () => stepGate.open(),
+          }
+        : {}),
+    });
     const prepared = await services.prepareAgent?.({
       agent: definition.name,
       inputs: spec.inputs,

@@ -46,6 +46,8 @@ export interface RunFrame {
   stepDelegations: number;
   /** Settles when the current step's model call has reported its usage (or ended without). */
   stepUsageKnown: Promise<void>;
+  /** Set when the model call that just ended reported no usage and it was estimated; read at its step's end. */
+  lastCallEstimated: boolean;
   /** What this run has said and heard so far, for children whose context policy lets some through. */
   conversation: () => ModelMessage[];
   /** URLs returned by this run's own tool calls, for verifying the sources its answer cites. */

@@ -82,7 +82,8 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
           if (part.invalid) refuseCall(frame, part.toolCallId, part.toolName, part.input, part.error);
           break;
         case 'finish-step': {
-          const usage = usageFromSdk(part.usage);
+          const usage = usageFromSdk(part.usage, frame.lastCallEstimated);
+          frame.lastCallEstimated = false;
           if (!options.metered) countUsage(frame, usage);
           emit(frame, {
             type: 'step-finish',

@@ -1,39 +1,79 @@
-import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
-import { type Usage, usageFromSdk } from './usage.ts';
+import { estimateTokens, type Usage, usageFromSdk } from './usage.ts';
+
+export interface UsageMeterOptions {
+  /** Each model call's usage, as soon as its `finish` chunk passes; `estimated` when made up from text. */
+  onUsage?: (usage: Usage) => void;
+  /** The call's stream ended (with or without usage). */
+  onCallEnd?: () => void;
+  /** The call's usage was estimated (the provider sent none); told before its `finish` chunk passes on. */
+  onEstimated?: () => void;
+}
 
 /**
- * Reads each model call's usage from the model's own stream, as soon as its `finish` chunk passes, and
- * reports it. This is earlier than the SDK's `finish-step` (which waits for the step's tools), so a
- * delegation started in the same step already sees the tokens its parent just spent.
+ * Reads each model call's usage from the model's own stream, as soon as its `finish` chunk passes.
+ *
+ * - A provider that reports no usage (an OpenAI-compatible server not asked for it, or one that ignores
+ *   the request) gets an estimate from the characters sent and received, written into the `finish` chunk,
+ *   so runs and budgets never count such a call as 0 tokens.
+ * - `onUsage` comes earlier than the SDK's `finish-step` (which waits for the step's tools), so a
+ *   delegation started in the same step already sees the tokens its parent just spent.
  */
-export function meterUsage(model: LanguageModelV4, onUsage: (usage: Usage) => void, onCallEnd: () => void) {
+export function meterUsage(model: LanguageModelV4, options: UsageMeterOptions = {}) {
   return wrapLanguageModel({
     model,
     middleware: {
       specificationVersion: 'v4',
-      wrapStream: async ({ doStream }) => {
+      wrapStream: async ({ doStream, params }) => {
         const result = await doStream();
+        let outputCharacters = 0;
         const metered = result.stream.pipeThrough(
           new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
             transform(part, controller) {
+              if (part.type === 'text-delta' || part.type === 'reasoning-delta')
+                outputCharacters += part.delta.length;
+              else if (part.type === 'tool-call')
+                outputCharacters += part.toolName.length + part.input.length;
               if (part.type === 'finish') {
-                onUsage(
-                  usageFromSdk({
-                    inputTokens: part.usage.inputTokens.total,
-                    outputTokens: part.usage.outputTokens.total,
-                  }),
+                let usage = part.usage;
+                const estimated =
+                  usage.inputTokens.total === undefined && usage.outputTokens.total === undefined;
+                if (estimated) {
+                  usage = estimatedUsage(promptCharacters(params), outputCharacters);
+                  options.onEstimated?.();
+                }
+                options.onUsage?.(
+                  usageFromSdk(
+                    { inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total },
+                    estimated,
+                  ),
                 );
+                controller.enqueue(estimated ? { ...part, usage } : part);
+                return;
               }
               controller.enqueue(part);
             },
-            flush: onCallEnd,
+            flush: () => options.onCallEnd?.(),
           }),
         );
         return { ...result, stream: metered };
       },
     },
   });
+}
+
+function promptCharacters(params: { prompt: unknown; tools?: unknown }): number {
+  return JSON.stringify(params.prompt).length + (params.tools ? JSON.stringify(params.tools).length : 0);
+}
+
+function estimatedUsage(inputCharacters: number, outputCharacters: number): LanguageModelV4Usage {
+  const input = estimateTokens(inputCharacters);
+  const output = estimateTokens(outputCharacters);
+  return {
+    inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: output, text: output, reasoning: undefined },
+  };
 }
 
 /** A promise that is settled from outside; resolving twice is harmless. */

@@ -84,7 +84,10 @@ async function buildModel(
     case 'openrouter': {
       const { createOpenRouter } = await import('@openrouter/ai-sdk-provider');
       const apiKey = requireKey(env, 'OPENROUTER_API_KEY', provider);
-      return createOpenRouter({ apiKey, ...fetchOption })(modelId) as unknown as LanguageModelV4;
+      // Usage accounting in every response, streamed ones included (Cadre's budgets depend on it).
+      return createOpenRouter({ apiKey, ...fetchOption })(modelId, {
+        usage: { include: true },
+      }) as unknown as LanguageModelV4;
     }
     case 'ollama': {
       const { createOllama } = await import('ollama-ai-provider-v2');
@@ -105,6 +108,9 @@ async function buildModel(
       return createOpenAICompatible({
         name: 'compatible',
         baseURL,
+        // OpenAI-protocol servers (vLLM, llama.cpp, LM Studio, gateways) send usage in a streamed answer
+        // only when asked (`stream_options.include_usage`); without it every run would count 0 tokens.
+        includeUsage: true,
         ...(env.CADRE_COMPATIBLE_API_KEY ? { apiKey: env.CADRE_COMPATIBLE_API_KEY } : {}),
         ...fetchOption,
       })(modelId);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type AgentSourceKind, loadAgentFile } from '../../agents/loader.ts';
+import { agentModelChoice } from '../../app/agent-model.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
@@ -92,18 +93,22 @@ function show(cadre: Cadre, context: CliContext, name: string | undefined, json:
       ...(unavailable ? { reason: unavailable.reason, enableWith: unavailable.enableWith } : {}),
     };
   });
+  const model = agentModelChoice(definition, {
+    mainModel: runtime.options.mainModel,
+    subagentModel: runtime.options.subagentModel,
+    declaredModel: loaded.definition.model,
+  });
   if (json) {
+    const shown = { ...definition, tools, source: loaded.source, notes: loaded.notes };
     context.stdout.write(
-      `${JSON.stringify({ ...definition, tools, source: loaded.source, notes: loaded.notes }, null, 2)}\n`,
+      `${JSON.stringify({ ...shown, model: model.model ?? null, modelReason: model.reason, declaredModel: loaded.definition.model ?? null }, null, 2)}\n`,
     );
     return EXIT.ok;
   }
   const out = context.stdout;
   out.write(`${definition.name}${definition.enabled ? '' : ' (disabled)'}\n${definition.description}\n\n`);
   out.write(`source:   ${loaded.source.kind} ${loaded.source.path}\n`);
-  out.write(
-    `model:    ${definition.model ?? (name === 'main' ? 'CADRE_MODEL' : "CADRE_SUBAGENT_MODEL or the parent's")}\n`,
-  );
+  out.write(`model:    ${model.model ?? '(none: set CADRE_MODEL)'}  (${model.reason})\n`);
   out.write(`context:  ${definition.context}\n`);
   const limits = runtime.limits;
   out.write(`maxTurns: ${definition.maxTurns ?? limits.maxTurns}\n`);
