@@ -1,4 +1,5 @@
 import type { RunTree } from '../core/run-tree.ts';
+import { printableLine, withoutControls } from './terminal-text.ts';
 
 const MARKS: Record<string, string> = {
   running: '◌',
@@ -10,11 +11,6 @@ const MARKS: Record<string, string> = {
   timeout: '⧗',
   budget: '$',
 };
-
-// CSI and OSC escape sequences, then any other C0/C1 control character but tab and newline.
-const CONTROL_SEQUENCES =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 
 const PLAN_MARKS: Record<string, string> = {
   pending: '[ ]',
@@ -77,7 +73,7 @@ function summarizeCalls(calls: RunTree['toolCalls']): string {
 
 /** One printable line: whitespace collapsed, terminal control sequences (from models, tasks) removed. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(CONTROL_SEQUENCES, '').replace(/\s+/g, ' ').trim();
+  const flat = printableLine(text);
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -134,7 +130,7 @@ export class LiveTree {
 
 /** The last few lines of an answer being written, indented under the tree. */
 export function previewLines(text: string, width: number, count = 3): string[] {
-  const flat = text.replace(CONTROL_SEQUENCES, '').trimEnd();
+  const flat = withoutControls(text).trimEnd();
   if (!flat) return [];
   const room = Math.max(20, width - 4);
   const wrapped = flat

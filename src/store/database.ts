@@ -1,9 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { SystemError } from '../core/errors.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type Database = DatabaseSync;
+
+/** How long a statement waits for another process's write lock before failing with "database is locked". */
+const BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * Opens (creating if needed) Cadre's SQLite file in WAL mode and brings its schema up to date. `:memory:`
@@ -12,32 +16,52 @@ export type Database = DatabaseSync;
 export function openDatabase(path: string): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
+  // The wait comes first: switching a fresh file to WAL takes a lock that another process opening the
+  // same folder at the same moment may hold.
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
-  db.exec('PRAGMA busy_timeout = 5000');
   migrate(db);
   return db;
 }
 
-/** Applies every migration not yet recorded, each in its own transaction, in list order. */
+/**
+ * Applies every migration not yet recorded, in list order, in one write transaction. The check of what is
+ * applied happens inside that transaction (`BEGIN IMMEDIATE` takes the write lock first), so several
+ * processes opening a fresh folder at once apply each migration exactly once: the others wait, then find
+ * nothing left to do. An up-to-date database is recognised without taking the write lock.
+ */
 export function migrate(db: Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  if (pendingMigrations(db).length === 0) return;
+  db.exec('BEGIN IMMEDIATE');
+  let current: string | undefined;
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    for (const migration of pendingMigrations(db)) {
+      current = migration.id;
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO migrations (id, applied_at) VALUES (?, ?)').run(migration.id, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw new SystemError(
+      'migration_failed',
+      `migration ${current ?? '(setup)'} failed: ${(error as Error).message}`,
+      { migration: current },
+      error,
+    );
+  }
+}
+
+function pendingMigrations(db: Database) {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").get();
+  if (!table) return MIGRATIONS;
   const applied = new Set(
     (db.prepare('SELECT id FROM migrations').all() as Array<{ id: string }>).map((row) => row.id),
   );
-  for (const migration of MIGRATIONS) {
-    if (applied.has(migration.id)) continue;
-    db.exec('BEGIN');
-    try {
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO migrations (id, applied_at) VALUES (?, ?)').run(migration.id, Date.now());
-      db.exec('COMMIT');
-    } catch (error) {
-      db.exec('ROLLBACK');
-      throw new Error(`migration ${migration.id} failed: ${(error as Error).message}`);
-    }
-  }
+  return MIGRATIONS.filter((migration) => !applied.has(migration.id));
 }
 
 /** Runs `work` in one transaction. */

@@ -47,19 +47,28 @@ describe('run store', () => {
     expect(store.getRunTree(tree.id, { userId: 'someone-else' })).toBeUndefined();
   });
 
-  it('writes events in batches, so a crash loses at most the last unflushed batch', async () => {
+  it('batches text but commits tool results, steps and run ends the moment they happen', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'store-')), 'cadre.db');
     const db = openDatabase(path);
     const store = new RunStore(db, { batchSize: 4, flushIntervalMs: 60_000 });
     const runtime = runtimeWith(store);
-    const events: number[] = [];
-    runtime.bus.subscribe(() => events.push(1));
-    await runtime.run({ agent: 'main', task: 'q' });
-    // Simulate a crash: nothing is flushed; a second connection sees only the full batches.
     const other = openDatabase(path);
+    const count = (type: string) =>
+      (other.prepare('SELECT COUNT(*) AS n FROM events WHERE type = ?').get(type) as { n: number }).n;
+    const seen: string[] = [];
+    runtime.bus.subscribe((event) => {
+      // Each result is visible to another connection as soon as it is published (a crash keeps it).
+      if (event.type === 'tool-result') {
+        seen.push(event.type);
+        expect(count('tool-result')).toBe(seen.length);
+      }
+    });
+    await runtime.run({ agent: 'main', task: 'q' });
+    expect(seen).toHaveLength(2);
+    // No explicit flush: the run's end committed everything.
     const stored = (other.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
-    expect(stored).toBe(Math.floor(events.length / 4) * 4);
-    expect(events.length - stored).toBeLessThan(4);
+    expect(stored).toBeGreaterThan(4);
+    expect(count('run-finish')).toBe(2);
     const journal = (other.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode;
     expect(journal).toBe('wal');
   });

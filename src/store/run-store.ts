@@ -17,6 +17,20 @@ export interface RunSummaryRow {
   totalTokens: number | null;
 }
 
+/**
+ * Events written the moment they happen rather than with the next batch. A tool result is published before
+ * the model sees it in its next request, so committing it here means a kill (SIGKILL, a closed terminal,
+ * power cut short of the disk) never loses a result the model already acted on; the same holds for a
+ * finished step and for a run's start and end. Text deltas, the bulk of events, still go in batches.
+ */
+const COMMIT_AT_ONCE = new Set<CadreEvent['type']>([
+  'run-start',
+  'tool-result',
+  'step-finish',
+  'run-finish',
+  'run-error',
+]);
+
 export interface RunStoreOptions {
   /** Events kept in memory before a write; a crash loses at most these. */
   batchSize?: number;
@@ -66,7 +80,7 @@ export class RunStore {
 
   record(event: CadreEvent): void {
     this.#pending.push(event);
-    if (this.#pending.length >= this.#batchSize) this.flush();
+    if (this.#pending.length >= this.#batchSize || COMMIT_AT_ONCE.has(event.type)) this.flush();
     else this.#timer ??= setTimeout(() => this.#flushFromTimer(), this.#flushIntervalMs);
   }
 

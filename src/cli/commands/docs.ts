@@ -8,6 +8,7 @@ import { DOCUMENT_TYPES, type DocumentRecord, type DocumentType } from '../../st
 import { describeDocument } from '../../tools/documents/filter-input.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
+import { printableLine } from '../terminal-text.ts';
 
 const USAGE = `usage:
   cadre docs add FILE... [--tags a,b] [--json]
@@ -74,8 +75,8 @@ async function add(args: string[], context: CliContext): Promise<number> {
       if (!values.json) {
         context.stdout.write(
           duplicate
-            ? `${document.id}  already added: ${document.title} (${document.filename}, same content)\n`
-            : `${document.id}  added ${document.title} (${summary(document)})\n`,
+            ? `${document.id}  already added: ${printableLine(document.title)} (${printableLine(document.filename)}, same content)\n`
+            : `${document.id}  added ${printableLine(document.title)} (${summary(document)})\n`,
         );
       }
     } catch (error) {
@@ -115,7 +116,7 @@ async function list(args: string[], context: CliContext): Promise<number> {
     String(document.pages),
     formatBytes(document.size),
     new Date(document.addedAt).toISOString().slice(0, 16).replace('T', ' '),
-    `${document.title}${document.tags.length ? `  [${document.tags.join(', ')}]` : ''}`,
+    `${printableLine(document.title)}${document.tags.length ? `  [${printableLine(document.tags.join(', '))}]` : ''}`,
   ]);
   context.stdout.write(table([['ID', 'TYPE', 'PAGES', 'SIZE', 'ADDED', 'TITLE'], ...rows]));
   return EXIT.ok;
@@ -169,8 +170,8 @@ async function search(args: string[], context: CliContext): Promise<number> {
     return EXIT.ok;
   }
   for (const hit of hits) {
-    context.stdout.write(`${hit.title}, p. ${hit.page}  (${hit.documentId})\n`);
-    context.stdout.write(`  ${hit.snippet.replace(/\s+/g, ' ').trim()}\n\n`);
+    context.stdout.write(`${printableLine(hit.title)}, p. ${hit.page}  (${hit.documentId})\n`);
+    context.stdout.write(`  ${printableLine(hit.snippet)}\n\n`);
   }
   return EXIT.ok;
 }
@@ -188,8 +189,11 @@ async function remove(args: string[], context: CliContext): Promise<number> {
     const document = store.get(context.userId, id);
     const removed = document ? store.remove(context.userId, id) : false;
     results.push({ id, removed, ...(document ? { title: document.title } : {}) });
-    if (!removed) context.stderr.write(`cadre docs rm: no document with id "${id}" (see cadre docs list)\n`);
-    else if (!values.json) context.stdout.write(`removed ${id} (${document?.title})\n`);
+    if (!removed)
+      context.stderr.write(
+        `cadre docs rm: no document with id "${printableLine(id)}" (see cadre docs list)\n`,
+      );
+    else if (!values.json) context.stdout.write(`removed ${id} (${printableLine(document?.title ?? '')})\n`);
   }
   if (values.json) context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   return results.every((result) => result.removed) ? EXIT.ok : EXIT.notOk;
