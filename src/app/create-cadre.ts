@@ -141,6 +141,10 @@ export class Cadre {
         maxConcurrency: limits.maxConcurrency,
         maxFanOut: limits.maxFanOut,
         maxToolOutputChars: limits.maxToolOutputChars,
+        maxOutputTokens: limits.maxOutputTokens,
+        modelCallTimeoutMs:
+          limits.modelCallTimeoutSeconds === undefined ? undefined : limits.modelCallTimeoutSeconds * 1000,
+        maxResultChars: limits.maxResultChars,
         ...options.limits,
       } as Partial<RuntimeLimits>,
       bus: this.bus,

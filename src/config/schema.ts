@@ -19,6 +19,9 @@ export const configSchema = z.strictObject({
       maxConcurrency: positiveInt.optional(),
       maxFanOut: positiveInt.optional(),
       maxToolOutputChars: positiveInt.optional(),
+      maxOutputTokens: positiveInt.optional(),
+      modelCallTimeoutSeconds: z.number().positive().optional(),
+      maxResultChars: z.number().int().min(100).optional(),
     })
     .optional(),
   retry: z

@@ -56,6 +56,12 @@ export const agentDefinitionSchema = z
     maxConcurrency: z.number().int().min(1).max(64).optional(),
     maxFanOut: z.number().int().min(1).max(64).optional(),
     maxDepth: z.number().int().min(0).max(8).optional(),
+    /** Tokens one model call of this agent may write. */
+    maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+    /** Wall-clock limit for one model call, in seconds. */
+    modelCallTimeout: z.number().positive().optional(),
+    /** Characters of this agent's result its parent model sees. */
+    maxResultChars: z.number().int().min(100).optional(),
     /** A tool the run's first model call must call (e.g. the planner's `update_plan`, so a plan comes first). */
     firstTool: z.string().min(1).optional(),
     inputs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), declaredInputSchema).default({}),

@@ -64,9 +64,14 @@ function delegationKey(agent: string, input: Record<string, unknown>): string {
 /**
  * Binds a sub-agent to a parent run as a tool. Enforces, in this order: the per-step fan-out limit, the
  * one-run-per-identical-request rule, and the sibling concurrency limit; then runs the child and adds its
- * subtree usage to the parent's.
+ * subtree usage to the parent's. The parent model sees at most `maxResultChars` of the child's result.
  */
-export function bindAgentTool(parent: RunFrame, definition: AgentDefinition, startChild: StartChild): Tool {
+export function bindAgentTool(
+  parent: RunFrame,
+  definition: AgentDefinition,
+  startChild: StartChild,
+  maxResultChars: number,
+): Tool {
   return tool({
     description: definition.description,
     inputSchema: sdkSchema(agentToolInput(definition)),
@@ -120,7 +125,7 @@ export function bindAgentTool(parent: RunFrame, definition: AgentDefinition, sta
     },
     toModelOutput: ({ output }: { output: ResultEnvelope }) => ({
       type: 'json' as const,
-      value: toModelView(output) as any,
+      value: toModelView(output, maxResultChars) as any,
     }),
   } as any) as Tool;
 }

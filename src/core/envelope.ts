@@ -23,11 +23,35 @@ export interface ResultEnvelope {
  * The part of an envelope a parent model sees: status and summary, or status and data when the agent
  * declared structured output (the data already holds what the summary would say), and sources.
  */
-export function toModelView(envelope: ResultEnvelope): Record<string, unknown> {
+export function toModelView(
+  envelope: ResultEnvelope,
+  maxChars = Number.POSITIVE_INFINITY,
+): Record<string, unknown> {
   const view: Record<string, unknown> =
     envelope.data === undefined
       ? { status: envelope.status, summary: envelope.summary }
       : { status: envelope.status, data: envelope.data };
   if (envelope.sources?.length) view.sources = envelope.sources.map(({ url, title }) => ({ url, title }));
-  return view;
+  return JSON.stringify(view).length <= maxChars ? view : cutView(envelope, view, maxChars);
+}
+
+/**
+ * A result too long for the parent's context (seed 000's context bloat): the first part of its text (or of
+ * its data as JSON), and a note saying how much was left out. The store keeps the whole envelope.
+ */
+function cutView(
+  envelope: ResultEnvelope,
+  view: Record<string, unknown>,
+  maxChars: number,
+): Record<string, unknown> {
+  const { sources } = view;
+  const body = envelope.data === undefined ? envelope.summary : JSON.stringify(envelope.data);
+  const room = Math.max(0, maxChars - 200 - (sources ? JSON.stringify(sources).length : 0));
+  const kept = body.slice(0, room);
+  return {
+    status: envelope.status,
+    [envelope.data === undefined ? 'summary' : 'data_excerpt']: `${kept}…`,
+    cut: `The result was ${body.length} characters; only the first ${kept.length} are shown (maxResultChars ${maxChars}).`,
+    ...(sources ? { sources } : {}),
+  };
 }

@@ -16,6 +16,12 @@ export interface RuntimeLimits {
   maxFanOut: number;
   /** Characters of a tool output handed to the model; the rest is cut with a notice. */
   maxToolOutputChars: number;
+  /** Tokens one model call may write (the provider's max output tokens). */
+  maxOutputTokens: number;
+  /** Wall-clock limit for one model call (its retries included), in milliseconds. */
+  modelCallTimeoutMs: number;
+  /** Characters of a sub-agent's result its parent model sees; the rest is cut with a notice. */
+  maxResultChars: number;
 }
 
 export const DEFAULT_LIMITS: RuntimeLimits = {
@@ -27,6 +33,9 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   maxConcurrency: 4,
   maxFanOut: 8,
   maxToolOutputChars: 40_000,
+  maxOutputTokens: 4_096,
+  modelCallTimeoutMs: 180_000,
+  maxResultChars: 12_000,
 };
 
 /** Asked of the model, without tools, when a run used all its turns. */

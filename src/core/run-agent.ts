@@ -6,6 +6,7 @@ import { bindAgentTool, type ChildRequest } from './delegation.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
+import { isModelCallTimeout, limitModelCall } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
 import { budgetSpent, countUsage, emit, type RunFrame, subtreeUsage, type TreeState } from './run-frame.ts';
 import { Semaphore } from './semaphore.ts';
@@ -126,7 +127,10 @@ export async function runAgent(
   let stepGate = gate();
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
-    const resolved = (await services.resolveModel(modelRef)) as LanguageModelV4;
+    const resolved = limitModelCall(
+      (await services.resolveModel(modelRef)) as LanguageModelV4,
+      limits.modelCallTimeoutMs,
+    );
     // Every call's usage is read from the model's own stream (estimated when the provider sends none).
     // With a budget it is counted as soon as each call ends, so a delegation in the same step already sees
     // it; without one, counting at the end of each step (in streamTurns) is enough.
@@ -183,6 +187,7 @@ export async function runAgent(
     messages: initialMessages,
     tools,
     temperature: definition.temperature,
+    maxOutputTokens: limits.maxOutputTokens,
     metered: budgeted,
     stopWhen,
     prepareStep: ({ stepNumber, responseMessages: soFar }) => {
@@ -205,8 +210,9 @@ export async function runAgent(
   if (interrupted) return finishInterrupted(frame, interrupted, answer);
   if (turn.error !== undefined) {
     const message = describeModelError(turn.error);
-    emit(frame, { type: 'run-error', status: 'error', message });
-    return finish('error', answer ? `${answer}\n\n[stopped by an error: ${message}]` : message);
+    const status = isModelCallTimeout(turn.error) ? 'timeout' : 'error';
+    emit(frame, { type: 'run-error', status, message });
+    return finish(status, answer ? `${answer}\n\n[stopped by an error: ${message}]` : message);
   }
   if (turn.endedWithToolCalls && stopReason === 'budget') {
     return finish('budget', answer || 'The token budget ran out before the agent reached an answer.');
@@ -228,6 +234,7 @@ export async function runAgent(
       activeTools: [],
       toolChoice: 'none',
       temperature: definition.temperature,
+      maxOutputTokens: limits.maxOutputTokens,
       stopWhen: [isStepCount(1)],
       stepOffset: turn.steps,
       metered: budgeted,
@@ -280,7 +287,12 @@ function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): To
     const agent = services.agents.get(name);
     if (agent) {
       if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {
-        tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request));
+        tools[name] = bindAgentTool(
+          frame,
+          agent,
+          (request) => startChild(services, tree, request),
+          services.limitsFor(agent).maxResultChars,
+        );
       }
       continue;
     }

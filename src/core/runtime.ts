@@ -149,6 +149,10 @@ export class Runtime {
         runBudget: definition.budget,
         maxConcurrency: definition.maxConcurrency,
         maxFanOut: definition.maxFanOut,
+        maxOutputTokens: definition.maxOutputTokens,
+        modelCallTimeoutMs:
+          definition.modelCallTimeout === undefined ? undefined : definition.modelCallTimeout * 1000,
+        maxResultChars: definition.maxResultChars,
       }),
     };
   }

@@ -23,6 +23,8 @@ export interface TurnOptions {
   activeTools?: string[];
   toolChoice?: 'none';
   temperature: number | undefined;
+  /** Tokens one model call may write. */
+  maxOutputTokens: number;
   stopWhen: StopCondition<ToolSet>[];
   prepareStep?: (options: {
     stepNumber: number;
@@ -56,6 +58,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
     ...(options.activeTools ? { activeTools: options.activeTools as never[] } : {}),
     ...(options.toolChoice ? { toolChoice: options.toolChoice } : {}),
     temperature: options.temperature,
+    maxOutputTokens: options.maxOutputTokens,
     stopWhen: options.stopWhen,
     ...(options.prepareStep ? { prepareStep: options.prepareStep as never } : {}),
     abortSignal: frame.signal,
