@@ -61,17 +61,26 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
 
 /**
  * A project's own config comes with the folder Cadre runs in, which may be a stranger's repository: it
- * may not name commands for Cadre to start (language servers). Those belong in `$CADRE_HOME/config.json`
- * or a file passed with `--config`.
+ * may not name commands for Cadre to start (language servers), nor a search endpoint (a configured
+ * endpoint is trusted even on a private address). Those belong in `$CADRE_HOME/config.json` or a file
+ * passed with `--config`.
  */
 function withoutCommands(layer: CadreConfig, file: string): string[] {
-  const lsp = layer.tools?.lsp as { servers?: unknown } | undefined;
-  if (!lsp?.servers) return [];
-  delete lsp.servers;
-  return [
-    `${file}: tools.lsp.servers ignored: a project's config may not name commands to run; ` +
-      'put them in $CADRE_HOME/config.json or pass the file with --config',
-  ];
+  const warnings: string[] = [];
+  const where = 'put it in $CADRE_HOME/config.json or pass the file with --config';
+  if (layer.tools?.lsp?.servers?.length) {
+    delete layer.tools.lsp.servers;
+    warnings.push(
+      `${file}: tools.lsp.servers ignored: a project's config may not name commands to run; ${where}`,
+    );
+  }
+  if (layer.tools?.searchEndpoint) {
+    delete layer.tools.searchEndpoint;
+    warnings.push(
+      `${file}: tools.searchEndpoint ignored: a project's config may not choose a trusted endpoint; ${where}`,
+    );
+  }
+  return warnings;
 }
 
 function readConfigFile(file: string): CadreConfig {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toolSettingsSchema } from '../tools/settings.ts';
 
 const modelRef = z
   .string()
@@ -46,12 +47,7 @@ export const configSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  tools: z
-    .strictObject({
-      cacheTtl: z.record(z.string(), z.number().min(0)).optional(),
-    })
-    .catchall(z.unknown())
-    .optional(),
+  tools: toolSettingsSchema.optional(),
   server: z
     .strictObject({ host: z.string().optional(), port: z.number().int().min(0).max(65535).optional() })
     .optional(),

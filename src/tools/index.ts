@@ -9,6 +9,7 @@ import { knowledgeTools } from './knowledge/index.ts';
 import { createLspTools, lspOptionsFromSettings } from './lsp/index.ts';
 import { updatePlanTool } from './planning/update-plan.ts';
 import { createRunJsTool } from './sandbox/index.ts';
+import { type ToolSettings, toolEnvironment } from './settings.ts';
 import { webTools } from './web/index.ts';
 import { workspaceTools } from './workspace/index.ts';
 
@@ -49,6 +50,7 @@ export function createToolRegistry(deps: ToolDependencies): ToolRegistry {
 
 /** The web and knowledge families, sharing one guarded HTTP client and the store's response cache. */
 function networkTools(deps: ToolDependencies): CadreTool[] {
-  const network = createNetworkDeps({ env: deps.env, db: deps.db, settings: deps.settings });
+  const env = toolEnvironment(deps.env, deps.settings as ToolSettings | undefined);
+  const network = createNetworkDeps({ env, db: deps.db, settings: deps.settings });
   return [...webTools(network), ...knowledgeTools(network)];
 }

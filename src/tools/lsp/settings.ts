@@ -9,7 +9,7 @@ import { configuredServer, typescriptServer } from './server-config.ts';
  *   "lsp": { "idleSeconds": 300, "servers": [{ "name": "python", "command": ["pyright-langserver", "--stdio"],
  *            "extensions": [".py"] }] }
  */
-const lspSettingsSchema = z.strictObject({
+export const lspSettingsSchema = z.strictObject({
   idleSeconds: z.number().positive().optional(),
   servers: z
     .array(
