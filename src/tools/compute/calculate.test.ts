@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { testToolContext } from '../../core/test-tool-context.ts';
-import { calculateTool } from './calculate.ts';
+import { calculateTool, createCalculateTool } from './calculate.ts';
 import { vaultGetTool, vaultSetTool } from './vault.ts';
 
-const context = () => testToolContext();
+const context = (overrides: Parameters<typeof testToolContext>[0] = {}) => testToolContext(overrides);
 
 describe('calculate', () => {
   it('evaluates arithmetic, functions and units', async () => {
@@ -28,6 +28,39 @@ describe('calculate', () => {
       /disabled/,
     );
     await expect(calculateTool.execute({ expression: 'f(x) = x^2' }, context())).rejects.toThrow(/function/);
+  });
+});
+
+describe('calculate under hostile expressions', () => {
+  it('stops an expression that would exhaust memory with a clear error, and keeps working', async () => {
+    // On the main thread this one aborted the whole process with a fatal out-of-memory error.
+    await expect(
+      calculateTool.execute({ expression: 'size(zeros(32000,32000))' }, context()),
+    ).rejects.toThrow(/needs more than the calculator's 256 MB of memory and was stopped/);
+    expect((await calculateTool.execute({ expression: '6 * 7' }, context())).result).toBe('42');
+  });
+
+  it('stops an expression that runs past its time limit, and keeps working', async () => {
+    const quick = createCalculateTool({ timeoutMs: 300 });
+    const started = performance.now();
+    await expect(
+      quick.execute({ expression: 'size(ones(1000,1000) * ones(1000,1000))' }, context()),
+    ).rejects.toThrow(/took longer than the calculator's limit of 0.3 s and was stopped/);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect((await quick.execute({ expression: '2^10' }, context())).result).toBe('1024');
+  });
+
+  it('refuses a result too long to hand back, and ends when the run is cancelled', async () => {
+    await expect(calculateTool.execute({ expression: 'ones(400,400)' }, context())).rejects.toThrow(
+      /characters long, more than the limit of 100,000/,
+    );
+    const controller = new AbortController();
+    const pending = calculateTool.execute(
+      { expression: 'size(ones(1000,1000) * ones(1000,1000))' },
+      context({ signal: controller.signal }),
+    );
+    setTimeout(() => controller.abort(new Error('run cancelled')), 100);
+    await expect(pending).rejects.toThrow(/run cancelled/);
   });
 });
 

@@ -71,6 +71,20 @@ describe('run_js in a run (code mode)', () => {
     expect(output.result).toMatch(/^caught: could not evaluate/);
   });
 
+  it('reaches calculate only through its bounded worker: a memory bomb from code is a catchable error', async () => {
+    const { runtime, model } = setup([
+      `const out = [];
+       try { await calculate({ expression: 'size(zeros(32000,32000))' }); } catch (e) { out.push(e.message); }
+       out.push((await calculate({ expression: '6 * 7' })).result);
+       return out;`,
+    ]);
+    const { envelope } = await runtime.run({ agent: 'math', task: 'x' });
+    expect(envelope.status).toBe('ok');
+    const output = model.calls[1]?.toolResults[0]?.output as any;
+    expect(output.result[0]).toMatch(/needs more than the calculator's 256 MB of memory/);
+    expect(output.result[1]).toBe('42');
+  });
+
   it('ends the tool calls the code started when run_js ends', async () => {
     let aborted: unknown;
     const registry = new ToolRegistry();

@@ -1,0 +1,175 @@
+import { Worker } from 'node:worker_threads';
+import { ModelBehaviorError, SystemError } from '../../core/errors.ts';
+import type { MathJob, MathReply } from './math-worker.ts';
+
+/** The bounds on one `calculate` evaluation. */
+export interface MathLimits {
+  /** Wall-clock time one expression may take; the worker is terminated past it. */
+  timeoutMs: number;
+  /** The worker's V8 heap (old generation), in megabytes: mathjs matrices are plain arrays on it. */
+  memoryMb: number;
+  /** Longest formatted result handed back. */
+  maxResultChars: number;
+}
+
+export const DEFAULT_MATH_LIMITS: MathLimits = { timeoutMs: 5_000, memoryMb: 256, maxResultChars: 100_000 };
+
+/** Booting a worker loads mathjs (most of a second on a slow machine); that is not the expression's time. */
+const BOOT_TIMEOUT_MS = 30_000;
+/** Idle workers kept for the next calls; more are started for concurrent calls and dropped after. */
+const MAX_IDLE_WORKERS = 2;
+
+interface PooledWorker {
+  worker: Worker;
+  memoryMb: number;
+  ready: Promise<void>;
+}
+
+const idle: PooledWorker[] = [];
+let nextJobId = 0;
+
+function boot(memoryMb: number): PooledWorker {
+  const worker = new Worker(new URL('./math-worker.ts', import.meta.url), {
+    env: {},
+    argv: [],
+    execArgv: [],
+    stdout: true,
+    stderr: true,
+    resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      reject(new SystemError('calculator_boot', 'the calculator did not start in time'));
+    }, BOOT_TIMEOUT_MS);
+    // A spare booting in the background must not hold a finished command open.
+    timer.unref();
+    worker.once('message', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.once('error', (error) => {
+      clearTimeout(timer);
+      reject(
+        new SystemError('calculator_boot', `the calculator failed to start: ${error.message}`, {}, error),
+      );
+    });
+  });
+  // A failed boot is reported to whoever awaits `ready`; an unawaited spare must not crash the process.
+  ready.catch(() => undefined);
+  const pooled = { worker, memoryMb, ready };
+  worker.once('exit', () => {
+    const index = idle.indexOf(pooled);
+    if (index !== -1) idle.splice(index, 1);
+  });
+  return pooled;
+}
+
+function take(memoryMb: number): PooledWorker {
+  const index = idle.findIndex((pooled) => pooled.memoryMb === memoryMb);
+  const pooled = index === -1 ? boot(memoryMb) : idle.splice(index, 1)[0]!;
+  pooled.worker.ref();
+  return pooled;
+}
+
+function giveBack(pooled: PooledWorker): void {
+  if (idle.length >= MAX_IDLE_WORKERS) {
+    void pooled.worker.terminate();
+    return;
+  }
+  // An idle worker never keeps the process alive.
+  pooled.worker.unref();
+  idle.push(pooled);
+}
+
+/**
+ * Evaluates one mathjs expression in a pooled worker thread with a capped heap and a time limit. An
+ * expression that runs out of either gets a clear error saying which limit it hit (the worker is
+ * terminated and replaced); the process and the run go on. `signal` ends the evaluation early.
+ */
+export async function evaluateInWorker(
+  expression: string,
+  options: { limits?: Partial<MathLimits>; signal?: AbortSignal } = {},
+): Promise<string> {
+  const limits = { ...DEFAULT_MATH_LIMITS, ...options.limits };
+  options.signal?.throwIfAborted();
+  const pooled = take(limits.memoryMb);
+  try {
+    await pooled.ready;
+  } catch (error) {
+    void pooled.worker.terminate();
+    throw error;
+  }
+  const { worker } = pooled;
+  const job: MathJob = { id: ++nextJobId, expression, maxResultChars: limits.maxResultChars };
+  return new Promise<string>((resolve, reject) => {
+    let settled = false;
+    const finish = (reusable: boolean, action: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      if (reusable) giveBack(pooled);
+      else {
+        void worker.terminate();
+        // The next calculation should not pay for booting mathjs again because this one was hostile.
+        if (!idle.some((spare) => spare.memoryMb === limits.memoryMb)) giveBack(boot(limits.memoryMb));
+      }
+      action();
+    };
+    const onMessage = (reply: MathReply) => {
+      if (!('id' in reply) || reply.id !== job.id) return;
+      finish(true, () =>
+        reply.ok ? resolve(reply.result) : reject(new ModelBehaviorError('calculation_failed', reply.error)),
+      );
+    };
+    const onError = (error: Error & { code?: string }) =>
+      finish(false, () =>
+        reject(
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new ModelBehaviorError(
+                'calculation_memory',
+                `"${expression}" needs more than the calculator's ${limits.memoryMb} MB of memory and was stopped; use smaller matrices or compute the figure in parts`,
+                { limit: 'memoryMb', memoryMb: limits.memoryMb },
+              )
+            : new SystemError(
+                'calculation_crashed',
+                `the calculator failed on "${expression}": ${error.message}`,
+                {},
+                error,
+              ),
+        ),
+      );
+    const onExit = (code: number) =>
+      finish(false, () =>
+        reject(
+          new SystemError(
+            'calculation_crashed',
+            `the calculator stopped (exit code ${code}) on "${expression}"`,
+          ),
+        ),
+      );
+    const onAbort = () => finish(false, () => reject(options.signal?.reason ?? new Error('aborted')));
+    const timer = setTimeout(
+      () =>
+        finish(false, () =>
+          reject(
+            new ModelBehaviorError(
+              'calculation_timeout',
+              `"${expression}" took longer than the calculator's limit of ${limits.timeoutMs / 1000} s and was stopped; use smaller inputs`,
+              { limit: 'timeoutMs', timeoutMs: limits.timeoutMs },
+            ),
+          ),
+        ),
+      limits.timeoutMs,
+    );
+    worker.on('message', onMessage);
+    worker.once('error', onError);
+    worker.once('exit', onExit);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    worker.postMessage(job);
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Runs in a worker thread: mathjs evaluation is synchronous and a short expression can ask for a
+ * 32000×32000 matrix or a product that takes minutes, so it runs where the host can cap its heap and
+ * terminate it. The worker loads mathjs once and then answers one expression at a time.
+ */
+import { parentPort } from 'node:worker_threads';
+import { all, create } from 'mathjs';
+
+/** A job from the host. */
+export interface MathJob {
+  id: number;
+  expression: string;
+  /** Most characters of formatted result sent back; a larger one is refused, not cut. */
+  maxResultChars: number;
+}
+
+/** The worker's answer: `ready` once at start, then one reply per job. */
+export type MathReply =
+  | { ready: true }
+  | { id: number; ok: true; result: string }
+  | { id: number; ok: false; error: string };
+
+const math = create(all!, {});
+const evaluate = math.evaluate;
+// Expressions come from models: no importing, defining units or reaching the parser from inside.
+const disabled = (name: string) => () => {
+  throw new Error(`${name} is disabled inside expressions`);
+};
+math.import(
+  Object.fromEntries(
+    ['import', 'createUnit', 'evaluate', 'parse', 'simplify', 'derivative'].map((name) => [
+      name,
+      disabled(name),
+    ]),
+  ),
+  { override: true },
+);
+
+function run(job: MathJob): MathReply {
+  let value: unknown;
+  try {
+    value = evaluate(job.expression, {});
+  } catch (error) {
+    return {
+      id: job.id,
+      ok: false,
+      error: `could not evaluate "${job.expression}": ${(error as Error).message}`,
+    };
+  }
+  if (typeof value === 'function')
+    return { id: job.id, ok: false, error: `"${job.expression}" is a function, not a value` };
+  const result = math.format(value as never, { precision: 14 });
+  if (result.length > job.maxResultChars) {
+    return {
+      id: job.id,
+      ok: false,
+      error: `the result of "${job.expression}" is ${result.length.toLocaleString('en')} characters long, more than the limit of ${job.maxResultChars.toLocaleString('en')}; ask for a summary of it instead (size, sum, max, a slice)`,
+    };
+  }
+  return { id: job.id, ok: true, result };
+}
+
+parentPort?.on('message', (job: MathJob) => parentPort?.postMessage(run(job)));
+parentPort?.postMessage({ ready: true } satisfies MathReply);
