@@ -39,6 +39,25 @@ export class RateLimiter {
 
   /** Milliseconds the caller must wait before its request to `host`; the token is reserved already. */
   reserve(host: string): number {
+    const bucket = this.#refilled(host);
+    bucket.tokens -= 1;
+    return bucket.tokens >= 0 ? 0 : (-bucket.tokens / bucket.rate.perSecond) * 1000;
+  }
+
+  /**
+   * Takes a token for `host` only when one is there now and returns 0; otherwise takes nothing and
+   * returns how long until one will be, for callers that would rather refuse than wait.
+   */
+  tryTake(host: string): number {
+    const bucket = this.#refilled(host);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return ((1 - bucket.tokens) / bucket.rate.perSecond) * 1000;
+  }
+
+  #refilled(host: string): Bucket {
     const now = this.#now();
     let bucket = this.#buckets.get(host);
     if (!bucket) {
@@ -49,8 +68,7 @@ export class RateLimiter {
     const { perSecond, burst } = bucket.rate;
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * perSecond);
     bucket.updatedAt = now;
-    bucket.tokens -= 1;
-    return bucket.tokens >= 0 ? 0 : (-bucket.tokens / perSecond) * 1000;
+    return bucket;
   }
 
   /** Waits until a request to `host` may go. */

@@ -12,6 +12,7 @@ import {
   withQuery,
 } from '../http/tool-support.ts';
 import { asUntrusted } from '../http/untrusted.ts';
+import { type CodeExample, splitDocs } from './context7-snippets.ts';
 
 const library = z
   .object({
@@ -23,7 +24,23 @@ const library = z
   .loose();
 const searchResponse = z.union([z.array(library), z.object({ results: z.array(library) }).loose()]);
 
-const MAX_DOCS_CHARS = 12_000;
+const MAX_DOCS_CHARS = 8_000;
+const MAX_CODE_CHARS = 8_000;
+
+/** The first examples whose code fits in `maxChars` together (at least one, clipped if it alone is too long). */
+function keepWithin(examples: CodeExample[], maxChars: number): CodeExample[] {
+  const kept: CodeExample[] = [];
+  let used = 0;
+  for (const example of examples) {
+    if (used + example.code.length > maxChars) {
+      if (!kept.length) kept.push({ ...example, code: clip(example.code, maxChars) });
+      break;
+    }
+    kept.push(example);
+    used += example.code.length;
+  }
+  return kept;
+}
 
 /**
  * Up-to-date library documentation from Context7: resolve the library name to a Context7 id, then fetch
@@ -34,8 +51,9 @@ export function docsLookupTool(deps: NetworkToolDeps) {
     name: 'docs_lookup',
     family: 'knowledge',
     description:
-      'Current documentation and code examples for a software library (via Context7). Give the library ' +
-      'name ("next.js", "zod") or a Context7 id ("/vercel/next.js"), and optionally a topic ("routing").',
+      'Current documentation for a software library (via Context7): the prose as `content` and the code ' +
+      'examples separately as `codeExamples` (title, source, language, code). Give the library name ' +
+      '("next.js", "zod") or a Context7 id ("/vercel/next.js"), and optionally a topic ("routing").',
     input: z.object({
       library: z.string().min(1).max(200),
       topic: z.string().max(300).optional(),
@@ -79,14 +97,18 @@ export function docsLookupTool(deps: NetworkToolDeps) {
             cache: { namespace: 'docs_lookup', ttlSeconds: deps.cacheTtl('docs_lookup') },
           });
           responses.push(docs);
-          const content = bodyText(docs);
+          const { prose, codeExamples } = splitDocs(bodyText(docs));
+          const examples = keepWithin(codeExamples, MAX_CODE_CHARS);
           return {
             library: name,
             libraryId,
             ...(title ? { title } : {}),
             ...(topic ? { topic } : {}),
-            content: clip(content, MAX_DOCS_CHARS),
-            ...(content.length > MAX_DOCS_CHARS ? { truncated: true } : {}),
+            content: clip(prose, MAX_DOCS_CHARS),
+            codeExamples: examples,
+            ...(prose.length > MAX_DOCS_CHARS || examples.length < codeExamples.length
+              ? { truncated: true }
+              : {}),
             url: `https://context7.com${libraryId}`,
             meta: metaOf(...responses),
           };

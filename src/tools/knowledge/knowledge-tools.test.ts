@@ -3,6 +3,7 @@ import { type ApiFixtures, startApiFixtures } from '../../../test/fixtures/apis/
 import { fixtureNetworkDeps, testToolContext } from '../../../test/fixtures/apis/network-test-deps.ts';
 import type { CadreTool } from '../../core/tool.ts';
 import { knowledgeTools } from './index.ts';
+import { nasaApodTool } from './nasa.ts';
 
 // Addresses as the fixture payloads carry them (data in the results, never requested by a test).
 const TURING_ENTITY = 'http://www.wikidata.org/entity/Q7251'; // fixture data
@@ -215,12 +216,13 @@ describe('Stack Exchange', () => {
 
 describe('keyed tools', () => {
   it('are not offered without their key, and say which key enables them', () => {
-    const { byName } = tools({ WOLFRAM_APP_ID: '', NASA_API_KEY: '' });
+    const { byName } = tools({ WOLFRAM_APP_ID: '' });
     expect(byName.get('wolfram_query')?.unavailable?.()).toEqual({
       reason: 'no Wolfram|Alpha App ID is set',
       enableWith: 'WOLFRAM_APP_ID',
     });
-    expect(byName.get('nasa_apod')?.unavailable?.()?.enableWith).toBe('NASA_API_KEY');
+    // NASA's APOD works without a key, on NASA's public DEMO_KEY (see below).
+    expect(byName.get('nasa_apod')?.unavailable?.()).toBeUndefined();
     expect(byName.get('docs_lookup')?.unavailable?.()).toBeUndefined();
     expect(tools().byName.get('wolfram_query')?.unavailable?.()).toBeUndefined();
   });
@@ -248,6 +250,26 @@ describe('keyed tools', () => {
     await expect(call('nasa_apod', { date: '1990-01-01' })).rejects.toThrow(/Date must be between/);
     const sent = fixtures.servers.NASA.requests.at(-1)?.url ?? '';
     expect(sent).toContain('api_key=nasa-test-key');
+  });
+
+  it("uses NASA's DEMO_KEY without a key, and refuses past its rate rather than waiting", async () => {
+    let now = 0;
+    const { deps } = fixtureNetworkDeps({ ...fixtures.env, NASA_API_KEY: '' }, { ttl: 0 });
+    const tool = nasaApodTool(deps, { demoKeyRate: { perSecond: 2 / 3600, burst: 2 }, now: () => now });
+    const call = (date: string) => tool.execute(tool.input.parse({ date }), testToolContext());
+    const server = fixtures.servers.NASA;
+    const before = server.requests.length;
+    await call('2024-01-02');
+    expect(server.requests.at(-1)?.url).toContain('api_key=DEMO_KEY');
+    await call('2024-01-03');
+    await expect(call('2024-01-04')).rejects.toThrow(
+      /DEMO_KEY allows only 2 requests an hour .* try again in 1800 s, or set NASA_API_KEY/,
+    );
+    // A refusal spends nothing and sends nothing; once the bucket refills, the next call goes.
+    expect(server.requests.length).toBe(before + 2);
+    now = 1_800_000;
+    await expect(call('2024-01-04')).resolves.toMatchObject({ date: '2024-01-04' });
+    expect(server.requests.length).toBe(before + 3);
   });
 });
 
@@ -278,7 +300,20 @@ describe('DuckDuckGo instant answers and Context7 docs', () => {
       title: 'Zod',
       url: 'https://context7.com/colinhacks/zod',
     });
-    expect(docs.content).toContain('z.object');
+    // Prose and code come apart: the code examples keep their snippet's title, source and language.
+    expect(docs.content).toContain('unknown keys are stripped by default');
+    expect(docs.content).toContain('safeParse returns a result instead of throwing');
+    expect(docs.content).not.toContain('```');
+    expect(docs.content).not.toContain('z.object(');
+    expect(docs.codeExamples).toEqual([
+      {
+        title: 'Define an object schema',
+        source: 'https://github.com/colinhacks/zod/blob/main/packages/docs/content/api.mdx',
+        language: 'ts',
+        code: 'import { z } from "zod";\nconst User = z.object({ name: z.string() });',
+      },
+      expect.objectContaining({ title: 'Parse safely', code: expect.stringContaining('User.safeParse') }),
+    ]);
     expect(fixtures.servers.CONTEXT7.requests.at(-1)?.headers.authorization).toBe('Bearer ctx7-key');
     await expect(call('docs_lookup', { library: 'no-such-lib' })).rejects.toThrow(
       /knows no library called "no-such-lib"/,

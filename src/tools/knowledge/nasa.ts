@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import { apiBase, callApi, getJson, metaOf, type NetworkToolDeps, withQuery } from '../http/tool-support.ts';
+import { type HostRate, RateLimiter } from '../http/rate-limiter.ts';
+import {
+  apiBase,
+  callApi,
+  getJson,
+  metaOf,
+  type NetworkToolDeps,
+  ToolCallError,
+  withQuery,
+} from '../http/tool-support.ts';
 import { asUntrusted } from '../http/untrusted.ts';
 
 const apod = z.object({
@@ -14,8 +23,25 @@ const apod = z.object({
   thumbnail_url: z.string().optional(),
 });
 
-/** NASA's Astronomy Picture of the Day for a date (today by default). Needs `NASA_API_KEY`. */
-export function nasaApodTool(deps: NetworkToolDeps) {
+/**
+ * NASA's public `DEMO_KEY` allows 30 requests an hour (and 50 a day) per address. Without a key of its
+ * own, Cadre spends it at most at that pace, in a short burst then one request every two minutes, and
+ * refuses rather than waits beyond that (a tool call should not sit for minutes).
+ */
+export const NASA_DEMO_KEY_RATE: HostRate = { perSecond: 30 / 3600, burst: 10 };
+
+/**
+ * NASA's Astronomy Picture of the Day for a date (today by default). Uses `NASA_API_KEY`, or NASA's
+ * public `DEMO_KEY` within its low rate limit when none is set.
+ */
+export function nasaApodTool(
+  deps: NetworkToolDeps,
+  options: { demoKeyRate?: HostRate; now?: () => number } = {},
+) {
+  const demoKeyLimiter = new RateLimiter({
+    defaultRate: options.demoKeyRate ?? NASA_DEMO_KEY_RATE,
+    ...(options.now ? { now: options.now } : {}),
+  });
   return defineTool({
     name: 'nasa_apod',
     family: 'knowledge',
@@ -28,19 +54,24 @@ export function nasaApodTool(deps: NetworkToolDeps) {
         .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD')
         .optional(),
     }),
-    unavailable: () =>
-      deps.env.NASA_API_KEY
-        ? undefined
-        : {
-            reason: 'no NASA API key is set (free at api.nasa.gov; DEMO_KEY works for trying)',
-            enableWith: 'NASA_API_KEY',
-          },
     toModelOutput: asUntrusted('nasa_apod'),
     async execute({ date }, context) {
       const base = apiBase(deps, 'NASA');
+      const key = deps.env.NASA_API_KEY || 'DEMO_KEY';
+      if (key === 'DEMO_KEY') {
+        const waitMs = demoKeyLimiter.tryTake('DEMO_KEY');
+        if (waitMs > 0) {
+          throw new ToolCallError(
+            `NASA's public DEMO_KEY allows only ${Math.round((options.demoKeyRate ?? NASA_DEMO_KEY_RATE).perSecond * 3600)} ` +
+              `requests an hour and they are used up; try again in ${Math.ceil(waitMs / 1000)} s, or set ` +
+              'NASA_API_KEY (free at api.nasa.gov).',
+            { retryAfterMs: Math.ceil(waitMs) },
+          );
+        }
+      }
       return callApi('NASA APOD', async () => {
         const url = withQuery(`${base}/planetary/apod`, {
-          api_key: deps.env.NASA_API_KEY ?? 'DEMO_KEY',
+          api_key: key,
           date,
           thumbs: 'true',
         });

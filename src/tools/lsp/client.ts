@@ -126,6 +126,7 @@ export class LspClient {
           hover: { contentFormat: ['markdown', 'plaintext'] },
           definition: { linkSupport: false },
           references: {},
+          completion: { completionItem: { snippetSupport: false, documentationFormat: ['plaintext'] } },
         },
         workspace: { workspaceFolders: true, configuration: true },
       },

@@ -46,6 +46,23 @@ describe('LSP tools against typescript-language-server', () => {
     expect(manager.isRunning(new Workspace(root).root)).toBe(true);
   });
 
+  it('offers completions at a position: the members of a type after a dot', async () => {
+    // geometry.ts line 9: `  return Math.hypot(a.x - b.x, a.y - b.y);` — column 23 is just after `a.`.
+    const result = await call('lsp_completions', { path: 'src/geometry.ts', line: 9, column: 23 });
+    expect(result.completions).toEqual([
+      { label: 'x', kind: 'field' },
+      { label: 'y', kind: 'field' },
+    ]);
+    const math = await call('lsp_completions', {
+      path: 'src/geometry.ts',
+      line: 9,
+      column: 15,
+      max_results: 1,
+    });
+    expect(math.completions).toHaveLength(1);
+    expect(math.truncated).toBeGreaterThan(5);
+  });
+
   it('goes to a definition across files', async () => {
     const result = await call('lsp_definition', { path: 'src/main.ts', line: 6, column: 26 });
     expect(result.definitions).toEqual([

@@ -19,7 +19,7 @@ const positionInput = z.object({
   column: z.number().int().min(1).describe('1-based column (character in the line)'),
 });
 
-/** lsp_diagnostics, lsp_definition, lsp_references and lsp_hover for one workspace. */
+/** lsp_diagnostics, lsp_definition, lsp_references, lsp_hover and lsp_completions for one workspace. */
 export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[] {
   const locate = (location: { uri: string; range: LspRange }) => describeLocation(workspace, location);
   /** One position request (definition, references, hover) for a workspace file. */
@@ -98,7 +98,82 @@ export function lspTools(workspace: Workspace, manager: LspManager): CadreTool[]
         return { hover: hoverText(result?.contents) };
       },
     }),
+    defineTool({
+      name: 'lsp_completions',
+      family: 'workspace',
+      description:
+        'What the language server would offer to complete at a position (members after "obj.", names in ' +
+        'scope): label, kind and type detail, best first. Line and column are 1-based; put the column just ' +
+        'after the text being completed.',
+      input: positionInput.extend({
+        max_results: z.number().int().min(1).max(MAX_COMPLETIONS).optional(),
+      }),
+      async execute({ max_results: limit = 50, ...position }) {
+        const result = await atPosition('textDocument/completion', position, {
+          context: { triggerKind: 1 },
+        });
+        const items = completionItems(result);
+        return {
+          completions: items.slice(0, limit).map(describeCompletion),
+          ...(items.length > limit ? { truncated: items.length - limit } : {}),
+        };
+      },
+    }),
   ];
+}
+
+const MAX_COMPLETIONS = 200;
+const COMPLETION_KINDS = [
+  '',
+  'text',
+  'method',
+  'function',
+  'constructor',
+  'field',
+  'variable',
+  'class',
+  'interface',
+  'module',
+  'property',
+  'unit',
+  'value',
+  'enum',
+  'keyword',
+  'snippet',
+  'color',
+  'file',
+  'reference',
+  'folder',
+  'enum member',
+  'constant',
+  'struct',
+  'event',
+  'operator',
+  'type parameter',
+];
+
+interface CompletionItem {
+  label: string | { label: string };
+  kind?: number;
+  detail?: string;
+  sortText?: string;
+}
+
+/** A completion response (a list or an array), ordered as an editor would show it. */
+function completionItems(result: unknown): CompletionItem[] {
+  const items = (
+    Array.isArray(result) ? result : ((result as { items?: unknown })?.items ?? [])
+  ) as CompletionItem[];
+  const label = (item: CompletionItem) => (typeof item.label === 'string' ? item.label : item.label.label);
+  return [...items].sort((a, b) => (a.sortText ?? label(a)).localeCompare(b.sortText ?? label(b)));
+}
+
+function describeCompletion(item: CompletionItem) {
+  return {
+    label: typeof item.label === 'string' ? item.label : item.label.label,
+    ...(item.kind ? { kind: COMPLETION_KINDS[item.kind] ?? String(item.kind) } : {}),
+    ...(item.detail ? { detail: item.detail } : {}),
+  };
 }
 
 /**
