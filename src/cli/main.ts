@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cadreHome } from '../config/load-config.ts';
 import { type Database, openDatabase } from '../store/database.ts';
+import { markInterruptedRuns } from '../store/run-maintenance.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
 import { EXIT, reportError } from './errors.ts';
 
@@ -42,7 +43,11 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     cwd: process.cwd(),
     userId: 'local',
     db: () => {
-      db ??= openDatabase(join(cadreHome(env), 'cadre.db'));
+      if (!db) {
+        db = openDatabase(join(cadreHome(env), 'cadre.db'));
+        // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
+        markInterruptedRuns(db);
+      }
       return db;
     },
     ...overrides,

@@ -10,6 +10,7 @@ const MARKS: Record<string, string> = {
   max_turns: '↻',
   timeout: '⧗',
   budget: '$',
+  interrupted: '↯',
 };
 
 const PLAN_MARKS: Record<string, string> = {

@@ -96,29 +96,36 @@ export function bindAgentTool(
       if (earlier) {
         emit(parent, { type: 'tool-call', toolCallId, name: definition.name, input, deduplicated: true });
         const envelope = await earlier;
+        const failed = delegationFailure(envelope);
         emit(parent, {
           type: 'tool-result',
           toolCallId,
           name: definition.name,
-          ok: true,
+          ok: !failed,
           output: envelope,
+          ...(failed ? { error: failed } : {}),
           ms: 0,
         });
         return envelope;
       }
       const { task, ...inputs } = input;
-      const run = traceToolCall(parent, { toolCallId, name: definition.name, input }, async () => {
-        // The parent's step usage must be counted before a child decides whether the budget allows it.
-        await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
-        const release = await parent.siblings.acquire(parent.signal);
-        try {
-          const envelope = await startChild({ definition, task: String(task), inputs, parent });
-          parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
-          return envelope;
-        } finally {
-          release();
-        }
-      });
+      const run = traceToolCall(
+        parent,
+        { toolCallId, name: definition.name, input },
+        async () => {
+          // The parent's step usage must be counted before a child decides whether the budget allows it.
+          await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
+          const release = await parent.siblings.acquire(parent.signal);
+          try {
+            const envelope = await startChild({ definition, task: String(task), inputs, parent });
+            parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+            return envelope;
+          } finally {
+            release();
+          }
+        },
+        delegationFailure,
+      );
       parent.delegations.set(key, run);
       parent.children.add(run);
       return run;
@@ -128,6 +135,19 @@ export function bindAgentTool(
       value: toModelView(output, maxResultChars) as any,
     }),
   } as any) as Tool;
+}
+
+/** Statuses after which a sub-agent handed back no usable answer: its delegation call did not succeed. */
+const FAILED_STATUSES = new Set(['error', 'cancelled', 'timeout', 'budget', 'interrupted']);
+
+/**
+ * Why a delegation that came back is a failed call, or undefined when it succeeded (ok, partial, or a
+ * forced answer after max_turns). The envelope is kept either way; this is what the tool call says.
+ */
+export function delegationFailure(envelope: ResultEnvelope): string | undefined {
+  if (!FAILED_STATUSES.has(envelope.status)) return undefined;
+  const reason = envelope.summary.split('\n').find((line) => line.trim()) ?? '';
+  return `sub-agent run ${envelope.runId} ended ${envelope.status}${reason ? `: ${reason.slice(0, 300)}` : ''}`;
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

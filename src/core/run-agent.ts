@@ -2,7 +2,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage, type StopCondition, type ToolSet } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import { messagesForChild } from './conversation.ts';
-import { bindAgentTool, type ChildRequest } from './delegation.ts';
+import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
@@ -330,6 +330,7 @@ async function prefetch(
       frame,
       { toolCallId: 'prefetch', name: definition.name, input },
       () => startChild(services, tree, { definition, task: request.task, inputs: {}, parent: frame }),
+      delegationFailure,
     );
     frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);
     return envelope.status === 'ok' || envelope.status === 'partial' ? envelope.summary : undefined;

@@ -1,4 +1,7 @@
-/** How a run ended. `ok` is the only status that counts as success. */
+/**
+ * How a run ended. `ok` is the only status that counts as success. `interrupted` is never produced by the
+ * run loop: it is recorded afterwards for a run whose process was killed before it could finish.
+ */
 export const RUN_STATUSES = [
   'ok',
   'partial',
@@ -7,6 +10,7 @@ export const RUN_STATUSES = [
   'max_turns',
   'timeout',
   'budget',
+  'interrupted',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 

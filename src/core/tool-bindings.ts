@@ -14,18 +14,22 @@ export async function traceToolCall<T>(
   frame: RunFrame,
   call: { toolCallId: string; name: string; input: unknown },
   execute: () => Promise<T>,
+  /** Says why an output that came back is still a failure (a sub-agent that was cancelled, failed...). */
+  failure?: (output: T) => string | undefined,
 ): Promise<T> {
   emit(frame, { type: 'tool-call', toolCallId: call.toolCallId, name: call.name, input: call.input });
   const started = performance.now();
   try {
     const output = await execute();
     collectUrls(output, frame.seenUrls);
+    const failed = failure?.(output);
     emit(frame, {
       type: 'tool-result',
       toolCallId: call.toolCallId,
       name: call.name,
-      ok: true,
+      ok: !failed,
       output,
+      ...(failed ? { error: failed } : {}),
       ms: Math.round(performance.now() - started),
     });
     return output;

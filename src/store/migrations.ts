@@ -79,4 +79,14 @@ export const MIGRATIONS: Migration[] = [
   },
   documentsMigration,
   httpCacheMigration,
+  {
+    // Which process runs a run, so a later start can tell a run still going from one whose process was
+    // killed (SIGKILL, a closed terminal) and mark it interrupted.
+    id: '005-run-owner',
+    sql: `
+      ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+      ALTER TABLE runs ADD COLUMN owner_host TEXT;
+      CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+    `,
+  },
 ];

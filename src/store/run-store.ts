@@ -2,6 +2,7 @@ import type { CadreEvent, EventBus } from '../core/events.ts';
 import { buildRunTree, type RunTree } from '../core/run-tree.ts';
 import type { RunState } from '../core/status.ts';
 import { type Database, transaction } from './database.ts';
+import { currentOwner, type RunOwner } from './run-owner.ts';
 import { safeJson } from './safe-json.ts';
 
 export interface RunSummaryRow {
@@ -37,6 +38,8 @@ export interface RunStoreOptions {
   /** Longest an event waits in memory before it is written, in milliseconds. */
   flushIntervalMs?: number;
   userId?: string;
+  /** The process that runs what is recorded (defaults to this one); see markInterruptedRuns. */
+  owner?: RunOwner;
 }
 
 /**
@@ -52,6 +55,7 @@ export class RunStore {
   #batchSize: number;
   #flushIntervalMs: number;
   #userId: string;
+  #owner: RunOwner;
   #insertEvent;
   #insertRun;
   #finishRun;
@@ -61,12 +65,13 @@ export class RunStore {
     this.#batchSize = options.batchSize ?? 256;
     this.#flushIntervalMs = options.flushIntervalMs ?? 100;
     this.#userId = options.userId ?? 'local';
+    this.#owner = options.owner ?? currentOwner();
     this.#insertEvent = db.prepare(
       'INSERT OR IGNORE INTO events (run_id, root_id, seq, type, time, body) VALUES (?, ?, ?, ?, ?, ?)',
     );
     this.#insertRun = db.prepare(
-      `INSERT OR IGNORE INTO runs (id, parent_id, root_id, session_id, user_id, agent, task, model, depth, status, started_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+      `INSERT OR IGNORE INTO runs (id, parent_id, root_id, session_id, user_id, agent, task, model, depth, status, started_at, owner_pid, owner_host)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
     );
     this.#finishRun = db.prepare(
       'UPDATE runs SET status = ?, summary = ?, envelope = ?, ended_at = ? WHERE id = ?',
@@ -126,6 +131,8 @@ export class RunStore {
         event.model,
         event.depth,
         time,
+        this.#owner.pid,
+        this.#owner.host,
       );
     } else if (event.type === 'run-finish') {
       const envelope = {

@@ -47,8 +47,8 @@ export const askCommand: CliCommand = async (args, context) => {
     context.stderr.write('\ncadre: cancelling… (Ctrl-C again to quit at once)\n');
     controller.abort(new Error('cancelled by the person (Ctrl-C)'));
   };
-  process.on('SIGINT', onInterrupt);
-  process.on('SIGTERM', onInterrupt);
+  // A closed terminal (SIGHUP) or `kill` (SIGTERM) stops the tree like Ctrl-C, so it is recorded cancelled.
+  for (const signal of STOP_SIGNALS) process.on(signal, onInterrupt);
   try {
     const outcome = await askOnce(cadre, {
       question,
@@ -84,11 +84,12 @@ export const askCommand: CliCommand = async (args, context) => {
   } catch (error) {
     return reportError(error, context.stderr);
   } finally {
-    process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onInterrupt);
+    for (const signal of STOP_SIGNALS) process.off(signal, onInterrupt);
     cadre.close();
   }
 };
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 function parseInputs(pairs: string[]): Record<string, unknown> {
   const inputs: Record<string, unknown> = {};

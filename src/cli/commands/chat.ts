@@ -46,8 +46,15 @@ export const chatCommand: CliCommand = async (args, context) => {
     if (current) current.abort(new Error('cancelled by the person (Ctrl-C)'));
     else input.close();
   };
+  // `kill` (SIGTERM) or a closed terminal (SIGHUP): cancel the answer under way, then leave.
+  const onStop = () => {
+    current?.abort(new Error('cancelled: the process was asked to stop'));
+    input.close();
+  };
   input.on('SIGINT', onInterrupt);
   process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onStop);
+  process.on('SIGHUP', onStop);
   try {
     // The line iterator buffers, so lines piped in faster than answers come are all asked, in order.
     let closed = false;
@@ -88,6 +95,8 @@ export const chatCommand: CliCommand = async (args, context) => {
   } finally {
     input.close();
     process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onStop);
+    process.off('SIGHUP', onStop);
     cadre.close();
   }
   context.stderr.write(`Session saved: cadre ask --session ${sessionId} "..."\n`);

@@ -1,17 +1,25 @@
 import { parseArgs } from 'node:util';
 import { UserError } from '../../core/errors.ts';
+import { pruneRunTrees, removeRunTree, rootOfRun } from '../../store/run-maintenance.ts';
 import { RunStore } from '../../store/run-store.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 import { renderTree } from '../tree-view.ts';
 
-/** `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` */
+/**
+ * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs rm ID...` ·
+ * `cadre runs prune --older-than 30d`
+ */
 export const runsCommand: CliCommand = async (args, context) => {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' } },
+    options: {
+      json: { type: 'boolean', default: false },
+      limit: { type: 'string' },
+      'older-than': { type: 'string' },
+    },
   });
   const store = new RunStore(context.db(), { userId: context.userId });
   if (sub === 'list' || sub === undefined) {
@@ -44,8 +52,51 @@ export const runsCommand: CliCommand = async (args, context) => {
     }
     return EXIT.ok;
   }
-  throw new UserError('usage', `unknown runs command "${sub}"; use list or show ID`);
+  if (sub === 'rm') {
+    if (!positionals.length) throw new UserError('usage', 'usage: cadre runs rm ID...');
+    for (const id of positionals) {
+      if (removeRunTree(context.db(), id, context.userId)) {
+        context.stdout.write(`Removed run ${id} and its sub-agent runs.\n`);
+        continue;
+      }
+      const root = rootOfRun(context.db(), id, context.userId);
+      if (root)
+        throw new UserError(
+          'not_a_root',
+          `Run "${id}" is a sub-agent run of ${root}; remove the tree: cadre runs rm ${root}`,
+        );
+      throw new UserError('unknown_run', `There is no run "${id}". See: cadre runs list`);
+    }
+    return EXIT.ok;
+  }
+  if (sub === 'prune') {
+    const olderThan = values['older-than'];
+    if (!olderThan)
+      throw new UserError('usage', 'usage: cadre runs prune --older-than 30d (s, m, h, d or w)');
+    const before = Date.now() - parseDuration(olderThan);
+    const removed = pruneRunTrees(context.db(), before, context.userId);
+    context.stdout.write(
+      values.json
+        ? `${JSON.stringify({ removed })}\n`
+        : `Removed ${removed} run tree${removed === 1 ? '' : 's'} started before ${new Date(before).toISOString()}.\n`,
+    );
+    return EXIT.ok;
+  }
+  throw new UserError(
+    'usage',
+    `unknown runs command "${sub}"; use list, show ID, rm ID or prune --older-than 30d`,
+  );
 };
+
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** "30d", "12h", "90m": a duration in milliseconds. */
+function parseDuration(text: string): number {
+  const match = /^(\d+)\s*([smhdw])$/.exec(text.trim());
+  if (!match)
+    throw new UserError('usage', `--older-than ${text}: write a number and a unit, e.g. 30d, 12h, 90m`);
+  return Number(match[1]) * UNIT_MS[match[2]!]!;
+}
 
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();

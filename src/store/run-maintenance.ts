@@ -1,0 +1,130 @@
+import type { CadreEvent } from '../core/events.ts';
+import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../core/run-tree.ts';
+import { type Database, transaction } from './database.ts';
+import { currentOwner, processAlive, type RunOwner } from './run-owner.ts';
+import { RunStore } from './run-store.ts';
+
+/**
+ * Housekeeping of stored runs: runs whose process died are closed as `interrupted`, and whole trees can be
+ * removed (one by id, or all older than a date). Kept apart from RunStore, which only records.
+ */
+
+export interface InterruptedSweep {
+  /** This process: its own runs are alive by definition, and only runs of this host can be checked. */
+  owner?: RunOwner;
+  isAlive?: (pid: number) => boolean;
+  now?: () => number;
+}
+
+/**
+ * Marks `interrupted` every run still recorded as running whose owning process on this machine is gone
+ * (killed with SIGKILL, its terminal closed, the machine rebooted). Each gets a `run-finish` event, so the
+ * rebuilt tree says so too, with the usage its finished steps recorded. Returns the ids marked.
+ */
+export function markInterruptedRuns(db: Database, options: InterruptedSweep = {}): string[] {
+  const owner = options.owner ?? currentOwner();
+  const isAlive = options.isAlive ?? processAlive;
+  const rows = db
+    .prepare(
+      "SELECT id, root_id, user_id, depth, owner_pid FROM runs WHERE status = 'running' AND owner_host = ?",
+    )
+    .all(owner.host) as Array<{
+    id: string;
+    root_id: string;
+    user_id: string;
+    depth: number;
+    owner_pid: number;
+  }>;
+  const dead = rows.filter((row) => row.owner_pid !== owner.pid && !isAlive(row.owner_pid));
+  if (!dead.length) return [];
+  const now = options.now?.() ?? Date.now();
+  const byRoot = Map.groupBy(dead, (row) => row.root_id);
+  const marked: string[] = [];
+  for (const [rootId, runs] of byRoot) {
+    const store = new RunStore(db, { userId: runs[0]!.user_id });
+    const builder = new RunTreeBuilder();
+    for (const event of store.events(rootId)) builder.apply(event);
+    const lastSeq = new Map<string, number>();
+    for (const row of db
+      .prepare('SELECT run_id, MAX(seq) AS seq FROM events WHERE root_id = ? GROUP BY run_id')
+      .all(rootId) as Array<{ run_id: string; seq: number }>)
+      lastSeq.set(row.run_id, row.seq);
+    for (const row of runs) {
+      const node = builder.get(row.id);
+      if (!node) continue;
+      const seq = (lastSeq.get(row.id) ?? -1) + 1;
+      for (const event of interruptionEvents(node, row, owner.host, seq, now)) store.record(event);
+      marked.push(row.id);
+    }
+    store.flush();
+  }
+  return marked;
+}
+
+function interruptionEvents(
+  node: RunTree,
+  row: { depth: number; owner_pid: number },
+  host: string,
+  seq: number,
+  time: number,
+): CadreEvent[] {
+  const message = `Interrupted: the process running it (pid ${row.owner_pid} on ${host}) ended before it finished.`;
+  const base = {
+    runId: node.id,
+    parentRunId: node.parentId,
+    depth: row.depth,
+    agent: node.agent,
+    time,
+  };
+  return [
+    { ...base, seq, type: 'run-error', status: 'interrupted', message },
+    {
+      ...base,
+      seq: seq + 1,
+      type: 'run-finish',
+      status: 'interrupted',
+      summary: node.summary || message,
+      usage: node.usage,
+      subtreeUsage: sumTreeUsage(node),
+    },
+  ];
+}
+
+/** Removes one whole run tree by its root's id; false when there is no such root run for this user. */
+export function removeRunTree(db: Database, rootId: string, userId: string): boolean {
+  const run = db
+    .prepare('SELECT id FROM runs WHERE id = ? AND parent_id IS NULL AND user_id = ?')
+    .get(rootId, userId);
+  if (!run) return false;
+  transaction(db, () => {
+    db.prepare('DELETE FROM events WHERE root_id = ?').run(rootId);
+    db.prepare('DELETE FROM runs WHERE root_id = ?').run(rootId);
+  });
+  return true;
+}
+
+/** Removes every finished run tree of this user started before `before` (ms); returns how many. */
+export function pruneRunTrees(db: Database, before: number, userId: string): number {
+  const roots = db
+    .prepare(
+      "SELECT id FROM runs WHERE parent_id IS NULL AND user_id = ? AND started_at < ? AND status != 'running'",
+    )
+    .all(userId, before) as Array<{ id: string }>;
+  transaction(db, () => {
+    const events = db.prepare('DELETE FROM events WHERE root_id = ?');
+    const runs = db.prepare('DELETE FROM runs WHERE root_id = ?');
+    for (const { id } of roots) {
+      events.run(id);
+      runs.run(id);
+    }
+  });
+  return roots.length;
+}
+
+/** The parent of a child run's tree, for saying which tree to remove instead. */
+export function rootOfRun(db: Database, runId: string, userId: string): string | undefined {
+  const row = db.prepare('SELECT root_id FROM runs WHERE id = ? AND user_id = ?').get(runId, userId) as
+    | { root_id: string }
+    | undefined;
+  return row?.root_id;
+}
