@@ -1,0 +1,176 @@
+/**
+ * The agents: what each does, its tools, model and limits; a switch to offer it to the main agent or not
+ * and a model field, both saved at once (the next message uses them); and the delegation mode with an
+ * indicator of whether the last answer used it.
+ */
+import { useCallback, useEffect, useState } from 'react';
+import {
+  type AgentSummary,
+  type DelegationMode,
+  getSettings,
+  listAgents,
+  updateAgent,
+  updateSettings,
+} from '../api/resources.ts';
+
+const MODES: Array<{ value: DelegationMode; label: string; help: string }> = [
+  { value: 'off', label: 'Off', help: 'The main agent answers alone, with no sub-agents.' },
+  { value: 'delegate', label: 'Delegate', help: 'The main agent decides when to hand work to a sub-agent.' },
+  {
+    value: 'prefetch',
+    label: 'Prefetch',
+    help: 'Sub-agents gather context first, then the main agent answers.',
+  },
+];
+
+export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolean | undefined }) {
+  const [agents, setAgents] = useState<AgentSummary[] | undefined>();
+  const [mode, setMode] = useState<DelegationMode | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [saved, setSaved] = useState<string | undefined>();
+
+  const refresh = useCallback(async () => {
+    try {
+      setAgents(await listAgents());
+    } catch (caught) {
+      setError((caught as Error).message);
+    }
+    try {
+      setMode((await getSettings()).delegationMode);
+    } catch {
+      // A server without settings: the mode control stays hidden.
+    }
+  }, []);
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const change = async (agent: AgentSummary, update: { enabled?: boolean; model?: string | null }) => {
+    setError(undefined);
+    setAgents((current) =>
+      current?.map((each) =>
+        each.name === agent.name ? { ...each, ...update, model: update.model ?? each.model } : each,
+      ),
+    );
+    try {
+      await updateAgent(agent.name, update);
+      setSaved(`Saved ${agent.name}.`);
+    } catch (caught) {
+      setError(`${agent.name}: ${(caught as Error).message}`);
+      await refresh();
+    }
+  };
+  const changeMode = async (next: DelegationMode) => {
+    const previous = mode;
+    setMode(next);
+    try {
+      await updateSettings({ delegationMode: next });
+      setSaved(`Delegation mode: ${next}.`);
+    } catch (caught) {
+      setMode(previous);
+      setError((caught as Error).message);
+    }
+  };
+
+  const subAgents = agents?.filter((agent) => agent.name !== 'main');
+  return (
+    <div className="panel-content">
+      {mode && (
+        <fieldset className="modes">
+          <legend>Delegation mode</legend>
+          {MODES.map((option) => (
+            <label key={option.value} className="mode">
+              <input
+                type="radio"
+                name="delegation-mode"
+                value={option.value}
+                checked={mode === option.value}
+                onChange={() => void changeMode(option.value)}
+              />
+              <span>
+                <strong>{option.label}</strong> <span className="muted">{option.help}</span>
+              </span>
+            </label>
+          ))}
+          <p className="mode-status" role="status">
+            <span className={`dot ${lastDelegationUsed ? 'dot-on' : 'dot-off'}`} aria-hidden="true" />
+            {lastDelegationUsed === undefined
+              ? 'No answer yet in this chat.'
+              : lastDelegationUsed
+                ? 'The last answer used delegation.'
+                : 'The last answer did not use delegation.'}
+          </p>
+        </fieldset>
+      )}
+      {error && (
+        <p className="panel-error" role="alert">
+          {error}
+        </p>
+      )}
+      <p className="visually-hidden" role="status">
+        {saved}
+      </p>
+      {agents === undefined && !error && <p className="muted">Loading…</p>}
+      <ul className="agents">
+        {subAgents?.map((agent) => (
+          <li key={agent.name} className={`agent${agent.enabled ? '' : ' disabled'}`}>
+            <div className="agent-head">
+              <h3>{agent.name}</h3>
+              <button
+                type="button"
+                role="switch"
+                aria-checked={agent.enabled}
+                aria-label={`${agent.name} enabled`}
+                className="switch"
+                onClick={() => void change(agent, { enabled: !agent.enabled })}
+              >
+                <span className="switch-knob" aria-hidden="true" />
+              </button>
+            </div>
+            <p className="agent-description">{agent.description}</p>
+            <div className="agent-tools">
+              {agent.tools.map((tool) => (
+                <code key={tool} className="tool-chip">
+                  {tool}
+                </code>
+              ))}
+            </div>
+            <div className="agent-row">
+              <ModelField agent={agent} onSave={(model) => void change(agent, { model })} />
+              {agent.limits.length > 0 && (
+                <span className="agent-limits">
+                  {agent.limits.map(([label, value]) => `${value} ${label}`).join(' · ')}
+                </span>
+              )}
+            </div>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function ModelField({ agent, onSave }: { agent: AgentSummary; onSave: (model: string | null) => void }) {
+  const [value, setValue] = useState(agent.model);
+  useEffect(() => setValue(agent.model), [agent.model]);
+  const save = () => {
+    const trimmed = value.trim();
+    if (trimmed === agent.model) return;
+    onSave(trimmed === '' || trimmed === 'inherit' ? null : trimmed);
+  };
+  return (
+    <label className="model-field">
+      <span>Model</span>
+      <input
+        aria-label={`${agent.name} model`}
+        value={value}
+        placeholder="inherit"
+        onChange={(event) => setValue(event.target.value)}
+        onBlur={save}
+        onKeyDown={(event) => {
+          if (event.key === 'Enter') save();
+        }}
+      />
+    </label>
+  );
+}

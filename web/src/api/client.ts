@@ -1,0 +1,92 @@
+/**
+ * The HTTP API as the page uses it: every request carries the token (when the server asks for one), and
+ * a failed request becomes an `ApiError` holding the server's own message, so each view can show it where
+ * the failure happened.
+ */
+
+const TOKEN_KEY = 'cadre.token';
+
+/** A request the server refused or could not answer; `status` 0 means it was never reached. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string | undefined;
+  constructor(status: number, message: string, code?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function getToken(): string | null {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function setToken(token: string | null): void {
+  if (token) localStorage.setItem(TOKEN_KEY, token);
+  else localStorage.removeItem(TOKEN_KEY);
+}
+
+/** Headers every API request carries. */
+export function authHeaders(): Record<string, string> {
+  const token = getToken();
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+const unauthorizedListeners = new Set<() => void>();
+
+/** Called whenever the server answers 401 (no token, or a wrong one). */
+export function onUnauthorized(listener: () => void): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+/** Reads an error body in any of the shapes the server uses: `{error: {message, code}}` or `{error: "..."}`. */
+export async function errorFromResponse(response: Response): Promise<ApiError> {
+  if (response.status === 401) for (const listener of unauthorizedListeners) listener();
+  let message = `${response.status} ${response.statusText}`.trim();
+  let code: string | undefined;
+  try {
+    const body = (await response.json()) as { error?: unknown; message?: unknown; code?: unknown };
+    const error = body.error;
+    if (typeof error === 'string') message = error;
+    else if (error && typeof error === 'object') {
+      const fields = error as { message?: unknown; code?: unknown };
+      if (typeof fields.message === 'string') message = fields.message;
+      if (typeof fields.code === 'string') code = fields.code;
+    } else if (typeof body.message === 'string') message = body.message;
+    if (typeof body.code === 'string') code = body.code;
+  } catch {
+    // Not JSON: the status line says enough.
+  }
+  return new ApiError(response.status, message, code);
+}
+
+/** `fetch` with the token; throws ApiError on failure. */
+export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, { ...init, headers: { ...authHeaders(), ...(init.headers ?? {}) } });
+  } catch (error) {
+    throw new ApiError(0, `Cadre's server could not be reached (${(error as Error).message}).`);
+  }
+  if (!response.ok) throw await errorFromResponse(response);
+  return response;
+}
+
+/** A JSON request; `body` is sent as JSON when given. */
+export async function apiJson<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
+  const { json, ...rest } = init;
+  const response = await apiFetch(path, {
+    ...rest,
+    ...(json === undefined
+      ? {}
+      : { body: JSON.stringify(json), headers: { 'content-type': 'application/json' } }),
+  });
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}

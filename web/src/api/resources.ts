@@ -1,0 +1,223 @@
+/**
+ * The API's sessions, documents, agents and settings as the views use them. Each reader accepts the field
+ * names the server uses (and a list either bare or wrapped in an object), and fills what the view needs,
+ * so a field missing from an answer shows as blank rather than breaking the page.
+ */
+import type { CadreMessage } from '../runs/protocol.ts';
+import { ApiError, apiFetch, apiJson, authHeaders, errorFromResponse } from './client.ts';
+
+type Json = Record<string, unknown>;
+
+function list(body: unknown, key: string): Json[] {
+  if (Array.isArray(body)) return body as Json[];
+  const inner = (body as Json | null)?.[key];
+  return Array.isArray(inner) ? (inner as Json[]) : [];
+}
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const number = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+const time = (value: unknown): number | undefined =>
+  typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) || undefined : undefined;
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  updatedAt?: number | undefined;
+}
+
+export async function listSessions(): Promise<SessionSummary[]> {
+  const sessions = list(await apiJson('/api/sessions'), 'sessions').map((item) => ({
+    id: String(item.id),
+    title: text(item.title) || 'Untitled chat',
+    updatedAt: time(item.updatedAt ?? item.updated_at ?? item.createdAt ?? item.created_at),
+  }));
+  return sessions.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+}
+
+/** A stored message as useChat holds it: its own parts when stored, else its text. */
+function toMessage(item: Json, index: number): CadreMessage {
+  const role = item.role === 'user' ? 'user' : 'assistant';
+  const parts = Array.isArray(item.parts)
+    ? (item.parts as CadreMessage['parts'])
+    : [{ type: 'text' as const, text: text(item.content) ?? '' }];
+  return {
+    id: text(item.id) ?? `stored-${index}`,
+    role,
+    parts,
+    ...(item.metadata && typeof item.metadata === 'object'
+      ? { metadata: item.metadata as CadreMessage['metadata'] }
+      : {}),
+  };
+}
+
+export async function getSession(
+  id: string,
+): Promise<{ id: string; title: string; messages: CadreMessage[] }> {
+  const body = await apiJson<Json>(`/api/sessions/${encodeURIComponent(id)}`);
+  const session = (body.session as Json | undefined) ?? body;
+  return {
+    id: String(session.id ?? id),
+    title: text(session.title) || 'Untitled chat',
+    messages: list(session.messages ?? body.messages, 'messages').map(toMessage),
+  };
+}
+
+export async function deleteSession(id: string): Promise<void> {
+  await apiFetch(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+}
+
+export interface DocumentSummary {
+  id: string;
+  title: string;
+  type: string;
+  pages?: number | undefined;
+  size?: number | undefined;
+  addedAt?: number | undefined;
+}
+
+function toDocument(item: Json): DocumentSummary {
+  return {
+    id: String(item.id),
+    title: text(item.title) || text(item.filename) || text(item.name) || String(item.id),
+    type: text(item.type) ?? text(item.mimeType) ?? '',
+    pages: number(item.pages),
+    size: number(item.size_bytes ?? item.size ?? item.sizeBytes),
+    addedAt: time(item.added ?? item.addedAt ?? item.createdAt),
+  };
+}
+
+export async function listDocuments(): Promise<DocumentSummary[]> {
+  return list(await apiJson('/api/documents'), 'documents').map(toDocument);
+}
+
+export interface DocumentHit {
+  documentId: string;
+  title: string;
+  page?: number | undefined;
+  snippet: string;
+}
+
+export async function searchDocuments(query: string): Promise<DocumentHit[]> {
+  const body = await apiJson(`/api/documents/search?q=${encodeURIComponent(query)}`);
+  const hits = list(body, 'results').length ? list(body, 'results') : list(body, 'hits');
+  return hits.map((hit) => ({
+    documentId: String(hit.document_id ?? hit.documentId ?? ''),
+    title: text(hit.title) ?? '',
+    page: number(hit.page),
+    snippet: text(hit.snippet) ?? text(hit.passage) ?? text(hit.text) ?? '',
+  }));
+}
+
+export async function deleteDocument(id: string): Promise<void> {
+  await apiFetch(`/api/documents/${encodeURIComponent(id)}`, { method: 'DELETE' });
+}
+
+/**
+ * Uploads files as one multipart request (one `file` field each), reporting the bytes sent; XHR because
+ * fetch cannot report upload progress.
+ */
+export function uploadDocuments(
+  files: File[],
+  onProgress: (fraction: number) => void,
+): Promise<DocumentSummary[]> {
+  return new Promise((resolve, reject) => {
+    const form = new FormData();
+    for (const file of files) form.append('file', file, file.name);
+    const request = new XMLHttpRequest();
+    request.open('POST', '/api/documents');
+    for (const [name, value] of Object.entries(authHeaders())) request.setRequestHeader(name, value);
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    request.onerror = () => reject(new ApiError(0, "Cadre's server could not be reached."));
+    request.onload = async () => {
+      const response = new Response(request.responseText, {
+        status: request.status,
+        statusText: request.statusText,
+      });
+      if (request.status < 200 || request.status >= 300) {
+        reject(await errorFromResponse(response));
+        return;
+      }
+      try {
+        resolve(list(JSON.parse(request.responseText), 'documents').map(toDocument));
+      } catch {
+        resolve([]);
+      }
+    };
+    request.send(form);
+  });
+}
+
+export interface AgentSummary {
+  name: string;
+  description: string;
+  tools: string[];
+  model: string;
+  enabled: boolean;
+  limits: Array<[string, string]>;
+  source?: string | undefined;
+}
+
+const LIMIT_FIELDS: Array<[string, string, string]> = [
+  ['maxTurns', 'turns', ''],
+  ['timeout', 'time', ' s'],
+  ['budget', 'tokens', ''],
+  ['maxDepth', 'depth', ''],
+  ['maxConcurrency', 'at once', ''],
+];
+
+function toAgent(item: Json): AgentSummary {
+  const definition = (item.definition as Json | undefined) ?? item;
+  const limitsSource = (item.limits as Json | undefined) ?? definition;
+  const limits: Array<[string, string]> = [];
+  for (const [field, label, unit] of LIMIT_FIELDS) {
+    const value = limitsSource[field];
+    if (typeof value === 'number') limits.push([label, `${value}${unit}`]);
+  }
+  const tools = definition.tools;
+  return {
+    name: String(item.name ?? definition.name),
+    description: text(item.description) ?? text(definition.description) ?? '',
+    tools: Array.isArray(tools) ? tools.map(String) : typeof tools === 'string' ? tools.split(/,\s*/) : [],
+    model: text(item.model) ?? text(definition.model) ?? 'inherit',
+    enabled: item.enabled !== false,
+    limits,
+    source: text(item.source),
+  };
+}
+
+export async function listAgents(): Promise<AgentSummary[]> {
+  return list(await apiJson('/api/agents'), 'agents').map(toAgent);
+}
+
+export async function updateAgent(
+  name: string,
+  change: { enabled?: boolean; model?: string | null },
+): Promise<void> {
+  await apiJson(`/api/agents/${encodeURIComponent(name)}`, { method: 'PATCH', json: change });
+}
+
+export type DelegationMode = 'off' | 'delegate' | 'prefetch';
+
+export interface Settings {
+  delegationMode?: DelegationMode | undefined;
+  /** The main agent's model, or null when none is configured. */
+  model?: string | null | undefined;
+  /** The CLI's explanation of how to set a model, when none is configured. */
+  noModelMessage?: string | undefined;
+  authRequired?: boolean | undefined;
+}
+
+export async function getSettings(): Promise<Settings> {
+  const body = await apiJson<Json>('/api/settings');
+  const mode = body.delegationMode ?? body.delegation_mode;
+  return {
+    delegationMode: mode === 'off' || mode === 'delegate' || mode === 'prefetch' ? mode : undefined,
+    model: body.model === null ? null : text(body.model),
+    noModelMessage: text(body.noModelMessage) ?? text((body.setup as Json | undefined)?.message),
+  };
+}
+
+export async function updateSettings(change: { delegationMode: DelegationMode }): Promise<void> {
+  await apiJson('/api/settings', { method: 'PATCH', json: change });
+}

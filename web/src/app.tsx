@@ -1,0 +1,251 @@
+/**
+ * The page: the chats on the left, the conversation in the middle, documents and agents in a panel that
+ * opens over it. The address names the chat, so a reload or a shared link shows the same conversation.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { AgentsPanel } from './agents/agents-panel.tsx';
+import { ApiError, getToken, onUnauthorized, setToken } from './api/client.ts';
+import {
+  deleteSession,
+  getSession,
+  getSettings,
+  listSessions,
+  type SessionSummary,
+} from './api/resources.ts';
+import { ChatView } from './chat/chat-view.tsx';
+import { DocumentsPanel } from './documents/documents-panel.tsx';
+import { newSessionId, sessionIdFromLocation, sessionPath } from './routes.ts';
+import type { CadreMessage, RunPartData } from './runs/protocol.ts';
+import { RunStore } from './runs/run-store.ts';
+import { SessionsSidebar } from './sessions/sessions-sidebar.tsx';
+import { TokenPrompt } from './setup/token-prompt.tsx';
+
+type Loaded =
+  | { state: 'loading'; id: string }
+  | { state: 'ready'; id: string; messages: CadreMessage[]; isNew: boolean }
+  | { state: 'missing'; id: string; message: string };
+
+type Panel = 'documents' | 'agents';
+
+export function App() {
+  const store = useMemo(() => new RunStore(), []);
+  const [needsToken, setNeedsToken] = useState(false);
+  const [tokenRejected, setTokenRejected] = useState(false);
+  const [authVersion, setAuthVersion] = useState(0);
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const [sessionsError, setSessionsError] = useState<string | undefined>();
+  const [loaded, setLoaded] = useState<Loaded>(() => {
+    const id = sessionIdFromLocation();
+    return id ? { state: 'loading', id } : { state: 'ready', id: newSessionId(), messages: [], isNew: true };
+  });
+  const [panel, setPanel] = useState<Panel | undefined>();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [noModelMessage, setNoModelMessage] = useState<string | undefined>();
+  const [lastDelegationUsed, setLastDelegationUsed] = useState<boolean | undefined>();
+
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        setTokenRejected(getToken() !== null);
+        setNeedsToken(true);
+      }),
+    [],
+  );
+
+  const refreshSessions = useCallback(async () => {
+    try {
+      setSessions(await listSessions());
+      setSessionsError(undefined);
+    } catch (caught) {
+      if (!(caught instanceof ApiError && caught.status === 401)) setSessionsError((caught as Error).message);
+    }
+  }, []);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reload everything after signing in
+  useEffect(() => {
+    void refreshSessions();
+    getSettings()
+      .then((settings) => setNoModelMessage(settings.model === null ? settings.noModelMessage : undefined))
+      .catch(() => undefined);
+  }, [refreshSessions, authVersion]);
+
+  const open = useCallback(
+    async (id: string) => {
+      setLoaded({ state: 'loading', id });
+      try {
+        const session = await getSession(id);
+        for (const message of session.messages)
+          for (const part of message.parts)
+            if (part.type === 'data-run') store.putHeader(part.data as RunPartData);
+        setLoaded({ state: 'ready', id, messages: session.messages, isNew: false });
+      } catch (caught) {
+        if (caught instanceof ApiError && caught.status === 401) return;
+        setLoaded({
+          state: 'missing',
+          id,
+          message:
+            caught instanceof ApiError && caught.status === 404
+              ? 'There is no such chat.'
+              : (caught as Error).message,
+        });
+      }
+    },
+    [store],
+  );
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: load the chat the address names once, and again after signing in
+  useEffect(() => {
+    if (loaded.state === 'loading') void open(loaded.id);
+  }, [authVersion]);
+
+  useEffect(() => {
+    const onPop = () => {
+      const id = sessionIdFromLocation();
+      if (id) void open(id);
+      else setLoaded({ state: 'ready', id: newSessionId(), messages: [], isNew: true });
+    };
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, [open]);
+
+  const navigate = (id: string | undefined) => {
+    setMenuOpen(false);
+    setLastDelegationUsed(undefined);
+    if (id) {
+      window.history.pushState(null, '', sessionPath(id));
+      void open(id);
+    } else {
+      window.history.pushState(null, '', '/');
+      setLoaded({ state: 'ready', id: newSessionId(), messages: [], isNew: true });
+    }
+  };
+
+  const remove = async (id: string) => {
+    try {
+      await deleteSession(id);
+    } catch (caught) {
+      setSessionsError((caught as Error).message);
+    }
+    if (id === loaded.id) navigate(undefined);
+    await refreshSessions();
+  };
+
+  const currentId = useRef(loaded.id);
+  currentId.current = loaded.id;
+
+  if (needsToken)
+    return (
+      <TokenPrompt
+        rejected={tokenRejected}
+        onSubmit={(token) => {
+          setToken(token);
+          setNeedsToken(false);
+          setAuthVersion((version) => version + 1);
+        }}
+      />
+    );
+
+  return (
+    <div className={`app${menuOpen ? ' menu-open' : ''}`}>
+      <header className="topbar">
+        <button
+          type="button"
+          className="icon-button menu-button"
+          aria-label="Chats"
+          aria-expanded={menuOpen}
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          ☰
+        </button>
+        <h1 className="brand">Cadre</h1>
+        <div className="topbar-actions">
+          <button type="button" className="button" onClick={() => setPanel('documents')}>
+            Documents
+          </button>
+          <button type="button" className="button" onClick={() => setPanel('agents')}>
+            Agents
+          </button>
+        </div>
+      </header>
+      <aside className="sidebar">
+        <SessionsSidebar
+          sessions={sessions}
+          currentId={loaded.id}
+          error={sessionsError}
+          onOpen={(id) => navigate(id)}
+          onNew={() => navigate(undefined)}
+          onDelete={(id) => void remove(id)}
+        />
+      </aside>
+      <main className="main">
+        {loaded.state === 'loading' && <p className="muted center">Loading the chat…</p>}
+        {loaded.state === 'missing' && (
+          <div className="notice notice-error center" role="alert">
+            <span>{loaded.message}</span>
+            <button type="button" className="button small" onClick={() => navigate(undefined)}>
+              New chat
+            </button>
+          </div>
+        )}
+        {loaded.state === 'ready' && (
+          <ChatView
+            key={loaded.id}
+            sessionId={loaded.id}
+            initialMessages={loaded.messages}
+            store={store}
+            noModelMessage={noModelMessage}
+            onFirstMessage={() => {
+              if (loaded.isNew) window.history.pushState(null, '', sessionPath(loaded.id));
+              // The server creates the session with the message; list it once it exists.
+              setTimeout(() => void refreshSessions(), 500);
+            }}
+            onAnswered={(metadata) => {
+              setLastDelegationUsed(metadata?.delegationUsed);
+              void refreshSessions();
+            }}
+          />
+        )}
+      </main>
+      {panel && (
+        <PanelDialog
+          panel={panel}
+          onClose={() => setPanel(undefined)}
+          lastDelegationUsed={lastDelegationUsed}
+        />
+      )}
+    </div>
+  );
+}
+
+function PanelDialog({
+  panel,
+  onClose,
+  lastDelegationUsed,
+}: {
+  panel: Panel;
+  onClose: () => void;
+  lastDelegationUsed: boolean | undefined;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const element = dialog.current;
+    if (element && !element.open) element.showModal();
+  }, []);
+  const title = panel === 'documents' ? 'Documents' : 'Agents';
+  return (
+    <dialog ref={dialog} className="panel" aria-labelledby="panel-title" onClose={onClose}>
+      <header className="dialog-header">
+        <h2 id="panel-title">{title}</h2>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label={`Close ${title.toLowerCase()}`}
+          onClick={() => dialog.current?.close()}
+        >
+          ✕
+        </button>
+      </header>
+      {panel === 'documents' ? <DocumentsPanel /> : <AgentsPanel lastDelegationUsed={lastDelegationUsed} />}
+    </dialog>
+  );
+}

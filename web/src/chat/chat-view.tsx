@@ -1,0 +1,167 @@
+/**
+ * The conversation of one session through `useChat`: persistent `data-run` parts and transient
+ * `data-run-event` parts both go to the run store as they arrive; Stop cancels the answering tree on the
+ * server (closing the page never does); errors show where they happened, with a retry.
+ */
+import { useChat } from '@ai-sdk/react';
+import { DefaultChatTransport } from 'ai';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { apiFetch, authHeaders } from '../api/client.ts';
+import type { CadreEvent, CadreMessage, ChatMessageMetadata, RunPartData } from '../runs/protocol.ts';
+import { RunInspector } from '../runs/run-inspector.tsx';
+import type { RunStore } from '../runs/run-store.ts';
+import { SetupNotice } from '../setup/setup-notice.tsx';
+import { Composer } from './composer.tsx';
+import { MessageView, rootRunIdOf } from './message-view.tsx';
+
+/** The message of a failed chat request: the server's JSON error when it sent one. */
+export function chatErrorMessage(error: Error): { message: string; code?: string } {
+  try {
+    const body = JSON.parse(error.message) as { error?: { message?: string; code?: string } | string };
+    if (typeof body.error === 'string') return { message: body.error };
+    if (body.error?.message)
+      return { message: body.error.message, ...(body.error.code ? { code: body.error.code } : {}) };
+  } catch {
+    // Not JSON.
+  }
+  return { message: error.message || 'The answer failed.' };
+}
+
+export function ChatView({
+  sessionId,
+  initialMessages,
+  store,
+  noModelMessage,
+  onFirstMessage,
+  onAnswered,
+}: {
+  sessionId: string;
+  initialMessages: CadreMessage[];
+  store: RunStore;
+  /** Set when the server has no model: the page explains how to set one instead of failing on send. */
+  noModelMessage?: string | undefined;
+  onFirstMessage: () => void;
+  onAnswered: (metadata: ChatMessageMetadata | undefined) => void;
+}) {
+  const liveRoot = useRef<string | undefined>(undefined);
+  const [inspecting, setInspecting] = useState<string | undefined>();
+  const transport = useMemo(
+    () => new DefaultChatTransport<CadreMessage>({ api: '/api/chat', headers: () => authHeaders() }),
+    [],
+  );
+  const { messages, sendMessage, status, error, regenerate, stop, clearError } = useChat<CadreMessage>({
+    id: sessionId,
+    messages: initialMessages,
+    transport,
+    throttle: 50,
+    onData: (part) => {
+      if (part.type === 'data-run') {
+        const header = part.data as RunPartData;
+        store.putHeader(header);
+        if (header.parentRunId === null) liveRoot.current = header.runId;
+      } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
+    },
+    onFinish: ({ message }) => onAnswered(message.metadata),
+  });
+  const busy = status === 'submitted' || status === 'streaming';
+
+  const cancel = useCallback(async () => {
+    const last = messages.at(-1);
+    const rootRunId = liveRoot.current ?? (last?.role === 'assistant' ? rootRunIdOf(last) : undefined);
+    if (!rootRunId) {
+      stop();
+      return;
+    }
+    try {
+      await apiFetch(`/api/runs/${encodeURIComponent(rootRunId)}/cancel`, { method: 'POST' });
+    } catch {
+      // The tree may have just ended; stop reading either way.
+      stop();
+    }
+  }, [messages, stop]);
+
+  useEffect(() => {
+    if (!busy) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape' && !document.querySelector('dialog[open]')) void cancel();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [busy, cancel]);
+
+  const send = (text: string) => {
+    if (messages.length === 0) onFirstMessage();
+    liveRoot.current = undefined;
+    clearError();
+    void sendMessage({ text });
+  };
+  const retry = () => {
+    clearError();
+    liveRoot.current = undefined;
+    void regenerate();
+  };
+
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: follow the conversation as it grows
+  useEffect(() => {
+    const element = scroller.current;
+    if (element && pinned.current) element.scrollTop = element.scrollHeight;
+  }, [messages]);
+
+  const failure = error ? chatErrorMessage(error) : undefined;
+  const noModel = noModelMessage ?? (failure?.code === 'no_model' ? failure.message : undefined);
+  const lastIndex = messages.length - 1;
+  return (
+    <div className="chat">
+      <div
+        className="messages"
+        ref={scroller}
+        onScroll={(event) => {
+          const element = event.currentTarget;
+          pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+        }}
+      >
+        <div className="messages-inner">
+          {noModel && <SetupNotice message={noModel} />}
+          {messages.length === 0 && !noModel && (
+            <div className="empty">
+              <h2>What can Cadre find out for you?</h2>
+              <p>
+                The main agent hands focused work to sub-agents (research, documents, maths, code). Each one's
+                steps show here as they happen.
+              </p>
+            </div>
+          )}
+          {messages.map((message, index) => (
+            <MessageView
+              key={message.id}
+              message={message}
+              store={store}
+              streaming={busy && index === lastIndex}
+              onInspect={setInspecting}
+              onRetry={index === lastIndex && !busy ? retry : undefined}
+            />
+          ))}
+          {status === 'submitted' && messages.at(-1)?.role === 'user' && (
+            <p className="thinking" aria-live="polite">
+              <span className="spinner small" aria-hidden="true" /> Starting…
+            </p>
+          )}
+          {failure && !noModel && (
+            <div className="notice notice-error" role="alert">
+              <span>{failure.message}</span>
+              <button type="button" className="button small" onClick={retry}>
+                Retry
+              </button>
+            </div>
+          )}
+        </div>
+      </div>
+      <Composer busy={busy} disabled={Boolean(noModel)} onSend={send} onStop={() => void cancel()} />
+      {inspecting && (
+        <RunInspector store={store} rootRunId={inspecting} onClose={() => setInspecting(undefined)} />
+      )}
+    </div>
+  );
+}

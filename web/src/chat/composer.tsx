@@ -1,0 +1,67 @@
+import { type FormEvent, type KeyboardEvent, useRef, useState } from 'react';
+
+/**
+ * The message box: Enter sends, Shift+Enter starts a new line, Esc (or the Stop button) stops the answer
+ * being written, with everything it started.
+ */
+export function Composer({
+  busy,
+  disabled,
+  onSend,
+  onStop,
+}: {
+  busy: boolean;
+  disabled?: boolean;
+  onSend: (text: string) => void;
+  onStop: () => void;
+}) {
+  const [text, setText] = useState('');
+  const area = useRef<HTMLTextAreaElement>(null);
+  const send = () => {
+    const trimmed = text.trim();
+    if (!trimmed || busy || disabled) return;
+    onSend(trimmed);
+    setText('');
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send();
+    } else if (event.key === 'Escape' && busy) {
+      event.preventDefault();
+      onStop();
+    }
+  };
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    if (busy) onStop();
+    else send();
+  };
+  return (
+    <form className="composer" onSubmit={onSubmit}>
+      <textarea
+        ref={area}
+        aria-label="Message"
+        placeholder={
+          disabled ? 'Set a model first (see above)' : 'Ask anything… (Enter sends, Shift+Enter new line)'
+        }
+        rows={Math.min(8, Math.max(1, text.split('\n').length))}
+        value={text}
+        disabled={disabled}
+        onChange={(event) => setText(event.target.value)}
+        onKeyDown={onKeyDown}
+        // biome-ignore lint/a11y/noAutofocus: the message box is the page's purpose
+        autoFocus
+      />
+      {busy ? (
+        <button type="submit" className="button stop" aria-label="Stop" title="Stop (Esc)">
+          <span className="stop-square" aria-hidden="true" /> Stop
+        </button>
+      ) : (
+        <button type="submit" className="button primary" disabled={disabled || !text.trim()}>
+          Send
+        </button>
+      )}
+    </form>
+  );
+}

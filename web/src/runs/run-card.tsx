@@ -1,0 +1,119 @@
+/**
+ * One sub-agent run, nested to any depth. Collapsed it is one line of fixed height (agent, task, status,
+ * time, tokens), so siblings streaming side by side never push each other around; expanded it shows the
+ * full task, the tool calls (a call that started a child run shows that run in its place), the response
+ * as it streams and then the summary, the error, the usage, and the children.
+ */
+import { memo, useId, useState } from 'react';
+import { Markdown } from '../chat/markdown.tsx';
+import { formatDuration, formatTokens, truncate } from '../format.ts';
+import { PlanChecklist } from './plan-checklist.tsx';
+import { runTokens } from './run-fold.ts';
+import type { RunStore } from './run-store.ts';
+import { useChildren, useRun } from './run-store.ts';
+import { SourcesList } from './sources-list.tsx';
+import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
+import { ToolCallView } from './tool-call-view.tsx';
+import { useNow } from './use-now.ts';
+
+export const RunCard = memo(function RunCard({ store, runId }: { store: RunStore; runId: string }) {
+  const run = useRun(store, runId);
+  const children = useChildren(store, runId);
+  const [expanded, setExpanded] = useState(false);
+  const bodyId = useId();
+  const running = run?.status === 'running';
+  const now = useNow(running);
+  if (!run) return null;
+  const elapsed = (run.endedAt ?? (running ? now || Date.now() : run.startedAt)) - run.startedAt;
+  const tokens = runTokens(run);
+  const attached = new Set(run.toolCalls.map((call) => store.runForToolCall(call.id)).filter(Boolean));
+  const loose = children.filter((child) => !attached.has(child));
+  const response = run.summary || run.text;
+  return (
+    <section className={`run run-${run.status}`} aria-label={`${run.agent} run`}>
+      <button
+        type="button"
+        className="run-header"
+        aria-expanded={expanded}
+        aria-controls={bodyId}
+        onClick={() => setExpanded(!expanded)}
+      >
+        <span className="chevron" aria-hidden="true">
+          {expanded ? '▾' : '▸'}
+        </span>
+        <StatusIcon status={run.status} />
+        <span className="run-agent">{run.agent}</span>
+        <span className="run-task">{truncate(run.task, 120)}</span>
+        <span className="run-meta">
+          <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
+          <span className="run-tokens">{formatTokens(tokens)}</span>
+        </span>
+      </button>
+      {run.plan && run.plan.length > 0 && <PlanChecklist plan={run.plan} />}
+      {expanded && (
+        <div className="run-body" id={bodyId}>
+          <div className="run-field">
+            <div className="section-label">Task</div>
+            <p className="run-full-task">{run.task}</p>
+          </div>
+          {run.toolCalls.length > 0 && (
+            <div className="run-field">
+              <div className="section-label">Tool calls</div>
+              <ul className="tool-calls" aria-label={`${run.agent} tool calls`}>
+                {run.toolCalls.map((call) => {
+                  const childRunId = store.runForToolCall(call.id);
+                  return (
+                    <li key={call.id}>
+                      {childRunId ? (
+                        <RunCard store={store} runId={childRunId} />
+                      ) : (
+                        <ToolCallView call={call} />
+                      )}
+                    </li>
+                  );
+                })}
+              </ul>
+            </div>
+          )}
+          {loose.length > 0 && (
+            <div className="run-field run-children">
+              {loose.map((child) => (
+                <RunCard key={child} store={store} runId={child} />
+              ))}
+            </div>
+          )}
+          {response && (
+            <div className="run-field">
+              <div className="section-label">{run.summary ? 'Summary' : 'Response (writing…)'}</div>
+              <Markdown text={response} />
+            </div>
+          )}
+          {run.sources && <SourcesList sources={run.sources} />}
+          {run.error && (
+            <p className="run-error" role="alert">
+              {run.error}
+            </p>
+          )}
+          <dl className="run-usage">
+            <dt>Status</dt>
+            <dd>{STATUS_LABELS[run.status]}</dd>
+            <dt>Model</dt>
+            <dd>{run.model || '—'}</dd>
+            <dt>Own usage</dt>
+            <dd>
+              {run.usage
+                ? `${formatTokens(run.usage.totalTokens)} (${run.usage.inputTokens} in, ${run.usage.outputTokens} out)`
+                : formatTokens(tokens)}
+            </dd>
+            {run.subtreeUsage && run.subtreeUsage.totalTokens !== run.usage?.totalTokens && (
+              <>
+                <dt>With its sub-agents</dt>
+                <dd>{formatTokens(run.subtreeUsage.totalTokens)}</dd>
+              </>
+            )}
+          </dl>
+        </div>
+      )}
+    </section>
+  );
+});

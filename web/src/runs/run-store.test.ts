@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import type { CadreEvent, RunPartData } from './protocol.ts';
+import { foldEvent, mergeRun } from './run-fold.ts';
+import { RunStore } from './run-store.ts';
+
+const base = { runId: 'child', parentRunId: 'root', depth: 1, agent: 'math' };
+let seq = 0;
+const event = (body: Record<string, unknown>, run = base): CadreEvent =>
+  ({ ...run, seq: seq++, time: 1000 + seq, ...body }) as CadreEvent;
+
+const header = (fields: Partial<RunPartData> = {}): RunPartData => ({
+  runId: 'child',
+  parentRunId: 'root',
+  rootRunId: 'root',
+  depth: 1,
+  agent: 'math',
+  task: 'Compute 17 * 23.',
+  model: 'compatible:fixture',
+  status: 'running',
+  startedAt: 1000,
+  parentToolCallId: 'call-1',
+  ...fields,
+});
+
+describe('folding run events', () => {
+  it('builds text, tool calls with their results, the plan and step usage from deltas', () => {
+    const events = [
+      event({ type: 'run-start', task: 'Compute 17 * 23.', model: 'm' }),
+      event({ type: 'tool-call', toolCallId: 't1', name: 'calculate', input: { expression: '17*23' } }),
+      event({ type: 'tool-result', toolCallId: 't1', name: 'calculate', ok: true, output: '391', ms: 3 }),
+      event({ type: 'text-delta', delta: '17 * 23 ' }),
+      event({ type: 'text-delta', delta: '= 391' }),
+      event({ type: 'plan-update', steps: [{ title: 'Multiply', status: 'done' }] }),
+      event({
+        type: 'step-finish',
+        step: 0,
+        finishReason: 'stop',
+        usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 },
+      }),
+    ];
+    const live = events.reduce(foldEvent, undefined as ReturnType<typeof foldEvent> | undefined)!;
+    expect(live.text).toBe('17 * 23 = 391');
+    expect(live.toolCalls).toEqual([
+      { id: 't1', name: 'calculate', input: { expression: '17*23' }, ok: true, output: '391', ms: 3 },
+    ]);
+    expect(live.plan).toEqual([{ title: 'Multiply', status: 'done' }]);
+    expect(live.stepTokens).toBe(7);
+    expect(live.status).toBe('running');
+  });
+
+  it('marks refused calls as failed before any result', () => {
+    const live = foldEvent(
+      undefined,
+      event({ type: 'tool-call', toolCallId: 't', name: 'x', input: {}, refused: 'unknown tool' }),
+    );
+    expect(live.toolCalls[0]).toMatchObject({ ok: false, refused: 'unknown tool' });
+  });
+
+  it('a stored header alone shows its stored history; live deltas win over it while streaming', () => {
+    const stored = header({
+      status: 'ok',
+      text: 'stored text',
+      toolCalls: [{ id: 't', name: 'calculate', input: {} }],
+      summary: 'done',
+    });
+    expect(mergeRun(stored, undefined)).toMatchObject({ text: 'stored text', summary: 'done', status: 'ok' });
+    const live = foldEvent(undefined, event({ type: 'text-delta', delta: 'live' }));
+    expect(mergeRun(header(), live)).toMatchObject({ text: 'live', status: 'running' });
+  });
+
+  it('shows the outcome from the last event before the closing header arrives', () => {
+    let live = foldEvent(undefined, event({ type: 'text-delta', delta: 'partial answer' }));
+    live = foldEvent(
+      live,
+      event({ type: 'run-error', status: 'cancelled', message: 'Cancelled by the person.' }),
+    );
+    expect(mergeRun(header(), live)).toMatchObject({
+      status: 'cancelled',
+      error: 'Cancelled by the person.',
+    });
+    // The closing header wins once it comes.
+    expect(mergeRun(header({ status: 'timeout', error: 'took too long' }), live)).toMatchObject({
+      status: 'timeout',
+    });
+  });
+
+  it('derives a summary the wire left out from the end of the streamed text', () => {
+    const live = foldEvent(
+      undefined,
+      event({ type: 'text-delta', delta: 'Thinking.\n\nThe answer is 391.\n' }),
+    );
+    const closing = { ...header({ status: 'ok' }), summaryChars: 18 } as RunPartData;
+    expect(mergeRun(closing, live)?.summary).toBe('The answer is 391.');
+  });
+});
+
+describe('the run store', () => {
+  it('notifies only the changed runs, once per flush, and keeps views stable between changes', () => {
+    const pending: Array<() => void> = [];
+    const store = new RunStore((flush) => pending.push(flush));
+    store.putHeader(header());
+    store.putHeader(header({ runId: 'other', parentToolCallId: 'call-2', agent: 'research' }));
+    pending.splice(0).forEach((flush) => flush());
+    const calls = { child: 0, other: 0, root: 0 };
+    store.subscribe('child', () => calls.child++);
+    store.subscribe('other', () => calls.other++);
+    store.subscribe('root', () => calls.root++);
+
+    const before = store.get('other');
+    for (let index = 0; index < 50; index++) store.apply(event({ type: 'text-delta', delta: 'x' }));
+    expect(pending).toHaveLength(1);
+    pending.splice(0).forEach((flush) => flush());
+    expect(calls).toEqual({ child: 1, other: 0, root: 0 });
+    expect(store.get('other')).toBe(before);
+    expect(store.get('child')?.text).toBe('x'.repeat(50));
+    expect(store.children('root')).toEqual(['child', 'other']);
+    expect(store.runForToolCall('call-2')).toBe('other');
+  });
+
+  it('lists a tree depth-first and links runs announced only by events', () => {
+    const store = new RunStore(() => {});
+    store.putHeader(header({ runId: 'root', parentRunId: null, depth: 0, agent: 'main' }));
+    store.apply(event({ type: 'run-start', task: 't', model: 'm' }));
+    store.apply(
+      event(
+        { type: 'run-start', task: 'deeper', model: 'm' },
+        { runId: 'grandchild', parentRunId: 'child', depth: 2, agent: 'research' },
+      ),
+    );
+    expect(store.tree('root').map((run) => run.runId)).toEqual(['root', 'child', 'grandchild']);
+  });
+
+  it('folds 50 runs × 200 events in linear time', () => {
+    const store = new RunStore(() => {});
+    const started = performance.now();
+    for (let run = 0; run < 50; run++) {
+      const identity = { runId: `r${run}`, parentRunId: 'root', depth: 1, agent: 'research' };
+      store.apply(event({ type: 'run-start', task: `task ${run}`, model: 'm' }, identity));
+      for (let index = 0; index < 199; index++)
+        store.apply(event({ type: 'text-delta', delta: 'word ' }, identity));
+    }
+    const elapsed = performance.now() - started;
+    expect(store.children('root')).toHaveLength(50);
+    expect(store.get('r49')?.text.length).toBe(199 * 5);
+    expect(elapsed).toBeLessThan(500);
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * Every run the page knows, by id: its persistent header (`data-run` parts, live or stored) and the fold of
+ * its transient events. Components subscribe to one run each, and notifications are batched to one per
+ * animation frame, so eight siblings streaming at once (or 50 runs × 200 events) re-render each changed
+ * run at most once a frame and leave the others alone.
+ */
+import { useCallback, useSyncExternalStore } from 'react';
+import type { CadreEvent, RunPartData } from './protocol.ts';
+import { foldEvent, type LiveRun, mergeRun, type RunView } from './run-fold.ts';
+
+type Listener = () => void;
+const NO_CHILDREN: readonly string[] = Object.freeze([]);
+
+export class RunStore {
+  #headers = new Map<string, RunPartData>();
+  #live = new Map<string, LiveRun>();
+  #views = new Map<string, RunView | undefined>();
+  #children = new Map<string, readonly string[]>();
+  #byToolCall = new Map<string, string>();
+  #listeners = new Map<string, Set<Listener>>();
+  #dirty = new Set<string>();
+  #scheduled = false;
+  #schedule: (flush: () => void) => void;
+
+  /** `schedule` defers notifications (one animation frame in the browser; tests pass their own). */
+  constructor(schedule?: (flush: () => void) => void) {
+    this.#schedule =
+      schedule ??
+      ((flush) =>
+        typeof requestAnimationFrame === 'function' ? requestAnimationFrame(flush) : setTimeout(flush, 16));
+  }
+
+  /** Records a `data-run` part (a header at start or end, or a stored one with its history). */
+  putHeader(header: RunPartData): void {
+    const previous = this.#headers.get(header.runId);
+    if (previous && sameHeader(previous, header)) return;
+    this.#headers.set(header.runId, header);
+    if (header.parentToolCallId) this.#byToolCall.set(header.parentToolCallId, header.runId);
+    this.#link(header.runId, header.parentRunId);
+    this.#touch(header.runId);
+  }
+
+  /** Folds one transient `data-run-event`. */
+  apply(event: CadreEvent): void {
+    const previous = this.#live.get(event.runId);
+    this.#live.set(event.runId, foldEvent(previous, event));
+    if (!previous) this.#link(event.runId, event.parentRunId);
+    // run-start names the parent's tool call that started it (so the run can sit in that call's place).
+    const parentToolCallId = (event as { parentToolCallId?: string }).parentToolCallId;
+    if (event.type === 'run-start' && parentToolCallId) this.#byToolCall.set(parentToolCallId, event.runId);
+    this.#touch(event.runId);
+  }
+
+  /** The run as shown: header and live fold merged; the same object until the run changes. */
+  get(runId: string): RunView | undefined {
+    if (!this.#views.has(runId))
+      this.#views.set(runId, mergeRun(this.#headers.get(runId), this.#live.get(runId)));
+    return this.#views.get(runId);
+  }
+
+  /** Child run ids in the order they started; the same array until a child is added. */
+  children(runId: string): readonly string[] {
+    return this.#children.get(runId) ?? NO_CHILDREN;
+  }
+
+  /** The run a tool call started (a delegation), if any. */
+  runForToolCall(toolCallId: string): string | undefined {
+    return this.#byToolCall.get(toolCallId);
+  }
+
+  /** All runs of the tree under `rootRunId`, root first, depth-first. */
+  tree(rootRunId: string): RunView[] {
+    const runs: RunView[] = [];
+    const visit = (runId: string) => {
+      const run = this.get(runId);
+      if (run) runs.push(run);
+      for (const child of this.children(runId)) visit(child);
+    };
+    visit(rootRunId);
+    return runs;
+  }
+
+  subscribe(runId: string, listener: Listener): () => void {
+    let set = this.#listeners.get(runId);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(runId, set);
+    }
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Delivers pending notifications now (tests; the browser waits for the next frame). */
+  flush(): void {
+    this.#scheduled = false;
+    const dirty = [...this.#dirty];
+    this.#dirty.clear();
+    for (const runId of dirty) for (const listener of this.#listeners.get(runId) ?? []) listener();
+  }
+
+  #link(runId: string, parentRunId: string | null): void {
+    if (!parentRunId) return;
+    const siblings = this.#children.get(parentRunId) ?? NO_CHILDREN;
+    if (siblings.includes(runId)) return;
+    this.#children.set(parentRunId, [...siblings, runId]);
+    this.#touch(parentRunId);
+  }
+
+  #touch(runId: string): void {
+    this.#views.delete(runId);
+    this.#dirty.add(runId);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      this.#schedule(() => this.flush());
+    }
+  }
+}
+
+function sameHeader(a: RunPartData, b: RunPartData): boolean {
+  return (
+    a.status === b.status &&
+    a.endedAt === b.endedAt &&
+    a.task === b.task &&
+    a.summary === b.summary &&
+    a.error === b.error &&
+    a.text === b.text &&
+    a.toolCalls?.length === b.toolCalls?.length &&
+    a.usage?.totalTokens === b.usage?.totalTokens &&
+    a.subtreeUsage?.totalTokens === b.subtreeUsage?.totalTokens
+  );
+}
+
+/** One run's view, re-rendering only when that run changes. */
+export function useRun(store: RunStore, runId: string): RunView | undefined {
+  const subscribe = useCallback((listener: Listener) => store.subscribe(runId, listener), [store, runId]);
+  return useSyncExternalStore(subscribe, () => store.get(runId));
+}
+
+/** One run's child ids, re-rendering only when that run changes. */
+export function useChildren(store: RunStore, runId: string): readonly string[] {
+  const subscribe = useCallback((listener: Listener) => store.subscribe(runId, listener), [store, runId]);
+  return useSyncExternalStore(subscribe, () => store.children(runId));
+}
