@@ -4,13 +4,13 @@
  * server (closing the page never does); errors show where they happened, with a retry.
  */
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { apiFetch, authHeaders } from '../api/client.ts';
 import type { CadreEvent, CadreMessage, ChatMessageMetadata, RunPartData } from '../runs/protocol.ts';
 import { RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
+import { CadreChatTransport } from './chat-transport.ts';
 import { Composer } from './composer.tsx';
 import { MessageView, rootRunIdOf } from './message-view.tsx';
 
@@ -46,7 +46,7 @@ export function ChatView({
   const liveRoot = useRef<string | undefined>(undefined);
   const [inspecting, setInspecting] = useState<string | undefined>();
   const transport = useMemo(
-    () => new DefaultChatTransport<CadreMessage>({ api: '/api/chat', headers: () => authHeaders() }),
+    () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
     [],
   );
   const { messages, sendMessage, status, error, regenerate, stop, clearError } = useChat<CadreMessage>({
