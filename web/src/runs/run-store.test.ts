@@ -100,7 +100,7 @@ describe('the run store', () => {
     const store = new RunStore((flush) => pending.push(flush));
     store.putHeader(header());
     store.putHeader(header({ runId: 'other', parentToolCallId: 'call-2', agent: 'research' }));
-    pending.splice(0).forEach((flush) => flush());
+    for (const flush of pending.splice(0)) flush();
     const calls = { child: 0, other: 0, root: 0 };
     store.subscribe('child', () => calls.child++);
     store.subscribe('other', () => calls.other++);
@@ -109,7 +109,7 @@ describe('the run store', () => {
     const before = store.get('other');
     for (let index = 0; index < 50; index++) store.apply(event({ type: 'text-delta', delta: 'x' }));
     expect(pending).toHaveLength(1);
-    pending.splice(0).forEach((flush) => flush());
+    for (const flush of pending.splice(0)) flush();
     expect(calls).toEqual({ child: 1, other: 0, root: 0 });
     expect(store.get('other')).toBe(before);
     expect(store.get('child')?.text).toBe('x'.repeat(50));
