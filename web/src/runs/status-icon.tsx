@@ -10,6 +10,7 @@ export const STATUS_LABELS: Record<RunState, string> = {
   max_turns: 'stopped: turn limit',
   timeout: 'stopped: time limit',
   budget: 'stopped: token budget',
+  interrupted: 'interrupted',
 };
 
 const GLYPHS: Record<Exclude<RunState, 'running'>, string> = {
@@ -20,6 +21,7 @@ const GLYPHS: Record<Exclude<RunState, 'running'>, string> = {
   max_turns: '↻',
   timeout: '⏱',
   budget: '¤',
+  interrupted: '‖',
 };
 
 /** A run's status as an icon: a spinner while running, a glyph in the status colour once ended. */
