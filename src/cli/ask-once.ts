@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { Cadre } from '../app/create-cadre.ts';
 import { RunTreeBuilder } from '../core/run-tree.ts';
 import type { RunOutcome } from '../core/runtime.ts';
+import { RunActivity } from './run-activity.ts';
 import { LiveTree } from './tree-view.ts';
 
 export interface AskOptions {
@@ -31,11 +32,13 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<RunOut
   const runtime = cadre.runtime({ userId: options.userId });
   const builder = new RunTreeBuilder();
   let answerSoFar = '';
+  const activity = new RunActivity();
   const live = options.stderr.isTTY
     ? new LiveTree(
         options.stderr,
         () => builder.roots()[0],
         () => answerSoFar,
+        { activity: (runId) => activity.latest(runId) },
       )
     : undefined;
   live?.start();
@@ -53,6 +56,7 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<RunOut
       ...(prefetch ? { prefetch } : {}),
       onEvent: (event) => {
         builder.apply(event);
+        activity.apply(event);
         if (event.type === 'text-delta' && event.depth === 0) answerSoFar += event.delta;
         // A new model call starts a new answer; what came before was thinking aloud between tool calls.
         if (event.type === 'step-finish' && event.depth === 0 && event.finishReason === 'tool-calls')

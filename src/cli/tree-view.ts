@@ -21,32 +21,34 @@ const PLAN_MARKS: Record<string, string> = {
   skipped: '[-]',
 };
 
-/** One line per run: status mark, agent, task, status, turns, tokens, time; children indented. */
-export function renderTree(root: RunTree, now = Date.now(), width = 120): string[] {
+export interface RenderOptions {
+  /** The latest line a running run wrote, shown under it (the live view's sub-agent activity). */
+  activity?: (runId: string) => string | undefined;
+  /** Extra lines under a run (a stored run's tool outputs and summary), already indented by `indent`. */
+  details?: (node: RunTree, indent: string) => string[];
+}
+
+/**
+ * One line per run: status mark, agent, task, status, turns, tokens, time; children indented. On a narrow
+ * terminal the task is shortened first, so status, tokens and time stay visible.
+ */
+export function renderTree(
+  root: RunTree,
+  now = Date.now(),
+  width = 120,
+  options: RenderOptions = {},
+): string[] {
   const lines: string[] = [];
   const walk = (node: RunTree, prefix: string, childPrefix: string) => {
-    const started = Date.parse(node.startedAt);
-    const ended = node.endedAt ? Date.parse(node.endedAt) : now;
-    const seconds = ((ended - started) / 1000).toFixed(1);
-    const usage = node.status === 'running' ? node.usage : node.subtreeUsage;
-    // "~": estimated from the text because the provider reported no usage.
-    const tokens = `${usage.estimated ? '~' : ''}${usage.totalTokens}`;
-    const task = oneLine(node.task, 48);
-    const stats = `${node.status}  ${node.turns} turn${node.turns === 1 ? '' : 's'}  ${tokens} tok  ${seconds}s`;
-    const calls = node.toolCalls.filter((call) => !node.children.some((child) => child.agent === call.name));
-    const toolNote = calls.length ? `  [${summarizeCalls(calls)}]` : '';
-    const pending = node.status === 'running' ? calls.filter((call) => call.ok === null) : [];
-    const activity = pending.length ? `  → ${oneLine(pending.map((call) => call.name).join(', '), 40)}…` : '';
-    lines.push(
-      clip(
-        `${prefix}${MARKS[node.status] ?? '?'} ${node.agent}  "${task}"  ${stats}${toolNote}${activity}`,
-        width,
-      ),
-    );
-    const planPrefix = `${childPrefix}${node.children.length ? '│  ' : '   '}`;
+    lines.push(runLine(node, prefix, now, width));
+    const indent = `${childPrefix}${node.children.length ? '│  ' : '   '}`;
+    const latest =
+      node.status === 'running' && node.parentId !== null ? options.activity?.(node.id) : undefined;
+    if (latest) lines.push(clip(`${indent}┆ ${printableLine(latest)}`, width));
     for (const step of node.plan ?? []) {
-      lines.push(clip(`${planPrefix}${PLAN_MARKS[step.status] ?? '[ ]'} ${oneLine(step.title, 80)}`, width));
+      lines.push(clip(`${indent}${PLAN_MARKS[step.status] ?? '[ ]'} ${oneLine(step.title, 80)}`, width));
     }
+    for (const line of options.details?.(node, indent) ?? []) lines.push(clip(line, width));
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1;
       walk(child, `${childPrefix}${last ? '└─ ' : '├─ '}`, `${childPrefix}${last ? '   ' : '│  '}`);
@@ -54,6 +56,33 @@ export function renderTree(root: RunTree, now = Date.now(), width = 120): string
   };
   walk(root, '', '');
   return lines;
+}
+
+function runLine(node: RunTree, prefix: string, now: number, width: number): string {
+  const started = Date.parse(node.startedAt);
+  const ended = node.endedAt ? Date.parse(node.endedAt) : now;
+  const seconds = ((ended - started) / 1000).toFixed(1);
+  const usage = node.status === 'running' ? node.usage : node.subtreeUsage;
+  // "~": estimated from the text because the provider reported no usage.
+  const tokens = `${usage.estimated ? '~' : ''}${usage.totalTokens}`;
+  const stats = `${node.status}  ${node.turns} turn${node.turns === 1 ? '' : 's'}  ${tokens} tok  ${seconds}s`;
+  const calls = node.toolCalls.filter((call) => !node.children.some((child) => child.agent === call.name));
+  const toolNote = calls.length ? `  [${summarizeCalls(calls)}]` : '';
+  const pending = node.status === 'running' ? calls.filter((call) => call.ok === null) : [];
+  const activity = pending.length ? `  → ${oneLine(pending.map((call) => call.name).join(', '), 40)}…` : '';
+  const head = `${prefix}${MARKS[node.status] ?? '?'} ${node.agent}  `;
+  // The task gets what is left once the status, tokens and time have their room.
+  const room = Math.min(48, width - length(head) - length(stats) - 4);
+  const task = room >= 6 ? `"${oneLine(node.task, room)}"  ` : '';
+  const line = clip(`${head}${task}${stats}`, width);
+  // Tool notes come last and give way first.
+  const left = width - length(line);
+  const extra = `${toolNote}${activity}`;
+  return left >= 4 || length(extra) <= left ? `${line}${clip(extra, left)}` : line;
+}
+
+function length(text: string): number {
+  return [...text].length;
 }
 
 function summarizeCalls(calls: RunTree['toolCalls']): string {
@@ -92,17 +121,23 @@ export class LiveTree {
   #timer: NodeJS.Timeout | undefined;
   #tree: () => RunTree | undefined;
   #preview: () => string;
+  #options: RenderOptions;
   #final = false;
 
-  /** `preview` is the answer being written, shown under the tree while the run goes on. */
+  /**
+   * `preview` is the answer being written, shown under the tree while the run goes on; `options.activity`
+   * gives each running sub-agent's latest line.
+   */
   constructor(
     stream: NodeJS.WritableStream & { columns?: number },
     tree: () => RunTree | undefined,
     preview: () => string = () => '',
+    options: RenderOptions = {},
   ) {
     this.#stream = stream;
     this.#tree = tree;
     this.#preview = preview;
+    this.#options = options;
   }
 
   start(intervalMs = 120): void {
@@ -114,7 +149,7 @@ export class LiveTree {
     const tree = this.#tree();
     if (!tree) return;
     const width = (this.#stream.columns ?? 120) - 1;
-    const lines = renderTree(tree, Date.now(), width);
+    const lines = renderTree(tree, Date.now(), width, this.#final ? {} : this.#options);
     if (!this.#final) lines.push(...previewLines(this.#preview(), width));
     const clear = this.#drawn ? `\x1b[${this.#drawn}A\x1b[J` : '';
     this.#stream.write(`${clear}${lines.join('\n')}\n`);

@@ -5,6 +5,7 @@ import { UserError } from '../../core/errors.ts';
 import { askOnce } from '../ask-once.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
+import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 
 /**
@@ -31,10 +32,18 @@ export const chatCommand: CliCommand = async (args, context) => {
     ...(values.workspace ? { workspace: values.workspace } : {}),
   });
   reportSetupNotes(cadre, context.stderr);
-  if (values.session && !cadre.sessions.get(context.userId, values.session)) {
-    throw new UserError('unknown_session', `There is no session "${values.session}".`);
+  const earlier = values.session ? cadre.sessions.get(context.userId, values.session) : undefined;
+  if (values.session && !earlier) {
+    throw new UserError(
+      'unknown_session',
+      `There is no session "${values.session}". See: cadre sessions list`,
+    );
   }
   const sessionId = values.session ?? cadre.sessions.create(context.userId).id;
+  if (earlier) {
+    const width = ((context.stderr as { columns?: number }).columns ?? 120) - 1;
+    context.stderr.write(sessionReplay(earlier, cadre.runs, { userId: context.userId, width }));
+  }
   const input = createInterface({
     input: process.stdin,
     output: context.stderr,

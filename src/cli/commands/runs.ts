@@ -4,7 +4,7 @@ import { pruneRunTrees, removeRunTree, rootOfRun } from '../../store/run-mainten
 import { RunStore } from '../../store/run-store.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
-import { renderTree } from '../tree-view.ts';
+import { runReport } from '../run-report.ts';
 
 /**
  * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs rm ID...` ·
@@ -19,6 +19,7 @@ export const runsCommand: CliCommand = async (args, context) => {
       json: { type: 'boolean', default: false },
       limit: { type: 'string' },
       'older-than': { type: 'string' },
+      verbose: { type: 'boolean', default: false },
     },
   });
   const store = new RunStore(context.db(), { userId: context.userId });
@@ -46,10 +47,12 @@ export const runsCommand: CliCommand = async (args, context) => {
     const tree = store.getRunTree(id, { userId: context.userId });
     if (!tree) throw new UserError('unknown_run', `There is no run "${id}". See: cadre runs list`);
     if (values.json) context.stdout.write(`${JSON.stringify(tree, null, 2)}\n`);
-    else {
-      const ended = tree.endedAt ? Date.parse(tree.endedAt) : Date.now();
-      context.stdout.write(`${renderTree(tree, ended, 160).join('\n')}\n\n${tree.summary}\n`);
-    }
+    else
+      context.stdout.write(
+        runReport(tree, store.events(rootOfRun(context.db(), tree.id, context.userId) ?? tree.id), {
+          verbose: values.verbose,
+        }),
+      );
     return EXIT.ok;
   }
   if (sub === 'rm') {

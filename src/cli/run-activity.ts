@@ -1,0 +1,32 @@
+import type { CadreEvent } from '../core/events.ts';
+
+/** Characters of recent text kept per run: enough for one line, bounded however much a run writes. */
+const KEEP = 400;
+
+/**
+ * The latest line of text each sub-agent is writing, from the event stream, for the live tree to show
+ * under a running sub-agent. The root's text is the answer preview, so it is not kept here.
+ */
+export class RunActivity {
+  #recent = new Map<string, string>();
+
+  apply(event: CadreEvent): void {
+    if (event.depth === 0) return;
+    if (event.type === 'text-delta') {
+      const text = (this.#recent.get(event.runId) ?? '') + event.delta;
+      this.#recent.set(event.runId, text.length > KEEP ? text.slice(-KEEP) : text);
+    } else if (event.type === 'run-finish') {
+      this.#recent.delete(event.runId);
+    }
+  }
+
+  /** The last non-empty line the run wrote, or undefined. */
+  latest(runId: string): string | undefined {
+    const lines = (this.#recent.get(runId) ?? '').split('\n');
+    for (let index = lines.length - 1; index >= 0; index--) {
+      const line = lines[index]!.trim();
+      if (line) return line;
+    }
+    return undefined;
+  }
+}

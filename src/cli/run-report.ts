@@ -1,0 +1,47 @@
+import type { CadreEvent } from '../core/events.ts';
+import type { RunTree } from '../core/run-tree.ts';
+import { printableLine, withoutControls } from './terminal-text.ts';
+import { renderTree } from './tree-view.ts';
+
+/** Characters of a tool's input, output or a sub-agent's summary shown per line unless `--verbose`. */
+const TRIMMED = 200;
+
+/**
+ * A stored run tree for `cadre runs show`: the tree, then under each run its tool calls with their input
+ * and output, and each sub-agent's summary; trimmed to a line each, or whole with `verbose`. The root's
+ * answer follows the tree.
+ */
+export function runReport(tree: RunTree, events: CadreEvent[], options: { verbose: boolean }): string {
+  const outputs = new Map<string, { output?: unknown; error?: string }>();
+  for (const event of events)
+    if (event.type === 'tool-result')
+      outputs.set(`${event.runId}\u0000${event.toolCallId}`, { output: event.output, error: event.error });
+  const text = (value: unknown, indent: string): string[] => {
+    const raw =
+      typeof value === 'string' ? value : (JSON.stringify(value, null, options.verbose ? 2 : 0) ?? '');
+    if (!options.verbose) {
+      const flat = printableLine(raw);
+      return [`${indent}${flat.length > TRIMMED ? `${flat.slice(0, TRIMMED - 1)}…` : flat}`];
+    }
+    return withoutControls(raw)
+      .split('\n')
+      .map((line) => `${indent}${line}`);
+  };
+  const details = (node: RunTree, indent: string): string[] => {
+    const lines: string[] = [];
+    for (const call of node.toolCalls) {
+      if (node.children.some((child) => child.agent === call.name)) continue;
+      const mark = call.ok === null ? '…' : call.ok ? '✓' : '✗';
+      const ms = call.ms === null ? '' : ` ${call.ms}ms`;
+      lines.push(...text(`→ ${call.name} ${JSON.stringify(call.input)} ${mark}${ms}`, indent));
+      const result = outputs.get(`${node.id}\u0000${call.id}`);
+      const shown = call.refused ?? result?.error ?? call.error ?? result?.output;
+      if (shown !== undefined) lines.push(...text(shown, `${indent}    `));
+    }
+    if (node.parentId !== null && node.summary) lines.push(...text(`summary: ${node.summary}`, indent));
+    return lines;
+  };
+  const ended = tree.endedAt ? Date.parse(tree.endedAt) : Date.now();
+  const width = options.verbose ? Number.POSITIVE_INFINITY : 160;
+  return `${renderTree(tree, ended, width, { details }).join('\n')}\n\n${withoutControls(tree.summary)}\n`;
+}
