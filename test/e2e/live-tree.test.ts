@@ -14,7 +14,8 @@ afterEach(async () => {
 
 /** Frames the live view drew: each redraw starts after a cursor-up + clear sequence. */
 function frames(stderr: string): string[][] {
-  return stderr.split(/\x1b\[\d+A\x1b\[J/).map((frame) => frame.split('\n').filter(Boolean));
+  const redraw = new RegExp(`${String.fromCharCode(27)}\\[\\d+A${String.fromCharCode(27)}\\[J`);
+  return stderr.split(redraw).map((frame) => frame.split('\n').filter(Boolean));
 }
 
 describe('the live tree on a terminal', () => {
