@@ -50,7 +50,7 @@ export function mapClaudeCodeAgent(attributes: Record<string, unknown>): MappedC
     for (const name of names) {
       const cadreName = TOOL_NAMES[name];
       if (cadreName) tools.push(cadreName);
-      else if (/^[a-z][a-z0-9_]*$/.test(name)) tools.push(name);
+      else if (/^[a-z][a-z0-9_]*$/.test(name) || name.startsWith('mcp__')) tools.push(name);
       else notes.push(`tool "${name}" has no Cadre counterpart and was left out`);
     }
     mapped.tools = [...new Set(tools)];

@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { type AgentSettings, composeAgents } from '../agents/compose-agents.ts';
 import { type AgentCatalog, loadAgentCatalog } from '../agents/loader.ts';
-import { loadConfig } from '../config/load-config.ts';
+import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
 import { EventBus } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
 import { Runtime } from '../core/runtime.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
+import { McpClients } from '../mcp/client/mcp-clients.ts';
 import { createModelResolver } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { type Database, openDatabase } from '../store/database.ts';
@@ -16,6 +17,7 @@ import { RunStore } from '../store/run-store.ts';
 import { SessionStore } from '../store/session-store.ts';
 import { createToolRegistry } from '../tools/index.ts';
 import { instructionFragments, preparers } from './features.ts';
+import { VERSION } from './version.ts';
 
 export interface CadreOptions {
   env: Record<string, string | undefined>;
@@ -45,6 +47,10 @@ export class Cadre {
   readonly runs: RunStore;
   readonly sessions: SessionStore;
   readonly tools: ToolRegistry;
+  /** The configured MCP servers; each starts when a run first needs its tools. */
+  readonly mcp: McpClients;
+  /** What the folder Cadre runs in asks to start, and whether the person trusts it (`cadre mcp trust`). */
+  readonly project: LoadedConfig['project'];
   readonly catalog: AgentCatalog;
   readonly workspace: string;
   readonly env: Record<string, string | undefined>;
@@ -61,6 +67,7 @@ export class Cadre {
     });
     this.config = loaded.config;
     this.warnings = loaded.warnings;
+    this.project = loaded.project;
     this.home = loaded.home;
     this.env = options.env;
     this.workspace = options.workspace ?? options.cwd;
@@ -74,6 +81,8 @@ export class Cadre {
       workspaceRoot: this.workspace,
       settings: (this.config.tools ?? {}) as Record<string, unknown>,
     });
+    this.mcp = new McpClients(this.config.mcpServers ?? {}, { clientVersion: VERSION });
+    this.tools.addSource(this.mcp);
     this.catalog = loadAgentCatalog({
       cadreHome: this.home,
       cwd: options.cwd,
@@ -120,6 +129,8 @@ export class Cadre {
     });
     const limits = this.config.limits ?? {};
     const prepareAgent: PrepareAgent = async (request) => {
+      // MCP servers start on first use: before the first run whose allow-list names their tools.
+      await this.mcp.prepare(agents.get(request.agent)?.tools ?? []);
       for (const prepare of preparers(features)) {
         const prepared = await prepare(request);
         if (prepared) return prepared;
@@ -163,6 +174,8 @@ export class Cadre {
 
   /** Writes pending events and detaches the store. */
   close(): void {
+    // Stopping a stdio server closes its stdin; the process exits after it has (or is killed 2-4 s on).
+    void this.mcp.close();
     this.runs.close();
     this.#detachStore();
   }

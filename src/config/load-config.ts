@@ -3,6 +3,8 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { UserError } from '../core/errors.ts';
+import { type FolderTrust, folderTrust, type ProjectRequests } from './folder-trust.ts';
+import { mcpJsonServers, readMcpJson } from './mcp-json.ts';
 import { type CadreConfig, configSchema } from './schema.ts';
 
 export interface ConfigSources {
@@ -21,6 +23,8 @@ export interface LoadedConfig {
   files: string[];
   /** Settings that were read but not applied, and why. */
   warnings: string[];
+  /** What the folder Cadre runs in asks to start or reach, and whether the person trusts it to. */
+  project: ProjectRequests & { folder: string; trust: FolderTrust | 'nothing-asked'; refused: string[] };
 }
 
 /** `$CADRE_HOME`, or `~/.cadre`. */
@@ -40,12 +44,33 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
   let config: CadreConfig = {};
   const userFile = join(home, 'config.json');
   const projectFile = join(sources.cwd, '.cadre', 'config.json');
-  for (const file of [userFile, projectFile]) {
-    if (!existsSync(file)) continue;
-    const layer = readConfigFile(file);
-    if (file === projectFile) warnings.push(...withoutCommands(layer, file));
-    config = mergeConfig(config, layer);
-    files.push(file);
+  if (existsSync(userFile)) {
+    config = mergeConfig(config, readConfigFile(userFile));
+    files.push(userFile);
+  }
+  // Run from the home folder itself, the "project" file is the user's own: read once, as the user's.
+  const projectLayer =
+    projectFile !== userFile && existsSync(projectFile) ? readConfigFile(projectFile) : undefined;
+  const mcpJson = readMcpJson(sources.cwd);
+  const project = projectRequests(sources.cwd, home, projectLayer, mcpJson?.raw);
+  if (mcpJson) {
+    if (project.trust === 'trusted') {
+      const read = mcpJsonServers(mcpJson, sources.env);
+      warnings.push(...read.warnings);
+      config = mergeConfig(config, { mcpServers: read.servers });
+      files.push(mcpJson.path);
+    } else {
+      const names = Object.keys(mcpJson.raw as object);
+      project.refused.push(...names.map((name) => `${name} (${mcpJson.path})`));
+      if (names.length)
+        warnings.push(untrustedWarning(mcpJson.path, `MCP servers ${names.join(', ')}`, project));
+    }
+  }
+  if (projectLayer) {
+    warnings.push(...withoutTrustedEndpoint(projectLayer, projectFile));
+    if (project.trust !== 'trusted') warnings.push(...withoutCommands(projectLayer, projectFile, project));
+    config = mergeConfig(config, projectLayer);
+    files.push(projectFile);
   }
   if (sources.configFile) {
     const file = resolve(sources.cwd, sources.configFile);
@@ -56,31 +81,70 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
   }
   config = mergeConfig(config, fromEnvironment(sources.env));
   if (sources.flags) config = mergeConfig(config, validate(sources.flags, 'command-line flags'));
-  return { config, home, files, warnings };
+  return { config, home, files, warnings, project };
+}
+
+function projectRequests(
+  folder: string,
+  home: string,
+  layer: CadreConfig | undefined,
+  mcpJson: unknown,
+): LoadedConfig['project'] {
+  const requests: ProjectRequests = {
+    ...(mcpJson !== undefined ? { mcpJson } : {}),
+    ...(layer?.mcpServers ? { configServers: layer.mcpServers } : {}),
+    ...(lspServersOf(layer) !== undefined ? { lspServers: lspServersOf(layer) } : {}),
+  };
+  const asks = Object.keys(requests).length > 0;
+  return {
+    ...requests,
+    folder,
+    trust: asks ? folderTrust(home, folder, requests) : 'nothing-asked',
+    refused: [],
+  };
+}
+
+function lspServersOf(layer: CadreConfig | undefined): unknown {
+  return layer?.tools?.lsp?.servers;
+}
+
+function untrustedWarning(file: string, what: string, project: LoadedConfig['project']): string {
+  const why =
+    project.trust === 'changed'
+      ? 'they changed since you trusted this folder'
+      : "a project's own files may not name commands or servers until you trust the folder";
+  return `${file}: ${what} ignored: ${why}; run "cadre mcp trust" in ${project.folder} to allow them (or put them in $CADRE_HOME/config.json)`;
 }
 
 /**
- * A project's own config comes with the folder Cadre runs in, which may be a stranger's repository: it
- * may not name commands for Cadre to start (language servers), nor a search endpoint (a configured
- * endpoint is trusted even on a private address). Those belong in `$CADRE_HOME/config.json` or a file
- * passed with `--config`.
+ * A project's own config comes with the folder Cadre runs in, which may be a stranger's repository: until
+ * the person trusts the folder (`cadre mcp trust`), it may not name commands for Cadre to start (language
+ * servers, MCP servers) or MCP servers to send data to. Those belong in `$CADRE_HOME/config.json`, a file
+ * passed with `--config`, or a trusted folder.
  */
-function withoutCommands(layer: CadreConfig, file: string): string[] {
+function withoutCommands(layer: CadreConfig, file: string, project: LoadedConfig['project']): string[] {
   const warnings: string[] = [];
-  const where = 'put it in $CADRE_HOME/config.json or pass the file with --config';
   if (layer.tools?.lsp?.servers?.length) {
     delete layer.tools.lsp.servers;
-    warnings.push(
-      `${file}: tools.lsp.servers ignored: a project's config may not name commands to run; ${where}`,
-    );
+    warnings.push(untrustedWarning(file, 'tools.lsp.servers', project));
   }
-  if (layer.tools?.searchEndpoint) {
-    delete layer.tools.searchEndpoint;
-    warnings.push(
-      `${file}: tools.searchEndpoint ignored: a project's config may not choose a trusted endpoint; ${where}`,
-    );
+  if (layer.mcpServers) {
+    const names = Object.keys(layer.mcpServers);
+    delete layer.mcpServers;
+    project.refused.push(...names.map((name) => `${name} (${file})`));
+    if (names.length) warnings.push(untrustedWarning(file, `mcpServers ${names.join(', ')}`, project));
   }
   return warnings;
+}
+
+/** A configured search endpoint is trusted even on a private address, so only the person may choose one. */
+function withoutTrustedEndpoint(layer: CadreConfig, file: string): string[] {
+  if (!layer.tools?.searchEndpoint) return [];
+  delete layer.tools.searchEndpoint;
+  return [
+    `${file}: tools.searchEndpoint ignored: a project's config may not choose a trusted endpoint; ` +
+      'put it in $CADRE_HOME/config.json or pass the file with --config',
+  ];
 }
 
 function readConfigFile(file: string): CadreConfig {

@@ -283,7 +283,7 @@ function taskMessage(spec: RunSpec): string {
 
 function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): ToolSet {
   const tools: ToolSet = {};
-  for (const name of frame.definition.tools) {
+  for (const name of frame.definition.tools.flatMap((entry) => services.tools.expand(entry))) {
     const agent = services.agents.get(name);
     if (agent) {
       if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {

@@ -1,0 +1,196 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempHome } from '../../../test/helpers/cli.ts';
+import { Cadre } from '../../app/create-cadre.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
+import { openDatabase } from '../../store/database.ts';
+
+const FILESYSTEM_SERVER = fileURLToPath(
+  import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),
+);
+const FLAKY_SERVER = fileURLToPath(new URL('../../../test/fixtures/mcp/flaky-server.ts', import.meta.url));
+
+const opened: Cadre[] = [];
+afterEach(async () => {
+  for (const cadre of opened.splice(0)) {
+    cadre.close();
+    await cadre.mcp.close();
+  }
+});
+
+/** A Cadre whose home has `config` and one agent file per entry of `agents` (name → tools). */
+function cadreWith(
+  config: object,
+  agents: Record<string, string[]>,
+  script: (request: ScriptedRequest) => ScriptedReply,
+) {
+  const home = tempHome();
+  writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  mkdirSync(join(home, 'agents'));
+  for (const [name, tools] of Object.entries(agents)) {
+    writeFileSync(
+      join(home, 'agents', `${name}.md`),
+      `---\nname: ${name}\ndescription: test agent ${name}\ntools: [${tools.join(', ')}]\n---\nYou are ${name}.\n`,
+    );
+  }
+  const model = new ScriptedModel(script);
+  const cadre = new Cadre({
+    env: { CADRE_HOME: home, CADRE_MODEL: 'scripted:test' },
+    cwd: tempHome(),
+    db: openDatabase(':memory:'),
+    models: { 'scripted:test': model },
+  });
+  opened.push(cadre);
+  return { cadre, model, home };
+}
+
+function run(cadre: Cadre, agent: string, task: string) {
+  const events: CadreEvent[] = [];
+  return cadre
+    .runtime()
+    .run({ agent, task, onEvent: (event) => events.push(event) })
+    .then((outcome) => ({ ...outcome, events }));
+}
+
+const toolResults = (events: CadreEvent[]) =>
+  events.filter((event) => event.type === 'tool-result') as Array<
+    Extract<CadreEvent, { type: 'tool-result' }>
+  >;
+
+describe('tools from MCP servers', () => {
+  it('a sub-agent that names mcp__fs__read_text_file calls the real filesystem server and uses its result', async () => {
+    const folder = tempHome();
+    writeFileSync(join(folder, 'tides.txt'), 'High tide at 06:12.');
+    const { cadre, model } = cadreWith(
+      { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
+      { reader: ['mcp__fs__read_text_file'] },
+      (request) =>
+        request.toolResults.length
+          ? { text: `The file says: ${JSON.stringify(request.toolResults[0]!.output)}` }
+          : { toolCalls: [{ name: 'mcp__fs__read_text_file', input: { path: join(folder, 'tides.txt') } }] },
+    );
+    expect(cadre.mcp.server('fs')!.state).toBe('stopped');
+    const { envelope, events } = await run(cadre, 'reader', 'When is high tide?');
+    expect(envelope.status).toBe('ok');
+    expect(envelope.summary).toContain('High tide at 06:12.');
+    // What reached the model is marked as untrusted, like every other tool's output.
+    expect(envelope.summary).toContain('untrusted-content tool=\\"mcp__fs__read_text_file\\"');
+    expect(model.calls[0]!.toolNames).toEqual(['mcp__fs__read_text_file']);
+    // The model was offered the server's own input schema.
+    const offered = model.calls[0]!.options.tools?.find((tool) => tool.name === 'mcp__fs__read_text_file');
+    expect(JSON.stringify(offered)).toContain('"path"');
+    expect(toolResults(events)).toMatchObject([{ name: 'mcp__fs__read_text_file', ok: true }]);
+  });
+
+  it('an allow-list entry mcp__fs__* offers every tool of that server, and nothing else', async () => {
+    const folder = tempHome();
+    const { cadre, model } = cadreWith(
+      { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
+      { browser: ['mcp__fs__*', 'calculate'] },
+      () => ({ text: 'done' }),
+    );
+    await run(cadre, 'browser', 'look around');
+    const names = model.calls[0]!.toolNames;
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'calculate',
+        'mcp__fs__list_directory',
+        'mcp__fs__read_text_file',
+        'mcp__fs__write_file',
+      ]),
+    );
+    expect(names.every((name) => name === 'calculate' || name.startsWith('mcp__fs__'))).toBe(true);
+  });
+
+  it('an agent that does not name the tool cannot call it, and the server is not even started', async () => {
+    const folder = tempHome();
+    writeFileSync(join(folder, 'secret.txt'), 'TOP-SECRET-42');
+    const { cadre, model } = cadreWith(
+      { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
+      { plain: ['calculate'] },
+      (request) =>
+        request.index === 0
+          ? { toolCalls: [{ name: 'mcp__fs__read_text_file', input: { path: join(folder, 'secret.txt') } }] }
+          : { text: 'could not read it' },
+    );
+    const { envelope, events } = await run(cadre, 'plain', 'read the secret');
+    expect(model.calls[0]!.toolNames).toEqual(['calculate']);
+    const call = events.find((event) => event.type === 'tool-call');
+    expect(call).toMatchObject({ name: 'mcp__fs__read_text_file', refused: expect.any(String) });
+    expect(JSON.stringify(events)).not.toContain('TOP-SECRET-42');
+    expect(envelope.summary).toBe('could not read it');
+    expect(cadre.mcp.server('fs')!.state).toBe('stopped');
+  });
+
+  it('a server that crashes mid-call fails that call with a clear error; the run goes on and the next call restarts it', async () => {
+    const { cadre, model } = cadreWith(
+      { mcpServers: { flaky: { command: process.execPath, args: [FLAKY_SERVER] } } },
+      { worker: ['mcp__flaky__*'] },
+      (request) => {
+        if (request.index === 0) return { toolCalls: [{ name: 'mcp__flaky__pid', input: {} }] };
+        if (request.index === 1) return { toolCalls: [{ name: 'mcp__flaky__crash', input: {} }] };
+        if (request.index === 2) return { toolCalls: [{ name: 'mcp__flaky__pid', input: {} }] };
+        return { text: 'survived' };
+      },
+    );
+    const { envelope, events } = await run(cadre, 'worker', 'go');
+    expect(envelope.status).toBe('ok');
+    expect(envelope.summary).toBe('survived');
+    const results = toolResults(events);
+    expect(results.map((result) => [result.name, result.ok])).toEqual([
+      ['mcp__flaky__pid', true],
+      ['mcp__flaky__crash', false],
+      ['mcp__flaky__pid', true],
+    ]);
+    expect(results[1]!.error).toMatch(/MCP server "flaky" exited during the call to crash/);
+    expect(results[1]!.error).toContain('crashing on purpose');
+    // The model was told what happened.
+    expect(JSON.stringify(model.calls[2]!.prompt)).toContain('exited during the call to crash');
+    const pids = [results[0], results[2]].map((result) => (result!.output as { text: string }).text);
+    expect(pids[0]).not.toBe(pids[1]);
+  });
+
+  it('a call that takes longer than callTimeout fails with a timeout error', async () => {
+    const { cadre } = cadreWith(
+      { mcpServers: { flaky: { command: process.execPath, args: [FLAKY_SERVER], callTimeout: 0.5 } } },
+      { worker: ['mcp__flaky__hang'] },
+      (request) =>
+        request.index === 0 ? { toolCalls: [{ name: 'mcp__flaky__hang', input: {} }] } : { text: 'gave up' },
+    );
+    const { envelope, events } = await run(cadre, 'worker', 'go');
+    expect(envelope.summary).toBe('gave up');
+    expect(toolResults(events)[0]!.error).toBe('MCP server "flaky" did not answer hang within 0.5 s.');
+  });
+
+  it('a server that cannot start gives the tool call a clear error, not a crashed process', async () => {
+    const { cadre } = cadreWith(
+      { mcpServers: { ghost: { command: '/nonexistent/mcp-server-binary' } } },
+      { worker: ['mcp__ghost__lookup'] },
+      (request) =>
+        request.index === 0
+          ? { toolCalls: [{ name: 'mcp__ghost__lookup', input: { q: 'x' } }] }
+          : { text: 'no luck' },
+    );
+    const { envelope, events } = await run(cadre, 'worker', 'go');
+    expect(envelope.status).toBe('ok');
+    expect(toolResults(events)[0]!.error).toMatch(/^MCP server "ghost" could not start: .*ENOENT/);
+    expect(cadre.mcp.server('ghost')!.state).toBe('failed');
+  });
+
+  it('refuses an allow-list naming a server that is not configured, naming the file', () => {
+    const home = tempHome();
+    mkdirSync(join(home, 'agents'));
+    writeFileSync(
+      join(home, 'agents', 'x.md'),
+      '---\nname: x\ndescription: x\ntools: [mcp__nowhere__tool]\n---\n',
+    );
+    const cadre = new Cadre({ env: { CADRE_HOME: home }, cwd: tempHome(), db: openDatabase(':memory:') });
+    opened.push(cadre);
+    expect(cadre.catalog.problems.map((problem) => problem.message).join('\n')).toMatch(
+      /x\.md: tools: unknown tool "mcp__nowhere__tool"/,
+    );
+  });
+});

@@ -1,0 +1,216 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '../../config/schema.ts';
+import { SystemError } from '../../core/errors.ts';
+
+/** One tool as the server lists it. */
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export type McpServerState = 'stopped' | 'starting' | 'ready' | 'failed';
+
+const DEFAULT_START_TIMEOUT_SECONDS = 30;
+const DEFAULT_CALL_TIMEOUT_SECONDS = 120;
+/** Lines of a server's stderr kept to explain why it failed. */
+const STDERR_LINES = 20;
+
+/**
+ * One configured MCP server: started on first use, shared by every run that uses it, restarted on the next
+ * use after it exits, stopped when Cadre closes. Every failure (it cannot start, it exits during a call,
+ * it does not answer in time) becomes a `SystemError` that names the server and says what happened, so
+ * the tool call fails and the run goes on.
+ */
+export class McpServerConnection {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  #client: Client | undefined;
+  #starting: Promise<Client> | undefined;
+  #tools: McpToolInfo[] | undefined;
+  #lastError: string | undefined;
+  #stderr: string[] = [];
+  #closed = false;
+  readonly #clientVersion: string;
+
+  constructor(name: string, config: McpServerConfig, clientVersion: string) {
+    this.name = name;
+    this.config = config;
+    this.#clientVersion = clientVersion;
+  }
+
+  get state(): McpServerState {
+    if (this.#client) return 'ready';
+    if (this.#starting) return 'starting';
+    return this.#lastError ? 'failed' : 'stopped';
+  }
+
+  /** Why the last start or call failed, when it did. */
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  /** The tools listed at the last successful start. */
+  get tools(): McpToolInfo[] | undefined {
+    return this.#tools;
+  }
+
+  /** Starts the server if it is not running and lists its tools; concurrent callers share one start. */
+  async start(): Promise<McpToolInfo[]> {
+    await this.#connected();
+    return this.#tools ?? [];
+  }
+
+  /** Calls one tool. `signal` cancels the call (the server is told); the configured timeout bounds it. */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    const client = await this.#connected();
+    const timeoutSeconds = this.config.callTimeout ?? DEFAULT_CALL_TIMEOUT_SECONDS;
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: timeoutSeconds * 1000,
+      })) as CallToolResult;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw this.#callError(tool, error, timeoutSeconds);
+    }
+  }
+
+  /** Stops the server (a stdio child gets its stdin closed, then SIGTERM, then SIGKILL). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client ?? (await this.#starting?.catch(() => undefined));
+    this.#client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  #connected(): Promise<Client> {
+    if (this.#client) return Promise.resolve(this.#client);
+    if (this.#closed)
+      return Promise.reject(new SystemError('mcp_closed', `MCP server "${this.name}" was stopped.`));
+    this.#starting ??= this.#start().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  async #start(): Promise<Client> {
+    const timeoutSeconds = this.config.startTimeout ?? DEFAULT_START_TIMEOUT_SECONDS;
+    const client = new Client({ name: 'cadre', version: this.#clientVersion });
+    const transport = this.#transport();
+    const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
+    try {
+      await client.connect(transport, { signal: timeout, timeout: timeoutSeconds * 1000 });
+      const tools: McpToolInfo[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, {
+          signal: timeout,
+          timeout: timeoutSeconds * 1000,
+        });
+        tools.push(...page.tools.map(toToolInfo));
+        cursor = page.nextCursor;
+      } while (cursor);
+      this.#tools = tools;
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      this.#lastError = timeout.aborted
+        ? `did not start within ${timeoutSeconds} s`
+        : `could not start: ${errorText(error)}`;
+      throw new SystemError(
+        'mcp_start_failed',
+        `MCP server "${this.name}" ${this.#lastError}${this.#stderrTail()}`,
+        {
+          server: this.name,
+        },
+      );
+    }
+    this.#lastError = undefined;
+    // A stdio server that exits, or an HTTP session that ends, closes the transport: forget the client so
+    // the next use starts it again. Calls in flight are rejected by the SDK ("Connection closed").
+    client.onclose = () => {
+      if (this.#client === client) this.#client = undefined;
+    };
+    if (this.#closed) {
+      await client.close().catch(() => undefined);
+      throw new SystemError('mcp_closed', `MCP server "${this.name}" was stopped.`);
+    }
+    this.#client = client;
+    return client;
+  }
+
+  #transport(): Transport {
+    const config = this.config;
+    if ('command' in config) {
+      const transport = new StdioClientTransport({
+        command: config.command,
+        args: config.args ?? [],
+        ...(config.env ? { env: config.env } : {}),
+        ...(config.cwd ? { cwd: config.cwd } : {}),
+        // Piped, never inherited: under `cadre mcp` stdout and stderr belong to the protocol and its logs.
+        stderr: 'pipe',
+      });
+      this.#stderr = [];
+      transport.stderr?.on('data', (chunk: Buffer) => this.#keepStderr(chunk.toString('utf8')));
+      return transport;
+    }
+    return new StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: config.headers ?? {} },
+    });
+  }
+
+  #keepStderr(text: string): void {
+    for (const line of text.split('\n')) if (line.trim()) this.#stderr.push(line.slice(0, 500));
+    if (this.#stderr.length > STDERR_LINES) this.#stderr.splice(0, this.#stderr.length - STDERR_LINES);
+  }
+
+  #stderrTail(): string {
+    const tail = this.#stderr.slice(-3).join(' | ');
+    return tail ? ` (its stderr ended with: ${tail})` : '';
+  }
+
+  #callError(tool: string, error: unknown, timeoutSeconds: number): SystemError {
+    const details = { server: this.name, tool };
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      this.#lastError = `did not answer ${tool} within ${timeoutSeconds} s`;
+      return new SystemError('mcp_timeout', `MCP server "${this.name}" ${this.#lastError}.`, details);
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      this.#lastError = `exited during the call to ${tool}`;
+      return new SystemError(
+        'mcp_server_exited',
+        `MCP server "${this.name}" ${this.#lastError}${this.#stderrTail()}; it will be started again on next use.`,
+        details,
+      );
+    }
+    return new SystemError(
+      'mcp_call_failed',
+      `MCP server "${this.name}", tool ${tool}: ${errorText(error)}`,
+      details,
+    );
+  }
+}
+
+function toToolInfo(tool: {
+  name: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  inputSchema: Record<string, unknown>;
+}): McpToolInfo {
+  return {
+    name: tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    ...(tool.description ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+  };
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
