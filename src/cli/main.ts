@@ -18,6 +18,8 @@ usage:
   cadre agents list | show NAME | check [FILE...]
   cadre runs list [--json] | show ID [--json]
   cadre docs add FILE... | list | search "Q" | rm ID
+  cadre mcp                      serve the agents as MCP tools over stdio
+  cadre mcp list | trust [DIR] | untrust [DIR]
   cadre --version
 
 Set a model first, e.g.  export CADRE_MODEL=openai:gpt-5-mini  (see README.md).
@@ -30,6 +32,7 @@ const COMMANDS: Record<string, string> = {
   agents: 'agentsCommand',
   runs: 'runsCommand',
   docs: 'docsCommand',
+  mcp: 'mcpCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { DeclaredInput } from '../core/agent-definition.ts';
+import type { ResultEnvelope } from '../core/envelope.ts';
+import { UserError } from '../core/errors.ts';
+import type { EventListener } from '../core/events.ts';
+import type { Cadre } from './create-cadre.ts';
+
+/** One agent offered as a tool to another program (MCP, OpenAI-style function calling). */
+export interface AgentToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments: `task` plus the agent's declared inputs. */
+  inputSchema: { type: 'object'; properties: Record<string, object>; required: string[] };
+}
+
+/** Every enabled agent, as the tools a program may call on behalf of `userId`. */
+export function agentToolSpecs(cadre: Cadre, userId: string): AgentToolSpec[] {
+  const agents = cadre.runtime({ userId }).options.agents;
+  return [...agents.values()]
+    .filter((definition) => definition.enabled)
+    .map((definition) => {
+      const properties: Record<string, object> = {
+        task: { type: 'string', description: 'What the agent should do, in full: it sees nothing else.' },
+      };
+      const required = ['task'];
+      for (const [name, input] of Object.entries(definition.inputs)) {
+        properties[name] = {
+          type: input.type,
+          ...(input.description ? { description: input.description } : {}),
+        };
+        if (input.required) required.push(name);
+      }
+      return {
+        name: definition.name,
+        description: definition.description,
+        inputSchema: { type: 'object', properties, required },
+      };
+    });
+}
+
+export interface AgentToolCall {
+  userId: string;
+  agent: string;
+  /** The caller's arguments, checked here against the agent's declared inputs. */
+  arguments: unknown;
+  /** Cancels the whole tree; every run so ended is recorded `cancelled`. */
+  signal?: AbortSignal;
+  /** Every event of the tree, as it happens (progress for the caller). */
+  onEvent?: EventListener;
+}
+
+/**
+ * Runs one agent as a tool call, with all of Cadre's limits, and returns its result envelope. Bad
+ * arguments and unknown or disabled agents are the caller's errors (`UserError`), raised before any run.
+ */
+export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<ResultEnvelope> {
+  const runtime = cadre.runtime({ userId: call.userId });
+  const definition = runtime.agent(call.agent);
+  const parsed = argumentsSchema(definition.inputs).safeParse(call.arguments ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`,
+    );
+    throw new UserError('bad_arguments', `${call.agent}: ${problems.join('; ')}`, { agent: call.agent });
+  }
+  const { task, ...inputs } = parsed.data as { task: string } & Record<string, unknown>;
+  try {
+    const outcome = await runtime.run({
+      agent: call.agent,
+      task,
+      inputs,
+      userId: call.userId,
+      ...(call.signal ? { signal: call.signal } : {}),
+      ...(call.onEvent ? { onEvent: call.onEvent } : {}),
+    });
+    return outcome.envelope;
+  } finally {
+    cadre.runs.flush();
+  }
+}
+
+function argumentsSchema(inputs: Record<string, DeclaredInput>): z.ZodType {
+  const shape: Record<string, z.ZodType> = { task: z.string().min(1, 'a task is required') };
+  for (const [name, input] of Object.entries(inputs)) {
+    const base =
+      input.type === 'number'
+        ? z.number()
+        : input.type === 'integer'
+          ? z.number().int()
+          : input.type === 'boolean'
+            ? z.boolean()
+            : z.string();
+    shape[name] = input.required ? base : base.optional();
+  }
+  return z.strictObject(shape);
+}

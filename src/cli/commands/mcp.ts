@@ -1,0 +1,130 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Cadre } from '../../app/create-cadre.ts';
+import { trustFolder, untrustFolder } from '../../config/folder-trust.ts';
+import { UserError } from '../../core/errors.ts';
+import { serveStdio } from '../../mcp/server/stdio.ts';
+import type { CliCommand, CliContext } from '../cli-context.ts';
+import { EXIT } from '../errors.ts';
+
+/** `cadre mcp` (serve agents over stdio) · `mcp list` · `mcp trust [DIR]` · `mcp untrust [DIR]` */
+export const mcpCommand: CliCommand = async (args, context) => {
+  const sub = args[0]?.startsWith('-') ? undefined : args[0];
+  const rest = sub === undefined ? args : args.slice(1);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      config: { type: 'string' },
+      workspace: { type: 'string' },
+    },
+  });
+  const folder = resolve(context.cwd, positionals[0] ?? '.');
+  const cadre = new Cadre({
+    env: context.env,
+    cwd: sub === 'trust' || sub === 'untrust' ? folder : context.cwd,
+    db: context.db(),
+    ...(values.config ? { configFile: values.config } : {}),
+    ...(values.workspace ? { workspace: resolve(context.cwd, values.workspace) } : {}),
+  });
+  try {
+    switch (sub) {
+      case undefined:
+      case 'serve':
+        for (const warning of cadre.warnings) context.stderr.write(`cadre mcp: ${warning}\n`);
+        await serveStdio(cadre, context.userId, {
+          stdin: context.stdin ?? process.stdin,
+          stdout: context.stdout,
+          log: (line) => context.stderr.write(`${line}\n`),
+        });
+        return EXIT.ok;
+      case 'list':
+        return await list(cadre, context, values.json);
+      case 'trust':
+        return trust(cadre, context, folder);
+      case 'untrust':
+        context.stdout.write(
+          untrustFolder(cadre.home, folder)
+            ? `No longer trusted: ${folder}\n`
+            : `${folder} was not trusted; nothing changed.\n`,
+        );
+        return EXIT.ok;
+      default:
+        throw new UserError(
+          'usage',
+          `unknown mcp command "${sub}"; use cadre mcp, mcp list, mcp trust [DIR] or mcp untrust [DIR]`,
+        );
+    }
+  } finally {
+    cadre.close();
+    await cadre.mcp.close();
+  }
+};
+
+/** Starts every configured server and lists it with its tools, or why it is not available. */
+async function list(cadre: Cadre, context: CliContext, json: boolean): Promise<number> {
+  await cadre.mcp.startAll();
+  const servers = cadre.mcp.servers().map((connection) => ({
+    name: connection.name,
+    transport: 'command' in connection.config ? 'stdio' : 'http',
+    target:
+      'command' in connection.config
+        ? [connection.config.command, ...(connection.config.args ?? [])].join(' ')
+        : connection.config.url,
+    state: connection.state,
+    ...(connection.lastError ? { error: connection.lastError } : {}),
+    tools: cadre.mcp
+      .list(`mcp__${connection.name}__`)
+      .map((tool) => ({ name: tool.name, description: tool.description })),
+  }));
+  const refused = cadre.project.refused;
+  if (json) {
+    context.stdout.write(`${JSON.stringify({ servers, refused, trust: cadre.project.trust }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  if (!servers.length)
+    context.stdout.write('No MCP servers are configured (mcpServers in config.json or .mcp.json).\n');
+  for (const server of servers) {
+    context.stdout.write(`${server.name}  (${server.transport}) ${server.target}\n`);
+    if (server.error) context.stdout.write(`  not available: ${server.error}\n`);
+    for (const tool of server.tools)
+      context.stdout.write(`  ${tool.name}  ${tool.description.split('\n')[0]!.slice(0, 100)}\n`);
+  }
+  if (refused.length) {
+    context.stdout.write(
+      `\nNot used until you trust this folder ("cadre mcp trust"): ${refused.join(', ')}\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+function trust(cadre: Cadre, context: CliContext, folder: string): number {
+  const { folder: _folder, trust: state, refused, ...requests } = cadre.project;
+  if (state === 'nothing-asked') {
+    context.stdout.write(`${folder} names no commands or MCP servers; there is nothing to trust.\n`);
+    return EXIT.ok;
+  }
+  const recorded = trustFolder(cadre.home, folder, requests);
+  context.stdout.write(`Trusted: ${recorded}\nIts own files may now start:\n`);
+  for (const line of describeRequests(requests)) context.stdout.write(`  ${line}\n`);
+  context.stdout.write('A change to them will need "cadre mcp trust" again.\n');
+  return EXIT.ok;
+}
+
+function describeRequests(requests: {
+  mcpJson?: unknown;
+  configServers?: unknown;
+  lspServers?: unknown;
+}): string[] {
+  const lines: string[] = [];
+  for (const servers of [requests.mcpJson, requests.configServers]) {
+    for (const [name, server] of Object.entries(
+      (servers ?? {}) as Record<string, { command?: string; args?: string[]; url?: string }>,
+    )) {
+      lines.push(`MCP server ${name}: ${server.url ?? [server.command, ...(server.args ?? [])].join(' ')}`);
+    }
+  }
+  if (requests.lspServers) lines.push(`language servers: ${JSON.stringify(requests.lspServers)}`);
+  return lines;
+}

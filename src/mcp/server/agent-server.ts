@@ -1,0 +1,92 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type ServerNotification,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { agentToolSpecs, callAgentTool } from '../../app/agent-tools.ts';
+import type { Cadre } from '../../app/create-cadre.ts';
+import { VERSION } from '../../app/version.ts';
+import { describeError } from '../../core/errors.ts';
+import { RUN_STATUSES } from '../../core/status.ts';
+import { ProgressReporter } from './progress.ts';
+
+const usage = z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() });
+
+/** The result envelope, as the `structuredContent` of every agent tool's result. */
+const envelopeSchema = z.object({
+  status: z.enum(RUN_STATUSES),
+  summary: z.string(),
+  data: z.unknown().optional(),
+  sources: z
+    .array(z.object({ url: z.string(), title: z.string().optional(), verified: z.boolean() }))
+    .optional(),
+  usage,
+  subtreeUsage: usage,
+  runId: z.string(),
+});
+const ENVELOPE_JSON_SCHEMA = z.toJSONSchema(envelopeSchema, { io: 'input' }) as {
+  type: 'object';
+  [key: string]: unknown;
+};
+delete (ENVELOPE_JSON_SCHEMA as Record<string, unknown>).$schema;
+
+/**
+ * Cadre's agents as MCP tools for one user: one tool per enabled agent (input `{task}` plus its declared
+ * inputs), each call a run tree with all of Cadre's limits. The result is the envelope as
+ * `structuredContent` and its summary as text; a run that did not end `ok` sets `isError`. With a progress
+ * token, sub-agents starting and finishing and tool calls are sent as progress notifications; a client's
+ * `notifications/cancelled` cancels the tree (recorded `cancelled`). The same server speaks stdio
+ * (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`).
+ */
+export function createAgentMcpServer(cadre: Cadre, userId: string): Server {
+  const server = new Server(
+    { name: 'cadre', title: 'Cadre', version: VERSION },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        'Each tool is a Cadre agent that works in its own context with its own tools and limits. Give it ' +
+        'the whole task in `task`: it sees nothing of this conversation.',
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: agentToolSpecs(cadre, userId).map((spec) => ({
+      name: spec.name,
+      description: spec.description,
+      inputSchema: spec.inputSchema,
+      outputSchema: ENVELOPE_JSON_SCHEMA,
+      annotations: { readOnlyHint: false, openWorldHint: true },
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const progressToken = request.params._meta?.progressToken;
+    const progress =
+      progressToken === undefined
+        ? undefined
+        : new ProgressReporter(
+            (notification: ServerNotification) => extra.sendNotification(notification),
+            progressToken,
+          );
+    try {
+      const envelope = await callAgentTool(cadre, {
+        userId,
+        agent: request.params.name,
+        arguments: request.params.arguments ?? {},
+        signal: extra.signal,
+        ...(progress ? { onEvent: (event) => progress.event(event) } : {}),
+      });
+      await progress?.flush();
+      const text = envelope.status === 'ok' ? envelope.summary : `[${envelope.status}] ${envelope.summary}`;
+      return {
+        content: [{ type: 'text', text }],
+        structuredContent: envelope as unknown as Record<string, unknown>,
+        isError: envelope.status !== 'ok',
+      };
+    } catch (error) {
+      return { content: [{ type: 'text', text: describeError(error) }], isError: true };
+    }
+  });
+  return server;
+}

@@ -1,0 +1,30 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Cadre } from '../../app/create-cadre.ts';
+import { createAgentMcpServer } from './agent-server.ts';
+
+export interface StdioOptions {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  /** Where diagnostics go: never stdout, which carries only the protocol. */
+  log: (line: string) => void;
+}
+
+/**
+ * Serves Cadre's agents over MCP on stdin/stdout for one user, until the client closes stdin (as Claude
+ * Desktop, Claude Code and the Inspector do when they are done). Runs still going then are cancelled.
+ */
+export async function serveStdio(cadre: Cadre, userId: string, options: StdioOptions): Promise<void> {
+  const server = createAgentMcpServer(cadre, userId);
+  const transport = new StdioServerTransport(options.stdin as never, options.stdout as never);
+  server.onerror = (error) => options.log(`cadre mcp: ${error.message}`);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = resolve;
+  });
+  await server.connect(transport);
+  const end = () => void server.close();
+  options.stdin.once('end', end);
+  options.stdin.once('close', end);
+  await closed;
+  options.stdin.off('end', end);
+  options.stdin.off('close', end);
+}
