@@ -3,6 +3,7 @@ import { type AgentSourceKind, loadAgentFile } from '../../agents/loader.ts';
 import { agentModelChoice } from '../../app/agent-model.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
+import { serverOf } from '../../mcp/client/mcp-clients.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 
@@ -26,7 +27,7 @@ export const agentsCommand: CliCommand = async (args, context) => {
       case undefined:
         return list(cadre, context, values.json);
       case 'show':
-        return show(cadre, context, positionals[0], values.json);
+        return await show(cadre, context, positionals[0], values.json);
       case 'check':
         return check(cadre, context, positionals, values.json);
       default:
@@ -37,6 +38,7 @@ export const agentsCommand: CliCommand = async (args, context) => {
     }
   } finally {
     cadre.close();
+    await cadre.mcp.close();
   }
 };
 
@@ -72,7 +74,12 @@ function list(cadre: Cadre, context: CliContext, json: boolean): number {
   return EXIT.ok;
 }
 
-function show(cadre: Cadre, context: CliContext, name: string | undefined, json: boolean): number {
+async function show(
+  cadre: Cadre,
+  context: CliContext,
+  name: string | undefined,
+  json: boolean,
+): Promise<number> {
   if (!name) throw new UserError('usage', 'usage: cadre agents show NAME');
   const loaded = cadre.catalog.agents.get(name);
   const runtime = cadre.runtime();
@@ -83,8 +90,17 @@ function show(cadre: Cadre, context: CliContext, name: string | undefined, json:
       `There is no agent named "${name}". Known: ${[...cadre.catalog.agents.keys()].join(', ')}.`,
     );
   }
-  const tools = definition.tools.map((tool) => {
+  // The agent's MCP servers start here, as they would for its first run, so their tools can be listed.
+  await cadre.mcp.prepare(definition.tools);
+  const tools = definition.tools.flatMap(mcpEntries(cadre)).map((tool) => {
     if (cadre.catalog.agents.has(tool)) return { name: tool, kind: 'agent', available: true };
+    const server = serverOf(tool);
+    const failed = server ? cadre.mcp.server(server)?.lastError : undefined;
+    if (server) {
+      return failed
+        ? { name: tool, kind: 'mcp', available: false, reason: `MCP server "${server}" ${failed}` }
+        : { name: tool, kind: 'mcp', available: true };
+    }
     const unavailable = cadre.tools.unavailable(tool);
     return {
       name: tool,
@@ -124,6 +140,14 @@ function show(cadre: Cadre, context: CliContext, name: string | undefined, json:
   for (const note of loaded.notes) out.write(`note: ${note}\n`);
   out.write(`\n${definition.instructions}\n`);
   return EXIT.ok;
+}
+
+/** An allow-list entry as the tools it stands for (`mcp__x__*`: the server's tools, or itself if none). */
+function mcpEntries(cadre: Cadre): (entry: string) => string[] {
+  return (entry) => {
+    const expanded = cadre.tools.expand(entry);
+    return expanded.length ? expanded : [entry];
+  };
 }
 
 function check(cadre: Cadre, context: CliContext, files: string[], json: boolean): number {

@@ -28,11 +28,12 @@ export const mcpCommand: CliCommand = async (args, context) => {
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.workspace ? { workspace: resolve(context.cwd, values.workspace) } : {}),
   });
+  if (sub === undefined || sub === 'serve' || sub === 'list')
+    for (const warning of cadre.warnings) context.stderr.write(`cadre mcp: ${warning}\n`);
   try {
     switch (sub) {
       case undefined:
       case 'serve':
-        for (const warning of cadre.warnings) context.stderr.write(`cadre mcp: ${warning}\n`);
         await serveStdio(cadre, context.userId, {
           stdin: context.stdin ?? process.stdin,
           stdout: context.stdout,
