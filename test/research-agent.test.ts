@@ -34,7 +34,7 @@ describe('built-in agent definitions', () => {
     const loaded = loadAgentFile(
       join(AGENTS_DIR, `${name}.md`),
       'builtin',
-      (tool) => ['run_js', 'vault_set', 'vault_get'].includes(tool) || tools.has(tool),
+      (tool) => ['run_js', 'vault_set', 'vault_get', 'search_documents'].includes(tool) || tools.has(tool),
     );
     expect(loaded.definition.name).toBe(name);
     if (name === 'math')

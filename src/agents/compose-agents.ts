@@ -14,6 +14,10 @@ export interface Composition {
   fragments?: string[];
   /** Agents and main's direct tools that are not relevant now (e.g. docqa with no documents). */
   irrelevant?: ReadonlySet<string>;
+  /** Tools that can do nothing for this person now (search_documents with no documents): in no agent's list. */
+  idleTools?: ReadonlySet<string>;
+  /** The person's location and profile, for agents whose definition sets `personContext`. */
+  person?: { location?: string | undefined; profile?: string | undefined };
 }
 
 /**
@@ -23,12 +27,20 @@ export interface Composition {
  */
 export function composeAgents(composition: Composition): Map<string, AgentDefinition> {
   const definitions = new Map<string, AgentDefinition>();
+  const aboutPerson = personFragment(composition.person);
   for (const [name, loaded] of composition.catalog) {
     const setting = composition.settings?.[name] ?? {};
+    const definition = loaded.definition;
     definitions.set(name, {
-      ...loaded.definition,
+      ...definition,
       ...(setting.enabled !== undefined ? { enabled: setting.enabled } : {}),
       ...(setting.model ? { model: setting.model } : {}),
+      ...(composition.idleTools?.size
+        ? { tools: definition.tools.filter((tool) => !composition.idleTools?.has(tool)) }
+        : {}),
+      ...(aboutPerson && definition.personContext
+        ? { instructions: [definition.instructions, aboutPerson].filter(Boolean).join('\n\n') }
+        : {}),
     });
   }
   const main = definitions.get('main');
@@ -53,20 +65,48 @@ export function composeAgents(composition: Composition): Map<string, AgentDefini
   return definitions;
 }
 
+/**
+ * When main uses its own tools and when it delegates (seed 002's routing, in Cadre's words): simple
+ * lookups directly; one focused aspect per sub-agent call; the scope found first, then each item delegated
+ * by name; a comparison split into one call per side.
+ */
 function routingGuidance(delegates: AgentDefinition[], directTools: string[]): string {
-  const direct = directTools.length ? ` or use a direct tool (${directTools.join(', ')})` : '';
-  const lines = ['## When to delegate', `- Simple questions and small talk: answer directly${direct}.`];
+  const own = directTools.map((name) => `\`${name}\``).join(', ');
+  const lines = ['## When to delegate'];
+  lines.push(
+    directTools.length
+      ? `- Simple questions and small talk: answer directly. Simple lookups (one fact, one page, one file, a sum): use your own tools (${own}) yourself; a sub-agent is not worth it.`
+      : '- Simple questions and small talk: answer directly.',
+  );
   if (!delegates.length) {
     lines.push('- No sub-agents are enabled: do the work yourself with your tools.');
     return lines.join('\n');
   }
-  lines.push('- Focused work that needs research, several tool calls or a long read: delegate it.');
-  lines.push('', '## Sub-agents (each is a tool taking a `task`)');
+  lines.push(
+    '- Delegate work that needs many searches, long reading or many files: the sub-agent does it in its own context and hands back only what matters.',
+    '- One focused aspect per sub-agent call. A request with several parts gets one call per part, in the same step when they do not depend on each other (they run in parallel).',
+    '- Find the scope before you delegate it: when you do not yet know which items there are, look first (a quick lookup of your own or one sub-agent call), then give each item, or small group of items, its own call that names them. A sub-agent sees none of this conversation, so never write a task like "the remaining items" or "the others".',
+    '- Comparisons: one call per side ("the population of Lyon", "the population of Marseille"), then compare the results yourself.',
+    '',
+    '## Sub-agents (each is a tool taking a `task`)',
+  );
   for (const agent of delegates) {
     const extra = Object.keys(agent.inputs);
     lines.push(
       `- \`${agent.name}\`${extra.length ? ` (also takes ${extra.join(', ')})` : ''}: ${agent.description}`,
     );
   }
+  return lines.join('\n');
+}
+
+/** The person's own settings, for the agents that asked for them; undefined when none are set. */
+function personFragment(person: Composition['person']): string | undefined {
+  if (!person?.location && !person?.profile) return undefined;
+  const lines = ['## About the person you work for (their own settings)'];
+  if (person.location)
+    lines.push(
+      `- Location: ${person.location}. Use it for local questions (weather, prices, laws, "near me") unless they name another place.`,
+    );
+  if (person.profile) lines.push(`- Profile: ${person.profile}`);
   return lines.join('\n');
 }

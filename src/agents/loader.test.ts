@@ -94,7 +94,7 @@ describe('agent definition files', () => {
     expect(main.tools).toEqual(['calculate', 'math']);
     expect(main.instructions).toContain('`math`: project math');
     expect(main.instructions).not.toContain('helper');
-    expect(main.instructions).toMatch(/Simple questions.*answer directly or use a direct tool \(calculate\)/);
+    expect(main.instructions).toMatch(/Simple lookups .*use your own tools \(`calculate`\) yourself/);
   });
 
   it('every built-in definition is valid', () => {

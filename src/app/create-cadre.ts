@@ -53,6 +53,8 @@ export class Cadre {
   readonly project: LoadedConfig['project'];
   readonly catalog: AgentCatalog;
   readonly workspace: string;
+  /** True when the caller named the workspace (`--workspace`); main then reads it with its own tools. */
+  readonly workspaceGiven: boolean;
   readonly env: Record<string, string | undefined>;
   readonly resolveModel: (ref: string) => LanguageModelV4 | Promise<LanguageModelV4>;
   readonly retry: RetryPolicy;
@@ -71,6 +73,7 @@ export class Cadre {
     this.home = loaded.home;
     this.env = options.env;
     this.workspace = options.workspace ?? options.cwd;
+    this.workspaceGiven = options.workspace !== undefined;
     this.db = options.db ?? openDatabase(join(this.home, 'cadre.db'));
     this.runs = new RunStore(this.db);
     this.sessions = new SessionStore(this.db);
@@ -119,13 +122,21 @@ export class Cadre {
   /** The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. */
   runtime(options: { userId?: string; limits?: Partial<RuntimeLimits> } = {}): Runtime {
     const userId = options.userId ?? 'local';
-    const features = { db: this.db, userId, workspace: this.workspace, tools: this.tools };
+    const features = {
+      db: this.db,
+      userId,
+      workspace: this.workspace,
+      workspaceGiven: this.workspaceGiven,
+      tools: this.tools,
+    };
     const fragments = instructionFragments(features);
     const agents = composeAgents({
       catalog: this.catalog.agents,
       settings: this.agentSettings(),
       fragments: fragments.text,
       irrelevant: fragments.irrelevant,
+      idleTools: fragments.idleTools,
+      ...(this.config.person ? { person: this.config.person } : {}),
     });
     const limits = this.config.limits ?? {};
     const prepareAgent: PrepareAgent = async (request) => {

@@ -12,11 +12,27 @@ export interface FeatureContext {
   db: Database;
   userId: string;
   workspace: string;
+  /** True when the person named a workspace (`--workspace`), so main may read it itself. */
+  workspaceGiven: boolean;
   tools: ToolRegistry;
 }
 
 /** Agents and main's direct tools that only make sense when the user has documents. */
 const DOCUMENT_FEATURES = ['docqa', 'analyze_document', 'search_documents', 'query_documents'];
+/** Document tools that can do nothing without documents, taken from every agent's list then. */
+const DOCUMENT_TOOLS = ['search_documents', 'query_documents', 'read_document'];
+/** Main's own code tools, offered when the person named a workspace (seed 004's core tools). */
+const WORKSPACE_FEATURES = [
+  'read_file',
+  'glob',
+  'grep',
+  'lsp_diagnostics',
+  'lsp_definition',
+  'lsp_references',
+  'lsp_hover',
+  'lsp_completions',
+  'docs_lookup',
+];
 
 /**
  * Instruction fragments for the main agent from features that are on and relevant now, and the agents
@@ -25,16 +41,22 @@ const DOCUMENT_FEATURES = ['docqa', 'analyze_document', 'search_documents', 'que
 export function instructionFragments(context: FeatureContext): {
   text: string[];
   irrelevant: Set<string>;
+  idleTools: Set<string>;
 } {
   const text: string[] = [];
   const irrelevant = new Set<string>();
+  const idleTools = new Set<string>();
   if (hasDocuments(context.db, context.userId)) {
     const fragment = documentsInstructionFragment(context.db, context.userId);
     if (fragment) text.push(fragment);
   } else {
     for (const name of DOCUMENT_FEATURES) irrelevant.add(name);
+    for (const name of DOCUMENT_TOOLS) idleTools.add(name);
   }
-  return { text, irrelevant };
+  if (!context.workspaceGiven) for (const name of WORKSPACE_FEATURES) irrelevant.add(name);
+  // A tool without its key is not offered; main's guidance must not name it either.
+  for (const tool of context.tools.list()) if (tool.unavailable?.()) irrelevant.add(tool.name);
+  return { text, irrelevant, idleTools };
 }
 
 /** Per-agent preparers (e.g. loading a document into analyze_document's context). */

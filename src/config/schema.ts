@@ -83,6 +83,15 @@ export const configSchema = z.strictObject({
           trigger: z.string().min(1),
         })
         .optional(),
+      /** Seconds a sub-agent's result is reused for the same task asked again in one session; 0 turns it off. */
+      reuseTtlSeconds: z.number().min(0).optional(),
+    })
+    .optional(),
+  /** About the person, for the agents whose definitions ask for it (`personContext: true`). */
+  person: z
+    .strictObject({
+      location: z.string().trim().min(1).max(200).optional(),
+      profile: z.string().trim().min(1).max(2000).optional(),
     })
     .optional(),
   tools: toolSettingsSchema.optional(),

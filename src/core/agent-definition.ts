@@ -62,9 +62,11 @@ export const agentDefinitionSchema = z
     modelCallTimeout: z.number().positive().optional(),
     /** Characters of this agent's result its parent model sees. */
     maxResultChars: z.number().int().min(100).optional(),
+    /** Gets the person's location and profile (config `person`) in its instructions; others never see them. */
+    personContext: z.boolean().default(false),
     /** A tool the run's first model call must call (e.g. the planner's `update_plan`, so a plan comes first). */
     firstTool: z.string().min(1).optional(),
-    inputs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), declaredInputSchema).default({}),
+    inputs: z.record(z.string().regex(/^[a-z][a-zA-Z0-9_]*$/), declaredInputSchema).default({}),
     /** JSON Schema of the structured `data` the agent returns; validated before the parent sees it. */
     output: z.record(z.string(), z.unknown()).optional(),
     enabled: z.boolean().default(true),
