@@ -153,6 +153,7 @@ export class Cadre {
       tools: this.tools,
       resolveModel: this.resolveModel,
       ...(this.config.model ? { mainModel: this.config.model } : {}),
+      configPath: join(this.home, 'config.json'),
       ...(this.config.subagentModel ? { subagentModel: this.config.subagentModel } : {}),
       limits: {
         maxTurns: limits.maxTurns,

@@ -8,6 +8,7 @@ import { describeError } from './errors.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
 import { isModelCallTimeout, limitModelCall } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
+import { repairStructuredOutput } from './output-repair.ts';
 import { budgetSpent, countUsage, emit, type RunFrame, subtreeUsage, type TreeState } from './run-frame.ts';
 import { Semaphore } from './semaphore.ts';
 import { citedSources } from './sources.ts';
@@ -62,7 +63,7 @@ type StopReason = 'max_turns' | 'budget' | undefined;
  * 4. Prefetch: run a configured sub-agent first and add its result as "External knowledge".
  * 5. Stream the tool loop, translating SDK parts to events; stop on maxTurns or budget.
  * 6. Out of turns with tool calls pending: one last call with no tools for a final answer.
- * 7. Validate structured output, verify cited sources, wait for children, close the run (`run-finish`).
+ * 7. Validate structured output (one repair call if it fails), verify cited sources, wait for children, close the run (`run-finish`).
  */
 export async function runAgent(
   services: LoopServices,
@@ -220,6 +221,8 @@ export async function runAgent(
 
   // 6.
   let status: RunStatus = 'ok';
+  let transcript: ModelMessage[] = [...initialMessages, ...turn.responseMessages];
+  let steps = turn.steps;
   if (turn.endedWithToolCalls && stopReason === 'max_turns') {
     status = 'max_turns';
     const final = await streamTurns(frame, {
@@ -241,6 +244,8 @@ export async function runAgent(
     });
     const stopped = interruption(frame);
     if (stopped) return finishInterrupted(frame, stopped, final.answer || answer);
+    transcript = [...transcript, { role: 'user', content: FINAL_ANSWER_PROMPT }, ...final.responseMessages];
+    steps += final.steps;
     if (final.error !== undefined) {
       const message = describeModelError(final.error);
       emit(frame, { type: 'run-error', status: 'max_turns', message });
@@ -252,7 +257,30 @@ export async function runAgent(
   if (!answer.trim()) return finish('error', 'The agent finished without an answer.');
   const extra: { data?: unknown; sources?: Source[] } = {};
   if (definition.output) {
-    const structured = validateStructuredOutput(answer, definition.output);
+    let structured = validateStructuredOutput(answer, definition.output);
+    if (!structured.ok && !budgetSpent(frame)) {
+      const repair = await repairStructuredOutput(
+        frame,
+        {
+          model,
+          instructions,
+          tools,
+          temperature: definition.temperature,
+          maxOutputTokens: limits.maxOutputTokens,
+          metered: budgeted,
+        },
+        transcript,
+        structured.error,
+        steps,
+      );
+      const stopped = interruption(frame);
+      if (stopped) return finishInterrupted(frame, stopped, answer);
+      if (repair.error === undefined && repair.answer) {
+        const repaired = validateStructuredOutput(repair.answer, definition.output);
+        if (repaired.ok) answer = repair.answer;
+        structured = repaired;
+      }
+    }
     if (structured.ok) {
       extra.data = structured.data;
       answer = structuredSummary(structured.data) ?? answer;

@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   /** Sub-agents' model when their definition names none (else the parent's). */
   subagentModel?: string;
   limits?: Partial<RuntimeLimits>;
+  /** The person's config file (`$CADRE_HOME/config.json`), named in messages about missing settings. */
+  configPath?: string;
   /** Every event of every run goes here (the store, the server's live streams). */
   bus?: EventBus;
   prepareAgent?: PrepareAgent;
@@ -133,7 +135,7 @@ export class Runtime {
     if (declared && declared !== 'inherit') return declared;
     if (!parent) {
       if (this.options.mainModel) return this.options.mainModel;
-      throw noModelError();
+      throw noModelError(this.options.configPath);
     }
     if (declared === 'inherit') return parent.modelRef;
     return this.options.subagentModel ?? parent.modelRef;
@@ -159,7 +161,7 @@ export class Runtime {
 }
 
 /** The error for a missing model, saying exactly how to set one. */
-export function noModelError(): UserError {
+export function noModelError(configPath = '~/.cadre/config.json'): UserError {
   return new UserError(
     'no_model',
     [
@@ -168,7 +170,7 @@ export function noModelError(): UserError {
       '  export CADRE_MODEL=anthropic:claude-sonnet-4-5 (with ANTHROPIC_API_KEY)',
       '  export CADRE_MODEL=ollama:qwen3               (a local Ollama)',
       '  export CADRE_MODEL=compatible:my-model        (with CADRE_COMPATIBLE_BASE_URL)',
-      'or pass --model openai:gpt-5-mini, or set "model" in ~/.cadre/config.json.',
+      `or pass --model openai:gpt-5-mini, or set "model" in ${configPath}.`,
     ].join('\n'),
   );
 }

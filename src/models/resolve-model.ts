@@ -93,6 +93,7 @@ async function buildModel(
       const { createOllama } = await import('ollama-ai-provider-v2');
       const host = (env.OLLAMA_HOST ?? 'http://127.0.0.1:11434').replace(/\/+$/, '');
       const baseURL = `${/^https?:\/\//.test(host) ? host : `http://${host}`}/api`;
+      checkBaseUrl(baseURL, 'OLLAMA_HOST');
       return createOllama({ baseURL, ...fetchOption })(modelId) as unknown as LanguageModelV4;
     }
     case 'compatible': {
@@ -104,6 +105,7 @@ async function buildModel(
             'server, e.g. export CADRE_COMPATIBLE_BASE_URL=http://127.0.0.1:8000/v1',
         );
       }
+      checkBaseUrl(baseURL, 'CADRE_COMPATIBLE_BASE_URL');
       const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       return createOpenAICompatible({
         name: 'compatible',
@@ -115,6 +117,23 @@ async function buildModel(
         ...fetchOption,
       })(modelId);
     }
+  }
+}
+
+/** A base URL from the environment must be an http(s) URL: else the mistake is the configuration's. */
+function checkBaseUrl(value: string, variable: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+    throw new UserError(
+      'config_invalid',
+      `${variable}="${value}" is not an http(s) URL; write it like http://127.0.0.1:8000/v1`,
+      { variable },
+    );
   }
 }
 

@@ -15,15 +15,32 @@ const BUSY_TIMEOUT_MS = 5_000;
  */
 export function openDatabase(path: string): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new DatabaseSync(path);
-  // The wait comes first: switching a fresh file to WAL takes a lock that another process opening the
-  // same folder at the same moment may hold.
-  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.exec('PRAGMA journal_mode = WAL');
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path);
+    // The wait comes first: switching a fresh file to WAL takes a lock that another process opening the
+    // same folder at the same moment may hold.
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec('PRAGMA journal_mode = WAL');
+  } catch (error) {
+    throw unusableDatabase(path, error);
+  }
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   migrate(db);
   return db;
+}
+
+/** The error for a file SQLite cannot open as a database: which file, and what the person can do. */
+function unusableDatabase(path: string, error: unknown): SystemError {
+  const reason = (error as Error).message;
+  return new SystemError(
+    'database_unusable',
+    `${path} cannot be opened as Cadre's database (${reason}). If it is damaged, move it aside ` +
+      `(mv "${path}" "${path}.broken") and Cadre starts a new one; or set CADRE_HOME to another folder.`,
+    { file: path },
+    error,
+  );
 }
 
 /**

@@ -27,7 +27,8 @@ export function runCli(
 ): Promise<CliResult> {
   const started = performance.now();
   const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // TMPDIR too: whatever the command writes to its temp folder goes where the test run cleans up.
+    env: { PATH: process.env.PATH ?? '', TMPDIR: tmpdir(), ...env },
     cwd: options.cwd ?? process.cwd(),
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });

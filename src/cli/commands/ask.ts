@@ -5,6 +5,7 @@ import { askOnce } from '../ask-once.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
+import { workspaceOption } from '../workspace-option.ts';
 
 /** `cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR]` */
 export const askCommand: CliCommand = async (args, context) => {
@@ -29,7 +30,7 @@ export const askCommand: CliCommand = async (args, context) => {
     cwd: context.cwd,
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.model ? { flags: { model: values.model } } : {}),
-    ...(values.workspace ? { workspace: values.workspace } : {}),
+    ...(values.workspace ? { workspace: workspaceOption(values.workspace, context.cwd) } : {}),
     db: context.db(),
   });
   reportSetupNotes(cadre, context.stderr);

@@ -7,6 +7,7 @@ import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
+import { workspaceOption } from '../workspace-option.ts';
 
 /**
  * `cadre chat [--session ID] [--model P:M] [--agent NAME]`: a conversation kept as a session. Ctrl-C
@@ -29,7 +30,7 @@ export const chatCommand: CliCommand = async (args, context) => {
     db: context.db(),
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.model ? { flags: { model: values.model } } : {}),
-    ...(values.workspace ? { workspace: values.workspace } : {}),
+    ...(values.workspace ? { workspace: workspaceOption(values.workspace, context.cwd) } : {}),
   });
   reportSetupNotes(cadre, context.stderr);
   const earlier = values.session ? cadre.sessions.get(context.userId, values.session) : undefined;

@@ -131,7 +131,7 @@ describe('cadre docs', () => {
   it("keeps users apart: another user's id cannot be removed or searched", async () => {
     const [document] = JSON.parse((await docs(['add', 'notes.md', '--json'])).stdout);
     const other = await docs(['rm', document.id], 'someone-else');
-    expect(other.code).toBe(1);
+    expect(other.code).toBe(2);
     expect(other.stderr).toContain(`no document with id "${document.id}"`);
     expect(JSON.parse((await docs(['search', 'audit', '--json'], 'someone-else')).stdout)).toEqual([]);
     expect(JSON.parse((await docs(['list', '--json'], 'someone-else')).stdout)).toEqual([]);

@@ -196,7 +196,8 @@ async function remove(args: string[], context: CliContext): Promise<number> {
     else if (!values.json) context.stdout.write(`removed ${id} (${printableLine(document?.title ?? '')})\n`);
   }
   if (values.json) context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-  return results.every((result) => result.removed) ? EXIT.ok : EXIT.notOk;
+  // Not found is the person's input, as everywhere else in cadre (runs show, agents show): exit 2.
+  return results.every((result) => result.removed) ? EXIT.ok : EXIT.usage;
 }
 
 function summary(document: DocumentRecord): string {

@@ -1,0 +1,42 @@
+import { isStepCount, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import type { RunFrame } from './run-frame.ts';
+import { streamTurns, type TurnResult } from './stream-turns.ts';
+
+/** What the repair call shares with the run's own calls. */
+export interface RepairCall {
+  model: LanguageModel;
+  instructions: string;
+  tools: ToolSet;
+  temperature: number | undefined;
+  maxOutputTokens: number;
+  metered: boolean;
+}
+
+/** Asked of a model whose final answer did not match its agent's output schema. */
+export function repairPrompt(error: string): string {
+  return (
+    `Your final answer does not match the required output schema: ${error}. ` +
+    'Do not call any tool. Reply with only the corrected JSON object, keeping what you found.'
+  );
+}
+
+/**
+ * One more model call, without tools, telling the model what was wrong with its structured answer. Models
+ * usually fix a missing field or a wrong type when told which; one attempt bounds the cost.
+ */
+export function repairStructuredOutput(
+  frame: RunFrame,
+  call: RepairCall,
+  transcript: ModelMessage[],
+  error: string,
+  stepOffset: number,
+): Promise<TurnResult> {
+  return streamTurns(frame, {
+    ...call,
+    messages: [...transcript, { role: 'user', content: repairPrompt(error) }],
+    activeTools: [],
+    toolChoice: 'none',
+    stopWhen: [isStepCount(1)],
+    stepOffset,
+  });
+}
