@@ -1,6 +1,7 @@
 import type { CadreTool } from '../core/tool.ts';
 import { ToolRegistry } from '../core/tool-registry.ts';
 import type { Database } from '../store/database.ts';
+import { codingTools } from './coding/index.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
 import { documentTools } from './documents/index.ts';
@@ -34,6 +35,7 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
     vaultSetTool,
     vaultGetTool,
     ...workspaceTools(deps.workspaceRoot),
+    ...codingTools({ workspace: deps.workspaceRoot, env: deps.env }),
     ...createLspTools(deps.workspaceRoot, lspOptionsFromSettings(deps.settings)),
     ...(deps.db ? documentTools(deps.db) : []),
     createRunJsTool({ lookup: (name) => byName.get(name) }),

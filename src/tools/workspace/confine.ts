@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
+import { lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
 /** A path the model asked for that lies outside the workspace root (or could not be checked). */
@@ -65,6 +65,57 @@ export class Workspace {
       );
     }
     return { absolute: real, relative: this.relative(real) };
+  }
+
+  /**
+   * Resolves a path a tool will write to. The file may not exist yet: its deepest existing ancestor must
+   * really be inside the root (so a symlinked folder cannot carry the write out), missing folders below
+   * it are created, and an existing file that is a symlink is followed only when its target is inside.
+   * Callers open the returned path with `O_NOFOLLOW`, so a link swapped in after this check fails the write.
+   */
+  async resolveForWrite(requested: string): Promise<ConfinedPath & { exists: boolean }> {
+    const lexical = this.#lexical(requested);
+    if (lexical === this.root) throw new Error('the workspace root is a folder, not a file');
+    const existing = await lstat(lexical).catch(() => undefined);
+    if (existing?.isSymbolicLink()) {
+      let target: string;
+      try {
+        target = await realpath(lexical);
+      } catch {
+        throw new OutsideWorkspaceError(`"${requested}" is a symbolic link to a missing target`);
+      }
+      if (!this.contains(target)) {
+        throw new OutsideWorkspaceError(
+          `"${requested}" resolves outside the workspace (through a symbolic link)`,
+        );
+      }
+      return { absolute: target, relative: this.relative(target), exists: true };
+    }
+    // Walk up to the deepest ancestor that exists and check where it really is.
+    let ancestor = path.dirname(lexical);
+    const missing: string[] = [];
+    for (;;) {
+      const info = await lstat(ancestor).catch(() => undefined);
+      if (info) break;
+      missing.unshift(path.basename(ancestor));
+      ancestor = path.dirname(ancestor);
+    }
+    const realAncestor = await realpath(ancestor);
+    if (!this.contains(realAncestor)) {
+      throw new OutsideWorkspaceError(
+        `"${requested}" resolves outside the workspace (through a symbolic link)`,
+      );
+    }
+    const folder = path.join(realAncestor, ...missing);
+    if (missing.length) {
+      await mkdir(folder, { recursive: true });
+      // A folder swapped for a link while it was being made would carry the write out: check again.
+      if (!this.contains(await realpath(folder))) {
+        throw new OutsideWorkspaceError(`"${requested}" resolves outside the workspace`);
+      }
+    }
+    const absolute = path.join(folder, path.basename(lexical));
+    return { absolute, relative: this.relative(absolute), exists: existing !== undefined };
   }
 
   #lexical(requested: string): string {

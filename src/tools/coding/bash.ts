@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import { z } from 'zod';
+import { defineTool } from '../../core/tool.ts';
+import type { Workspace } from '../workspace/confine.ts';
+import { HeadTailBuffer } from './output-buffer.ts';
+import { scrubbedEnvironment } from './scrub-env.ts';
+
+export interface BashOptions {
+  workspace: Workspace;
+  /** The environment commands start from (scrubbed of keys); `process.env` in production. */
+  env: Record<string, string | undefined>;
+  /** Default and largest time limit, in seconds. */
+  defaultTimeoutSeconds?: number;
+  maxTimeoutSeconds?: number;
+  /** Characters of stdout and of stderr the result keeps (head and tail). */
+  maxOutputChars?: number;
+  /** The shell; `/bin/bash` unless a test or a platform says otherwise. */
+  shell?: string;
+}
+
+export interface BashOutput {
+  command: string;
+  exitCode: number | null;
+  /** The signal that ended the command, when one did. */
+  signal?: string;
+  stdout: string;
+  stderr: string;
+  truncated?: boolean;
+  ms: number;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 120;
+const MAX_TIMEOUT_SECONDS = 600;
+const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
+
+/**
+ * `bash {command, timeout?}`: runs one shell command in the workspace root. The command gets its own
+ * process group, so on a timeout, a cancellation or its own exit every process it started is killed
+ * (nothing it forks outlives the call), its output is capped, and its environment holds no keys.
+ */
+export function createBashTool(options: BashOptions) {
+  const defaultTimeout = options.defaultTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const maxTimeout = options.maxTimeoutSeconds ?? MAX_TIMEOUT_SECONDS;
+  const maxChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  return defineTool({
+    name: 'bash',
+    family: 'coding',
+    explicitOnly: true,
+    description:
+      `Run a shell command (bash) in the workspace root and return its exit code, stdout and stderr. ` +
+      `timeout is in seconds (default ${defaultTimeout}, at most ${maxTimeout}). Output past ` +
+      `${maxChars} characters per stream is cut in the middle. Processes the command leaves in the ` +
+      `background are ended when it exits.`,
+    input: z.object({
+      command: z.string().min(1).max(20_000).describe('The command line, run with bash -c'),
+      timeout: z.number().positive().max(maxTimeout).optional().describe('Time limit in seconds'),
+    }),
+    execute: ({ command, timeout }, context) =>
+      runCommand(command, {
+        cwd: options.workspace.root,
+        env: scrubbedEnvironment(options.env),
+        timeoutMs: (timeout ?? defaultTimeout) * 1000,
+        maxChars,
+        shell: options.shell ?? '/bin/bash',
+        signal: context.signal,
+      }),
+  });
+}
+
+interface RunOptions {
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  maxChars: number;
+  shell: string;
+  signal: AbortSignal;
+}
+
+function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
+  options.signal.throwIfAborted();
+  const started = performance.now();
+  const stdout = new HeadTailBuffer(options.maxChars);
+  const stderr = new HeadTailBuffer(options.maxChars);
+  // detached: the shell leads a new process group, so one kill(-pid) reaches everything it started.
+  const child = spawn(options.shell, ['-c', command], {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => stdout.push(chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+
+  const killGroup = () => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // The group is already gone.
+    }
+  };
+  return new Promise<BashOutput>((resolve, reject) => {
+    let stopped: 'timeout' | 'cancelled' | undefined;
+    const stop = (why: 'timeout' | 'cancelled') => {
+      stopped ??= why;
+      killGroup();
+    };
+    const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    const onAbort = () => stop('cancelled');
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    // When the shell exits, whatever it left running in the background is ended too; otherwise a
+    // forked `sleep` would hold the pipes open and the call would wait for it.
+    child.on('exit', () => killGroup());
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      reject(new Error(`could not start ${options.shell}: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      const ms = Math.round(performance.now() - started);
+      if (stopped === 'cancelled') {
+        reject(options.signal.reason ?? new Error('cancelled'));
+        return;
+      }
+      if (stopped === 'timeout') {
+        const tail = (stdout.text() + stderr.text()).slice(-2000);
+        reject(
+          new Error(
+            `the command ran past its time limit of ${options.timeoutMs / 1000} s and was killed` +
+              (tail.trim() ? `; its last output:\n${tail}` : ''),
+          ),
+        );
+        return;
+      }
+      resolve({
+        command,
+        exitCode: code,
+        ...(signal ? { signal } : {}),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        ...(stdout.truncated || stderr.truncated ? { truncated: true } : {}),
+        ms,
+      });
+    });
+  });
+}
