@@ -97,3 +97,17 @@ describe('tree view', () => {
     expect(previewLines('x'.repeat(50), 24, 2)).toEqual([`  ┆ ${'x'.repeat(20)}`, `  ┆ ${'x'.repeat(10)}`]);
   });
 });
+
+describe('edits in the tree', () => {
+  it('shows each file an edit changed with its added and removed lines', () => {
+    const diff = '--- a/src/app.ts\n+++ b/src/app.ts\n@@ -1,2 +1,2 @@\n-a\n+b\n+c\n d\n';
+    const lines = renderTree(
+      run({
+        id: 'a',
+        agent: 'coder',
+        toolCalls: [{ id: '1', name: 'edit_file', input: {}, ok: true, ms: 1, diff }],
+      }),
+    );
+    expect(lines[1]).toBe('   ✎ src/app.ts  +2 −1');
+  });
+});

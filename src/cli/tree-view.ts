@@ -49,6 +49,9 @@ export function renderTree(
       lines.push(clip(`${indent}${PLAN_MARKS[step.status] ?? '[ ]'} ${oneLine(step.title, 80)}`, width));
     }
     for (const line of options.details?.(node, indent) ?? []) lines.push(clip(line, width));
+    for (const call of node.toolCalls) {
+      if (call.diff) lines.push(clip(`${indent}✎ ${editLine(call.diff)}`, width));
+    }
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1;
       walk(child, `${childPrefix}${last ? '└─ ' : '├─ '}`, `${childPrefix}${last ? '   ' : '│  '}`);
@@ -99,6 +102,19 @@ function summarizeCalls(calls: RunTree['toolCalls']): string {
         `${name}${total > 1 ? `×${total}` : ''}${failed ? ` (${failed} failed)` : ''}`,
     )
     .join(', ');
+}
+
+/** `path  +added −removed` for one edit's unified diff. */
+function editLine(diff: string): string {
+  let file = '';
+  let added = 0;
+  let removed = 0;
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('+++ ')) file = line.slice(4).replace(/^b\//, '');
+    else if (line.startsWith('+')) added++;
+    else if (line.startsWith('-') && !line.startsWith('--- ')) removed++;
+  }
+  return `${oneLine(file, 60)}  +${added} −${removed}`;
 }
 
 /** One printable line: whitespace collapsed, terminal control sequences (from models, tasks) removed. */

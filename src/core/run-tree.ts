@@ -12,6 +12,8 @@ export interface ToolCallRecord {
   error?: string;
   refused?: string;
   deduplicated?: boolean;
+  /** The unified diff a file-changing tool (edit_file, write_file) reported: the run tree shows edits. */
+  diff?: string;
 }
 
 /** The run tree JSON of CONTRACTS.md: what `--json`, `runs show` and `GET /api/runs/:id` print. */
@@ -90,6 +92,8 @@ export class RunTreeBuilder {
         call.ok = event.ok;
         call.ms = event.ms;
         if (event.error) call.error = event.error;
+        const diff = (event.output as { diff?: unknown } | null | undefined)?.diff;
+        if (event.ok && typeof diff === 'string') call.diff = diff;
         return;
       }
       case 'step-finish':
