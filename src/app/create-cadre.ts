@@ -15,8 +15,10 @@ import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { type Database, openDatabase } from '../store/database.ts';
 import { RunStore } from '../store/run-store.ts';
 import { SessionStore } from '../store/session-store.ts';
+import { SqliteUserStore, type UserStore } from '../store/user-store.ts';
 import { createToolRegistry } from '../tools/index.ts';
 import { instructionFragments, preparers } from './features.ts';
+import { LiveRuns } from './live-runs.ts';
 import { VERSION } from './version.ts';
 
 export interface CadreOptions {
@@ -44,8 +46,12 @@ export class Cadre {
   readonly home: string;
   readonly db: Database;
   readonly bus = new EventBus();
+  /** Trees running in this process: how to stop and follow them. */
+  readonly live = new LiveRuns();
   readonly runs: RunStore;
   readonly sessions: SessionStore;
+  /** Server users and their token hashes (`cadre users`). */
+  readonly users: UserStore;
   readonly tools: ToolRegistry;
   /** The configured MCP servers; each starts when a run first needs its tools. */
   readonly mcp: McpClients;
@@ -77,6 +83,7 @@ export class Cadre {
     this.db = options.db ?? openDatabase(join(this.home, 'cadre.db'));
     this.runs = new RunStore(this.db);
     this.sessions = new SessionStore(this.db);
+    this.users = new SqliteUserStore(this.db);
     this.#detachStore = this.runs.attach(this.bus);
     this.tools = createToolRegistry({
       env: options.env,

@@ -20,6 +20,7 @@ usage:
   cadre docs add FILE... | list | search "Q" | rm ID
   cadre mcp                      serve the agents as MCP tools over stdio
   cadre mcp list | trust [DIR] | untrust [DIR]
+  cadre serve [--host 127.0.0.1] [--port 4319]
   cadre --version
 
 Set a model first, e.g.  export CADRE_MODEL=openai:gpt-5-mini  (see README.md).
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, string> = {
   runs: 'runsCommand',
   docs: 'docsCommand',
   mcp: 'mcpCommand',
+  serve: 'serveCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */

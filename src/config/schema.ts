@@ -97,7 +97,17 @@ export const configSchema = z.strictObject({
   tools: toolSettingsSchema.optional(),
   mcpServers: z.record(mcpServerNameSchema, mcpServerSchema).optional(),
   server: z
-    .strictObject({ host: z.string().optional(), port: z.number().int().min(0).max(65535).optional() })
+    .strictObject({
+      host: z.string().optional(),
+      port: z.number().int().min(0).max(65535).optional(),
+      /** Host names the server answers to besides loopback and its own address (a proxy's name). */
+      allowedHosts: z.array(z.string().min(1)).optional(),
+      /** Browser origins, besides the server's own, allowed to call the API. */
+      allowedOrigins: z.array(z.string().min(1)).optional(),
+      maxBodyBytes: positiveInt.optional(),
+      maxUploadBytes: positiveInt.optional(),
+      maxConcurrentChats: positiveInt.optional(),
+    })
     .optional(),
 });
 

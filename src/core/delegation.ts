@@ -13,6 +13,8 @@ export interface ChildRequest {
   task: string;
   inputs: Record<string, unknown>;
   parent: RunFrame;
+  /** The parent's tool call this run answers. */
+  toolCallId?: string;
 }
 
 export type StartChild = (request: ChildRequest) => Promise<ResultEnvelope>;
@@ -117,7 +119,7 @@ export function bindAgentTool(
           await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
           const release = await parent.siblings.acquire(parent.signal);
           try {
-            const envelope = await startChild({ definition, task: String(task), inputs, parent });
+            const envelope = await startChild({ definition, task: String(task), inputs, parent, toolCallId });
             parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
             return envelope;
           } finally {

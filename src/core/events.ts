@@ -22,6 +22,8 @@ export interface RunStartEvent extends EventBase {
   task: string;
   model: string;
   sessionId?: string;
+  /** The parent's tool call that started this run (absent at the root), so a view can nest it there. */
+  parentToolCallId?: string;
 }
 export interface TextDeltaEvent extends EventBase {
   type: 'text-delta';

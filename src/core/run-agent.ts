@@ -49,6 +49,8 @@ export interface RunSpec {
   signal: AbortSignal;
   modelRef?: string;
   prefetch?: { agent: string; task: string };
+  /** The parent's tool call this run answers. */
+  parentToolCallId?: string;
 }
 
 type StopReason = 'max_turns' | 'budget' | undefined;
@@ -111,6 +113,7 @@ export async function runAgent(
     task: spec.task,
     model: modelRef,
     ...(tree.sessionId && !spec.parent ? { sessionId: tree.sessionId } : {}),
+    ...(spec.parentToolCallId ? { parentToolCallId: spec.parentToolCallId } : {}),
   });
   const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
     closeRun(frame, status, summary, extra);
@@ -340,6 +343,7 @@ function startChild(services: LoopServices, tree: TreeState, request: ChildReque
     parent: request.parent,
     history: messagesForChild(request.parent.conversation(), request.definition.context),
     signal: request.parent.signal,
+    ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
   });
 }
 
@@ -357,7 +361,14 @@ async function prefetch(
     const envelope = await traceToolCall(
       frame,
       { toolCallId: 'prefetch', name: definition.name, input },
-      () => startChild(services, tree, { definition, task: request.task, inputs: {}, parent: frame }),
+      () =>
+        startChild(services, tree, {
+          definition,
+          task: request.task,
+          inputs: {},
+          parent: frame,
+          toolCallId: 'prefetch',
+        }),
       delegationFailure,
     );
     frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);

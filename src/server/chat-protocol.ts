@@ -13,7 +13,18 @@
  * Every byte on the wire is therefore sent once: deltas as they happen, headers at start and end. The
  * stored copy of each `data-run` part adds the folded history (`text`, `toolCalls`, `plan`), so a reload
  * shows what was seen live without the wire ever carrying a growing snapshot.
+ *
+ * To keep that promise three things are never repeated on the wire:
+ * - the root run's text, reasoning, tool calls and tool results travel only as text, reasoning and
+ *   dynamic tool parts (no `data-run-event` for them); its plan updates and step usage do travel as events;
+ * - a run's summary, when it is the end of the text the run streamed, is left out of the closing
+ *   `data-run` part and `summaryChars` says how long it is: `summary = text.trimEnd().slice(-summaryChars)`
+ *   where `text` is the run's streamed text (the root's: its text parts joined in order);
+ * - a delegation's tool output is its envelope without `summary` (the child's `data-run` part, found by
+ *   the envelope's `runId`, has it).
+ * Stored sessions always carry `summary` in full.
  */
+import type { UIMessage } from 'ai';
 import type { Source } from '../core/envelope.ts';
 import type { CadreEvent, PlanStep } from '../core/events.ts';
 import type { RunState } from '../core/status.ts';
@@ -51,6 +62,8 @@ export interface RunPartData {
   /** The parent's tool call that started this run (absent at the root). */
   parentToolCallId?: string;
   summary?: string;
+  /** Wire only: the summary is the last `summaryChars` characters of the run's streamed text, trimmed. */
+  summaryChars?: number;
   error?: string;
   data?: unknown;
   sources?: Source[];
@@ -73,8 +86,12 @@ export interface ChatMessageMetadata {
 }
 
 /** The custom data parts of Cadre's UI messages, for `UIMessage<ChatMessageMetadata, CadreDataParts>`. */
-export interface CadreDataParts {
+// A type alias (not an interface) so it fits AI SDK's `UIDataTypes` without an index signature, which
+// would make every part's data `unknown`.
+export type CadreDataParts = {
   run: RunPartData;
   'run-event': CadreEvent;
-  [key: string]: unknown;
-}
+};
+
+/** A Cadre chat message as `useChat` holds it and `GET /api/sessions/:id` returns it. */
+export type CadreUIMessage = UIMessage<ChatMessageMetadata, CadreDataParts>;

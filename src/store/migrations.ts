@@ -89,4 +89,8 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
     `,
   },
+  {
+    id: '006-message-metadata',
+    sql: 'ALTER TABLE messages ADD COLUMN metadata TEXT;',
+  },
 ];

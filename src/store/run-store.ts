@@ -204,6 +204,15 @@ export class RunStore {
     return buildRunTree(this.events(run.root_id), runId);
   }
 
+  /** The root of the tree holding `runId`, if that run is the user's. */
+  rootId(runId: string, options: { userId?: string } = {}): string | undefined {
+    this.flush();
+    const row = this.#db
+      .prepare('SELECT root_id FROM runs WHERE id = ? AND user_id = ?')
+      .get(runId, options.userId ?? this.#userId) as { root_id: string } | undefined;
+    return row?.root_id;
+  }
+
   /** Every event of a tree, in the order they were recorded. */
   events(rootId: string, afterRowId = 0): CadreEvent[] {
     const rows = this.#db

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { UserError } from '../core/errors.ts';
 import type { Database } from './database.ts';
 
 export interface StoredMessage {
@@ -7,6 +8,8 @@ export interface StoredMessage {
   content: string;
   /** UI parts (sub-agent runs, tool calls) as the web app shows them; optional. */
   parts?: unknown;
+  /** Front-door metadata of the message (e.g. the UI message's metadata); optional. */
+  metadata?: unknown;
   runId?: string;
   createdAt: string;
 }
@@ -33,12 +36,17 @@ export class SessionStore {
     this.#db = db;
   }
 
+  /** A new session; an `id` already taken (by anyone) is a `session_exists` error. */
   create(userId: string, options: { id?: string; title?: string } = {}): SessionSummary {
     const now = Date.now();
     const id = options.id ?? `ses_${randomUUID()}`;
-    this.#db
-      .prepare('INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
+    const inserted = this.#db
+      .prepare(
+        'INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+      )
       .run(id, userId, options.title ?? '', now, now);
+    if (inserted.changes === 0)
+      throw new UserError('session_exists', `The session id "${id}" is taken.`, { sessionId: id });
     return { id, title: options.title ?? '', createdAt: iso(now), updatedAt: iso(now) };
   }
 
@@ -51,7 +59,7 @@ export class SessionStore {
     const messages = (
       this.#db
         .prepare(
-          'SELECT id, role, content, parts, run_id, created_at FROM messages WHERE session_id = ? ORDER BY seq',
+          'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE session_id = ? ORDER BY seq',
         )
         .all(id) as Array<Record<string, any>>
     ).map((message) => ({
@@ -59,6 +67,7 @@ export class SessionStore {
       role: message.role,
       content: message.content,
       ...(message.parts ? { parts: JSON.parse(message.parts) } : {}),
+      ...(message.metadata ? { metadata: JSON.parse(message.metadata) } : {}),
       ...(message.run_id ? { runId: message.run_id } : {}),
       createdAt: iso(message.created_at),
     }));
@@ -78,12 +87,20 @@ export class SessionStore {
   append(
     userId: string,
     sessionId: string,
-    message: { role: 'user' | 'assistant'; content: string; parts?: unknown; runId?: string; id?: string },
+    message: {
+      role: 'user' | 'assistant';
+      content: string;
+      parts?: unknown;
+      metadata?: unknown;
+      runId?: string;
+      id?: string;
+    },
   ): StoredMessage {
     const owner = this.#db.prepare('SELECT user_id, title FROM sessions WHERE id = ?').get(sessionId) as
       | { user_id: string; title: string }
       | undefined;
-    if (!owner || owner.user_id !== userId) throw new Error(`no session ${sessionId}`);
+    if (!owner || owner.user_id !== userId)
+      throw new UserError('not_found', `There is no session "${sessionId}".`, { sessionId });
     const now = Date.now();
     const id = message.id ?? `msg_${randomUUID()}`;
     const next = this.#db
@@ -91,7 +108,7 @@ export class SessionStore {
       .get(sessionId) as { seq: number };
     this.#db
       .prepare(
-        'INSERT INTO messages (id, session_id, seq, role, content, parts, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO messages (id, session_id, seq, role, content, parts, metadata, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         id,
@@ -100,6 +117,7 @@ export class SessionStore {
         message.role,
         message.content,
         message.parts === undefined ? null : JSON.stringify(message.parts),
+        message.metadata === undefined ? null : JSON.stringify(message.metadata),
         message.runId ?? null,
         now,
       );

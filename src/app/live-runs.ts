@@ -1,0 +1,159 @@
+import type { CadreEvent } from '../core/events.ts';
+
+/** A listener following one live tree; `index` is the event's position in its tree (from 0). */
+export type TreeListener = (event: CadreEvent, index: number) => void;
+
+/** One run tree executing in this process, for the user it acts for. */
+export interface LiveTree {
+  readonly rootRunId: string;
+  readonly userId: string;
+  /** Every event of the tree so far, in the order it happened. */
+  readonly events: readonly CadreEvent[];
+  readonly ended: boolean;
+  /** Resolves when the tree has ended and its events are stored. */
+  readonly done: Promise<void>;
+}
+
+interface TreeEntry extends LiveTree {
+  controller: AbortController;
+  events: CadreEvent[];
+  listeners: Set<TreeListener>;
+  enders: Set<() => void>;
+  ended: boolean;
+  finish: () => void;
+}
+
+/**
+ * The run trees executing in this process: who they act for, how to stop them, and their events so far, so
+ * a client that reconnects can catch up and follow. A tree stays here until its events are stored; after
+ * that the store answers. Memory is what the live trees did, never more.
+ */
+export class LiveRuns {
+  #trees = new Map<string, TreeEntry>();
+  /** Any run id of a live tree → its root's id (children included, so a child id finds its tree). */
+  #rootOf = new Map<string, string>();
+  #pending = new Map<AbortController, { userId: string }>();
+
+  /**
+   * Registers a tree about to start for `userId`; returns the signal to run it with and `observe`, which
+   * must see every event of the tree, and `end`, called once the tree's events are stored.
+   */
+  begin(userId: string): {
+    signal: AbortSignal;
+    observe: (event: CadreEvent) => void;
+    end: () => void;
+  } {
+    const controller = new AbortController();
+    this.#pending.set(controller, { userId });
+    let entry: TreeEntry | undefined;
+    const observe = (event: CadreEvent) => {
+      if (!entry) {
+        if (event.type !== 'run-start' || event.parentRunId !== null) return;
+        entry = this.#open(event.runId, userId, controller);
+        this.#pending.delete(controller);
+      }
+      if (event.type === 'run-start') this.#rootOf.set(event.runId, entry.rootRunId);
+      const index = entry.events.push(event) - 1;
+      for (const listener of entry.listeners) {
+        try {
+          listener(event, index);
+        } catch {
+          // A follower that fails (a closed socket) must not break the tree or other followers.
+        }
+      }
+    };
+    const end = () => {
+      this.#pending.delete(controller);
+      if (entry) this.#close(entry);
+    };
+    return { signal: controller.signal, observe, end };
+  }
+
+  #open(rootRunId: string, userId: string, controller: AbortController): TreeEntry {
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const entry: TreeEntry = {
+      rootRunId,
+      userId,
+      controller,
+      events: [],
+      listeners: new Set(),
+      enders: new Set(),
+      ended: false,
+      done,
+      finish,
+    };
+    this.#trees.set(rootRunId, entry);
+    return entry;
+  }
+
+  #close(entry: TreeEntry): void {
+    entry.ended = true;
+    this.#trees.delete(entry.rootRunId);
+    for (const event of entry.events) if (event.type === 'run-start') this.#rootOf.delete(event.runId);
+    for (const ender of entry.enders) ender();
+    entry.listeners.clear();
+    entry.enders.clear();
+    entry.finish();
+  }
+
+  /** The live tree holding `runId` (root or child), if it belongs to `userId`. */
+  get(userId: string, runId: string): LiveTree | undefined {
+    const root = this.#rootOf.get(runId);
+    const entry = root ? this.#trees.get(root) : undefined;
+    return entry && entry.userId === userId ? entry : undefined;
+  }
+
+  /** Stops the tree holding `runId`; false when no live tree of `userId` holds it. */
+  cancel(userId: string, runId: string, reason = 'stopped by the person'): boolean {
+    const root = this.#rootOf.get(runId);
+    const entry = root ? this.#trees.get(root) : undefined;
+    if (!entry || entry.userId !== userId) return false;
+    entry.controller.abort(new Error(reason));
+    return true;
+  }
+
+  /**
+   * Follows a live tree: `listener` gets every event after position `after` (those already seen first),
+   * then each new one; `onEnd` when the tree ends. Returns a function that stops following.
+   */
+  follow(tree: LiveTree, after: number, listener: TreeListener, onEnd: () => void): () => void {
+    const entry = this.#trees.get(tree.rootRunId);
+    if (!entry) {
+      onEnd();
+      return () => {};
+    }
+    for (let index = Math.max(0, after + 1); index < entry.events.length; index++) {
+      listener(entry.events[index]!, index);
+    }
+    entry.listeners.add(listener);
+    entry.enders.add(onEnd);
+    return () => {
+      entry.listeners.delete(listener);
+      entry.enders.delete(onEnd);
+    };
+  }
+
+  /** Trees running (or about to) for `userId`. */
+  countFor(userId: string): number {
+    let count = 0;
+    for (const entry of this.#trees.values()) if (entry.userId === userId) count++;
+    for (const pending of this.#pending.values()) if (pending.userId === userId) count++;
+    return count;
+  }
+
+  /** Every live tree's completion, e.g. to wait for them at shutdown. */
+  all(): LiveTree[] {
+    return [...this.#trees.values()];
+  }
+
+  /** Stops every live tree (and any about to start); resolves when all have ended and are stored. */
+  async cancelAll(reason = 'the server is shutting down'): Promise<void> {
+    for (const controller of this.#pending.keys()) controller.abort(new Error(reason));
+    const trees = [...this.#trees.values()];
+    for (const entry of trees) entry.controller.abort(new Error(reason));
+    await Promise.all(trees.map((entry) => entry.done));
+  }
+}

@@ -1,0 +1,71 @@
+import { parseArgs } from 'node:util';
+import { Cadre } from '../../app/create-cadre.ts';
+import { UserError } from '../../core/errors.ts';
+import { startServer } from '../../server/serve.ts';
+import type { CliCommand } from '../cli-context.ts';
+import { EXIT } from '../errors.ts';
+import { reportSetupNotes } from '../setup-notes.ts';
+
+/** `cadre serve [--host 127.0.0.1] [--port 4319]`: the HTTP API and web app until SIGINT/SIGTERM. */
+export const serveCommand: CliCommand = async (args, context) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      model: { type: 'string' },
+      workspace: { type: 'string' },
+      config: { type: 'string' },
+    },
+  });
+  const cadre = new Cadre({
+    env: context.env,
+    cwd: context.cwd,
+    db: context.db(),
+    ...(values.config ? { configFile: values.config } : {}),
+    ...(values.model ? { flags: { model: values.model } } : {}),
+    ...(values.workspace ? { workspace: values.workspace } : {}),
+  });
+  reportSetupNotes(cadre, context.stderr);
+  const settings = cadre.config.server ?? {};
+  const host = values.host ?? settings.host ?? '127.0.0.1';
+  const port = values.port === undefined ? (settings.port ?? 4319) : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError('usage', `--port ${values.port}: expected a port number from 0 to 65535.`);
+  const log = (line: string) => context.stdout.write(`${new Date().toISOString()} ${line}\n`);
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      cadre,
+      host,
+      port,
+      log,
+      ...(context.env.CADRE_TOKEN ? { singleUserToken: context.env.CADRE_TOKEN } : {}),
+      ...(settings.allowedHosts ? { allowedHosts: settings.allowedHosts } : {}),
+      ...(settings.allowedOrigins ? { allowedOrigins: settings.allowedOrigins } : {}),
+      limits: {
+        ...(settings.maxBodyBytes ? { maxBodyBytes: settings.maxBodyBytes } : {}),
+        ...(settings.maxUploadBytes ? { maxUploadBytes: settings.maxUploadBytes } : {}),
+        ...(settings.maxConcurrentChats ? { maxConcurrentChats: settings.maxConcurrentChats } : {}),
+      },
+    });
+  } catch (error) {
+    cadre.close();
+    throw error;
+  }
+  context.stdout.write(`Cadre listening on ${server.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log(`${signal}: stopping (running answers are cancelled and stored)`);
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      server.close().then(resolve, resolve);
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+  log('stopped');
+  return EXIT.ok;
+};

@@ -1,0 +1,124 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Cadre } from '../app/create-cadre.ts';
+import type { UserStore } from '../app/users.ts';
+import { VERSION } from '../app/version.ts';
+import { UserError } from '../core/errors.ts';
+import { authenticate } from './auth.ts';
+import { httpError } from './http-errors.ts';
+import { requestLog } from './request-log.ts';
+import { chatRoutes } from './routes/chat.ts';
+import { runRoutes } from './routes/runs.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { webAppRoutes } from './routes/web-app.ts';
+import { hostGuard, originGuard, securityHeaders } from './security.ts';
+import type { ServerEnv } from './server-env.ts';
+
+/** Limits a server enforces; every one configurable (`server` in config.json). */
+export interface ServerLimits {
+  /** Largest JSON body (chat, settings), in bytes. */
+  maxBodyBytes: number;
+  /** Largest upload request (documents), in bytes. */
+  maxUploadBytes: number;
+  /** Answers one user may have running at once. */
+  maxConcurrentChats: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  maxBodyBytes: 1024 * 1024,
+  maxUploadBytes: 50 * 1024 * 1024,
+  maxConcurrentChats: 4,
+};
+
+export interface ServerAppOptions {
+  cadre: Cadre;
+  /** The address the server is bound to (Host checks accept it besides loopback names). */
+  boundHost?: string;
+  /** More Host names to answer to (a reverse proxy's public name). */
+  allowedHosts?: string[];
+  /** More browser origins allowed to call the API. */
+  allowedOrigins?: string[];
+  users?: UserStore;
+  /** `CADRE_TOKEN`: single-user mode. */
+  singleUserToken?: string;
+  limits?: Partial<ServerLimits>;
+  /** Where the web app's built files are (default: web/dist of this package). */
+  webRoot?: string;
+  /** One line per request; default: nothing. */
+  log?: (line: string) => void;
+  /**
+   * More routes behind the same Host, Origin and auth checks, e.g. `{ path: '/mcp', routes }`. Their
+   * handlers read the caller from `c.var.userId` and Cadre from `c.var.cadre`.
+   */
+  mounts?: Array<{ path: string; routes: Hono<ServerEnv> }>;
+}
+
+/**
+ * The HTTP API and web app as one Hono app (tests call `app.request()`; `serve()` puts it on a socket).
+ * Order: request log, security headers, Host check, Origin check, then per area body limits and auth.
+ */
+export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
+  const { cadre } = options;
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  const users = options.users ?? cadre.users;
+  const auth = authenticate({
+    users,
+    ...(options.singleUserToken ? { singleUserToken: options.singleUserToken } : {}),
+  });
+  const app = new Hono<ServerEnv>();
+  if (options.log) app.use('*', requestLog(options.log));
+  app.use('*', securityHeaders());
+  app.use(
+    '*',
+    hostGuard({
+      boundHost: options.boundHost ?? '127.0.0.1',
+      ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    }),
+  );
+  app.use('*', originGuard(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}));
+  app.use('*', async (c, next) => {
+    c.set('cadre', cadre);
+    await next();
+  });
+  app.onError((error, c) => {
+    const mapped = httpError(error);
+    if (mapped.internal)
+      options.log?.(`error in ${c.req.method} ${c.req.path}: ${(error as Error).stack ?? error}`);
+    return c.json(mapped.body, mapped.status as 400);
+  });
+  app.notFound((c) =>
+    c.json({ error: { code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` } }, 404),
+  );
+
+  app.get('/health', (c) => c.json({ ok: true, version: VERSION }));
+
+  const tooLarge = (max: number) => () => {
+    throw new UserError('payload_too_large', `The request body is larger than ${max} bytes.`, { max });
+  };
+  for (const prefix of ['/api/*', '/v1/*']) {
+    app.use(prefix, auth);
+  }
+  app.use(
+    '/api/documents',
+    bodyLimit({ maxSize: limits.maxUploadBytes, onError: tooLarge(limits.maxUploadBytes) }),
+  );
+  app.use('/api/*', async (c, next) => {
+    if (c.req.path === '/api/documents') return next();
+    return bodyLimit({ maxSize: limits.maxBodyBytes, onError: tooLarge(limits.maxBodyBytes) })(c, next);
+  });
+  app.use('/v1/*', bodyLimit({ maxSize: limits.maxBodyBytes, onError: tooLarge(limits.maxBodyBytes) }));
+
+  app.route('/api/chat', chatRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
+  app.route('/api/sessions', sessionRoutes());
+  app.route('/api/runs', runRoutes());
+  for (const mount of options.mounts ?? []) {
+    app.use(mount.path, auth);
+    app.use(`${mount.path}/*`, auth);
+    app.route(mount.path, mount.routes);
+  }
+  app.all('/api/*', (c) =>
+    c.json({ error: { code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` } }, 404),
+  );
+  app.route('/', webAppRoutes(options.webRoot));
+  return app;
+}

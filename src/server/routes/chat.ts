@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { createUIMessageStream, createUIMessageStreamResponse } from 'ai';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { chat } from '../../app/chat.ts';
+import { UserError } from '../../core/errors.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import type { RunOutcome } from '../../core/runtime.ts';
+import { AnswerMessageBuilder } from '../answer-message.ts';
+import type { CadreUIMessage, ChatMessageMetadata } from '../chat-protocol.ts';
+import { type CadreChunk, ChatStreamTranslator } from '../chat-stream.ts';
+import { type CoalescerOptions, DeltaCoalescer } from '../delta-coalescer.ts';
+import { httpError } from '../http-errors.ts';
+import type { ServerEnv } from '../server-env.ts';
+
+const chatBody = z.object({
+  id: z.string().min(1).max(200),
+  messages: z
+    .array(
+      z.looseObject({
+        id: z.string().max(200).optional(),
+        role: z.enum(['user', 'assistant', 'system']),
+        parts: z.array(z.looseObject({ type: z.string() })),
+      }),
+    )
+    .min(1),
+  agent: z.string().min(1).max(100).optional(),
+});
+
+export interface ChatRouteOptions {
+  maxConcurrentChats: number;
+  /** How text deltas are merged on the wire (tests and benchmarks tune it). */
+  coalescing?: CoalescerOptions;
+}
+
+/**
+ * `POST /api/chat`: AI SDK's UI message stream for `useChat`. The body names the session (`id`) and
+ * carries the conversation; only its last user message is new (the server keeps the history). The tree
+ * runs on its own: a dropped connection only stops the writing, and the answer is stored either way.
+ */
+export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
+  const routes = new Hono<ServerEnv>();
+  routes.post('/', async (c) => {
+    const parsed = chatBody.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) {
+      throw new UserError(
+        'bad_request',
+        `The chat body must be {id, messages}: ${z.prettifyError(parsed.error)}`,
+      );
+    }
+    const { id: sessionId, messages, agent } = parsed.data;
+    const last = messages.at(-1)!;
+    if (last.role !== 'user') throw new UserError('bad_request', "The last message must be the person's.");
+    const text = last.parts
+      .filter((part) => part.type === 'text' && typeof part.text === 'string')
+      .map((part) => part.text as string)
+      .join('\n');
+
+    const translator = new ChatStreamTranslator();
+    const builder = new AnswerMessageBuilder();
+    const messageId = `msg_${randomUUID()}`;
+    const metadata: ChatMessageMetadata = { sessionId };
+    let write: (chunk: CadreChunk) => void = () => {};
+    const buffered: CadreChunk[] = [];
+    const send = (chunk: CadreChunk) => {
+      builder.apply(chunk);
+      write(chunk);
+    };
+    write = (chunk) => buffered.push(chunk);
+    for (const chunk of translator.start(messageId, metadata)) send(chunk);
+
+    let started: () => void = () => {};
+    const runStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const coalescer = new DeltaCoalescer((event: CadreEvent) => {
+      for (const chunk of translator.translate(event)) send(chunk);
+      if (event.type === 'run-start' && event.parentRunId === null) {
+        send({ type: 'message-metadata', messageMetadata: { sessionId, rootRunId: event.runId } });
+        started();
+      }
+    }, options.coalescing);
+    const onEvent = (event: CadreEvent) => coalescer.push(event);
+    const answerMessage = (outcome: RunOutcome) => {
+      coalescer.flush();
+      const final: ChatMessageMetadata = {
+        sessionId,
+        rootRunId: outcome.envelope.runId,
+        status: outcome.envelope.status,
+        usage: outcome.envelope.subtreeUsage,
+      };
+      send({ type: 'message-metadata', messageMetadata: final });
+      send({ type: 'finish' });
+      const message = builder.message();
+      return { id: messageId, parts: message.parts, metadata: message.metadata };
+    };
+    const outcome = chat(c.var.cadre, {
+      userId: c.var.userId,
+      sessionId,
+      message: { ...(last.id ? { id: last.id } : {}), text, parts: last.parts },
+      ...(agent ? { agent } : {}),
+      onEvent,
+      answerMessage,
+      maxConcurrentChats: options.maxConcurrentChats,
+    });
+    // Refusals and set-up errors (unknown session, too many chats, no model) are plain HTTP errors.
+    await Promise.race([runStarted, outcome]);
+
+    const stream = createUIMessageStream<CadreUIMessage>({
+      execute: async ({ writer }) => {
+        for (const chunk of buffered) writer.write(chunk);
+        buffered.length = 0;
+        write = (chunk) => writer.write(chunk);
+        await outcome;
+      },
+      onError: (error) => httpError(error).body.error.message,
+    });
+    return createUIMessageStreamResponse({ stream });
+  });
+  return routes;
+}

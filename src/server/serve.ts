@@ -1,0 +1,69 @@
+import type { AddressInfo } from 'node:net';
+import { type ServerType, serve } from '@hono/node-server';
+import { UserError } from '../core/errors.ts';
+import { credentialsExist } from './auth.ts';
+import { createServerApp, type ServerAppOptions } from './create-server-app.ts';
+import { isLoopbackHost } from './security.ts';
+
+export interface StartServerOptions extends Omit<ServerAppOptions, 'boundHost'> {
+  host: string;
+  port: number;
+}
+
+export interface RunningServer {
+  url: string;
+  host: string;
+  port: number;
+  /** Stops taking requests, stops running trees (recorded as cancelled), stores what is pending. */
+  close(): Promise<void>;
+}
+
+/**
+ * Puts the API on a socket. Without credentials (no user with a token, no `CADRE_TOKEN`) it refuses any
+ * address but loopback, since anyone who can reach it would act as the local user.
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const users = options.users ?? options.cadre.users;
+  const authOptions = {
+    users,
+    ...(options.singleUserToken ? { singleUserToken: options.singleUserToken } : {}),
+  };
+  if (!isLoopbackHost(options.host) && !(await credentialsExist(authOptions))) {
+    throw new UserError(
+      'needs_token',
+      [
+        `Refusing to listen on ${options.host} without credentials: anyone who can reach it would act as you.`,
+        'Add a user and use its token:   cadre users add NAME',
+        'or set a single token:          export CADRE_TOKEN=$(openssl rand -hex 32)',
+        'or listen on this machine only: cadre serve --host 127.0.0.1',
+      ].join('\n'),
+      { host: options.host },
+    );
+  }
+  const app = createServerApp({ ...options, users, boundHost: options.host });
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>
+      resolve(started),
+    );
+    started.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    host: options.host,
+    port: address.port,
+    close: () => {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await options.cadre.live.cancelAll();
+        // Followers of finished trees and idle keep-alive sockets would hold close() open.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        await stopped;
+        options.cadre.close();
+      })();
+      return closing;
+    },
+  };
+}

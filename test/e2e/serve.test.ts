@@ -1,0 +1,178 @@
+import { parseJsonEventStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CadreEvent } from '../../src/core/events.ts';
+import type { RunPartData } from '../../src/server/chat-protocol.ts';
+import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { type ServeProcess, startServe } from '../helpers/serve.ts';
+import { chatBody, readChunks, readMessage } from '../helpers/server.ts';
+
+const isMain = (system: string) => system.includes('## When to delegate');
+
+let cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function setup(script: FixtureScript, extraEnv: Record<string, string> = {}, args: string[] = []) {
+  const model = await startOpenAIServer(script);
+  cleanups.push(() => model.close());
+  const env = {
+    CADRE_HOME: tempHome(),
+    CADRE_MODEL: 'compatible:fixture',
+    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    ...extraEnv,
+  };
+  const server = await startServe(['--port', '0', ...args], env);
+  cleanups.push(() => {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  });
+  return { model, server, env };
+}
+
+/** Main delegates to math, which answers after `mathReply` (a delay, a hang). */
+function delegation(mathReply: Partial<{ delayMs: number; hang: boolean }> = {}): FixtureScript {
+  return ({ body, system }) => {
+    const last = body.messages.at(-1);
+    if (isMain(system)) {
+      if (last?.role === 'user')
+        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 6 * 7.' } }] };
+      return { text: 'It is 42.' };
+    }
+    return { text: `6 * 7 = 42 (${contentText(last?.content).length})`, ...mathReply };
+  };
+}
+
+const post = (url: string, body: string, signal?: AbortSignal) =>
+  fetch(url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json' },
+    ...(signal ? { signal } : {}),
+  });
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function storedAnswer(server: ServeProcess, sessionId: string) {
+  const response = await fetch(`${server.url}/api/sessions/${sessionId}`);
+  if (response.status !== 200) return undefined;
+  const session = (await response.json()) as {
+    messages: Array<{ role: string; parts: Array<{ type: string; data?: RunPartData }> }>;
+  };
+  return session.messages.find((message) => message.role === 'assistant');
+}
+
+describe('cadre serve over real HTTP', () => {
+  it('prints where it listens, answers /health, streams a delegation, and stops on SIGTERM with exit 0', async () => {
+    const { server } = await setup(delegation());
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${server.url}/health`);
+    expect(await health.json()).toEqual({ ok: true, version: expect.any(String) });
+
+    const response = await post(`${server.url}/api/chat`, chatBody('e1', 'What is 6 times 7?'));
+    expect(response.status).toBe(200);
+    const message = await readMessage(await readChunks(response));
+    const runs = message.parts
+      .filter((part) => part.type === 'data-run')
+      .map((part) => part.data as RunPartData);
+    expect(runs.map((run) => [run.agent, run.status])).toEqual([
+      ['main', 'ok'],
+      ['math', 'ok'],
+    ]);
+    const stored = await storedAnswer(server, 'e1');
+    expect(stored?.parts.filter((part) => part.type === 'data-run')).toHaveLength(2);
+
+    server.child.kill('SIGTERM');
+    const result = await server.exited;
+    expect(result.code).toBe(0);
+    expect(server.output()).toMatch(/POST \/api\/chat 200 \d+ms/);
+  });
+
+  it('finishes and stores the tree when the client goes away, and replays its events as SSE', async () => {
+    const { server } = await setup(delegation({ delayMs: 400 }));
+    const controller = new AbortController();
+    const response = await post(
+      `${server.url}/api/chat`,
+      chatBody('e2', 'What is 6 times 7?'),
+      controller.signal,
+    );
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    const answer = await waitFor(() => storedAnswer(server, 'e2'), 'the stored answer');
+    const runs = answer.parts.filter((part) => part.type === 'data-run').map((part) => part.data!);
+    expect(runs.map((run) => run.status)).toEqual(['ok', 'ok']);
+    expect(runs[1]!.text).toMatch(/^6 \* 7 = 42/);
+
+    // The whole tree's events, from the start and then after a given event id.
+    const rootId = runs[0]!.runId;
+    const all = parseSse(await (await fetch(`${server.url}/api/runs/${rootId}/events`)).text());
+    expect(all[0]!.event.type).toBe('run-start');
+    expect(all.at(-1)!.event).toMatchObject({ type: 'run-finish', runId: rootId });
+    const rest = parseSse(
+      await (
+        await fetch(`${server.url}/api/runs/${rootId}/events`, { headers: { 'last-event-id': '3' } })
+      ).text(),
+    );
+    expect(rest.map((item) => item.id)).toEqual(all.slice(4).map((item) => item.id));
+  });
+
+  it('follows a running tree over SSE and stops it with POST /api/runs/:id/cancel', async () => {
+    const { server } = await setup(delegation({ hang: true }));
+    const response = await post(`${server.url}/api/chat`, chatBody('e3', 'What is 6 times 7?'));
+    const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema });
+    const reader = parsed.getReader();
+    const seen: UIMessageChunk[] = [];
+    // Read until the child is running: the root's id is then known and the tree is waiting on the model.
+    let rootId: string | undefined;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || !value?.success) throw new Error('the stream ended early');
+      seen.push(value.value);
+      const chunk = value.value as { type: string; data?: RunPartData };
+      if (chunk.type === 'data-run' && chunk.data?.parentRunId === null) rootId = chunk.data.runId;
+      if (chunk.type === 'data-run' && chunk.data?.agent === 'math') break;
+    }
+    const followed = fetch(`${server.url}/api/runs/${rootId}/events`).then((events) => events.text());
+    const cancel = await fetch(`${server.url}/api/runs/${rootId}/cancel`, { method: 'POST' });
+    expect(await cancel.json()).toEqual({ cancelled: true });
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (value.success) seen.push(value.value);
+    }
+    const message = await readMessage(seen);
+    const runs = message.parts
+      .filter((part) => part.type === 'data-run')
+      .map((part) => part.data as RunPartData);
+    expect(runs.map((run) => [run.agent, run.status])).toEqual([
+      ['main', 'cancelled'],
+      ['math', 'cancelled'],
+    ]);
+    const events = parseSse(await followed);
+    expect(events[0]!.event.type).toBe('run-start');
+    expect(events.at(-1)!.event).toMatchObject({ type: 'run-finish', runId: rootId, status: 'cancelled' });
+    expect(events.map((item) => Number(item.id))).toEqual(events.map((_, index) => index));
+    const tree = (await (await fetch(`${server.url}/api/runs/${rootId}`)).json()) as { status: string };
+    expect(tree.status).toBe('cancelled');
+  }, 20_000);
+});
+
+function parseSse(text: string): Array<{ id: string; event: CadreEvent }> {
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('data:'))
+    .map((block) => {
+      const id = /^id: ?(.*)$/m.exec(block)?.[1] ?? '';
+      const data = /^data: ?(.*)$/m.exec(block)?.[1] ?? '{}';
+      return { id, event: JSON.parse(data) as CadreEvent };
+    });
+}

@@ -1,0 +1,73 @@
+import { parseJsonEventStream, readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import { Cadre } from '../../src/app/create-cadre.ts';
+import type { CadreConfig } from '../../src/config/schema.ts';
+import { type Script, ScriptedModel } from '../../src/models/scripted-model.ts';
+import type { CadreUIMessage } from '../../src/server/chat-protocol.ts';
+import { createServerApp, type ServerAppOptions } from '../../src/server/create-server-app.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { tempHome } from './cli.ts';
+
+/** Who a scripted request is for, by the agent's instructions. */
+export const isMain = (system: string) => system.includes('## When to delegate');
+export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
+
+/** A Cadre on an in-memory store whose every agent runs on one scripted model, and its HTTP app. */
+export function testServer(
+  script: Script,
+  options: { config?: CadreConfig; server?: Partial<Omit<ServerAppOptions, 'cadre'>> } = {},
+) {
+  const model = new ScriptedModel(script);
+  const cadre = new Cadre({
+    env: { CADRE_HOME: tempHome(), CADRE_MODEL: 'scripted:test' },
+    cwd: tempHome(),
+    db: openDatabase(':memory:'),
+    models: { 'scripted:test': model },
+    ...(options.config ? { flags: options.config } : {}),
+  });
+  const app = createServerApp({ cadre, ...options.server });
+  return { cadre, app, model };
+}
+
+/** A chat request body as `useChat` sends it. */
+export function chatBody(
+  sessionId: string,
+  text: string,
+  messageId = `u_${Math.random().toString(36).slice(2)}`,
+) {
+  return JSON.stringify({
+    id: sessionId,
+    messages: [{ id: messageId, role: 'user', parts: [{ type: 'text', text }] }],
+    trigger: 'submit-message',
+  });
+}
+
+/** Every chunk of a UI message stream response, as the client parses them. */
+export async function readChunks(response: Response): Promise<UIMessageChunk[]> {
+  const chunks: UIMessageChunk[] = [];
+  const reader = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema }).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return chunks;
+    if (!value.success) throw value.error;
+    chunks.push(value.value);
+  }
+}
+
+/** The message `useChat` would end with, built by AI SDK's own reader from the chunks. */
+export async function readMessage(chunks: UIMessageChunk[]): Promise<CadreUIMessage> {
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  let last: CadreUIMessage | undefined;
+  for await (const message of readUIMessageStream<CadreUIMessage>({
+    stream: stream as never,
+    terminateOnError: true,
+  })) {
+    last = message;
+  }
+  if (!last) throw new Error('the stream held no message');
+  return last;
+}
