@@ -174,10 +174,11 @@ describe('POST /api/chat', () => {
             };
           }
           if (fromTool) return { text: 'all summed' };
-          // 100 tool calls in one step: 200 events (call + result) per run, besides start, step and finish.
+          // 100 calls in one step to a tool math may not use: each is refused at once (a call and a result
+          // event), so 200 events per run besides start, step and finish, without running anything.
           return {
             toolCalls: Array.from({ length: 100 }, (_, index) => ({
-              name: 'calculate',
+              name: 'not_a_tool',
               input: { expression: `${index} + 1` },
             })),
           };
