@@ -2,6 +2,7 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
+import { runScope } from './run-scope.ts';
 import { walkFiles } from './walk.ts';
 
 const MAX_GLOB_RESULTS = 500;
@@ -19,10 +20,11 @@ export function createGlobTool(workspace: Workspace) {
     }),
     async execute({ pattern }, context) {
       const matches = compileGlob(pattern);
+      const scope = runScope(context);
       const files: string[] = [];
       let truncated = false;
       for await (const file of walkFiles(workspace, workspace.root, { signal: context.signal })) {
-        if (!matches(file.relative)) continue;
+        if (!matches(file.relative) || !scope.includes(file.relative)) continue;
         if (files.length >= MAX_GLOB_RESULTS) {
           truncated = true;
           break;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob.ts';
+import { runScope } from './run-scope.ts';
 import { walkFiles } from './walk.ts';
 
 const DEFAULT_RESULTS = 100;
@@ -43,12 +44,13 @@ export function createGrepTool(workspace: Workspace) {
       }
       const wanted = max_results ?? DEFAULT_RESULTS;
       const matchesGlob = glob ? compileGlob(glob) : () => true;
+      const scope = runScope(context);
       const matches: Array<{ path: string; line: number; text: string }> = [];
       let filesSearched = 0;
       let skippedBinary = 0;
       let truncated = false;
       search: for await (const file of walkFiles(workspace, workspace.root, { signal: context.signal })) {
-        if (!matchesGlob(file.relative)) continue;
+        if (!matchesGlob(file.relative) || !scope.includes(file.relative)) continue;
         const text = await readText(file.absolute);
         if (text === undefined) {
           skippedBinary++;

@@ -3,6 +3,7 @@ import nodePath from 'node:path';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
+import { outsideScope, runScope } from './run-scope.ts';
 import { isPathIgnored } from './walk.ts';
 
 const MAX_ENTRIES = 500;
@@ -18,8 +19,10 @@ export function createListDirTool(workspace: Workspace) {
     input: z.object({
       path: z.string().max(1000).describe('Folder relative to the workspace root, "." for the root'),
     }),
-    async execute({ path }) {
+    async execute({ path }, context) {
       const folder = await workspace.resolve(path);
+      const scope = runScope(context);
+      if (scope.scope && !scope.includesFolder(folder.relative)) throw outsideScope(path, scope.scope);
       const dirents = await readdir(folder.absolute, { withFileTypes: true }).catch((error) => {
         if ((error as NodeJS.ErrnoException).code === 'ENOTDIR')
           throw new Error(`"${path}" is a file; use read_file`);

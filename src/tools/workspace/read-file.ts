@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
+import { outsideScope, runScope } from './run-scope.ts';
 
 const DEFAULT_LINES = 400;
 const MAX_LINES = 2000;
@@ -21,8 +22,10 @@ export function createReadFileTool(workspace: Workspace) {
       offset: z.number().int().min(1).optional(),
       limit: z.number().int().min(1).max(MAX_LINES).optional(),
     }),
-    async execute({ path, offset, limit }) {
+    async execute({ path, offset, limit }, context) {
       const file = await workspace.resolve(path);
+      const scope = runScope(context);
+      if (scope.scope && !scope.includes(file.relative)) throw outsideScope(path, scope.scope);
       const info = await stat(file.absolute);
       if (info.isDirectory()) throw new Error(`"${path}" is a directory; use list_dir`);
       // A named pipe or device would block the read (and a libuv thread) until something writes to it.
@@ -30,6 +33,8 @@ export function createReadFileTool(workspace: Workspace) {
       if (info.size > MAX_FILE_BYTES) {
         throw new Error(`"${path}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`);
       }
+      const refused = scope.noteRead(file.relative);
+      if (refused) throw new Error(refused);
       const buffer = await readFile(file.absolute);
       if (buffer.subarray(0, 8192).includes(0)) throw new Error(`"${path}" is a binary file`);
       const lines = buffer.toString('utf8').split(/\r?\n/);
