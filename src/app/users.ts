@@ -1,19 +1,24 @@
-import type { UserRecord, UserStore } from '../store/user-store.ts';
-import type { Cadre } from './create-cadre.ts';
+import type { Database } from '../store/database.ts';
+import { SqliteUserStore, type UserRecord, type UserStore } from '../store/user-store.ts';
 
 export type { UserRecord, UserStore };
 
+/** The users store of a database (for `cadre users`, which needs nothing else of Cadre). */
+export function openUserStore(db: Database): UserStore {
+  return new SqliteUserStore(db);
+}
+
 /** Adds a server user; the token is returned this once (only its hash is kept). */
-export function addUser(cadre: Cadre, name: string): Promise<{ user: UserRecord; token: string }> {
-  return cadre.users.add(name);
+export function addUser(users: UserStore, name: string): Promise<{ user: UserRecord; token: string }> {
+  return users.add(name);
 }
 
 /** Server users with tokens, by name. */
-export function listUsers(cadre: Cadre): Promise<UserRecord[]> {
-  return cadre.users.list();
+export function listUsers(users: UserStore): Promise<UserRecord[]> {
+  return users.list();
 }
 
 /** Removes a user (their sessions go with them); false when there is no such user. */
-export function removeUser(cadre: Cadre, name: string): Promise<boolean> {
-  return cadre.users.remove(name);
+export function removeUser(users: UserStore, name: string): Promise<boolean> {
+  return users.remove(name);
 }

@@ -21,6 +21,7 @@ usage:
   cadre mcp                      serve the agents as MCP tools over stdio
   cadre mcp list | trust [DIR] | untrust [DIR]
   cadre serve [--host 127.0.0.1] [--port 4319]
+  cadre users add NAME [--json] | list | rm NAME
   cadre --version
 
 Set a model first, e.g.  export CADRE_MODEL=openai:gpt-5-mini  (see README.md).
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, string> = {
   docs: 'docsCommand',
   mcp: 'mcpCommand',
   serve: 'serveCommand',
+  users: 'usersCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */
