@@ -4,6 +4,7 @@ import { cadreHome } from '../config/load-config.ts';
 import { type Database, openDatabase } from '../store/database.ts';
 import { markInterruptedRuns } from '../store/run-maintenance.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
+import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
 import { EXIT, reportError } from './errors.ts';
 
 export const VERSION: string = JSON.parse(
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, string> = {
 /** Runs the `cadre` command line; resolves to the exit code. */
 export async function main(argv: string[], overrides: Partial<CliContext> = {}): Promise<number> {
   const env = overrides.env ?? process.env;
+  if (!overrides.stdout) exitQuietlyOnClosedPipe();
   let db: Database | undefined;
   const context: CliContext = {
     stdout: process.stdout,

@@ -1,0 +1,51 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+
+/** One flag: what `parseArgs` needs, plus the words `--help` prints for it. */
+export type FlagSpec = ParseArgsOptionsConfig[string] & { description: string; placeholder?: string };
+
+/** A command's usage lines, what it does, and every flag it takes: `--help` prints all of it. */
+export interface CommandSpec<Flags extends Record<string, FlagSpec>> {
+  usage: string[];
+  summary: string;
+  flags: Flags;
+}
+
+/** Thrown by parseCommand when `--help` or `-h` was given; main prints the text and exits 0. */
+export class HelpRequested extends Error {
+  readonly text: string;
+  constructor(text: string) {
+    super('help requested');
+    this.text = text;
+  }
+}
+
+/**
+ * `parseArgs` for a sub-command, with `--help` answered from the same spec the arguments are parsed
+ * with, so the help always lists every flag the command takes.
+ */
+export function parseCommand<Flags extends Record<string, FlagSpec>>(
+  spec: CommandSpec<Flags>,
+  args: string[],
+) {
+  const end = args.indexOf('--');
+  const flags = end === -1 ? args : args.slice(0, end);
+  if (flags.includes('--help') || flags.includes('-h')) throw new HelpRequested(helpText(spec));
+  return parseArgs({ args, options: spec.flags, allowPositionals: true, strict: true });
+}
+
+/** The help text of a command. */
+export function helpText(spec: CommandSpec<Record<string, FlagSpec>>): string {
+  const lines = ['usage:', ...spec.usage.map((line) => `  ${line}`), '', spec.summary, ''];
+  const entries = Object.entries(spec.flags).map(([name, flag]) => {
+    const value = flag.type === 'string' ? ` ${flag.placeholder ?? 'VALUE'}` : '';
+    const short = flag.short ? `-${flag.short}, ` : '';
+    return [
+      `${short}--${name}${value}`,
+      `${flag.description}${flag.multiple ? ' (may be repeated)' : ''}`,
+    ] as const;
+  });
+  entries.push(['-h, --help', 'show this help']);
+  const width = Math.max(...entries.map(([left]) => left.length));
+  lines.push('flags:', ...entries.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`));
+  return `${lines.join('\n')}\n`;
+}
