@@ -1,0 +1,148 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempHome } from '../../../test/helpers/cli.ts';
+import { Cadre } from '../../app/create-cadre.ts';
+import { ingestDocument } from '../../documents/ingest.ts';
+import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
+import { openDatabase } from '../../store/database.ts';
+import { type McpHttpEnv, mcpHttpRoutes } from './http-routes.ts';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/**
+ * The routes mounted at /mcp behind a stand-in for the server's auth (the `x-user` header names the user;
+ * none is a 401), with the SDK's Streamable HTTP client talking to it through `app.request`.
+ */
+function setup(script: (request: ScriptedRequest) => ScriptedReply) {
+  const home = tempHome();
+  mkdirSync(join(home, 'agents'));
+  writeFileSync(
+    join(home, 'agents', 'finder.md'),
+    '---\nname: finder\ndescription: Finds passages in your documents.\ntools: [search_documents]\n---\nFind.\n',
+  );
+  const cadre = new Cadre({
+    env: { CADRE_HOME: home, CADRE_MODEL: 'scripted:test' },
+    cwd: tempHome(),
+    db: openDatabase(':memory:'),
+    models: { 'scripted:test': new ScriptedModel(script) },
+  });
+  const routes = mcpHttpRoutes();
+  const app = new Hono<McpHttpEnv>();
+  app.use('/mcp', async (c, next) => {
+    const user = c.req.header('x-user');
+    if (!user) return c.json({ error: 'unauthorized' }, 401);
+    c.set('userId', user);
+    c.set('cadre', cadre);
+    return next();
+  });
+  app.route('/mcp', routes);
+  cleanups.push(() => cadre.close());
+  cleanups.push(() => routes.closeAll());
+  const connect = async (user: string) => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), {
+      requestInit: { headers: { 'x-user': user } },
+      fetch: (url, init) => app.request(String(url), init),
+    });
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    return { client, transport };
+  };
+  return { cadre, app, connect };
+}
+
+const searchTides = (request: ScriptedRequest): ScriptedReply =>
+  request.toolResults.length
+    ? { text: JSON.stringify(request.toolResults[0]!.output) }
+    : { toolCalls: [{ name: 'search_documents', input: { query: 'tides' } }] };
+
+describe('/mcp over Streamable HTTP', () => {
+  it("lists the agents and runs a call for the caller, over the caller's own documents only", async () => {
+    const { cadre, connect } = setup(searchTides);
+    cadre.db.prepare("INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)").run();
+    await ingestDocument(cadre.db, 'alice', {
+      filename: 'alice-notes.md',
+      bytes: new TextEncoder().encode('# Notes\n\nThe tides at Brest rise twice a day.'),
+    });
+    const alice = await connect('alice');
+    const { tools } = await alice.client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['finder', 'main', 'math']));
+
+    const progress: string[] = [];
+    const own = (await alice.client.callTool({ name: 'finder', arguments: { task: 'tides?' } }, undefined, {
+      onprogress: (update) => progress.push(update.message ?? ''),
+    })) as CallToolResult;
+    expect(own.isError).toBe(false);
+    expect(JSON.stringify(own.content)).toContain('Brest');
+    expect(progress).toEqual(['finder started', 'finder calls search_documents', 'finder finished: ok']);
+
+    const bob = await connect('bob');
+    const other = (await bob.client.callTool({
+      name: 'finder',
+      arguments: { task: 'tides?' },
+    })) as CallToolResult;
+    expect(JSON.stringify(other)).not.toContain('Brest');
+  });
+
+  it("refuses a request without credentials, and one user's session to another", async () => {
+    const { app, connect } = setup(() => ({ text: 'hi' }));
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
+    const anonymous = await app.request('/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(initialize),
+    });
+    expect(anonymous.status).toBe(401);
+
+    const alice = await connect('alice');
+    const stolen = await app.request('/mcp', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-user': 'mallory',
+        'mcp-session-id': alice.transport.sessionId!,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(stolen.status).toBe(404);
+    expect(await stolen.text()).toContain('No such MCP session');
+  });
+
+  it('cancels the tree when the client cancels the call', async () => {
+    const { cadre, connect } = setup(() => ({ delayMs: 60_000, text: 'too late' }));
+    const alice = await connect('alice');
+    const controller = new AbortController();
+    const call = alice.client.callTool({ name: 'math', arguments: { task: 'slow' } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => controller.abort(),
+    });
+    await expect(call).rejects.toThrow(/abort/i);
+    const deadline = Date.now() + 5000;
+    let status: string | undefined;
+    while (Date.now() < deadline && status !== 'cancelled') {
+      cadre.runs.flush();
+      status = (
+        cadre.db.prepare('SELECT status FROM runs ORDER BY started_at DESC LIMIT 1').get() as
+          | { status?: string }
+          | undefined
+      )?.status;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(status).toBe('cancelled');
+  });
+});

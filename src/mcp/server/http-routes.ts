@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { Hono } from 'hono';
+import type { Cadre } from '../../app/create-cadre.ts';
+import { createAgentMcpServer } from './agent-server.ts';
+
+/** What the routes read from the request context: set by the server's auth (who asks) and composition. */
+export interface McpHttpEnv {
+  Variables: { userId: string; cadre: Cadre };
+}
+
+/** Limits of the HTTP door; each configurable. */
+export interface McpHttpLimits {
+  /** Open sessions per user; the least recently used one is closed past it. */
+  maxSessionsPerUser: number;
+  /** A session unused this long is closed. */
+  idleMs: number;
+  /** Largest request body, in bytes. */
+  maxBodyBytes: number;
+}
+
+export const DEFAULT_MCP_HTTP_LIMITS: McpHttpLimits = {
+  maxSessionsPerUser: 16,
+  idleMs: 30 * 60 * 1000,
+  maxBodyBytes: 1024 * 1024,
+};
+
+interface Session {
+  userId: string;
+  server: Server;
+  transport: WebStandardStreamableHTTPServerTransport;
+  lastUsed: number;
+}
+
+/**
+ * Cadre's agents over MCP's Streamable HTTP transport, to mount at `/mcp` behind the server's Host,
+ * Origin and auth checks. Each session belongs to the user who opened it (another user's session id is
+ * "not found"), and its calls run for that user, over that user's documents. Sessions are kept in memory:
+ * progress notifications stream on the call's own response, and a `notifications/cancelled` posted to the
+ * session reaches the call it names.
+ */
+export function mcpHttpRoutes(
+  options: { limits?: Partial<McpHttpLimits>; now?: () => number } = {},
+): Hono<McpHttpEnv> & { closeAll(): Promise<void> } {
+  const limits = { ...DEFAULT_MCP_HTTP_LIMITS, ...options.limits };
+  const now = options.now ?? Date.now;
+  const sessions = new Map<string, Session>();
+  const app = new Hono<McpHttpEnv>();
+
+  const close = async (id: string) => {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    await session.server.close().catch(() => undefined);
+  };
+  const evict = async (userId: string) => {
+    for (const [id, session] of sessions) if (now() - session.lastUsed > limits.idleMs) await close(id);
+    const own = [...sessions].filter(([, session]) => session.userId === userId);
+    own.sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    while (own.length >= limits.maxSessionsPerUser) await close(own.shift()![0]);
+  };
+
+  app.all('/', async (c) => {
+    const userId = c.var.userId;
+    const length = Number(c.req.header('content-length') ?? 0);
+    if (length > limits.maxBodyBytes)
+      return jsonRpcError(413, `The request body is larger than ${limits.maxBodyBytes} bytes.`);
+    const sessionId = c.req.header('mcp-session-id');
+    if (sessionId) {
+      const session = sessions.get(sessionId);
+      if (!session || session.userId !== userId)
+        return jsonRpcError(
+          404,
+          'No such MCP session (it ended, or belongs to someone else); initialize a new one.',
+        );
+      session.lastUsed = now();
+      return session.transport.handleRequest(c.req.raw);
+    }
+    if (c.req.method !== 'POST')
+      return jsonRpcError(400, 'Start with an initialize request (POST) to open a session.');
+    await evict(userId);
+    const server = createAgentMcpServer(c.var.cadre, userId);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      maxRequestBodySize: limits.maxBodyBytes,
+      onsessioninitialized: (id) => {
+        sessions.set(id, { userId, server, transport, lastUsed: now() });
+      },
+      onsessionclosed: (id) => close(id),
+    });
+    await server.connect(transport);
+    const response = await transport.handleRequest(c.req.raw);
+    // Anything but a successful initialize opened no session: let the server go.
+    if (!transport.sessionId || !sessions.has(transport.sessionId))
+      await server.close().catch(() => undefined);
+    return response;
+  });
+
+  return Object.assign(app, {
+    async closeAll() {
+      await Promise.all([...sessions.keys()].map(close));
+    },
+  });
+}
+
+function jsonRpcError(status: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
