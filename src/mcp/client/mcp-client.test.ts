@@ -66,23 +66,41 @@ describe('tools from MCP servers', () => {
     writeFileSync(join(folder, 'tides.txt'), 'High tide at 06:12.');
     const { cadre, model } = cadreWith(
       { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
-      { reader: ['mcp__fs__read_text_file'] },
-      (request) =>
-        request.toolResults.length
+      { boss: ['reader'], reader: ['mcp__fs__read_text_file'] },
+      (request) => {
+        if (request.system.startsWith('You are boss.'))
+          return request.toolResults.length
+            ? { text: `Reader says: ${JSON.stringify(request.toolResults[0]!.output)}` }
+            : { toolCalls: [{ name: 'reader', input: { task: 'Read tides.txt' } }] };
+        return request.toolResults.length
           ? { text: `The file says: ${JSON.stringify(request.toolResults[0]!.output)}` }
-          : { toolCalls: [{ name: 'mcp__fs__read_text_file', input: { path: join(folder, 'tides.txt') } }] },
+          : { toolCalls: [{ name: 'mcp__fs__read_text_file', input: { path: join(folder, 'tides.txt') } }] };
+      },
     );
     expect(cadre.mcp.server('fs')!.state).toBe('stopped');
-    const { envelope, events } = await run(cadre, 'reader', 'When is high tide?');
+    const { envelope, events, tree } = await run(cadre, 'boss', 'When is high tide?');
     expect(envelope.status).toBe('ok');
     expect(envelope.summary).toContain('High tide at 06:12.');
-    // What reached the model is marked as untrusted, like every other tool's output.
-    expect(envelope.summary).toContain('untrusted-content tool=\\"mcp__fs__read_text_file\\"');
-    expect(model.calls[0]!.toolNames).toEqual(['mcp__fs__read_text_file']);
-    // The model was offered the server's own input schema.
-    const offered = model.calls[0]!.options.tools?.find((tool) => tool.name === 'mcp__fs__read_text_file');
+    const reader = tree.children[0]!;
+    expect(reader).toMatchObject({ agent: 'reader', status: 'ok' });
+    expect(reader.toolCalls).toMatchObject([{ name: 'mcp__fs__read_text_file', ok: true }]);
+    // What reached the reader's model is marked as untrusted, like every other tool's output.
+    const readerCall = model.calls.find(
+      (call) => call.system.startsWith('You are reader.') && call.toolResults.length,
+    )!;
+    expect(JSON.stringify(readerCall.toolResults[0]!.output)).toContain(
+      'untrusted-content tool=\\"mcp__fs__read_text_file\\"',
+    );
+    // The reader was offered the server's own input schema; its parent was not offered the tool at all.
+    const offered = model.calls
+      .find((call) => call.system.startsWith('You are reader.'))!
+      .options.tools?.find((tool) => tool.name === 'mcp__fs__read_text_file');
     expect(JSON.stringify(offered)).toContain('"path"');
-    expect(toolResults(events)).toMatchObject([{ name: 'mcp__fs__read_text_file', ok: true }]);
+    expect(model.calls[0]!.toolNames).toEqual(['reader']);
+    expect(toolResults(events).map((result) => [result.agent, result.name, result.ok])).toEqual([
+      ['reader', 'mcp__fs__read_text_file', true],
+      ['boss', 'reader', true],
+    ]);
   });
 
   it('an allow-list entry mcp__fs__* offers every tool of that server, and nothing else', async () => {

@@ -67,7 +67,9 @@ const searchTides = (request: ScriptedRequest): ScriptedReply =>
 describe('/mcp over Streamable HTTP', () => {
   it("lists the agents and runs a call for the caller, over the caller's own documents only", async () => {
     const { cadre, connect } = setup(searchTides);
-    cadre.db.prepare("INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)").run();
+    cadre.db
+      .prepare("INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)")
+      .run();
     await ingestDocument(cadre.db, 'alice', {
       filename: 'alice-notes.md',
       bytes: new TextEncoder().encode('# Notes\n\nThe tides at Brest rise twice a day.'),
