@@ -50,7 +50,7 @@ function setup(script: (request: ScriptedRequest) => ScriptedReply) {
     const client = new Client({ name: 'test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), {
       requestInit: { headers: { 'x-user': user } },
-      fetch: (url, init) => app.request(String(url), init),
+      fetch: async (url, init) => app.request(String(url), init),
     });
     await client.connect(transport);
     cleanups.push(() => client.close());
