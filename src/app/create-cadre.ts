@@ -175,6 +175,9 @@ export class Cadre {
         modelCallTimeoutMs:
           limits.modelCallTimeoutSeconds === undefined ? undefined : limits.modelCallTimeoutSeconds * 1000,
         maxResultChars: limits.maxResultChars,
+        maxToolCallsPerStep: limits.maxToolCallsPerStep,
+        maxToolInputChars: limits.maxToolInputChars,
+        maxToolInputDepth: limits.maxToolInputDepth,
         ...options.limits,
       } as Partial<RuntimeLimits>,
       bus: this.bus,

@@ -61,6 +61,9 @@ export const configSchema = z.strictObject({
       maxOutputTokens: positiveInt.optional(),
       modelCallTimeoutSeconds: z.number().positive().optional(),
       maxResultChars: z.number().int().min(100).optional(),
+      maxToolCallsPerStep: positiveInt.optional(),
+      maxToolInputChars: z.number().int().min(1_000).optional(),
+      maxToolInputDepth: z.number().int().min(4).max(1_000).optional(),
     })
     .optional(),
   retry: z

@@ -5,7 +5,7 @@ import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
-import { traceToolCall } from './tool-bindings.ts';
+import { refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';
 
 export interface ChildRequest {
@@ -79,6 +79,7 @@ export function bindAgentTool(
     inputSchema: sdkSchema(agentToolInput(definition)),
     execute: async (input: Record<string, unknown>, options: { toolCallId: string }) => {
       const { toolCallId } = options;
+      refuseBoundedCall(parent, toolCallId, definition.name, input);
       parent.stepDelegations++;
       if (parent.stepDelegations > parent.limits.maxFanOut) {
         const message = `refused: at most ${parent.limits.maxFanOut} delegations per step; ask for the rest in a later step`;

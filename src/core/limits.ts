@@ -22,6 +22,12 @@ export interface RuntimeLimits {
   modelCallTimeoutMs: number;
   /** Characters of a sub-agent's result its parent model sees; the rest is cut with a notice. */
   maxResultChars: number;
+  /** Tool calls one model response may make; the rest are refused with a notice (see tool-call-bounds.ts). */
+  maxToolCallsPerStep: number;
+  /** Characters of JSON arguments one tool call may have; a larger call is refused, not echoed back. */
+  maxToolInputChars: number;
+  /** Deepest nesting of arrays and objects in one tool call's arguments. */
+  maxToolInputDepth: number;
 }
 
 export const DEFAULT_LIMITS: RuntimeLimits = {
@@ -36,6 +42,9 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   maxOutputTokens: 4_096,
   modelCallTimeoutMs: 180_000,
   maxResultChars: 12_000,
+  maxToolCallsPerStep: 32,
+  maxToolInputChars: 300_000,
+  maxToolInputDepth: 64,
 };
 
 /** Asked of the model, without tools, when a run used all its turns. */

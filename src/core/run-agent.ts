@@ -16,6 +16,7 @@ import type { RunStatus } from './status.ts';
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
+import { boundToolCalls } from './tool-call-bounds.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import { addUsage, zeroUsage } from './usage.ts';
 import { gate, meterUsage } from './usage-meter.ts';
@@ -97,6 +98,7 @@ export async function runAgent(
     children: new Set(),
     siblings: new Semaphore(limits.maxConcurrency),
     delegations: new Map(),
+    refusedCalls: new Map(),
     stepDelegations: 0,
     stepUsageKnown: Promise.resolve(),
     lastCallEstimated: false,
@@ -131,9 +133,10 @@ export async function runAgent(
   let stepGate = gate();
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
-    const resolved = limitModelCall(
-      (await services.resolveModel(modelRef)) as LanguageModelV4,
-      limits.modelCallTimeoutMs,
+    const resolved = boundToolCalls(
+      limitModelCall((await services.resolveModel(modelRef)) as LanguageModelV4, limits.modelCallTimeoutMs),
+      limits,
+      (toolCallId, reason) => frame.refusedCalls.set(toolCallId, reason),
     );
     // Every call's usage is read from the model's own stream (estimated when the provider sends none).
     // With a budget it is counted as soon as each call ends, so a delegation in the same step already sees

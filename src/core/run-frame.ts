@@ -42,6 +42,8 @@ export interface RunFrame {
   siblings: Semaphore;
   /** Same agent + same input from this parent: the first delegation's promise. */
   delegations: Map<string, Promise<ResultEnvelope>>;
+  /** Tool calls refused before parsing (too large, too deep, too many), by id, with the reason. */
+  refusedCalls: Map<string, string>;
   /** Delegations started in the current model step (reset before each step). */
   stepDelegations: number;
   /** Settles when the current step's model call has reported its usage (or ended without). */

@@ -117,11 +117,13 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
 
 /** A call the model made to a tool it was not given, or with arguments that do not parse: never run. */
 function refuseCall(frame: RunFrame, toolCallId: string, name: string, input: unknown, error: unknown): void {
-  const reason = NoSuchToolError.isInstance(error)
-    ? `"${name}" is not a tool this agent may use`
-    : InvalidToolInputError.isInstance(error)
-      ? `invalid arguments for ${name}: ${describeError(error.cause ?? error)}`
-      : describeError(error);
+  const reason =
+    frame.refusedCalls.get(toolCallId) ??
+    (NoSuchToolError.isInstance(error)
+      ? `"${name}" is not a tool this agent may use`
+      : InvalidToolInputError.isInstance(error)
+        ? `invalid arguments for ${name}: ${describeError(error.cause ?? error)}`
+        : describeError(error));
   emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
   emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
 }

@@ -1,5 +1,5 @@
 import { type Tool, tool } from 'ai';
-import { describeError } from './errors.ts';
+import { describeError, ModelBehaviorError } from './errors.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
@@ -110,15 +110,30 @@ export function boundedModelOutput(value: unknown, maxChars: number) {
   return { type: 'text' as const, value: cut };
 }
 
+/**
+ * Throws, with its `tool-call` and `tool-result` events, when the call was refused before parsing
+ * (tool-call-bounds.ts) but its stand-in arguments still passed the tool's schema (a tool whose inputs are
+ * all optional): such a call must never run.
+ */
+export function refuseBoundedCall(frame: RunFrame, toolCallId: string, name: string, input: unknown): void {
+  const reason = frame.refusedCalls.get(toolCallId);
+  if (!reason) return;
+  emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
+  emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
+  throw new ModelBehaviorError('tool_call_refused', reason);
+}
+
 /** Binds a registry tool to a run: the AI SDK tool the model is offered. */
 export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreTool: CadreTool): Tool {
   return tool({
     description: cadreTool.description,
     inputSchema: sdkSchema(cadreTool.input),
-    execute: (input: unknown, options: { toolCallId: string }) =>
-      traceToolCall(frame, { toolCallId: options.toolCallId, name: cadreTool.name, input }, () =>
+    execute: (input: unknown, options: { toolCallId: string }) => {
+      refuseBoundedCall(frame, options.toolCallId, cadreTool.name, input);
+      return traceToolCall(frame, { toolCallId: options.toolCallId, name: cadreTool.name, input }, () =>
         cadreTool.execute(input, toolContext(frame, registry)),
-      ),
+      );
+    },
     toModelOutput: ({ output }: { output: unknown }) =>
       boundedModelOutput(
         cadreTool.toModelOutput ? cadreTool.toModelOutput(output) : output,

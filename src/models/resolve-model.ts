@@ -1,5 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { UserError } from '../core/errors.ts';
+import { guardedModelFetch } from './model-fetch.ts';
 import { DEFAULT_RETRY, type RetryPolicy, withRetryPolicy } from './retry.ts';
 
 export const PROVIDERS = ['openai', 'anthropic', 'google', 'openrouter', 'ollama', 'compatible'] as const;
@@ -64,7 +65,8 @@ async function buildModel(
   modelId: string,
   { env, fetch }: ModelResolverOptions,
 ): Promise<LanguageModelV4> {
-  const fetchOption = fetch ? { fetch } : {};
+  // Every provider reads through the guard: error bodies bounded, HTML pages named for what they are.
+  const fetchOption = { fetch: guardedModelFetch(fetch ?? globalThis.fetch) };
   switch (provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');

@@ -1,4 +1,8 @@
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
@@ -26,7 +30,99 @@ async function askMath(script: FixtureScript, extraEnv: Record<string, string> =
   };
 }
 
+/** `cadre ask --json --agent math` in this process (main, as the bin calls it) against a fixture server. */
+async function askInProcess(script: FixtureScript, config?: object) {
+  const server = await startOpenAIServer(script);
+  servers.push(server);
+  const home = tempHome();
+  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (chunk) => {
+    out += chunk;
+  });
+  stderr.on('data', (chunk) => {
+    err += chunk;
+  });
+  const env = {
+    CADRE_HOME: home,
+    CADRE_MODEL: 'compatible:fixture',
+    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
+  };
+  const code = await main(['ask', '--json', '--agent', 'math', 'Do the maths.'], {
+    stdout,
+    stderr,
+    env,
+    cwd: home,
+  });
+  return {
+    code,
+    stdout: out,
+    stderr: err,
+    server,
+    home,
+    json: () => JSON.parse(out) as { status: string; run: RunTree },
+  };
+}
+
+const requestBytes = (request: { body: unknown }) => JSON.stringify(request.body).length;
+
 describe('hostile model output through the CLI', () => {
+  it('refuses a 10 MB argument without echoing it back or storing it', async () => {
+    const huge = 'x'.repeat(10 * 1024 * 1024);
+    const result = await askInProcess(({ index }) =>
+      index === 0
+        ? { toolCalls: [{ name: 'calculate', arguments: { expression: huge } }] }
+        : { text: 'The argument was too long.' },
+    );
+    expect(result.code).toBe(0);
+    const next = result.server.requests[1]!;
+    expect(requestBytes(next)).toBeLessThan(100_000);
+    expect(JSON.stringify(next.body.messages.at(-1))).toMatch(
+      /more than the limit of 300,000; send shorter arguments/,
+    );
+    expect(result.json().run.toolCalls[0]).toMatchObject({ ok: false });
+    const stored = ['cadre.db', 'cadre.db-wal']
+      .map((name) => join(result.home, name))
+      .reduce((total, path) => total + (existsSync(path) ? statSync(path).size : 0), 0);
+    expect(stored).toBeLessThan(2_000_000);
+  });
+
+  it('refuses arguments nested 10,000 levels deep and still prints its JSON', async () => {
+    const deep = `{"expression":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    const result = await askInProcess(({ index }) =>
+      index === 0 ? { toolCalls: [{ name: 'calculate', arguments: deep }] } : { text: 'Too deep.' },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.json().status).toBe('ok');
+    expect(JSON.stringify(result.server.requests[1]!.body.messages.at(-1))).toMatch(
+      /more than 64 levels deep/,
+    );
+  });
+
+  it('runs at most maxToolCallsPerStep calls of one step and refuses the rest, saying so', async () => {
+    const calls = Array.from({ length: 500 }, (_, index) => ({
+      name: 'calculate',
+      arguments: { expression: `${index} + 1` },
+    }));
+    const result = await askInProcess(
+      ({ index }) => (index === 0 ? { toolCalls: calls } : { text: 'Done.' }),
+      {
+        limits: { maxToolCallsPerStep: 10 },
+      },
+    );
+    expect(result.code).toBe(0);
+    const toolCalls = result.json().run.toolCalls;
+    expect(toolCalls).toHaveLength(500);
+    expect(toolCalls.filter((call) => call.ok)).toHaveLength(10);
+    expect(JSON.stringify(result.server.requests[1]!.body.messages.at(-1))).toMatch(
+      /at most 10 tool calls per step; make the rest in later steps/,
+    );
+  });
+
   it('a calculate call that would exhaust memory is a tool error; the run goes on and finishes', async () => {
     const { result, server, json } = await askMath(({ index }) =>
       index === 0

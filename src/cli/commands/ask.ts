@@ -77,7 +77,7 @@ export const askCommand: CliCommand = async (args, context) => {
     if (envelope.status === 'cancelled') return EXIT.interrupted;
     if (envelope.status !== 'ok') {
       context.stderr.write(
-        `cadre: run ${envelope.runId} ended with status ${envelope.status}: ${firstLine(envelope.summary)}\n`,
+        `cadre: run ${envelope.runId} ended with status ${envelope.status}: ${stopReason(envelope.summary)}\n`,
       );
       return EXIT.notOk;
     }
@@ -91,6 +91,11 @@ export const askCommand: CliCommand = async (args, context) => {
 };
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The reason a run stopped: the error noted after a partial answer, else the summary's first line. */
+function stopReason(summary: string): string {
+  return /\[stopped by an error: ([^\n]*)\]$/.exec(summary)?.[1] ?? firstLine(summary);
+}
 
 function parseInputs(pairs: string[]): Record<string, unknown> {
   const inputs: Record<string, unknown> = {};

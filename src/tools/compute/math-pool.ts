@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ModelBehaviorError, SystemError } from '../../core/errors.ts';
+import { Semaphore } from '../../core/semaphore.ts';
 import type { MathJob, MathReply } from './math-worker.ts';
 
 /** The bounds on one `calculate` evaluation. */
@@ -16,8 +17,14 @@ export const DEFAULT_MATH_LIMITS: MathLimits = { timeoutMs: 5_000, memoryMb: 256
 
 /** Booting a worker loads mathjs (most of a second on a slow machine); that is not the expression's time. */
 const BOOT_TIMEOUT_MS = 30_000;
-/** Idle workers kept for the next calls; more are started for concurrent calls and dropped after. */
-const MAX_IDLE_WORKERS = 2;
+/**
+ * Evaluations at once (each in its own worker); more wait their turn. Each worker can use its whole heap,
+ * and booting one costs a core for most of a second, so a step with many calls must not start many.
+ */
+const MAX_WORKERS = 2;
+/** Idle workers kept for the next calls. */
+const MAX_IDLE_WORKERS = MAX_WORKERS;
+const slots = new Semaphore(MAX_WORKERS);
 
 interface PooledWorker {
   worker: Worker;
@@ -91,8 +98,16 @@ export async function evaluateInWorker(
   expression: string,
   options: { limits?: Partial<MathLimits>; signal?: AbortSignal } = {},
 ): Promise<string> {
-  const limits = { ...DEFAULT_MATH_LIMITS, ...options.limits };
-  options.signal?.throwIfAborted();
+  const release = await slots.acquire(options.signal);
+  try {
+    return await evaluateInSlot(expression, { ...DEFAULT_MATH_LIMITS, ...options.limits }, options.signal);
+  } finally {
+    release();
+  }
+}
+
+async function evaluateInSlot(expression: string, limits: MathLimits, signal: AbortSignal | undefined) {
+  const options = { signal };
   const pooled = take(limits.memoryMb);
   try {
     await pooled.ready;

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ScriptedModel } from '../models/scripted-model.ts';
+import { agentDefinitionSchema } from './agent-definition.ts';
+import { Runtime } from './runtime.ts';
+import { nestingDepth } from './tool-call-bounds.ts';
+import { ToolRegistry } from './tool-registry.ts';
+
+describe('tool call bounds', () => {
+  it('measures nesting without recursion, ignoring brackets inside strings', () => {
+    expect(nestingDepth('{"a":[1,{"b":"[[[{{{"}]}')).toBe(3);
+    expect(nestingDepth('"\\"[["')).toBe(0);
+    expect(nestingDepth(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`)).toBe(1_000_000);
+    expect(nestingDepth(`${'['.repeat(1_000_000)}`, 10)).toBe(11);
+  });
+
+  it('never runs a refused call, even for a tool whose inputs are all optional', async () => {
+    let ran = 0;
+    const registry = new ToolRegistry([
+      {
+        name: 'anything',
+        family: 'test',
+        description: 'accepts any object',
+        input: z.object({ note: z.string().optional() }),
+        execute: async () => {
+          ran++;
+          return 'ran';
+        },
+      },
+    ]);
+    const deep = `{"note":"x","extra":${'['.repeat(2_000)}${']'.repeat(2_000)}}`;
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { name: 'anything', rawInput: deep },
+          { name: 'anything', input: {} },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const runtime = new Runtime({
+      agents: new Map([
+        ['solo', agentDefinitionSchema.parse({ name: 'solo', description: 's', tools: ['anything'] })],
+      ]),
+      tools: registry,
+      resolveModel: () => model,
+      mainModel: 'scripted:x',
+      limits: { maxToolCallsPerStep: 1 },
+    });
+    const { envelope, tree } = await runtime.run({ agent: 'solo', task: 'go' });
+    expect(envelope.status).toBe('ok');
+    expect(ran).toBe(0);
+    expect(tree.toolCalls.map((call) => call.refused)).toEqual([
+      expect.stringMatching(/more than 64 levels deep/),
+      expect.stringMatching(/at most 1 tool calls per step/),
+    ]);
+    expect(JSON.stringify(model.calls[1]!.toolResults)).toMatch(/more than 64 levels deep/);
+  });
+});

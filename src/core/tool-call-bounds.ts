@@ -1,0 +1,130 @@
+import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { wrapLanguageModel } from 'ai';
+
+/**
+ * Bounds on what one model response may ask of the tools, applied to the model's own stream before the AI
+ * SDK parses anything. A model (or a prompt injection steering it) can write a 10 MB argument, nest one
+ * 10,000 levels deep (deeper than any recursive JSON code can follow) or ask for 5,000 calls in one step;
+ * each such call is refused here: its arguments are replaced by a short notice, so nothing large or deep
+ * reaches the parser, the tools, the events, the store or the next request.
+ */
+export interface ToolCallBounds {
+  /** Characters of JSON arguments one tool call may have. */
+  maxToolInputChars: number;
+  /** Deepest nesting of arrays and objects in one call's arguments. */
+  maxToolInputDepth: number;
+  /** Tool calls one model response may make; the rest are refused. */
+  maxToolCallsPerStep: number;
+}
+
+/** The key of the notice that stands in for refused arguments (no tool declares it). */
+export const REFUSED_INPUT_KEY = 'cadre_refused';
+
+/** Characters of a failed tool call's error text repeated to the model in later requests. */
+export const MAX_ECHOED_ERROR_CHARS = 2_000;
+
+/**
+ * Wraps `model` so every tool call it makes is checked against `bounds`. Refused calls are reported to
+ * `onRefused` (by tool call id, with the reason the model will read) before the SDK sees them; error
+ * results repeated in later prompts are cut to MAX_ECHOED_ERROR_CHARS.
+ */
+export function boundToolCalls(
+  model: LanguageModelV4,
+  bounds: ToolCallBounds,
+  onRefused: (toolCallId: string, reason: string) => void,
+): LanguageModelV4 {
+  return wrapLanguageModel({
+    model,
+    middleware: {
+      specificationVersion: 'v4',
+      transformParams: async ({ params }) => ({ ...params, prompt: withShortErrors(params.prompt) }),
+      wrapStream: async ({ doStream }) => {
+        const result = await doStream();
+        let calls = 0;
+        const inputChars = new Map<string, number>();
+        const bounded = result.stream.pipeThrough(
+          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+            transform(part, controller) {
+              if (part.type === 'tool-input-delta') {
+                // Partial arguments past the size limit are not passed on: the whole call will be refused.
+                const seen = (inputChars.get(part.id) ?? 0) + part.delta.length;
+                inputChars.set(part.id, seen);
+                if (seen > bounds.maxToolInputChars) return;
+              }
+              if (part.type !== 'tool-call') {
+                controller.enqueue(part);
+                return;
+              }
+              calls++;
+              const reason = refusal(part.input, calls, bounds);
+              if (!reason) {
+                controller.enqueue(part);
+                return;
+              }
+              onRefused(part.toolCallId, reason);
+              controller.enqueue({ ...part, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
+            },
+          }),
+        );
+        return { ...result, stream: bounded };
+      },
+    },
+  }) as LanguageModelV4;
+}
+
+/** Why a call with these raw arguments must not run, or undefined when it may. */
+export function refusal(input: string, callNumber: number, bounds: ToolCallBounds): string | undefined {
+  if (callNumber > bounds.maxToolCallsPerStep) {
+    return `refused: at most ${bounds.maxToolCallsPerStep} tool calls per step; make the rest in later steps, or fewer, larger calls`;
+  }
+  if (input.length > bounds.maxToolInputChars) {
+    return `refused: the arguments are ${input.length.toLocaleString('en')} characters, more than the limit of ${bounds.maxToolInputChars.toLocaleString('en')}; send shorter arguments`;
+  }
+  const depth = nestingDepth(input, bounds.maxToolInputDepth);
+  if (depth > bounds.maxToolInputDepth) {
+    return `refused: the arguments nest arrays and objects more than ${bounds.maxToolInputDepth} levels deep; send flatter arguments`;
+  }
+  return undefined;
+}
+
+/**
+ * The deepest nesting of `[`/`{` in JSON text, read without recursion and stopping once past `limit`.
+ * Brackets inside strings do not count.
+ */
+export function nestingDepth(json: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < json.length; index++) {
+    const char = json.charCodeAt(index);
+    if (inString) {
+      if (char === 92 /* \ */) index++;
+      else if (char === 34 /* " */) inString = false;
+    } else if (char === 34) inString = true;
+    else if (char === 91 /* [ */ || char === 123 /* { */) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (char === 93 /* ] */ || char === 125 /* } */) depth--;
+  }
+  return deepest;
+}
+
+/** The prompt with every tool error text cut to MAX_ECHOED_ERROR_CHARS (an echoed argument may be huge). */
+function withShortErrors(prompt: LanguageModelV4Prompt): LanguageModelV4Prompt {
+  return prompt.map((message) => {
+    if (message.role !== 'tool') return message;
+    return {
+      ...message,
+      content: message.content.map((part) => {
+        if (part.type !== 'tool-result' || part.output.type !== 'error-text') return part;
+        const text = part.output.value;
+        if (text.length <= MAX_ECHOED_ERROR_CHARS) return part;
+        const cut = `${text.slice(0, MAX_ECHOED_ERROR_CHARS)}… [${(text.length - MAX_ECHOED_ERROR_CHARS).toLocaleString('en')} more characters not repeated]`;
+        return { ...part, output: { ...part.output, value: cut } };
+      }),
+    };
+  });
+}
