@@ -41,6 +41,7 @@ export class LiveRuns {
   begin(userId: string): {
     signal: AbortSignal;
     observe: (event: CadreEvent) => void;
+    cancel: (reason: string) => void;
     end: () => void;
   } {
     const controller = new AbortController();
@@ -66,7 +67,8 @@ export class LiveRuns {
       this.#pending.delete(controller);
       if (entry) this.#close(entry);
     };
-    return { signal: controller.signal, observe, end };
+    const cancel = (reason: string) => controller.abort(new Error(reason));
+    return { signal: controller.signal, observe, cancel, end };
   }
 
   #open(rootRunId: string, userId: string, controller: AbortController): TreeEntry {

@@ -8,6 +8,7 @@ import { authenticate } from './auth.ts';
 import { httpError } from './http-errors.ts';
 import { requestLog } from './request-log.ts';
 import { chatRoutes } from './routes/chat.ts';
+import { openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { webAppRoutes } from './routes/web-app.ts';
@@ -111,6 +112,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/api/chat', chatRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/api/sessions', sessionRoutes());
   app.route('/api/runs', runRoutes());
+  app.route('/v1', openAIRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   for (const mount of options.mounts ?? []) {
     app.use(mount.path, auth);
     app.use(`${mount.path}/*`, auth);

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelMessage } from 'ai';
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { complete, enabledAgents } from '../../app/complete.ts';
+import { CadreError } from '../../core/errors.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import type { RunStatus } from '../../core/status.ts';
+import type { Usage } from '../../core/usage.ts';
+import { httpError } from '../http-errors.ts';
+import type { ServerEnv } from '../server-env.ts';
+
+/** The model name of the main agent; every other model name is an agent's own. */
+export const MAIN_MODEL = 'cadre';
+
+const content = z.union([
+  z.string(),
+  z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  z.null(),
+]);
+const completionBody = z.looseObject({
+  model: z.string().min(1).max(200),
+  messages: z
+    .array(
+      z.looseObject({
+        role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+        content: content.optional(),
+      }),
+    )
+    .min(1),
+  stream: z.boolean().optional(),
+});
+
+/** An error in OpenAI's shape, so OpenAI clients raise their usual exceptions. */
+function openAIError(
+  c: Context<ServerEnv>,
+  status: number,
+  message: string,
+  extra: { type?: string; code?: string; param?: string } = {},
+) {
+  const type =
+    extra.type ??
+    (status >= 500 ? 'server_error' : status === 401 ? 'authentication_error' : 'invalid_request_error');
+  return c.json(
+    { error: { message, type, param: extra.param ?? null, code: extra.code ?? null } },
+    status as 400,
+  );
+}
+
+function text(value: z.infer<typeof content> | undefined): string {
+  if (typeof value === 'string') return value;
+  if (!value) return '';
+  return value.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+}
+
+function finishReason(status: RunStatus): 'stop' | 'length' {
+  return status === 'ok' || status === 'error' || status === 'cancelled' ? 'stop' : 'length';
+}
+
+function openAIUsage(usage: Usage) {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.totalTokens,
+  };
+}
+
+/**
+ * The OpenAI-compatible door: `POST /v1/chat/completions` (streamed or not) and `GET /v1/models`. The
+ * model names an agent (`cadre` is the main agent); the last user message is the task and the messages
+ * before it are the history. Streamed, the main agent's text comes as `content` and its sub-agents' starts
+ * and ends as `reasoning_content` lines; a caller that disconnects stops the tree.
+ */
+export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<ServerEnv> {
+  const routes = new Hono<ServerEnv>();
+  routes.onError((error, c) => {
+    const mapped = httpError(error);
+    return openAIError(c, mapped.status, mapped.body.error.message, { code: mapped.body.error.code });
+  });
+
+  routes.get('/models', (c) => {
+    const created = Math.floor(Date.now() / 1000);
+    const agents = enabledAgents(c.var.cadre, c.var.userId).filter((agent) => agent.name !== 'main');
+    const data = [
+      { id: MAIN_MODEL, object: 'model', created, owned_by: 'cadre' },
+      ...agents.map((agent) => ({ id: agent.name, object: 'model', created, owned_by: 'cadre' })),
+    ];
+    return c.json({ object: 'list', data });
+  });
+
+  routes.post('/chat/completions', async (c) => {
+    const parsed = completionBody.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) return openAIError(c, 400, `Invalid request: ${z.prettifyError(parsed.error)}`);
+    const body = parsed.data;
+    const { cadre, userId } = c.var;
+    const agent = body.model === MAIN_MODEL ? 'main' : body.model;
+    if (!enabledAgents(cadre, userId).some((candidate) => candidate.name === agent)) {
+      return openAIError(c, 404, `The model "${body.model}" does not exist. See GET /v1/models.`, {
+        code: 'model_not_found',
+        param: 'model',
+      });
+    }
+    const lastUser = body.messages.findLastIndex((message) => message.role === 'user');
+    if (lastUser < 0)
+      return openAIError(c, 400, 'The messages need at least one user message.', { param: 'messages' });
+    const instructions = body.messages
+      .filter((message) => message.role === 'system' || message.role === 'developer')
+      .map((message) => text(message.content))
+      .filter(Boolean);
+    const history: ModelMessage[] = body.messages
+      .slice(0, lastUser)
+      .flatMap((message): ModelMessage[] =>
+        message.role === 'user' || message.role === 'assistant'
+          ? [{ role: message.role, content: text(message.content) }]
+          : [],
+      );
+    const question = text(body.messages[lastUser]!.content);
+    const task = instructions.length ? `${instructions.join('\n\n')}\n\n${question}` : question;
+    const id = `chatcmpl-${randomUUID()}`;
+    const created = Math.floor(Date.now() / 1000);
+    const request = {
+      userId,
+      agent,
+      task,
+      history,
+      signal: c.req.raw.signal,
+      maxConcurrentChats: options.maxConcurrentChats,
+    };
+
+    if (!body.stream) {
+      const { envelope } = await complete(cadre, request);
+      if (envelope.status === 'error') return openAIError(c, 502, envelope.summary, { code: 'run_error' });
+      return c.json({
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: envelope.summary, refusal: null },
+            logprobs: null,
+            finish_reason: finishReason(envelope.status),
+          },
+        ],
+        usage: openAIUsage(envelope.subtreeUsage),
+      });
+    }
+
+    const chunk = (
+      delta: Record<string, unknown>,
+      finish: string | null = null,
+      extra: Record<string, unknown> = {},
+    ) =>
+      JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        ...extra,
+      });
+    const queue: string[] = [];
+    let wake: (() => void) | undefined;
+    const push = (data: string) => {
+      queue.push(data);
+      wake?.();
+    };
+    const onEvent = (event: CadreEvent) => {
+      if (event.depth === 0 && event.type === 'text-delta') push(chunk({ content: event.delta }));
+      else if (event.depth > 0 && event.type === 'run-start')
+        push(chunk({ reasoning_content: `→ ${event.agent}: ${event.task}\n` }));
+      else if (event.depth > 0 && event.type === 'run-finish')
+        push(
+          chunk({
+            reasoning_content: `${event.status === 'ok' ? '✓' : '✗'} ${event.agent} ${event.status}\n`,
+          }),
+        );
+    };
+    let done = false;
+    let started: () => void = () => {};
+    const firstEvent = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const outcome = complete(cadre, {
+      ...request,
+      onEvent: (event) => {
+        started();
+        onEvent(event);
+      },
+    }).finally(() => {
+      done = true;
+      wake?.();
+    });
+    // Refusals before the tree starts (no model, too many answers) are plain HTTP errors.
+    await Promise.race([firstEvent, outcome]);
+    return streamSSE(c, async (stream) => {
+      await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }) });
+      for (;;) {
+        const next = queue.shift();
+        if (next !== undefined) {
+          await stream.writeSSE({ data: next });
+          continue;
+        }
+        if (done) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+      try {
+        const { envelope } = await outcome;
+        await stream.writeSSE({
+          data: chunk({}, finishReason(envelope.status), { usage: openAIUsage(envelope.subtreeUsage) }),
+        });
+      } catch (error) {
+        const message = error instanceof CadreError ? error.message : 'The run failed on the server.';
+        await stream.writeSSE({
+          data: JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } }),
+        });
+      }
+      await stream.writeSSE({ data: '[DONE]' });
+    });
+  });
+  return routes;
+}
