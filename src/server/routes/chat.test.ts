@@ -183,7 +183,7 @@ describe('POST /api/chat', () => {
             })),
           };
         },
-        { config: { limits: { maxFanOut: 50, maxConcurrency: 50 } } },
+        { config: { limits: { maxFanOut: 50, maxConcurrency: 50, maxToolCallsPerStep: 100 } } },
       );
       const started = performance.now();
       const raw = await (await app.request('/api/chat', post(chatBody(`s-${runs}`, 'Sum things.')))).text();
