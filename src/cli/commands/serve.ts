@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
+import { mcpHttpRoutes } from '../../mcp/server/http-routes.ts';
 import { startServer } from '../../server/serve.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
@@ -33,6 +34,7 @@ export const serveCommand: CliCommand = async (args, context) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError('usage', `--port ${values.port}: expected a port number from 0 to 65535.`);
   const log = (line: string) => context.stdout.write(`${new Date().toISOString()} ${line}\n`);
+  const mcp = mcpHttpRoutes();
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -40,6 +42,7 @@ export const serveCommand: CliCommand = async (args, context) => {
       host,
       port,
       log,
+      mounts: [{ path: '/mcp', routes: mcp }],
       ...(context.env.CADRE_TOKEN ? { singleUserToken: context.env.CADRE_TOKEN } : {}),
       ...(settings.allowedHosts ? { allowedHosts: settings.allowedHosts } : {}),
       ...(settings.allowedOrigins ? { allowedOrigins: settings.allowedOrigins } : {}),
@@ -59,7 +62,11 @@ export const serveCommand: CliCommand = async (args, context) => {
       log(`${signal}: stopping (running answers are cancelled and stored)`);
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
-      server.close().then(resolve, resolve);
+      // MCP sessions first: closing them cancels their calls' trees, which are then stored with the rest.
+      mcp
+        .closeAll()
+        .then(() => server.close())
+        .then(resolve, resolve);
     };
     const onInt = () => stop('SIGINT');
     const onTerm = () => stop('SIGTERM');

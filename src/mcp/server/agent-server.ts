@@ -38,10 +38,15 @@ delete (ENVELOPE_JSON_SCHEMA as Record<string, unknown>).$schema;
  * inputs), each call a run tree with all of Cadre's limits. The result is the envelope as
  * `structuredContent` and its summary as text; a run that did not end `ok` sets `isError`. With a progress
  * token, sub-agents starting and finishing and tool calls are sent as progress notifications; a client's
- * `notifications/cancelled` cancels the tree (recorded `cancelled`). The same server speaks stdio
- * (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`).
+ * `notifications/cancelled` cancels the tree (recorded `cancelled`), and so does closing the server. The
+ * same server speaks stdio (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`). `inFlight` holds
+ * the calls still running, so a front door can wait for their trees to be stored before it exits.
  */
-export function createAgentMcpServer(cadre: Cadre, userId: string): Server {
+export function createAgentMcpServer(
+  cadre: Cadre,
+  userId: string,
+  options: { inFlight?: Set<Promise<unknown>> } = {},
+): Server {
   const server = new Server(
     { name: 'cadre', title: 'Cadre', version: VERSION },
     {
@@ -70,13 +75,15 @@ export function createAgentMcpServer(cadre: Cadre, userId: string): Server {
             progressToken,
           );
     try {
-      const envelope = await callAgentTool(cadre, {
+      const running = callAgentTool(cadre, {
         userId,
         agent: request.params.name,
         arguments: request.params.arguments ?? {},
         signal: extra.signal,
         ...(progress ? { onEvent: (event) => progress.event(event) } : {}),
       });
+      options.inFlight?.add(running);
+      const envelope = await running.finally(() => options.inFlight?.delete(running));
       await progress?.flush();
       const text = envelope.status === 'ok' ? envelope.summary : `[${envelope.status}] ${envelope.summary}`;
       return {

@@ -11,10 +11,12 @@ export interface StdioOptions {
 
 /**
  * Serves Cadre's agents over MCP on stdin/stdout for one user, until the client closes stdin (as Claude
- * Desktop, Claude Code and the Inspector do when they are done). Runs still going then are cancelled.
+ * Desktop, Claude Code and the Inspector do when they are done). Runs still going then are cancelled, and
+ * this resolves once they are stored as such.
  */
 export async function serveStdio(cadre: Cadre, userId: string, options: StdioOptions): Promise<void> {
-  const server = createAgentMcpServer(cadre, userId);
+  const inFlight = new Set<Promise<unknown>>();
+  const server = createAgentMcpServer(cadre, userId, { inFlight });
   const transport = new StdioServerTransport(options.stdin as never, options.stdout as never);
   server.onerror = (error) => options.log(`cadre mcp: ${error.message}`);
   const closed = new Promise<void>((resolve) => {
@@ -27,4 +29,6 @@ export async function serveStdio(cadre: Cadre, userId: string, options: StdioOpt
   await closed;
   options.stdin.off('end', end);
   options.stdin.off('close', end);
+  // Closing aborted the calls still running; wait for their trees to end (as cancelled) and be stored.
+  await Promise.allSettled([...inFlight]);
 }
