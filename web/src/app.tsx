@@ -14,6 +14,7 @@ import {
 } from './api/resources.ts';
 import { ChatView } from './chat/chat-view.tsx';
 import { DocumentsPanel } from './documents/documents-panel.tsx';
+import { CloseIcon, MenuIcon } from './icons.tsx';
 import { newSessionId, sessionIdFromLocation, sessionPath } from './routes.ts';
 import type { CadreMessage, RunPartData } from './runs/protocol.ts';
 import { RunStore } from './runs/run-store.ts';
@@ -155,7 +156,7 @@ export function App() {
           aria-expanded={menuOpen}
           onClick={() => setMenuOpen(!menuOpen)}
         >
-          ☰
+          <MenuIcon />
         </button>
         <h1 className="brand">Cadre</h1>
         <div className="topbar-actions">
@@ -242,7 +243,7 @@ function PanelDialog({
           aria-label={`Close ${title.toLowerCase()}`}
           onClick={() => dialog.current?.close()}
         >
-          ✕
+          <CloseIcon />
         </button>
       </header>
       {panel === 'documents' ? <DocumentsPanel /> : <AgentsPanel lastDelegationUsed={lastDelegationUsed} />}

@@ -12,6 +12,7 @@ import {
   uploadDocuments,
 } from '../api/resources.ts';
 import { formatBytes, formatDate } from '../format.ts';
+import { TrashIcon } from '../icons.tsx';
 
 export function DocumentsPanel() {
   const [documents, setDocuments] = useState<DocumentSummary[] | undefined>();
@@ -191,7 +192,7 @@ export function DocumentsPanel() {
                     aria-label={`Delete document ${document.title}`}
                     onClick={() => void remove(document)}
                   >
-                    🗑
+                    <TrashIcon />
                   </button>
                 </td>
               </tr>

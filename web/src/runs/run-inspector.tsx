@@ -4,6 +4,7 @@
  */
 import { useEffect, useRef } from 'react';
 import { formatDuration, formatTokens } from '../format.ts';
+import { CloseIcon } from '../icons.tsx';
 import { runTokens } from './run-fold.ts';
 import type { RunStore } from './run-store.ts';
 import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
@@ -41,7 +42,7 @@ export function RunInspector({
           aria-label="Close run timeline"
           onClick={() => dialog.current?.close()}
         >
-          ✕
+          <CloseIcon />
         </button>
       </header>
       <p className="inspector-summary">

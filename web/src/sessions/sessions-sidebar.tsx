@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { SessionSummary } from '../api/resources.ts';
 import { formatDate } from '../format.ts';
+import { TrashIcon } from '../icons.tsx';
 
 /** The person's chats, newest first: open one, delete one (asked twice), or start a new one. */
 export function SessionsSidebar({
@@ -70,7 +71,7 @@ export function SessionsSidebar({
                 title="Delete chat"
                 onClick={() => setConfirming(session.id)}
               >
-                🗑
+                <TrashIcon />
               </button>
             )}
           </li>
