@@ -42,9 +42,8 @@ export function Composer({
       <textarea
         ref={area}
         aria-label="Message"
-        placeholder={
-          disabled ? 'Set a model first (see above)' : 'Ask anything… (Enter sends, Shift+Enter new line)'
-        }
+        placeholder={disabled ? 'Set a model first (see above)' : 'Ask anything…'}
+        title="Enter sends, Shift+Enter starts a new line, Esc stops the answer"
         rows={Math.min(8, Math.max(1, text.split('\n').length))}
         value={text}
         disabled={disabled}

@@ -36,6 +36,8 @@ export const RunCard = memo(function RunCard({ store, runId }: { store: RunStore
         className="run-header"
         aria-expanded={expanded}
         aria-controls={bodyId}
+        // A stable name (no ticking time): "math: running. Compute 17 * 23."
+        aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
         onClick={() => setExpanded(!expanded)}
       >
         <span className="chevron" aria-hidden="true">
