@@ -1,0 +1,204 @@
+/**
+ * The web app in real Chromium against a real `cadre serve` and a local OpenAI-compatible model server:
+ * what a person sees and does, found by roles and names. Screenshots go to a temporary folder (and to
+ * docs/screenshots with CADRE_UPDATE_SCREENSHOTS=1, for the README).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makePdf } from '../fixtures/documents/build-fixtures.ts';
+import { type FixtureScript, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { startServe } from '../helpers/serve.ts';
+import { type BrowserSession, hasChromium, openBrowser } from '../web/browser.ts';
+
+const SCREENSHOTS = process.env.CADRE_UPDATE_SCREENSHOTS
+  ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
+  : mkdtempSync(join(tmpdir(), 'cadre-screenshots-'));
+mkdirSync(SCREENSHOTS, { recursive: true });
+
+const isMain = (system: string) => system.includes('## When to delegate');
+const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
+const toolNames = (request: RecordedRequest) => (request.body.tools ?? []).map((tool) => tool.function.name);
+
+let cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function setup(script: FixtureScript, options: { width?: number; colorScheme?: 'light' | 'dark' } = {}) {
+  const model = await startOpenAIServer(script);
+  cleanups.push(() => model.close());
+  const home = tempHome();
+  const server = await startServe(['--port', '0'], {
+    CADRE_HOME: home,
+    CADRE_MODEL: 'compatible:fixture',
+    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+  });
+  cleanups.push(() => {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  });
+  const browser = await openBrowser(options);
+  cleanups.push(() => browser.close());
+  await browser.page.goto(server.url);
+  return { model, server, browser, page: browser.page };
+}
+
+/** Main delegates to math, which calls `calculate` and answers; `mathDelayMs` keeps it visibly running. */
+function delegation(mathDelayMs = 0): FixtureScript {
+  return ({ body, system }) => {
+    const last = body.messages.at(-1);
+    if (isMain(system)) {
+      if (last?.role === 'user')
+        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23 and show the working.' } }] };
+      return {
+        text: [
+          'The product is **391**.',
+          '',
+          '| factor | factor | product |',
+          '|---|---|---|',
+          '| 17 | 23 | 391 |',
+          '',
+          '```ts',
+          'const product = 17 * 23; // 391',
+          '```',
+        ].join('\n'),
+      };
+    }
+    if (isMath(system)) {
+      if (last?.role === 'user')
+        return { toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }], delayMs: mathDelayMs };
+      return { text: '17 × 23 = 391: 17 × 20 = 340, plus 17 × 3 = 51.', delayMs: mathDelayMs };
+    }
+    return { status: 400 };
+  };
+}
+
+async function ask(page: Page, text: string) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('textbox', { name: 'Message' }).press('Enter');
+}
+
+function expectNoConsoleErrors(browser: BrowserSession) {
+  expect(browser.errors).toEqual([]);
+}
+
+describe.skipIf(!hasChromium)('the web app in Chromium', () => {
+  it('shows a delegation running then done, its tool calls when expanded, and all of it again after a reload', async () => {
+    const { page, browser } = await setup(delegation(1500));
+    await ask(page, 'What is 17 times 23?');
+
+    const running = page.getByRole('button', { name: /^math: running\./ });
+    await running.waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'live-delegation.png') });
+    const done = page.getByRole('button', { name: /^math: done\. Compute 17 \* 23/ });
+    await done.waitFor({ timeout: 15_000 });
+    await page.getByRole('cell', { name: '391' }).waitFor();
+
+    await done.click();
+    const calls = page.getByRole('list', { name: 'math tool calls' });
+    await calls.getByText('calculate').waitFor();
+    await calls.getByText('calculate').click();
+    await page.getByText('17 × 23 = 391', { exact: false }).first().waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'expanded-sub-agent.png') });
+
+    // The address names the session; a reload shows the same conversation and the same run views.
+    expect(new URL(page.url()).pathname).toMatch(/^\/s\/.+/);
+    await page.reload();
+    const reloaded = page.getByRole('button', { name: /^math: done\./ });
+    await reloaded.waitFor();
+    await reloaded.click();
+    await page.getByRole('list', { name: 'math tool calls' }).getByText('calculate').waitFor();
+    await page.getByRole('cell', { name: '391' }).waitFor();
+    await page.getByRole('navigation', { name: 'Chats' }).getByText('What is 17 times 23?').waitFor();
+
+    // The timeline shows both runs.
+    await page.getByRole('button', { name: 'Inspect runs' }).click();
+    const timeline = page.getByRole('dialog', { name: 'Run timeline' });
+    await timeline.getByText('2 runs', { exact: false }).waitFor();
+    await timeline.getByRole('button', { name: 'Close run timeline' }).click();
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('Stop cancels the whole tree and shows it cancelled, also after a reload', async () => {
+    const { page, browser, model } = await setup(({ body, system }) => {
+      if (isMain(system) && body.messages.at(-1)?.role === 'user')
+        return { toolCalls: [{ name: 'math', arguments: { task: 'Work on this for a long time.' } }] };
+      if (isMain(system)) return { text: 'unexpected' };
+      return { hang: true };
+    });
+    await ask(page, 'Take your time');
+    await page.getByRole('button', { name: /^math: running\./ }).waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: /^math: cancelled\./ }).waitFor({ timeout: 15_000 });
+    await page.getByRole('alert').getByText('cancelled', { exact: false }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'cancelled.png') });
+    // The main agent was never asked to continue after the cancelled delegation.
+    expect(model.requests.filter((request) => isMain(request.system))).toHaveLength(1);
+    await page.reload();
+    await page.getByRole('button', { name: /^math: cancelled\./ }).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('uploads a PDF and lists it with its type and pages', async () => {
+    const { page, browser } = await setup(() => ({ text: 'ok' }));
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-upload-'));
+    const pdf = join(folder, 'field-guide.pdf');
+    writeFileSync(pdf, makePdf(['Owls hunt at night.', 'Herons wait in shallow water.'], 'Field guide'));
+    await page.getByRole('button', { name: 'Documents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Documents' });
+    await panel.getByLabel('Choose files to upload').setInputFiles(pdf);
+    const table = panel.getByRole('table', { name: 'Documents' });
+    const row = table.getByRole('row').filter({ hasText: /field|Field guide/ });
+    await row.waitFor();
+    await expect(row.getByRole('cell').nth(1).textContent()).resolves.toMatch(/pdf/i);
+    await expect(row.getByRole('cell').nth(2).textContent()).resolves.toBe('2');
+    await panel.getByRole('searchbox', { name: 'Search documents' }).fill('herons');
+    await panel.getByRole('button', { name: 'Search' }).click();
+    await panel.getByRole('region', { name: 'Search results' }).getByText('shallow', { exact: false }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'documents.png') });
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('switching an agent off removes it from the next request’s tools', async () => {
+    const { page, browser, model } = await setup(({ system }) => ({ text: isMain(system) ? 'Hello.' : 'x' }));
+    await ask(page, 'First question');
+    await page.getByText('Hello.').waitFor();
+    const first = model.requests.find((request) => isMain(request.system))!;
+    expect(toolNames(first)).toContain('research');
+
+    await page.getByRole('button', { name: 'Agents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Agents' });
+    const toggle = panel.getByRole('switch', { name: 'research enabled' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('true');
+    await toggle.click();
+    await panel.getByRole('status').getByText('Saved research.').waitFor({ state: 'attached' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    await page.screenshot({ path: join(SCREENSHOTS, 'agents.png') });
+    await panel.getByRole('button', { name: 'Close agents' }).click();
+
+    await ask(page, 'Second question');
+    await page.getByText('Hello.').nth(1).waitFor();
+    const second = model.requests.filter((request) => isMain(request.system)).at(-1)!;
+    expect(toolNames(second)).not.toContain('research');
+    expect(toolNames(second)).toContain('math');
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('fits a 375 px wide screen in the dark theme', async () => {
+    const { page, browser } = await setup(delegation(), { width: 375, colorScheme: 'dark' });
+    await ask(page, 'What is 17 times 23?');
+    await page.getByRole('button', { name: /^math: done\./ }).click({ timeout: 15_000 });
+    await page.getByRole('list', { name: 'math tool calls' }).waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'narrow-dark.png') });
+    await page.getByRole('button', { name: 'Chats' }).click();
+    await page.getByRole('navigation', { name: 'Chats' }).getByRole('button', { name: '+ New chat' }).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+});
