@@ -49,7 +49,7 @@ export function ChatView({
     () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
     [],
   );
-  const { messages, sendMessage, status, error, regenerate, stop, clearError } = useChat<CadreMessage>({
+  const { messages, sendMessage, status, error, stop, clearError } = useChat<CadreMessage>({
     id: sessionId,
     messages: initialMessages,
     transport,
@@ -95,10 +95,14 @@ export function ChatView({
     clearError();
     void sendMessage({ text });
   };
+  // Retry asks the last question again as a new message: the failed answer stays in the conversation
+  // (it is stored with the session), so what a reload shows is what is on screen now.
   const retry = () => {
+    const lastQuestion = [...messages].reverse().find((message) => message.role === 'user');
+    const text = lastQuestion?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
     clearError();
     liveRoot.current = undefined;
-    void regenerate();
+    if (text.trim()) void sendMessage({ text });
   };
 
   const scroller = useRef<HTMLDivElement>(null);

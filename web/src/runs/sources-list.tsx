@@ -24,6 +24,7 @@ export function SourcesList({ sources }: { sources: Source[] }) {
             <a className="source-link" href={source.url} target="_blank" rel="noopener noreferrer">
               {source.title || source.url}
             </a>
+            {!source.verified && <span className="source-note">not verified</span>}
           </li>
         ))}
       </ul>
