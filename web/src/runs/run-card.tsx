@@ -29,6 +29,8 @@ export const RunCard = memo(function RunCard({ store, runId }: { store: RunStore
   const attached = new Set(run.toolCalls.map((call) => store.runForToolCall(call.id)).filter(Boolean));
   const loose = children.filter((child) => !attached.has(child));
   const response = run.summary || run.text;
+  // While it runs, the header names the tool it is waiting on (one line: nothing below it moves).
+  const waitingOn = running ? run.toolCalls.findLast((call) => call.ok === undefined)?.name : undefined;
   return (
     <section className={`run run-${run.status}`} aria-label={`${run.agent} run`}>
       <button
@@ -46,6 +48,7 @@ export const RunCard = memo(function RunCard({ store, runId }: { store: RunStore
         <StatusIcon status={run.status} />
         <span className="run-agent">{run.agent}</span>
         <span className="run-task">{truncate(run.task, 120)}</span>
+        {waitingOn && <span className="run-waiting">{waitingOn}…</span>}
         <span className="run-meta">
           <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
           <span className="run-tokens">{formatTokens(tokens)}</span>
