@@ -30,7 +30,10 @@ afterEach(async () => {
   cleanups = [];
 });
 
-async function setup(script: FixtureScript, options: { width?: number; colorScheme?: 'light' | 'dark' } = {}) {
+async function setup(
+  script: FixtureScript,
+  options: { width?: number; colorScheme?: 'light' | 'dark'; env?: Record<string, string> } = {},
+) {
   const model = await startOpenAIServer(script);
   cleanups.push(() => model.close());
   const home = tempHome();
@@ -38,6 +41,7 @@ async function setup(script: FixtureScript, options: { width?: number; colorSche
     CADRE_HOME: home,
     CADRE_MODEL: 'compatible:fixture',
     CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    ...options.env,
   });
   cleanups.push(() => {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -54,7 +58,9 @@ function delegation(mathDelayMs = 0): FixtureScript {
     const last = body.messages.at(-1);
     if (isMain(system)) {
       if (last?.role === 'user')
-        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23 and show the working.' } }] };
+        return {
+          toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23 and show the working.' } }],
+        };
       return {
         text: [
           'The product is **391**.',
@@ -71,7 +77,10 @@ function delegation(mathDelayMs = 0): FixtureScript {
     }
     if (isMath(system)) {
       if (last?.role === 'user')
-        return { toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }], delayMs: mathDelayMs };
+        return {
+          toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }],
+          delayMs: mathDelayMs,
+        };
       return { text: '17 × 23 = 391: 17 × 20 = 340, plus 17 × 3 = 51.', delayMs: mathDelayMs };
     }
     return { status: 400 };
@@ -159,7 +168,10 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     await expect(row.getByRole('cell').nth(2).textContent()).resolves.toBe('2');
     await panel.getByRole('searchbox', { name: 'Search documents' }).fill('herons');
     await panel.getByRole('button', { name: 'Search' }).click();
-    await panel.getByRole('region', { name: 'Search results' }).getByText('shallow', { exact: false }).waitFor();
+    await panel
+      .getByRole('region', { name: 'Search results' })
+      .getByText('shallow', { exact: false })
+      .waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'documents.png') });
     expectNoConsoleErrors(browser);
   }, 60_000);
@@ -198,7 +210,30 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'narrow-dark.png') });
     await page.getByRole('button', { name: 'Chats' }).click();
-    await page.getByRole('navigation', { name: 'Chats' }).getByRole('button', { name: '+ New chat' }).waitFor();
+    await page
+      .getByRole('navigation', { name: 'Chats' })
+      .getByRole('button', { name: '+ New chat' })
+      .waitFor();
     expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('asks for the token when the server needs one, and keeps it in the browser', async () => {
+    const token = 'web-test-token-0123456789';
+    const { page, browser } = await setup(({ system }) => ({ text: isMain(system) ? 'Signed in.' : 'x' }), {
+      env: { CADRE_TOKEN: token },
+    });
+    await page.getByRole('heading', { name: 'Sign in to Cadre' }).waitFor();
+    await page.getByLabel('Token').fill('wrong-token');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('alert').getByText('not accepted').waitFor();
+    await page.getByLabel('Token').fill(token);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await ask(page, 'Hello');
+    await page.getByText('Signed in.').waitFor();
+    await page.reload();
+    await page.getByText('Signed in.').waitFor();
+    expect(await page.getByRole('heading', { name: 'Sign in to Cadre' }).count()).toBe(0);
+    // The refused requests before signing in are the browser's own log lines, not the page's errors.
+    expect(browser.errors.filter((error) => !error.includes('401'))).toEqual([]);
   }, 60_000);
 });
