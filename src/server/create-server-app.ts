@@ -7,10 +7,12 @@ import { UserError } from '../core/errors.ts';
 import { authenticate } from './auth.ts';
 import { httpError } from './http-errors.ts';
 import { requestLog } from './request-log.ts';
+import { agentRoutes } from './routes/agents.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { settingsRoutes } from './routes/settings.ts';
 import { webAppRoutes } from './routes/web-app.ts';
 import { hostGuard, originGuard, securityHeaders } from './security.ts';
 import type { ServerEnv } from './server-env.ts';
@@ -113,6 +115,8 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/api/sessions', sessionRoutes());
   app.route('/api/runs', runRoutes());
   app.route('/v1', openAIRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
+  app.route('/api/agents', agentRoutes());
+  app.route('/api/settings', settingsRoutes());
   for (const mount of options.mounts ?? []) {
     app.use(mount.path, auth);
     app.use(`${mount.path}/*`, auth);

@@ -3,6 +3,7 @@ import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
 import { mcpHttpRoutes } from '../../mcp/server/http-routes.ts';
 import { startServer } from '../../server/serve.ts';
+import { ensureWebApp } from '../../server/web-build.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
@@ -28,6 +29,7 @@ export const serveCommand: CliCommand = async (args, context) => {
     ...(values.workspace ? { workspace: values.workspace } : {}),
   });
   reportSetupNotes(cadre, context.stderr);
+  ensureWebApp((line) => context.stderr.write(`${line}\n`));
   const settings = cadre.config.server ?? {};
   const host = values.host ?? settings.host ?? '127.0.0.1';
   const port = values.port === undefined ? (settings.port ?? 4319) : Number(values.port);

@@ -137,6 +137,9 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
             </div>
             <div className="agent-row">
               <ModelField agent={agent} onSave={(model) => void change(agent, { model })} />
+              {agent.effectiveModel && agent.effectiveModel !== agent.model && (
+                <span className="muted">runs on {agent.effectiveModel}</span>
+              )}
               {agent.limits.length > 0 && (
                 <span className="agent-limits">
                   {agent.limits.map(([label, value]) => `${value} ${label}`).join(' · ')}

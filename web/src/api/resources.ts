@@ -156,6 +156,8 @@ export interface AgentSummary {
   enabled: boolean;
   limits: Array<[string, string]>;
   source?: string | undefined;
+  /** The model it runs on now (its own, or inherited). */
+  effectiveModel?: string | undefined;
 }
 
 const LIMIT_FIELDS: Array<[string, string, string]> = [
@@ -183,6 +185,7 @@ function toAgent(item: Json): AgentSummary {
     enabled: item.enabled !== false,
     limits,
     source: text(item.source),
+    effectiveModel: text(item.effectiveModel),
   };
 }
 

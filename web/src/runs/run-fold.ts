@@ -138,7 +138,7 @@ export function mergeRun(header: RunPartData | undefined, live: LiveRun | undefi
     liveTokens: live?.stepTokens ?? 0,
   };
   // On the wire a closing header may leave out a summary that is the end of the streamed text.
-  const summaryChars = (header as { summaryChars?: number } | undefined)?.summaryChars;
+  const summaryChars = header?.summaryChars;
   if (view.summary === undefined && summaryChars !== undefined)
     view.summary = summaryChars === 0 ? '' : view.text.trimEnd().slice(-summaryChars);
   const plan = live?.plan ?? header?.plan;

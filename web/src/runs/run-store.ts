@@ -46,8 +46,8 @@ export class RunStore {
     this.#live.set(event.runId, foldEvent(previous, event));
     if (!previous) this.#link(event.runId, event.parentRunId);
     // run-start names the parent's tool call that started it (so the run can sit in that call's place).
-    const parentToolCallId = (event as { parentToolCallId?: string }).parentToolCallId;
-    if (event.type === 'run-start' && parentToolCallId) this.#byToolCall.set(parentToolCallId, event.runId);
+    if (event.type === 'run-start' && event.parentToolCallId)
+      this.#byToolCall.set(event.parentToolCallId, event.runId);
     this.#touch(event.runId);
   }
 

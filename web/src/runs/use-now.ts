@@ -10,6 +10,11 @@ let now = Date.now();
 
 function subscribe(listener: () => void): () => void {
   listeners.add(listener);
+  if (listeners.size === 1) {
+    // The clock was stopped while nothing ran: start from the present, not from when it stopped.
+    now = Date.now();
+    queueMicrotask(listener);
+  }
   timer ??= setInterval(() => {
     now = Date.now();
     for (const each of listeners) each();

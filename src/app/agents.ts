@@ -1,0 +1,94 @@
+import { UserError } from '../core/errors.ts';
+import { noModelError } from '../core/runtime.ts';
+import { agentModelChoice } from './agent-model.ts';
+import type { Cadre } from './create-cadre.ts';
+
+/** One agent as the web app's panel shows it. */
+export interface AgentView {
+  name: string;
+  description: string;
+  tools: string[];
+  /** What the definition or the saved settings name: "provider:model" or "inherit". */
+  model: string;
+  /** The model it would run on now, and why (as `cadre agents show` says). */
+  effectiveModel: string | undefined;
+  modelReason: string;
+  enabled: boolean;
+  /** Where the definition came from: built-in, user, project, claude. */
+  source: string;
+  limits: {
+    maxTurns?: number;
+    timeout?: number;
+    budget?: number;
+    maxDepth?: number;
+    maxConcurrency?: number;
+  };
+}
+
+/** Every agent of the catalog with this user's composition applied (enabled, model), main first. */
+export function listAgents(cadre: Cadre, userId: string): AgentView[] {
+  const composed = cadre.runtime({ userId }).options.agents;
+  const settings = cadre.agentSettings();
+  return [...cadre.catalog.agents.values()].map((loaded) => {
+    const definition = composed.get(loaded.definition.name) ?? {
+      ...loaded.definition,
+      ...(settings[loaded.definition.name]?.enabled === false ? { enabled: false } : {}),
+    };
+    const choice = agentModelChoice(definition, {
+      mainModel: cadre.config.model,
+      subagentModel: cadre.config.subagentModel,
+      declaredModel: loaded.definition.model,
+    });
+    const limits: AgentView['limits'] = {};
+    for (const key of ['maxTurns', 'timeout', 'budget', 'maxDepth', 'maxConcurrency'] as const) {
+      const value = definition[key];
+      if (typeof value === 'number') limits[key] = value;
+    }
+    return {
+      name: definition.name,
+      description: definition.description,
+      tools: [...definition.tools],
+      model: definition.model ?? 'inherit',
+      effectiveModel: choice.model,
+      modelReason: choice.reason,
+      enabled: definition.enabled,
+      source: loaded.source.kind,
+      limits,
+    };
+  });
+}
+
+const MODEL_REF = /^[a-z][a-z0-9-]*:.+$/;
+
+/**
+ * Saves a person's choice for one agent: offered to the main agent or not, and its model (`null` returns
+ * to what its definition says). The next message composes the agents again, so it takes effect there.
+ */
+export function updateAgent(
+  cadre: Cadre,
+  name: string,
+  patch: { enabled?: boolean; model?: string | null },
+): void {
+  if (!cadre.catalog.agents.has(name))
+    throw new UserError('not_found', `There is no agent "${name}".`, { name });
+  if (name === 'main' && patch.enabled === false)
+    throw new UserError('bad_request', 'The main agent answers every message; it cannot be switched off.');
+  if (typeof patch.model === 'string' && patch.model !== 'inherit' && !MODEL_REF.test(patch.model))
+    throw new UserError(
+      'bad_request',
+      `model "${patch.model}": expected "inherit" or "provider:model", e.g. "openai:gpt-5-mini".`,
+      {
+        field: 'model',
+      },
+    );
+  cadre.saveAgentSettings(name, {
+    ...(patch.enabled === undefined ? {} : { enabled: patch.enabled }),
+    ...(patch.model === undefined ? {} : { model: patch.model ?? undefined }),
+  });
+}
+
+/** What the page needs to know before the first message: whether a model is set, and how to set one. */
+export function modelStatus(cadre: Cadre): { model: string | null; noModelMessage?: string } {
+  if (cadre.config.model) return { model: cadre.config.model };
+  return { model: null, noModelMessage: noModelError(`${cadre.home}/config.json`).message };
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { chatBody, isMain, readChunks, testServer } from '../../../test/helpers/server.ts';
+import type { ScriptedRequest } from '../../models/scripted-model.ts';
+
+const patch = (body: unknown) => ({
+  method: 'PATCH',
+  body: JSON.stringify(body),
+  headers: { 'content-type': 'application/json' },
+});
+
+describe('GET and PATCH /api/agents', () => {
+  it('lists every agent with its description, tools, model and limits', async () => {
+    const { app } = testServer([{ text: 'hi' }]);
+    const { agents } = (await (await app.request('/api/agents')).json()) as {
+      agents: Array<{
+        name: string;
+        description: string;
+        tools: string[];
+        enabled: boolean;
+        model: string;
+        effectiveModel: string;
+      }>;
+    };
+    const math = agents.find((agent) => agent.name === 'math')!;
+    expect(math.description).not.toBe('');
+    expect(math.tools).toContain('calculate');
+    expect(math.enabled).toBe(true);
+    expect(math.effectiveModel).toBe('scripted:test');
+    expect(agents.map((agent) => agent.name)).toEqual(
+      expect.arrayContaining(['main', 'research', 'planner']),
+    );
+  });
+
+  it('switching an agent off removes it from the main agent’s tools from the next message on', async () => {
+    const toolsSeen: string[][] = [];
+    const { app } = testServer((request: ScriptedRequest) => {
+      if (isMain(request.system)) toolsSeen.push(request.toolNames);
+      return { text: 'ok' };
+    });
+    await readChunks(
+      await app.request('/api/chat', {
+        method: 'POST',
+        body: chatBody('s1', 'one', 'u1'),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    const response = await app.request('/api/agents/research', patch({ enabled: false }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ agent: { name: 'research', enabled: false } });
+    await readChunks(
+      await app.request('/api/chat', {
+        method: 'POST',
+        body: chatBody('s1', 'two', 'u2'),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    expect(toolsSeen[0]).toContain('research');
+    expect(toolsSeen[1]).not.toContain('research');
+    expect(toolsSeen[1]).toContain('math');
+  });
+
+  it('saves a model, returns to the definition’s with null, and refuses bad input with the field named', async () => {
+    const { app } = testServer([{ text: 'hi' }]);
+    const saved = await (await app.request('/api/agents/math', patch({ model: 'openai:gpt-5-nano' }))).json();
+    expect(saved).toMatchObject({
+      agent: { model: 'openai:gpt-5-nano', effectiveModel: 'openai:gpt-5-nano' },
+    });
+    const reset = await (await app.request('/api/agents/math', patch({ model: null }))).json();
+    expect(reset).toMatchObject({ agent: { effectiveModel: 'scripted:test' } });
+
+    const bad = await app.request('/api/agents/math', patch({ model: 'gpt-5' }));
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { message: expect.stringContaining('provider:model') } });
+    expect((await app.request('/api/agents/nobody', patch({ enabled: false }))).status).toBe(404);
+    expect((await app.request('/api/agents/main', patch({ enabled: false }))).status).toBe(400);
+    expect((await app.request('/api/agents/math', patch({ colour: 'red' }))).status).toBe(400);
+  });
+});
+
+describe('GET /api/settings', () => {
+  it('says which model answers, or how to set one (the CLI’s own words)', async () => {
+    const { app } = testServer([{ text: 'hi' }]);
+    expect(await (await app.request('/api/settings')).json()).toEqual({ model: 'scripted:test' });
+  });
+});

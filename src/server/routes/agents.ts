@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { listAgents, updateAgent } from '../../app/agents.ts';
+import { UserError } from '../../core/errors.ts';
+import type { ServerEnv } from '../server-env.ts';
+
+const agentPatch = z.strictObject({
+  enabled: z.boolean().optional(),
+  model: z.string().trim().min(1).max(200).nullable().optional(),
+});
+
+/** `GET /api/agents` (definitions with this user's settings), `PATCH /api/agents/:name {enabled?, model?}`. */
+export function agentRoutes(): Hono<ServerEnv> {
+  const routes = new Hono<ServerEnv>();
+  routes.get('/', (c) => c.json({ agents: listAgents(c.var.cadre, c.var.userId) }));
+  routes.patch('/:name', async (c) => {
+    const parsed = agentPatch.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success)
+      throw new UserError(
+        'bad_request',
+        `The body must be {enabled?, model?}: ${z.prettifyError(parsed.error)}`,
+      );
+    const name = c.req.param('name');
+    updateAgent(c.var.cadre, name, parsed.data);
+    const agent = listAgents(c.var.cadre, c.var.userId).find((each) => each.name === name);
+    return c.json({ agent });
+  });
+  return routes;
+}
