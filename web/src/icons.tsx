@@ -29,7 +29,7 @@ export function CloseIcon() {
 
 export function MenuIcon() {
   return (
-    <svg {...common} width={18} height={18}>
+    <svg {...common} width={18} height={18} aria-hidden="true">
       <path d="M4 7h16M4 12h16M4 17h16" />
     </svg>
   );
