@@ -122,6 +122,8 @@ export function bindAgentTool(
           try {
             const envelope = await startChild({ definition, task: String(task), inputs, parent, toolCallId });
             parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+            // A parent that passes on what such a child wrote is itself answering from untrusted content.
+            if (envelope.untrusted) parent.readUntrusted = true;
             return envelope;
           } finally {
             release();
@@ -135,7 +137,7 @@ export function bindAgentTool(
     },
     toModelOutput: ({ output }: { output: ResultEnvelope }) => ({
       type: 'json' as const,
-      value: toModelView(output, maxResultChars) as any,
+      value: toModelView(output, maxResultChars, definition.name) as any,
     }),
   } as any) as Tool;
 }

@@ -1,4 +1,5 @@
 import type { RunStatus } from './status.ts';
+import { DERIVED_FROM_UNTRUSTED_NOTICE, markDerivedFromUntrusted } from './untrusted.ts';
 import type { Usage } from './usage.ts';
 
 export interface Source {
@@ -17,6 +18,8 @@ export interface ResultEnvelope {
   usage: Usage;
   subtreeUsage: Usage;
   runId: string;
+  /** The run (or a run under it) read untrusted external content, so its result is derived from it. */
+  untrusted?: boolean;
 }
 
 /**
@@ -26,13 +29,29 @@ export interface ResultEnvelope {
 export function toModelView(
   envelope: ResultEnvelope,
   maxChars = Number.POSITIVE_INFINITY,
+  agent = 'sub-agent',
 ): Record<string, unknown> {
   const view: Record<string, unknown> =
     envelope.data === undefined
       ? { status: envelope.status, summary: envelope.summary }
       : { status: envelope.status, data: envelope.data };
   if (envelope.sources?.length) view.sources = envelope.sources.map(({ url, title }) => ({ url, title }));
-  return JSON.stringify(view).length <= maxChars ? view : cutView(envelope, view, maxChars);
+  const fitted = JSON.stringify(view).length <= maxChars ? view : cutView(envelope, view, maxChars);
+  return envelope.untrusted ? markedUntrusted(fitted, agent) : fitted;
+}
+
+/** A view whose text came from untrusted content: the text inside an untrusted block, and a notice. */
+function markedUntrusted(view: Record<string, unknown>, agent: string): Record<string, unknown> {
+  const marked: Record<string, unknown> = { status: view.status, derived_from_untrusted_content: true };
+  for (const [key, value] of Object.entries(view)) {
+    if (key === 'status') continue;
+    marked[key] =
+      typeof value === 'string' && (key === 'summary' || key === 'data_excerpt')
+        ? markDerivedFromUntrusted(agent, value)
+        : value;
+  }
+  marked.notice = DERIVED_FROM_UNTRUSTED_NOTICE;
+  return marked;
 }
 
 /**

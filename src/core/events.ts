@@ -76,6 +76,8 @@ export interface RunFinishEvent extends EventBase {
   sources?: Source[];
   usage: Usage;
   subtreeUsage: Usage;
+  /** The run's result is derived from untrusted external content (see core/untrusted.ts). */
+  untrusted?: boolean;
 }
 export interface RunErrorEvent extends EventBase {
   type: 'run-error';

@@ -99,6 +99,7 @@ export async function runAgent(
     siblings: new Semaphore(limits.maxConcurrency),
     delegations: new Map(),
     refusedCalls: new Map(),
+    readUntrusted: false,
     stepDelegations: 0,
     stepUsageKnown: Promise.resolve(),
     lastCallEstimated: false,
@@ -410,6 +411,7 @@ async function closeRun(
     usage: frame.usage,
     subtreeUsage: subtreeUsage(frame),
     runId: frame.id,
+    ...(frame.readUntrusted ? { untrusted: true } : {}),
   };
   emit(frame, {
     type: 'run-finish',
@@ -418,6 +420,7 @@ async function closeRun(
     ...extra,
     usage: envelope.usage,
     subtreeUsage: envelope.subtreeUsage,
+    ...(envelope.untrusted ? { untrusted: true } : {}),
   });
   return envelope;
 }

@@ -42,6 +42,8 @@ export interface RunFrame {
   siblings: Semaphore;
   /** Same agent + same input from this parent: the first delegation's promise. */
   delegations: Map<string, Promise<ResultEnvelope>>;
+  /** Set once a tool of this run returned untrusted external content (or a child's result derived from it). */
+  readUntrusted: boolean;
   /** Tool calls refused before parsing (too large, too deep, too many), by id, with the reason. */
   refusedCalls: Map<string, string>;
   /** Delegations started in the current model step (reset before each step). */

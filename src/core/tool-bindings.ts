@@ -5,6 +5,7 @@ import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
 import type { CadreTool, ToolContext } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
+import { isUntrustedModelOutput } from './untrusted.ts';
 
 /**
  * Runs one tool call on behalf of a run, with its `tool-call` and `tool-result` events around it. Every
@@ -93,9 +94,13 @@ async function callAllowedTool(
     emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: message, ms: 0 });
     throw new Error(message);
   }
-  return traceToolCall(frame, { toolCallId, name, input: parsed.data }, () =>
+  const output = await traceToolCall(frame, { toolCallId, name, input: parsed.data }, () =>
     target.execute(parsed.data, toolContext(frame, registry, signal)),
   );
+  // Code that read a web page hands what it made of it to the model through run_js's own output.
+  if (target.toModelOutput && isUntrustedModelOutput(target.toModelOutput(output)))
+    frame.readUntrusted = true;
+  return output;
 }
 
 /** Cuts a model-bound tool output to the run's limit, saying so where it was cut. */
@@ -134,10 +139,10 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
         cadreTool.execute(input, toolContext(frame, registry)),
       );
     },
-    toModelOutput: ({ output }: { output: unknown }) =>
-      boundedModelOutput(
-        cadreTool.toModelOutput ? cadreTool.toModelOutput(output) : output,
-        frame.limits.maxToolOutputChars,
-      ),
+    toModelOutput: ({ output }: { output: unknown }) => {
+      const view = cadreTool.toModelOutput ? cadreTool.toModelOutput(output) : output;
+      if (isUntrustedModelOutput(view)) frame.readUntrusted = true;
+      return boundedModelOutput(view, frame.limits.maxToolOutputChars);
+    },
   } as any) as Tool;
 }

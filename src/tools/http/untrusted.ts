@@ -1,3 +1,5 @@
+import { defuseUntrustedTags, UNTRUSTED_TAG } from '../../core/untrusted.ts';
+
 /**
  * Everything a web or knowledge tool returns came from someone else's server, so the model sees it inside
  * an envelope that says so: it is material to read and cite, never instructions for Cadre or the model.
@@ -9,8 +11,7 @@ const NOTICE =
 
 export function untrustedContent(tool: string, output: unknown): string {
   const body = typeof output === 'string' ? output : JSON.stringify(output);
-  const defused = body.replace(/<(\/?)\s*untrusted-content/gi, '‹$1untrusted-content');
-  return `<untrusted-content tool="${tool}">\n${defused}\n</untrusted-content>\n${NOTICE}`;
+  return `<${UNTRUSTED_TAG} tool="${tool}">\n${defuseUntrustedTags(body)}\n</${UNTRUSTED_TAG}>\n${NOTICE}`;
 }
 
 /** `toModelOutput` for a tool: its output, wrapped as untrusted content. */
