@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DeclaredInput } from '../core/agent-definition.ts';
+import { agentToolInput } from '../core/delegation.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
@@ -10,31 +10,22 @@ export interface AgentToolSpec {
   name: string;
   description: string;
   /** JSON Schema of the arguments: `task` plus the agent's declared inputs. */
-  inputSchema: { type: 'object'; properties: Record<string, object>; required: string[] };
+  inputSchema: { type: 'object'; properties?: Record<string, object>; required?: string[] };
 }
 
-/** Every enabled agent, as the tools a program may call on behalf of `userId`. */
+/**
+ * Every enabled agent, as the tools a program may call on behalf of `userId`. The input schema is the one
+ * a parent model sees for the same agent (`task` plus its declared inputs), so both doors check the same.
+ */
 export function agentToolSpecs(cadre: Cadre, userId: string): AgentToolSpec[] {
   const agents = cadre.runtime({ userId }).options.agents;
   return [...agents.values()]
     .filter((definition) => definition.enabled)
     .map((definition) => {
-      const properties: Record<string, object> = {
-        task: { type: 'string', description: 'What the agent should do, in full: it sees nothing else.' },
-      };
-      const required = ['task'];
-      for (const [name, input] of Object.entries(definition.inputs)) {
-        properties[name] = {
-          type: input.type,
-          ...(input.description ? { description: input.description } : {}),
-        };
-        if (input.required) required.push(name);
-      }
-      return {
-        name: definition.name,
-        description: definition.description,
-        inputSchema: { type: 'object', properties, required },
-      };
+      const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(agentToolInput(definition), {
+        io: 'input',
+      }) as AgentToolSpec['inputSchema'] & { $schema?: string };
+      return { name: definition.name, description: definition.description, inputSchema };
     });
 }
 
@@ -56,7 +47,7 @@ export interface AgentToolCall {
 export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<ResultEnvelope> {
   const runtime = cadre.runtime({ userId: call.userId });
   const definition = runtime.agent(call.agent);
-  const parsed = argumentsSchema(definition.inputs).safeParse(call.arguments ?? {});
+  const parsed = agentToolInput(definition).safeParse(call.arguments ?? {});
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
       (issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`,
@@ -77,20 +68,4 @@ export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<
   } finally {
     cadre.runs.flush();
   }
-}
-
-function argumentsSchema(inputs: Record<string, DeclaredInput>): z.ZodType {
-  const shape: Record<string, z.ZodType> = { task: z.string().min(1, 'a task is required') };
-  for (const [name, input] of Object.entries(inputs)) {
-    const base =
-      input.type === 'number'
-        ? z.number()
-        : input.type === 'integer'
-          ? z.number().int()
-          : input.type === 'boolean'
-            ? z.boolean()
-            : z.string();
-    shape[name] = input.required ? base : base.optional();
-  }
-  return z.strictObject(shape);
 }

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpMcpServer } from '../../../test/fixtures/mcp/http-server.ts';
 import { tempHome } from '../../../test/helpers/cli.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import type { CadreEvent } from '../../core/events.ts';
@@ -14,11 +15,13 @@ const FILESYSTEM_SERVER = fileURLToPath(
 const FLAKY_SERVER = fileURLToPath(new URL('../../../test/fixtures/mcp/flaky-server.ts', import.meta.url));
 
 const opened: Cadre[] = [];
+const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cadre of opened.splice(0)) {
     cadre.close();
     await cadre.mcp.close();
   }
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 /** A Cadre whose home has `config` and one agent file per entry of `agents` (name → tools). */
@@ -196,6 +199,44 @@ describe('tools from MCP servers', () => {
     expect(envelope.status).toBe('ok');
     expect(toolResults(events)[0]!.error).toMatch(/^MCP server "ghost" could not start: .*ENOENT/);
     expect(cadre.mcp.server('ghost')!.state).toBe('failed');
+  });
+
+  it('reaches a Streamable HTTP server by url, sending its headers', async () => {
+    const remote = await startHttpMcpServer('s3cret');
+    cleanups.push(() => remote.close());
+    const { cadre } = cadreWith(
+      { mcpServers: { remote: { url: remote.url, headers: { Authorization: 'Bearer s3cret' } } } },
+      { caller: ['mcp__remote__shout'] },
+      (request) =>
+        request.toolResults.length
+          ? { text: 'done' }
+          : { toolCalls: [{ name: 'mcp__remote__shout', input: { text: 'quiet please' } }] },
+    );
+    const { events } = await run(cadre, 'caller', 'shout');
+    expect(toolResults(events)).toMatchObject([{ ok: true, output: { text: 'QUIET PLEASE' } }]);
+    expect(new Set(remote.seenAuthorization)).toEqual(new Set(['Bearer s3cret']));
+  });
+
+  it('a Claude Code agent file naming an MCP tool loads with it', async () => {
+    const folder = tempHome();
+    const { cadre, home } = cadreWith(
+      { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
+      {},
+      () => ({ text: 'ok' }),
+    );
+    const project = tempHome();
+    mkdirSync(join(project, '.claude', 'agents'), { recursive: true });
+    writeFileSync(
+      join(project, '.claude', 'agents', 'lister.md'),
+      '---\nname: lister\ndescription: Lists files.\ntools: Read, mcp__fs__list_directory\n---\nList.\n',
+    );
+    const withProject = new Cadre({ env: { CADRE_HOME: home }, cwd: project, db: openDatabase(':memory:') });
+    opened.push(withProject);
+    expect(withProject.catalog.agents.get('lister')!.definition.tools).toEqual([
+      'read_file',
+      'mcp__fs__list_directory',
+    ]);
+    expect(cadre.catalog.problems).toEqual([]);
   });
 
   it('refuses an allow-list naming a server that is not configured, naming the file', () => {
