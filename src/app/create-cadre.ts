@@ -13,6 +13,7 @@ import { McpClients } from '../mcp/client/mcp-clients.ts';
 import { createModelResolver } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { type Database, openDatabase } from '../store/database.ts';
+import { SqliteResultMemory } from '../store/result-memory-store.ts';
 import { RunStore } from '../store/run-store.ts';
 import { SessionStore } from '../store/session-store.ts';
 import { SqliteUserStore, type UserStore } from '../store/user-store.ts';
@@ -181,6 +182,10 @@ export class Cadre {
         ...options.limits,
       } as Partial<RuntimeLimits>,
       bus: this.bus,
+      resultMemory: new SqliteResultMemory(this.db),
+      ...(this.config.delegation?.reuseTtlSeconds !== undefined
+        ? { reuseTtlMs: this.config.delegation.reuseTtlSeconds * 1000 }
+        : {}),
       prepareAgent,
     });
   }

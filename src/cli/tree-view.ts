@@ -51,6 +51,15 @@ export function renderTree(
     for (const line of options.details?.(node, indent) ?? []) lines.push(clip(line, width));
     for (const call of node.toolCalls) {
       if (call.diff) lines.push(clip(`${indent}✎ ${editLine(call.diff)}`, width));
+      if (call.reused) {
+        const task = oneLine(String((call.input as { task?: unknown }).task ?? ''), 48);
+        lines.push(
+          clip(
+            `${indent}↺ ${call.name} "${task}"  reused from run ${call.reused.runId} (${call.reused.finishedAt})`,
+            width,
+          ),
+        );
+      }
     }
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1;

@@ -60,6 +60,8 @@ export const agentDefinitionSchema = z
     maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
     /** Wall-clock limit for one model call, in seconds. */
     modelCallTimeout: z.number().positive().optional(),
+    /** Seconds this agent's `ok` result is reused for the same request later in a session; 0 never. */
+    reuseTtl: z.number().min(0).optional(),
     /** Characters of this agent's result its parent model sees. */
     maxResultChars: z.number().int().min(100).optional(),
     /** Gets the person's location and profile (config `person`) in its instructions; others never see them. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AgentDefinition, DeclaredInput } from './agent-definition.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
+import type { ResultKey, ResultMemory } from './result-memory.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
@@ -63,17 +64,35 @@ function delegationKey(agent: string, input: Record<string, unknown>): string {
   return `${agent}\u0000${JSON.stringify(normalized)}`;
 }
 
+/** Reusing earlier results of this agent within the session (seed 000's cached result with a TTL). */
+export interface ReuseOptions {
+  memory: ResultMemory;
+  ttlMs: number;
+  /** The child's model: a result from another model is not the same result. */
+  model: string;
+}
+
+export interface AgentToolOptions {
+  /** Characters of the child's result the parent model sees. */
+  maxResultChars: number;
+  /** Set when the tree belongs to a session and reuse is on for this agent. */
+  reuse?: ReuseOptions | undefined;
+}
+
 /**
  * Binds a sub-agent to a parent run as a tool. Enforces, in this order: the per-step fan-out limit, the
  * one-run-per-identical-request rule, and the sibling concurrency limit; then runs the child and adds its
  * subtree usage to the parent's. The parent model sees at most `maxResultChars` of the child's result.
+ * With `reuse`, an `ok` result of the same request earlier in the session, fresher than its TTL, is handed
+ * back instead of a new run, and the tool call is marked `reused` with the run it came from.
  */
 export function bindAgentTool(
   parent: RunFrame,
   definition: AgentDefinition,
   startChild: StartChild,
-  maxResultChars: number,
+  options: AgentToolOptions,
 ): Tool {
+  const { maxResultChars, reuse } = options;
   return tool({
     description: definition.description,
     inputSchema: sdkSchema(agentToolInput(definition)),
@@ -112,25 +131,62 @@ export function bindAgentTool(
         return envelope;
       }
       const { task, ...inputs } = input;
-      const run = traceToolCall(
-        parent,
-        { toolCallId, name: definition.name, input },
-        async () => {
-          // The parent's step usage must be counted before a child decides whether the budget allows it.
-          await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
-          const release = await parent.siblings.acquire(parent.signal);
-          try {
-            const envelope = await startChild({ definition, task: String(task), inputs, parent, toolCallId });
-            parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
-            // A parent that passes on what such a child wrote is itself answering from untrusted content.
-            if (envelope.untrusted) parent.readUntrusted = true;
-            return envelope;
-          } finally {
-            release();
-          }
-        },
-        delegationFailure,
-      );
+      const resultKey = reuse && parent.tree.sessionId ? keyFor(parent, definition, input, reuse) : undefined;
+      const runChild = () =>
+        traceToolCall(
+          parent,
+          { toolCallId, name: definition.name, input },
+          async () => {
+            // The parent's step usage must be counted before a child decides whether the budget allows it.
+            await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
+            const release = await parent.siblings.acquire(parent.signal);
+            try {
+              const envelope = await startChild({
+                definition,
+                task: String(task),
+                inputs,
+                parent,
+                toolCallId,
+              });
+              parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+              // A parent that passes on what such a child wrote is itself answering from untrusted content.
+              if (envelope.untrusted) parent.readUntrusted = true;
+              return envelope;
+            } finally {
+              release();
+            }
+          },
+          delegationFailure,
+        );
+      const run = (async () => {
+        const fresh = resultKey && reuse ? await recallFresh(parent, reuse, resultKey) : undefined;
+        if (fresh) {
+          emit(parent, {
+            type: 'tool-call',
+            toolCallId,
+            name: definition.name,
+            input,
+            reused: { runId: fresh.envelope.runId, finishedAt: new Date(fresh.finishedAt).toISOString() },
+          });
+          emit(parent, {
+            type: 'tool-result',
+            toolCallId,
+            name: definition.name,
+            ok: true,
+            output: fresh.envelope,
+            ms: 0,
+          });
+          if (fresh.envelope.untrusted) parent.readUntrusted = true;
+          return fresh.envelope;
+        }
+        const envelope = await runChild();
+        if (resultKey && reuse && envelope.status === 'ok') {
+          await reuse.memory
+            .remember(resultKey, { envelope, finishedAt: parent.tree.now() })
+            .catch(() => undefined);
+        }
+        return envelope;
+      })();
       parent.delegations.set(key, run);
       parent.children.add(run);
       return run;
@@ -153,6 +209,28 @@ export function delegationFailure(envelope: ResultEnvelope): string | undefined 
   if (!FAILED_STATUSES.has(envelope.status)) return undefined;
   const reason = envelope.summary.split('\n').find((line) => line.trim()) ?? '';
   return `sub-agent run ${envelope.runId} ended ${envelope.status}${reason ? `: ${reason.slice(0, 300)}` : ''}`;
+}
+
+function keyFor(
+  parent: RunFrame,
+  definition: AgentDefinition,
+  input: Record<string, unknown>,
+  reuse: ReuseOptions,
+): ResultKey {
+  return {
+    userId: parent.tree.userId,
+    sessionId: parent.tree.sessionId ?? '',
+    agent: definition.name,
+    model: reuse.model,
+    input: delegationKey(definition.name, input).split('\u0000')[1] ?? '',
+  };
+}
+
+/** The remembered result for `key` when it is `ok` and younger than the TTL; a failing store means none. */
+async function recallFresh(parent: RunFrame, reuse: ReuseOptions, key: ResultKey) {
+  const remembered = await reuse.memory.recall(key).catch(() => undefined);
+  if (remembered?.envelope.status !== 'ok') return undefined;
+  return parent.tree.now() - remembered.finishedAt <= reuse.ttlMs ? remembered : undefined;
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

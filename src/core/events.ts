@@ -42,6 +42,11 @@ export interface ToolCallEvent extends EventBase {
   refused?: string;
   /** Set when the call was answered with an earlier identical delegation's result. */
   deduplicated?: boolean;
+  /**
+   * Set when the call was answered with the result of an identical delegation from an earlier question of
+   * the same session (within its reuse TTL): the run it came from, and when that run finished.
+   */
+  reused?: { runId: string; finishedAt: string };
 }
 export interface ToolResultEvent extends EventBase {
   type: 'tool-result';

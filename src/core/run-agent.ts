@@ -322,12 +322,10 @@ function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): To
     const agent = services.agents.get(name);
     if (agent) {
       if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {
-        tools[name] = bindAgentTool(
-          frame,
-          agent,
-          (request) => startChild(services, tree, request),
-          services.limitsFor(agent).maxResultChars,
-        );
+        tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request), {
+          maxResultChars: services.limitsFor(agent).maxResultChars,
+          reuse: reuseFor(services, tree, frame, agent),
+        });
       }
       continue;
     }
@@ -337,6 +335,14 @@ function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): To
     frame.directTools.add(name);
   }
   return tools;
+}
+
+/** Reuse of `agent`'s earlier results in this session, when the tree has a memory and the TTL is above 0. */
+function reuseFor(services: LoopServices, tree: TreeState, frame: RunFrame, agent: AgentDefinition) {
+  if (!tree.reuse || !tree.sessionId) return undefined;
+  const ttlMs = agent.reuseTtl === undefined ? tree.reuse.ttlMs : agent.reuseTtl * 1000;
+  if (ttlMs <= 0) return undefined;
+  return { memory: tree.reuse.memory, ttlMs, model: services.modelRefFor(agent, frame) };
 }
 
 function startChild(services: LoopServices, tree: TreeState, request: ChildRequest): Promise<ResultEnvelope> {

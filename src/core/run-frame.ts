@@ -3,6 +3,7 @@ import type { AgentDefinition } from './agent-definition.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
 import type { RuntimeLimits } from './limits.ts';
+import type { ResultMemory } from './result-memory.ts';
 import type { Semaphore } from './semaphore.ts';
 import { addUsage, type Usage } from './usage.ts';
 import type { Vault } from './vault.ts';
@@ -17,6 +18,8 @@ export interface TreeState {
   maxDepth: number;
   userId: string;
   sessionId: string | undefined;
+  /** Where finished sub-agent results are kept for reuse within a session, and for how long by default. */
+  reuse?: { memory: ResultMemory; ttlMs: number } | undefined;
   now: () => number;
   newId: () => string;
 }

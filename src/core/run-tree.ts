@@ -12,6 +12,8 @@ export interface ToolCallRecord {
   error?: string;
   refused?: string;
   deduplicated?: boolean;
+  /** Answered with an earlier question's result of the same request (see ToolCallEvent.reused). */
+  reused?: { runId: string; finishedAt: string };
   /** The unified diff a file-changing tool (edit_file, write_file) reported: the run tree shows edits. */
   diff?: string;
 }
@@ -84,6 +86,7 @@ export class RunTreeBuilder {
           ms: null,
           ...(event.refused ? { refused: event.refused } : {}),
           ...(event.deduplicated ? { deduplicated: true } : {}),
+          ...(event.reused ? { reused: event.reused } : {}),
         });
         return;
       case 'tool-result': {

@@ -4,6 +4,7 @@ import type { ResultEnvelope } from './envelope.ts';
 import { UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
+import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
 import type { RunFrame, TreeState } from './run-frame.ts';
 import { type RunTree, RunTreeBuilder } from './run-tree.ts';
@@ -25,6 +26,10 @@ export interface RuntimeOptions {
   /** Every event of every run goes here (the store, the server's live streams). */
   bus?: EventBus;
   prepareAgent?: PrepareAgent;
+  /** Keeps sub-agent results so the same request later in a session reuses them (seed 000's cache). */
+  resultMemory?: ResultMemory;
+  /** How long a kept result may be reused, unless its agent's `reuseTtl` says otherwise; 0 turns reuse off. */
+  reuseTtlMs?: number;
   now?: () => number;
   newId?: () => string;
 }
@@ -50,6 +55,9 @@ export interface RunOutcome {
   envelope: ResultEnvelope;
   tree: RunTree;
 }
+
+/** How long a sub-agent's result is reused within a session by default: an hour, as seed 000's cache. */
+export const DEFAULT_REUSE_TTL_MS = 3_600_000;
 
 /** Cadre's runtime: runs agents as trees of bounded, observable, cancellable runs. */
 export class Runtime {
@@ -97,6 +105,14 @@ export class Runtime {
       maxDepth: this.limits.maxDepth,
       userId: request.userId ?? 'local',
       sessionId: request.sessionId,
+      ...(this.options.resultMemory
+        ? {
+            reuse: {
+              memory: this.options.resultMemory,
+              ttlMs: this.options.reuseTtlMs ?? DEFAULT_REUSE_TTL_MS,
+            },
+          }
+        : {}),
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??

@@ -137,6 +137,7 @@ export class AnswerMessageBuilder {
           input: event.input,
           ...(event.refused ? { refused: event.refused } : {}),
           ...(event.deduplicated ? { deduplicated: true } : {}),
+          ...(event.reused ? { reused: event.reused } : {}),
         });
         return;
       case 'tool-result': {

@@ -44,6 +44,8 @@ export interface RunToolCallView {
   refused?: string;
   /** The call was answered from an earlier identical delegation. */
   deduplicated?: boolean;
+  /** The call was answered with an earlier question's result of the same request, within its TTL. */
+  reused?: { runId: string; finishedAt: string };
 }
 
 /** The data of a `data-run` part (id = runId). */

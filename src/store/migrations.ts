@@ -1,5 +1,6 @@
 import { documentsMigration } from './documents/migration.ts';
 import { httpCacheMigration } from './http-cache.ts';
+import { resultMemoryMigration } from './result-memory-store.ts';
 
 /**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
@@ -93,4 +94,5 @@ export const MIGRATIONS: Migration[] = [
     id: '006-message-metadata',
     sql: 'ALTER TABLE messages ADD COLUMN metadata TEXT;',
   },
+  resultMemoryMigration,
 ];

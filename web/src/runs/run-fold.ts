@@ -74,6 +74,7 @@ export function foldEvent(previous: LiveRun | undefined, event: CadreEvent): Liv
           input: event.input,
           ...(event.refused === undefined ? {} : { ok: false, refused: event.refused }),
           ...(event.deduplicated ? { deduplicated: true } : {}),
+          ...(event.reused ? { reused: event.reused } : {}),
         },
       ];
       break;

@@ -39,7 +39,14 @@ export function ToolCallView({ call }: { call: RunToolCallView }) {
           {truncate(typeof call.input === 'string' ? call.input : JSON.stringify(call.input ?? {}), 80)}
         </span>
         {call.ms !== undefined && <span className="tool-ms">{formatDuration(call.ms)}</span>}
-        {call.deduplicated && <span className="badge">reused</span>}
+        {(call.deduplicated || call.reused) && (
+          <span
+            className="badge"
+            title={call.reused ? `from run ${call.reused.runId}, ${call.reused.finishedAt}` : undefined}
+          >
+            reused
+          </span>
+        )}
       </summary>
       <div className="tool-body">
         <FoldedText label="Input" text={input} />
