@@ -8,6 +8,7 @@ import type { CadreEvent } from '../../core/events.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
 import { AnswerMessageBuilder } from '../answer-message.ts';
 import type { CadreUIMessage, ChatMessageMetadata } from '../chat-protocol.ts';
+import { batchWrites } from '../batch-writes.ts';
 import { type CadreChunk, ChatStreamTranslator } from '../chat-stream.ts';
 import { type CoalescerOptions, DeltaCoalescer } from '../delta-coalescer.ts';
 import { httpError } from '../http-errors.ts';
@@ -115,7 +116,8 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       },
       onError: (error) => httpError(error).body.error.message,
     });
-    return createUIMessageStreamResponse({ stream });
+    const response = createUIMessageStreamResponse({ stream });
+    return new Response(batchWrites(response.body!), { status: response.status, headers: response.headers });
   });
   return routes;
 }
