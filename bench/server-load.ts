@@ -146,7 +146,10 @@ function foldWire(chunks: UIMessageChunk[]): Map<string, RunFold> {
   let root: string | undefined;
   const fold = (id: string) => {
     let run = runs.get(id);
-    if (!run) runs.set(id, (run = { text: '', toolCalls: [] }));
+    if (!run) {
+      run = { text: '', toolCalls: [] };
+      runs.set(id, run);
+    }
     return run;
   };
   for (const chunk of chunks) {
@@ -168,7 +171,10 @@ function foldStored(events: CadreEvent[]): Map<string, RunFold> {
   const runs = new Map<string, RunFold>();
   for (const event of events) {
     let run = runs.get(event.runId);
-    if (!run) runs.set(event.runId, (run = { text: '', toolCalls: [] }));
+    if (!run) {
+      run = { text: '', toolCalls: [] };
+      runs.set(event.runId, run);
+    }
     if (event.type === 'text-delta') run.text += event.delta;
     if (event.type === 'tool-call') run.toolCalls.push(event.toolCallId);
     if (event.type === 'run-finish') run.status = event.status;
