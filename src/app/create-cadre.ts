@@ -4,6 +4,7 @@ import { type AgentSettings, composeAgents } from '../agents/compose-agents.ts';
 import { type AgentCatalog, loadAgentCatalog } from '../agents/loader.ts';
 import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
+import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
 import { EventBus } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
@@ -18,6 +19,7 @@ import { RunStore } from '../store/run-store.ts';
 import { SessionStore } from '../store/session-store.ts';
 import { SqliteUserStore, type UserStore } from '../store/user-store.ts';
 import { createToolRegistry } from '../tools/index.ts';
+import { ApprovalSigner, PendingApprovals } from './approvals.ts';
 import { instructionFragments, preparers } from './features.ts';
 import { LiveRuns } from './live-runs.ts';
 import { VERSION } from './version.ts';
@@ -65,6 +67,8 @@ export class Cadre {
   readonly env: Record<string, string | undefined>;
   readonly resolveModel: (ref: string) => LanguageModelV4 | Promise<LanguageModelV4>;
   readonly retry: RetryPolicy;
+  /** Tool calls waiting for a person, answered by the API, the web app or a prompt. */
+  readonly approvals: PendingApprovals;
   #detachStore: () => void;
 
   constructor(options: CadreOptions) {
@@ -100,6 +104,7 @@ export class Cadre {
       toolExists: (name) => this.tools.has(name),
     });
     this.retry = { ...DEFAULT_RETRY, ...(this.config.retry ?? {}) };
+    this.approvals = new PendingApprovals(ApprovalSigner.forFile(join(this.home, 'approval.key')));
     this.resolveModel = createModelResolver({
       env: options.env,
       retry: this.retry,
@@ -187,7 +192,21 @@ export class Cadre {
         ? { reuseTtlMs: this.config.delegation.reuseTtlSeconds * 1000 }
         : {}),
       prepareAgent,
+      approvals: this.approvalSettings(),
     });
+  }
+
+  /** The configured approval rules, with the pending list as the approver unless a request brings its own. */
+  approvalSettings(): ApprovalSettings {
+    const approvals = this.config.approvals ?? {};
+    return {
+      rules: { allow: approvals.allow ?? [], ask: approvals.ask ?? [], deny: approvals.deny ?? [] },
+      approver: this.approvals,
+      timeoutMs:
+        approvals.timeoutSeconds === undefined
+          ? DEFAULT_APPROVAL_TIMEOUT_MS
+          : approvals.timeoutSeconds * 1000,
+    };
   }
 
   /** The prefetch request for a question, when prefetch mode is on and its trigger matches. */

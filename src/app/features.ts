@@ -32,6 +32,10 @@ const WORKSPACE_FEATURES = [
   'lsp_hover',
   'lsp_completions',
   'docs_lookup',
+  // Changing the workspace: each call asks the person first unless config approvals allow it.
+  'write_file',
+  'edit_file',
+  'bash',
 ];
 
 /**

@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { Cadre } from '../app/create-cadre.ts';
 import { RunTreeBuilder } from '../core/run-tree.ts';
 import type { RunOutcome } from '../core/runtime.ts';
+import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
 import { RunActivity } from './run-activity.ts';
 import { LiveTree } from './tree-view.ts';
 
@@ -15,6 +16,8 @@ export interface AskOptions {
   signal: AbortSignal;
   /** Where the live tree goes; nothing is drawn when it is not a terminal. */
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** How tool calls that need approval are decided: flags, or a question on the terminal `stdin` is. */
+  approval?: { mode: ApprovalMode; stdin: NodeJS.ReadableStream & { isTTY?: boolean } };
 }
 
 /**
@@ -54,6 +57,15 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<RunOut
       ...(options.model ? { model: options.model } : {}),
       ...(options.inputs ? { inputs: options.inputs } : {}),
       ...(prefetch ? { prefetch } : {}),
+      ...(options.approval
+        ? {
+            approver: cliApprover({
+              ...options.approval,
+              stderr: options.stderr,
+              ...(live ? { pause: () => live.pause() } : {}),
+            }),
+          }
+        : {}),
       onEvent: (event) => {
         builder.apply(event);
         activity.apply(event);

@@ -14,8 +14,8 @@ export const VERSION: string = JSON.parse(
 const USAGE = `cadre ${VERSION}: a main agent that delegates to isolated, bounded, visible sub-agents
 
 usage:
-  cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR]
-  cadre chat [--session ID] [--model P:M]
+  cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR] [--approve-all | --deny-all]
+  cadre chat [--session ID] [--model P:M] [--approve-all | --deny-all]
   cadre agents list | show NAME | check [FILE...]
   cadre runs list [--json] | show ID [--json]
   cadre docs add FILE... | list | search "Q" | rm ID

@@ -182,6 +182,19 @@ export class LiveTree {
   }
 
   /** Draws the final tree, without the preview: the answer itself is printed after it. */
+  /**
+   * Stops redrawing while something else (an approval question) is on screen; the next frame is drawn
+   * below it instead of over it. Returns the function that resumes.
+   */
+  pause(): () => void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#drawn = 0;
+    return () => {
+      if (!this.#final) this.start();
+    };
+  }
+
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#final = true;

@@ -68,6 +68,7 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
   }
   if (projectLayer) {
     warnings.push(...withoutTrustedEndpoint(projectLayer, projectFile));
+    warnings.push(...projectApprovals(projectLayer, config, projectFile));
     if (project.trust !== 'trusted') warnings.push(...withoutCommands(projectLayer, projectFile, project));
     config = mergeConfig(config, projectLayer);
     files.push(projectFile);
@@ -145,6 +146,28 @@ function withoutTrustedEndpoint(layer: CadreConfig, file: string): string[] {
     `${file}: tools.searchEndpoint ignored: a project's config may not choose a trusted endpoint; ` +
       'put it in $CADRE_HOME/config.json or pass the file with --config',
   ];
+}
+
+/**
+ * A project's own config may make Cadre ask or refuse more, never less: its `allow` entries are ignored
+ * (a cloned repository must not approve its own `bash` calls), and its `ask`/`deny` entries add to the
+ * person's instead of replacing them.
+ */
+function projectApprovals(layer: CadreConfig, base: CadreConfig, file: string): string[] {
+  const approvals = layer.approvals;
+  if (!approvals) return [];
+  const warnings: string[] = [];
+  if (approvals.allow?.length) {
+    warnings.push(
+      `${file}: approvals.allow ignored: a project's config may ask for approval, not waive it; ` +
+        'put allow rules in $CADRE_HOME/config.json or pass the file with --config',
+    );
+  }
+  delete approvals.allow;
+  if (approvals.timeoutSeconds !== undefined) delete approvals.timeoutSeconds;
+  if (approvals.ask) approvals.ask = [...(base.approvals?.ask ?? []), ...approvals.ask];
+  if (approvals.deny) approvals.deny = [...(base.approvals?.deny ?? []), ...approvals.deny];
+  return warnings;
 }
 
 function readConfigFile(file: string): CadreConfig {

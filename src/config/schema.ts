@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ruleEntryProblem } from '../core/approval-rules.ts';
 import { toolSettingsSchema } from '../tools/settings.ts';
 
 const modelRef = z
@@ -43,6 +44,13 @@ export const mcpServerSchema = z.union(
   { error: 'an MCP server: {command, args?, env?} (stdio) or {url, headers?} (Streamable HTTP)' },
 );
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+
+const approvalEntries = z.array(
+  z.string().superRefine((entry, context) => {
+    const problem = ruleEntryProblem(entry);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 /** The shape of config.json files (and of the merged configuration). Every field is optional. */
 export const configSchema = z.strictObject({
@@ -98,6 +106,19 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   tools: toolSettingsSchema.optional(),
+  /**
+   * Which tool calls wait for a person (Claude Code's permission-rule shape): entries are `tool`,
+   * `mcp__server__*` or `tool(subject)` such as `bash(npm test:*)`. deny wins, then ask, then allow.
+   */
+  approvals: z
+    .strictObject({
+      allow: approvalEntries.optional(),
+      ask: approvalEntries.optional(),
+      deny: approvalEntries.optional(),
+      /** Seconds a call waits for a decision before it is denied (default 300). */
+      timeoutSeconds: z.number().positive().optional(),
+    })
+    .optional(),
   mcpServers: z.record(mcpServerNameSchema, mcpServerSchema).optional(),
   server: z
     .strictObject({

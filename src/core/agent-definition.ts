@@ -45,6 +45,8 @@ export const agentDefinitionSchema = z
     description: z.string().min(1, 'a one-line description of when to use the agent'),
     instructions: z.string().default(''),
     tools: commaList.default([]),
+    /** Tools of this agent whose every call waits for a person's approval, e.g. `[run_js, web_fetch]`. */
+    approval: commaList.default([]),
     model: modelRefSchema.optional(),
     maxTurns: z.number().int().min(1).max(200).optional(),
     context: contextPolicySchema.default('isolated'),
@@ -72,6 +74,10 @@ export const agentDefinitionSchema = z
     /** JSON Schema of the structured `data` the agent returns; validated before the parent sees it. */
     output: z.record(z.string(), z.unknown()).optional(),
     enabled: z.boolean().default(true),
+  })
+  .refine((definition) => definition.approval.every((name) => definition.tools.includes(name)), {
+    message: "every tool in approval must be one of the agent's tools",
+    path: ['approval'],
   })
   .refine((definition) => !definition.firstTool || definition.tools.includes(definition.firstTool), {
     message: "firstTool must be one of the agent's tools",

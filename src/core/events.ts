@@ -73,6 +73,29 @@ export interface PlanUpdateEvent extends EventBase {
   type: 'plan-update';
   steps: PlanStep[];
 }
+/** A tool call waits for a person's decision; only this run waits, the rest of the tree goes on. */
+export interface ApprovalRequestEvent extends EventBase {
+  type: 'approval-request';
+  approvalId: string;
+  toolCallId: string;
+  name: string;
+  input: unknown;
+  /** The runs from the root to the one asking. */
+  path: Array<{ runId: string; agent: string }>;
+  /** Milliseconds since the epoch when the wait ends as denied. */
+  expiresAt: number;
+}
+/** The decision on an approval request: who made it and why. A denied call fails with the reason. */
+export interface ApprovalResultEvent extends EventBase {
+  type: 'approval-result';
+  approvalId: string;
+  toolCallId: string;
+  name: string;
+  approved: boolean;
+  /** `person`, `flag`, `timeout`, `cancelled`, `none` (nobody could be asked), ... */
+  by: string;
+  reason?: string;
+}
 export interface RunFinishEvent extends EventBase {
   type: 'run-finish';
   status: RunStatus;
@@ -98,6 +121,8 @@ export type CadreEvent =
   | ToolResultEvent
   | StepFinishEvent
   | PlanUpdateEvent
+  | ApprovalRequestEvent
+  | ApprovalResultEvent
   | RunFinishEvent
   | RunErrorEvent;
 

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
+import type { ApprovalSettings } from './approvals.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
 import type { RuntimeLimits } from './limits.ts';
@@ -22,6 +23,8 @@ export interface TreeState {
   reuse?: { memory: ResultMemory; ttlMs: number } | undefined;
   now: () => number;
   newId: () => string;
+  /** Which calls need a person's approval and who gives it; without it such calls are denied. */
+  approvals?: ApprovalSettings;
 }
 
 /** One run's live state: identity, signals, counters, and what its children need from it. */

@@ -1,5 +1,6 @@
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
+import { type ApprovalSettings, type Approver, NO_APPROVALS } from './approvals.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
@@ -30,6 +31,8 @@ export interface RuntimeOptions {
   resultMemory?: ResultMemory;
   /** How long a kept result may be reused, unless its agent's `reuseTtl` says otherwise; 0 turns reuse off. */
   reuseTtlMs?: number;
+  /** Approval rules and the default approver; without them calls that need approval are denied. */
+  approvals?: ApprovalSettings;
   now?: () => number;
   newId?: () => string;
 }
@@ -49,6 +52,8 @@ export interface RunRequest {
   prefetch?: { agent: string; task?: string };
   /** Events of this run's tree only. */
   onEvent?: EventListener;
+  /** Who decides this tree's approvals (the CLI's prompt or flags), instead of the runtime's approver. */
+  approver?: Approver;
 }
 
 export interface RunOutcome {
@@ -110,6 +115,14 @@ export class Runtime {
             reuse: {
               memory: this.options.resultMemory,
               ttlMs: this.options.reuseTtlMs ?? DEFAULT_REUSE_TTL_MS,
+            },
+          }
+        : {}),
+      ...(this.options.approvals || request.approver
+        ? {
+            approvals: {
+              ...(this.options.approvals ?? NO_APPROVALS),
+              approver: request.approver ?? this.options.approvals?.approver,
             },
           }
         : {}),

@@ -1,4 +1,5 @@
 import { type Tool, tool } from 'ai';
+import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError } from './errors.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
@@ -94,9 +95,11 @@ async function callAllowedTool(
     emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: message, ms: 0 });
     throw new Error(message);
   }
-  const output = await traceToolCall(frame, { toolCallId, name, input: parsed.data }, () =>
-    target.execute(parsed.data, toolContext(frame, registry, signal)),
-  );
+  const call = { toolCallId, name, input: parsed.data };
+  const output = await traceToolCall(frame, call, async () => {
+    await gateToolCall(frame, call, target);
+    return target.execute(parsed.data, toolContext(frame, registry, signal));
+  });
   // Code that read a web page hands what it made of it to the model through run_js's own output.
   if (target.toModelOutput && isUntrustedModelOutput(target.toModelOutput(output)))
     frame.readUntrusted = true;
@@ -135,9 +138,12 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
     inputSchema: sdkSchema(cadreTool.input),
     execute: (input: unknown, options: { toolCallId: string }) => {
       refuseBoundedCall(frame, options.toolCallId, cadreTool.name, input);
-      return traceToolCall(frame, { toolCallId: options.toolCallId, name: cadreTool.name, input }, () =>
-        cadreTool.execute(input, toolContext(frame, registry)),
-      );
+      const call = { toolCallId: options.toolCallId, name: cadreTool.name, input };
+      return traceToolCall(frame, call, async () => {
+        // A call that needs a person waits here, between its tool-call and tool-result events.
+        await gateToolCall(frame, call, cadreTool);
+        return cadreTool.execute(input, toolContext(frame, registry));
+      });
     },
     toModelOutput: ({ output }: { output: unknown }) => {
       const view = cadreTool.toModelOutput ? cadreTool.toModelOutput(output) : output;

@@ -47,6 +47,8 @@ export interface CadreTool<INPUT = any, OUTPUT = unknown> {
   unavailable?(): ToolUnavailable | undefined;
   /** What the model sees of the output; defaults to the output itself. */
   toModelOutput?(output: OUTPUT): unknown;
+  /** Asks a person before every call unless an approval rule allows it (write_file, edit_file, bash). */
+  needsApproval?: boolean;
   /** Only offered to agents that name it explicitly (never through "all tools" lists). */
   explicitOnly?: boolean;
 }

@@ -23,6 +23,14 @@
  * - a delegation's tool output is its envelope without `summary` (the child's `data-run` part, found by
  *   the envelope's `runId`, has it).
  * Stored sessions always carry `summary` in full.
+ *
+ * Approvals (any run, root included) travel as `data-run-event` parts like every other event:
+ * `approval-request` {approvalId, toolCallId, name, input, path: [{runId, agent}…], expiresAt} when a call
+ * starts waiting, `approval-result` {approvalId, toolCallId, name, approved, by, reason?} when it is decided
+ * (by a person, a flag, `timeout`, or `cancelled`). A client answers with
+ * `POST /api/approvals/:approvalId {approved: boolean, reason?: string}` (200 `{approvalId, approved}`;
+ * 404 when it is no longer pending) and lists what is waiting for its user with `GET /api/approvals`
+ * (`{approvals: ApprovalRequest[]}`), e.g. after a reload. A denied call's tool-result carries the reason.
  */
 import type { UIMessage } from 'ai';
 import type { Source } from '../core/envelope.ts';
@@ -46,6 +54,8 @@ export interface RunToolCallView {
   deduplicated?: boolean;
   /** The call was answered with an earlier question's result of the same request, within its TTL. */
   reused?: { runId: string; finishedAt: string };
+  /** Set from `approval-request` / `approval-result` events: the call waits for, or got, a decision. */
+  approval?: { approvalId: string; approved?: boolean; by?: string; reason?: string };
 }
 
 /** The data of a `data-run` part (id = runId). */

@@ -8,6 +8,7 @@ import { authenticate } from './auth.ts';
 import { httpError } from './http-errors.ts';
 import { requestLog } from './request-log.ts';
 import { agentRoutes } from './routes/agents.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
@@ -117,6 +118,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/v1', openAIRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/api/agents', agentRoutes());
   app.route('/api/settings', settingsRoutes());
+  app.route('/api/approvals', approvalRoutes());
   for (const mount of options.mounts ?? []) {
     app.use(mount.path, auth);
     app.use(`${mount.path}/*`, auth);

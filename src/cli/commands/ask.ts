@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
+import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
@@ -20,6 +21,8 @@ export const askCommand: CliCommand = async (args, context) => {
       workspace: { type: 'string' },
       config: { type: 'string' },
       input: { type: 'string', multiple: true },
+      'approve-all': { type: 'boolean', default: false },
+      'deny-all': { type: 'boolean', default: false },
     },
   });
   const question = positionals.join(' ').trim();
@@ -59,6 +62,10 @@ export const askCommand: CliCommand = async (args, context) => {
       inputs: parseInputs(values.input ?? []),
       signal: controller.signal,
       stderr: context.stderr,
+      approval: {
+        mode: approvalMode(values['approve-all'], values['deny-all']),
+        stdin: context.stdin ?? process.stdin,
+      },
     });
     const { envelope, tree } = outcome;
     if (values.json) {

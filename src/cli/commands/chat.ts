@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
+import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
 import type { CliCommand } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
@@ -22,8 +23,11 @@ export const chatCommand: CliCommand = async (args, context) => {
       agent: { type: 'string' },
       workspace: { type: 'string' },
       config: { type: 'string' },
+      'approve-all': { type: 'boolean', default: false },
+      'deny-all': { type: 'boolean', default: false },
     },
   });
+  const approval = approvalMode(values['approve-all'], values['deny-all']);
   const cadre = new Cadre({
     env: context.env,
     cwd: context.cwd,
@@ -92,6 +96,8 @@ export const chatCommand: CliCommand = async (args, context) => {
           userId: context.userId,
           signal: current.signal,
           stderr: context.stderr,
+          // The conversation owns the terminal's lines, so in chat only the flags decide approvals.
+          approval: { mode: approval, stdin: { isTTY: false } as NodeJS.ReadableStream & { isTTY: boolean } },
         });
         context.stdout.write(`\n${envelope.summary}\n\n`);
         if (envelope.status !== 'ok') context.stderr.write(`(status: ${envelope.status})\n`);

@@ -46,6 +46,7 @@ export function createBashTool(options: BashOptions) {
     name: 'bash',
     family: 'coding',
     explicitOnly: true,
+    needsApproval: true,
     description:
       `Run a shell command (bash) in the workspace root and return its exit code, stdout and stderr. ` +
       `timeout is in seconds (default ${defaultTimeout}, at most ${maxTimeout}). Output past ` +

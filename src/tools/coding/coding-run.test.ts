@@ -11,7 +11,7 @@ import { codingTools } from './index.ts';
 const root = mkdtempSync(path.join(tmpdir(), 'cadre-coding-run-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-it('an edit made in a run shows its diff in the run tree', async () => {
+it('an edit asks first, then shows its diff in the run tree', async () => {
   writeFileSync(path.join(root, 'app.ts'), 'export const port = 80;\n');
   const model = new ScriptedModel((request) =>
     request.toolResults.length
@@ -29,7 +29,18 @@ it('an edit made in a run shows its diff in the run tree', async () => {
     resolveModel: () => model,
     mainModel: 'scripted:x',
   });
-  const { envelope, tree } = await runtime.run({ agent: 'coder', task: 'Use port 8080' });
+  const asked: string[] = [];
+  const { envelope, tree } = await runtime.run({
+    agent: 'coder',
+    task: 'Use port 8080',
+    approver: {
+      decide: async (request) => {
+        asked.push(request.tool);
+        return { approved: true, by: 'person' };
+      },
+    },
+  });
+  expect(asked).toEqual(['edit_file']);
   expect(envelope.status).toBe('ok');
   expect(readFileSync(path.join(root, 'app.ts'), 'utf8')).toBe('export const port = 8080;\n');
   expect(tree.toolCalls[0]?.diff).toContain('-export const port = 80;\n+export const port = 8080;');

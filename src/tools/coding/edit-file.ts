@@ -19,6 +19,7 @@ export function createEditFileTool(workspace: Workspace) {
     name: 'edit_file',
     family: 'coding',
     explicitOnly: true,
+    needsApproval: true,
     description:
       'Replace one exact occurrence of `old` with `new` in a workspace text file. `old` must match the ' +
       'file exactly (whitespace and indentation included) and appear exactly once: add surrounding lines ' +

@@ -21,6 +21,7 @@ export function createWriteFileTool(workspace: Workspace) {
     name: 'write_file',
     family: 'coding',
     explicitOnly: true,
+    needsApproval: true,
     description:
       'Create a text file in the workspace, or replace its whole content. Missing folders are created. ' +
       'Prefer edit_file to change part of an existing file. The path is relative to the workspace root.',

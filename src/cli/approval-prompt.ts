@@ -1,0 +1,93 @@
+import { createInterface } from 'node:readline/promises';
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../core/approvals.ts';
+import { UserError } from '../core/errors.ts';
+import { printableLine } from './terminal-text.ts';
+
+export type ApprovalMode = 'approve-all' | 'deny-all' | undefined;
+
+export interface PromptOptions {
+  mode: ApprovalMode;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  /** Stops the live tree's redraws while a question is on screen; returns the function that resumes them. */
+  pause?: () => () => void;
+}
+
+/** `--approve-all` / `--deny-all` as a mode; both at once is the person's mistake. */
+export function approvalMode(approveAll: boolean | undefined, denyAll: boolean | undefined): ApprovalMode {
+  if (approveAll && denyAll) {
+    throw new UserError('usage', '--approve-all and --deny-all contradict each other; pass one of them');
+  }
+  return approveAll ? 'approve-all' : denyAll ? 'deny-all' : undefined;
+}
+
+/** The reason a call is denied when nobody at a terminal can be asked. */
+export const NO_TERMINAL_REASON =
+  'nobody could be asked: cadre is not reading from a terminal; run it on one, pass --approve-all or ' +
+  '--deny-all, or allow the tool in the "approvals" section of config.json';
+
+/**
+ * The CLI's approver: `--approve-all` and `--deny-all` decide at once; on a terminal the person is asked,
+ * one question at a time (sub-agents asking together wait their turn); with neither, calls are denied
+ * with a reason the model and the person can read.
+ */
+export function cliApprover(options: PromptOptions): Approver {
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    decide(request, signal): Promise<ApprovalDecision> {
+      if (options.mode === 'approve-all') return Promise.resolve({ approved: true, by: 'flag' });
+      if (options.mode === 'deny-all') {
+        return Promise.resolve({ approved: false, by: 'flag', reason: 'denied by --deny-all' });
+      }
+      if (!options.stdin.isTTY) {
+        return Promise.resolve({ approved: false, by: 'none', reason: NO_TERMINAL_REASON });
+      }
+      const asked = queue.then(() => ask(options, request, signal));
+      queue = asked.catch(() => undefined);
+      return asked;
+    },
+  };
+}
+
+async function ask(
+  options: PromptOptions,
+  request: ApprovalRequest,
+  signal: AbortSignal,
+): Promise<ApprovalDecision> {
+  if (signal.aborted)
+    return { approved: false, by: 'cancelled', reason: 'the run ended before it was asked' };
+  const resume = options.pause?.();
+  const lines = createInterface({ input: options.stdin, output: options.stderr, terminal: false });
+  try {
+    options.stderr.write(`\n${describeRequest(request)}\n`);
+    const answer = await lines.question('Allow it? [y/N] (a reason after the letter is passed on) ', {
+      signal,
+    });
+    const [word = '', ...rest] = answer.trim().split(/\s+/);
+    const approved = /^(y|yes)$/i.test(word);
+    const reason = rest.join(' ').trim();
+    return {
+      approved,
+      by: 'person',
+      ...(reason ? { reason } : approved ? {} : { reason: 'the person said no' }),
+    };
+  } catch {
+    return { approved: false, by: 'cancelled', reason: 'the run ended while the person was being asked' };
+  } finally {
+    lines.close();
+    resume?.();
+  }
+}
+
+/** Where in the tree, which tool, and what exactly it would do. */
+export function describeRequest(request: ApprovalRequest): string {
+  const where = request.path.map((step) => step.agent).join(' › ');
+  const input = request.input as Record<string, unknown> | null;
+  const detail =
+    typeof input?.command === 'string'
+      ? `$ ${input.command}`
+      : typeof input?.path === 'string'
+        ? `${input.path}${typeof input.content === 'string' ? ` (${input.content.length} characters)` : ''}`
+        : JSON.stringify(input);
+  return `⚠ ${where} wants to call ${request.tool}: ${printableLine(detail).slice(0, 400)}`;
+}

@@ -1,0 +1,163 @@
+import { type ApprovalRules, approvalRuleFor, NO_RULES } from './approval-rules.ts';
+import { emit, type RunFrame } from './run-frame.ts';
+import type { CadreTool } from './tool.ts';
+
+/** One call waiting for a person: what the `approval-request` event and every approver see. */
+export interface ApprovalRequest {
+  approvalId: string;
+  runId: string;
+  toolCallId: string;
+  tool: string;
+  input: unknown;
+  /** The runs from the root down to the one asking, agent names and ids: where in the tree it asks. */
+  path: Array<{ runId: string; agent: string }>;
+  userId: string;
+  sessionId: string | undefined;
+  /** Milliseconds since the epoch after which the wait ends as denied. */
+  expiresAt: number;
+}
+
+export interface ApprovalDecision {
+  approved: boolean;
+  reason?: string;
+  /** Who decided: `person` (a prompt, the API, the web app), `flag` (--approve-all/--deny-all), `timeout`, ... */
+  by: string;
+}
+
+/**
+ * Where decisions come from (the CLI's prompt or flags, the server's pending list). It may take as long
+ * as it likes: the gate ends the wait at the request's `expiresAt` as denied, and when the run ends.
+ */
+export interface Approver {
+  decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
+}
+
+/** A tree's approval settings: the rules, who decides, and how long a call may wait. */
+export interface ApprovalSettings {
+  rules: ApprovalRules;
+  approver: Approver | undefined;
+  timeoutMs: number;
+}
+
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
+
+/** Nobody to ask: calls that need approval are denied, saying so. */
+export const NO_APPROVALS: ApprovalSettings = {
+  rules: NO_RULES,
+  approver: undefined,
+  timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
+};
+
+/** A call a rule or a person refused; the model sees its message as the tool's error. */
+export class ToolCallDeniedError extends Error {
+  override name = 'ToolCallDeniedError';
+}
+
+let approvalCounter = 0;
+
+/**
+ * Lets a tool call through, or waits for a person, or refuses it. Asking emits `approval-request` on the
+ * run, waits (only this run waits; the rest of the tree goes on), then emits `approval-result`. A denial
+ * throws `ToolCallDeniedError`, which becomes the call's error result.
+ */
+export async function gateToolCall(
+  frame: RunFrame,
+  call: { toolCallId: string; name: string; input: unknown },
+  tool: Pick<CadreTool, 'needsApproval'> | undefined,
+): Promise<void> {
+  const settings = frame.tree.approvals ?? NO_APPROVALS;
+  const decision = approvalRuleFor(settings.rules, {
+    tool: call.name,
+    input: call.input,
+    toolAsks: tool?.needsApproval === true,
+    agentAsks: frame.definition.approval.includes(call.name),
+  });
+  if (decision.rule === 'allow') return;
+  if (decision.rule === 'deny') {
+    throw new ToolCallDeniedError(`${call.name} was refused by the approval rules (${decision.because})`);
+  }
+  const request: ApprovalRequest = {
+    approvalId: `apr_${frame.tree.now().toString(36)}${(++approvalCounter).toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+    runId: frame.id,
+    toolCallId: call.toolCallId,
+    tool: call.name,
+    input: call.input,
+    path: runPath(frame),
+    userId: frame.tree.userId,
+    sessionId: frame.tree.sessionId,
+    expiresAt: frame.tree.now() + settings.timeoutMs,
+  };
+  emit(frame, {
+    type: 'approval-request',
+    approvalId: request.approvalId,
+    toolCallId: call.toolCallId,
+    name: call.name,
+    input: call.input,
+    path: request.path,
+    expiresAt: request.expiresAt,
+  });
+  const answer = await waitForDecision(settings, request, frame.signal);
+  emit(frame, {
+    type: 'approval-result',
+    approvalId: request.approvalId,
+    toolCallId: call.toolCallId,
+    name: call.name,
+    approved: answer.approved,
+    by: answer.by,
+    ...(answer.reason ? { reason: answer.reason } : {}),
+  });
+  if (!answer.approved) {
+    throw new ToolCallDeniedError(
+      `the person did not approve this ${call.name} call${answer.reason ? `: ${answer.reason}` : ''}`,
+    );
+  }
+}
+
+async function waitForDecision(
+  settings: ApprovalSettings,
+  request: ApprovalRequest,
+  runSignal: AbortSignal,
+): Promise<ApprovalDecision> {
+  if (!settings.approver) {
+    return { approved: false, by: 'none', reason: 'nobody can be asked for approval here' };
+  }
+  const waiting = new AbortController();
+  const signal = AbortSignal.any([runSignal, waiting.signal]);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<ApprovalDecision>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          approved: false,
+          by: 'timeout',
+          reason: `no decision within ${Math.round(settings.timeoutMs / 1000)} s`,
+        }),
+      Math.max(0, settings.timeoutMs),
+    );
+  });
+  const cancelled = new Promise<ApprovalDecision>((resolve) => {
+    const onAbort = () => resolve({ approved: false, by: 'cancelled', reason: 'the run was cancelled' });
+    if (runSignal.aborted) onAbort();
+    else runSignal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([settings.approver.decide(request, signal), timedOut, cancelled]);
+  } catch (error) {
+    return {
+      approved: false,
+      by: 'error',
+      reason: `the approval could not be asked: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  } finally {
+    clearTimeout(timer);
+    waiting.abort();
+  }
+}
+
+function runPath(frame: RunFrame): Array<{ runId: string; agent: string }> {
+  const path: Array<{ runId: string; agent: string }> = [];
+  for (let at: RunFrame | undefined = frame; at; at = at.parent) {
+    path.unshift({ runId: at.id, agent: at.definition.name });
+  }
+  return path;
+}
