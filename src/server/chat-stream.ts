@@ -76,6 +76,8 @@ export class ChatStreamTranslator {
           toolName: event.name,
           input: event.input,
           dynamic: true,
+          // An earlier question's result answered this delegation: the web app marks it, the store keeps it.
+          ...(event.reused ? { toolMetadata: { reused: event.reused } } : {}),
         });
         return chunks;
       case 'tool-result':

@@ -263,7 +263,7 @@ describe('keyed tools', () => {
     expect(server.requests.at(-1)?.url).toContain('api_key=DEMO_KEY');
     await call('2024-01-03');
     await expect(call('2024-01-04')).rejects.toThrow(
-      /DEMO_KEY allows only 2 requests an hour .* try again in 1800 s, or set NASA_API_KEY/,
+      /DEMO_KEY allows few requests \(Cadre spends at most 2 an hour\) .* try again in 1800 s, or set NASA_API_KEY/,
     );
     // A refusal spends nothing and sends nothing; once the bucket refills, the next call goes.
     expect(server.requests.length).toBe(before + 2);

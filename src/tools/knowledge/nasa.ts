@@ -25,10 +25,10 @@ const apod = z.object({
 
 /**
  * NASA's public `DEMO_KEY` allows 30 requests an hour (and 50 a day) per address. Without a key of its
- * own, Cadre spends it at most at that pace, in a short burst then one request every two minutes, and
- * refuses rather than waits beyond that (a tool call should not sit for minutes).
+ * own, Cadre stays under that: a burst of 10, then one request every three minutes (at most 30 in any
+ * hour), and it refuses rather than waits beyond that (a tool call should not sit for minutes).
  */
-export const NASA_DEMO_KEY_RATE: HostRate = { perSecond: 30 / 3600, burst: 10 };
+export const NASA_DEMO_KEY_RATE: HostRate = { perSecond: 20 / 3600, burst: 10 };
 
 /**
  * NASA's Astronomy Picture of the Day for a date (today by default). Uses `NASA_API_KEY`, or NASA's
@@ -62,8 +62,8 @@ export function nasaApodTool(
         const waitMs = demoKeyLimiter.tryTake('DEMO_KEY');
         if (waitMs > 0) {
           throw new ToolCallError(
-            `NASA's public DEMO_KEY allows only ${Math.round((options.demoKeyRate ?? NASA_DEMO_KEY_RATE).perSecond * 3600)} ` +
-              `requests an hour and they are used up; try again in ${Math.ceil(waitMs / 1000)} s, or set ` +
+            `NASA's public DEMO_KEY allows few requests (Cadre spends at most ${Math.round((options.demoKeyRate ?? NASA_DEMO_KEY_RATE).perSecond * 3600)} ` +
+              `an hour) and they are used up; try again in ${Math.ceil(waitMs / 1000)} s, or set ` +
               'NASA_API_KEY (free at api.nasa.gov).',
             { retryAfterMs: Math.ceil(waitMs) },
           );

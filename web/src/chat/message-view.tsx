@@ -30,6 +30,8 @@ interface ToolPartLike {
   input?: unknown;
   output?: unknown;
   errorText?: string;
+  /** Set by the server when an earlier question's result answered this delegation. */
+  toolMetadata?: { reused?: { runId: string; finishedAt: string } };
 }
 
 function toolName(part: ToolPartLike): string {
@@ -111,6 +113,7 @@ function DelegationOrTool({ store, tool }: { store: RunStore; tool: ToolPartLike
         input: tool.input,
         ...(done ? { ok: true, output: tool.output } : {}),
         ...(failed ? { ok: false, error: tool.errorText ?? 'failed' } : {}),
+        ...(tool.toolMetadata?.reused ? { reused: tool.toolMetadata.reused } : {}),
       }}
     />
   );
