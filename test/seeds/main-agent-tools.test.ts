@@ -83,7 +83,9 @@ describe("the main agent's own tools and its routing guidance", () => {
     expect(result.code).toBe(0);
     const [first, second] = server.requests;
     expect(toolNames(first!)).toEqual(expect.arrayContaining([...WORKSPACE_TOOLS, 'web_search', 'explorer']));
-    expect(first!.system).toMatch(/use your own tools \(.*`read_file`.*`lsp_completions`.*`docs_lookup`\)/);
+    expect(first!.system).toMatch(
+      /use your own tools \(.*`read_file`.*`lsp_completions`.*`docs_lookup`.*\) yourself/,
+    );
     const toolMessage = second!.body.messages.find((message) => message.role === 'tool');
     expect(contentText(toolMessage?.content)).toContain('"path":"package.json"');
     const run = JSON.parse(result.stdout).run;
