@@ -72,6 +72,9 @@ export class AnswerMessageBuilder {
           toolCallId: chunk.toolCallId,
           state: 'input-available',
           input: chunk.input,
+          // What the wire carried beside the input (e.g. that an earlier result was reused) is kept too.
+          ...(chunk.title !== undefined ? { title: chunk.title } : {}),
+          ...(chunk.toolMetadata !== undefined ? { toolMetadata: chunk.toolMetadata } : {}),
         };
         this.#toolParts.set(chunk.toolCallId, part);
         this.#parts.push(part as Part);

@@ -49,5 +49,11 @@ describe('POST /api/chat reuses a sub-agent result within the session', () => {
       state: 'output-available',
       toolMetadata: { reused: { runId: mathRun.runId, finishedAt: expect.any(String) } },
     });
+    // The stored answer keeps the mark, so a reload shows it too.
+    const session = (await (await app.request('/api/sessions/s1')).json()) as {
+      messages: Array<{ role: string; parts: Array<{ type: string; toolMetadata?: unknown }> }>;
+    };
+    const stored = session.messages.at(-1)!.parts.find((part) => part.type === 'dynamic-tool');
+    expect(stored?.toolMetadata).toEqual((tool as { toolMetadata: unknown }).toolMetadata);
   });
 });
