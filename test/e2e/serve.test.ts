@@ -125,6 +125,33 @@ describe('cadre serve over real HTTP', () => {
     expect(rest.map((item) => item.id)).toEqual(all.slice(4).map((item) => item.id));
   });
 
+  it('on SIGTERM cancels running trees, stores them as cancelled, and exits 0', async () => {
+    const { server, env } = await setup(delegation({ hang: true }));
+    const response = await post(`${server.url}/api/chat`, chatBody('e4', 'What is 6 times 7?'));
+    const reader = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema }).getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || !value?.success) throw new Error('the stream ended early');
+      const chunk = value.value as { type: string; data?: RunPartData };
+      if (chunk.type === 'data-run' && chunk.data?.agent === 'math') break;
+    }
+    server.child.kill('SIGTERM');
+    const result = await server.exited;
+    expect(result.code).toBe(0);
+    expect(server.output()).toMatch(/SIGTERM: stopping/);
+    // A new server on the same home finds the answer stored, every run cancelled.
+    const again = await startServe(['--port', '0'], env);
+    cleanups.push(() => {
+      if (again.child.exitCode === null) again.child.kill('SIGKILL');
+    });
+    const answer = await storedAnswer(again, 'e4');
+    const runs = answer!.parts.filter((part) => part.type === 'data-run').map((part) => part.data!);
+    expect(runs.map((run) => [run.agent, run.status])).toEqual([
+      ['main', 'cancelled'],
+      ['math', 'cancelled'],
+    ]);
+  }, 30_000);
+
   it('follows a running tree over SSE and stops it with POST /api/runs/:id/cancel', async () => {
     const { server } = await setup(delegation({ hang: true }));
     const response = await post(`${server.url}/api/chat`, chatBody('e3', 'What is 6 times 7?'));
