@@ -13,8 +13,8 @@ import { Runtime } from '../src/core/runtime.ts';
 import { defineTool } from '../src/core/tool.ts';
 import { ToolRegistry } from '../src/core/tool-registry.ts';
 import { ScriptedModel, type ScriptedRequest } from '../src/models/scripted-model.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { RunStore } from '../src/store/run-store.ts';
+import { openSqliteStore } from '../src/store/sqlite-store.ts';
+import type { Store } from '../src/store/store.ts';
 
 const STEPS = 6;
 const echoTool = defineTool({
@@ -35,7 +35,7 @@ function workerReply(request: ScriptedRequest, steps: number, delayMs = 0) {
   return { text: 'worker answer', delayMs, usage };
 }
 
-function cadreRuntime(model: LanguageModel, store: RunStore, maxConcurrency = 8) {
+function cadreRuntime(model: LanguageModel, store: Store, maxConcurrency = 8) {
   const agents = new Map(
     [
       { name: 'main', description: 'main', instructions: 'MAIN', tools: ['worker', 'echo'], maxTurns: 20 },
@@ -49,7 +49,7 @@ function cadreRuntime(model: LanguageModel, store: RunStore, maxConcurrency = 8)
     mainModel: 'scripted:bench',
     limits: { maxConcurrency, maxFanOut: 16 },
   });
-  store.attach(runtime.bus);
+  runtime.bus.subscribe((event) => store.runs.record(event));
   return runtime;
 }
 
@@ -119,7 +119,7 @@ export interface CoreBenchResult {
 
 export async function benchCore(iterations = 200): Promise<CoreBenchResult> {
   const dir = mkdtempSync(join(tmpdir(), 'cadre-bench-'));
-  const store = new RunStore(openDatabase(join(dir, 'cadre.db')));
+  const store = openSqliteStore(join(dir, 'cadre.db'));
 
   // 1. One agent, STEPS model calls (STEPS - 1 tool calls), no delegation.
   const loopModel = new ScriptedModel((request) => workerReply(request, STEPS));
@@ -132,7 +132,7 @@ export async function benchCore(iterations = 200): Promise<CoreBenchResult> {
   });
   const sdkLoop = await time(iterations, () => consume(sdkAgent, 'go'));
   const cadreLoop = await time(iterations, () => cadre.run({ agent: 'worker', task: 'go' }));
-  store.flush();
+  await store.runs.flush();
 
   // 2. Main delegates once to a worker that makes STEPS calls; the SDK baseline nests a ToolLoopAgent in a tool.
   const treeModel = new ScriptedModel((request) => {
@@ -147,7 +147,7 @@ export async function benchCore(iterations = 200): Promise<CoreBenchResult> {
   const sdkMain = sdkNestedMain(treeModel);
   const sdkDelegation = await time(iterations, () => consume(sdkMain, 'delegate'));
   const cadreDelegation = await time(iterations, () => cadreTree.run({ agent: 'main', task: 'delegate' }));
-  store.flush();
+  await store.runs.flush();
 
   // 3. Fan-out: 8 workers × 3 calls at 50 ms each; ideal is 150 ms (main's own calls are instant).
   const fanModel = new ScriptedModel((request) => {
@@ -165,7 +165,7 @@ export async function benchCore(iterations = 200): Promise<CoreBenchResult> {
   const fan = await time(fanIterations, () => cadreFan.run({ agent: 'main', task: 'fan out' }));
   const sdkFanMain = sdkNestedMain(fanModel);
   const sdkFan = await time(fanIterations, () => consume(sdkFanMain, 'fan out'));
-  store.close();
+  await store.close();
 
   const modelCallsPerLoop = STEPS;
   return {

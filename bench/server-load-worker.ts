@@ -35,9 +35,9 @@ function script(request: ScriptedRequest) {
     : { text: MATH_ANSWER, delayMs: STEP_MS, usage };
 }
 
-function benchCadre(): Cadre {
+function benchCadre(): Promise<Cadre> {
   const home = mkdtempSync(join(tmpdir(), 'cadre-bench-server-'));
-  return new Cadre({
+  return Cadre.create({
     env: { CADRE_HOME: home, CADRE_MODEL: 'scripted:bench' },
     cwd: home,
     models: { 'scripted:bench': new ScriptedModel(script) },
@@ -47,7 +47,7 @@ function benchCadre(): Cadre {
 
 const [mode, count] = process.argv.slice(2);
 if (mode === 'serve') {
-  const cadre = benchCadre();
+  const cadre = await benchCadre();
   const server = await startServer({
     cadre,
     host: '127.0.0.1',
@@ -59,7 +59,7 @@ if (mode === 'serve') {
     server.close().then(() => process.exit(0));
   });
 } else if (mode === 'inprocess') {
-  const cadre = benchCadre();
+  const cadre = await benchCadre();
   const streams = Number(count ?? 200);
   const run = async (index: number) => {
     const started = performance.now();

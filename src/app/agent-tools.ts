@@ -17,8 +17,8 @@ export interface AgentToolSpec {
  * Every enabled agent, as the tools a program may call on behalf of `userId`. The input schema is the one
  * a parent model sees for the same agent (`task` plus its declared inputs), so both doors check the same.
  */
-export function agentToolSpecs(cadre: Cadre, userId: string): AgentToolSpec[] {
-  const agents = cadre.runtime({ userId }).options.agents;
+export async function agentToolSpecs(cadre: Cadre, userId: string): Promise<AgentToolSpec[]> {
+  const agents = (await cadre.runtime({ userId })).options.agents;
   return [...agents.values()]
     .filter((definition) => definition.enabled)
     .map((definition) => {
@@ -45,7 +45,7 @@ export interface AgentToolCall {
  * arguments and unknown or disabled agents are the caller's errors (`UserError`), raised before any run.
  */
 export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<ResultEnvelope> {
-  const runtime = cadre.runtime({ userId: call.userId });
+  const runtime = await cadre.runtime({ userId: call.userId });
   const definition = runtime.agent(call.agent);
   const parsed = agentToolInput(definition).safeParse(call.arguments ?? {});
   if (!parsed.success) {
@@ -66,6 +66,6 @@ export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<
     });
     return outcome.envelope;
   } finally {
-    cadre.runs.flush();
+    await cadre.store.runs.flush();
   }
 }

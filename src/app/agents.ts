@@ -26,9 +26,9 @@ export interface AgentView {
 }
 
 /** Every agent of the catalog with this user's composition applied (enabled, model), main first. */
-export function listAgents(cadre: Cadre, userId: string): AgentView[] {
-  const composed = cadre.runtime({ userId }).options.agents;
-  const settings = cadre.agentSettings();
+export async function listAgents(cadre: Cadre, userId: string): Promise<AgentView[]> {
+  const composed = (await cadre.runtime({ userId })).options.agents;
+  const settings = await cadre.settings.agentSettings(userId);
   return [...cadre.catalog.agents.values()].map((loaded) => {
     const definition = composed.get(loaded.definition.name) ?? {
       ...loaded.definition,
@@ -64,12 +64,13 @@ const MODEL_REF = /^[a-z][a-z0-9-]*:.+$/;
  * Saves a person's choice for one agent: offered to the main agent or not, and its model (`null` returns
  * to what its definition says). The next message composes the agents again, so it takes effect there.
  */
-export function updateAgent(
+export async function updateAgent(
   cadre: Cadre,
+  userId: string,
   name: string,
   patch: { enabled?: boolean; model?: string | null },
-): void {
-  if (!cadre.catalog.agents.has(name))
+): Promise<void> {
+  if (!(await cadre.wiring()).catalog.agents.has(name))
     throw new UserError('not_found', `There is no agent "${name}".`, { name });
   if (name === 'main' && patch.enabled === false)
     throw new UserError('bad_request', 'The main agent answers every message; it cannot be switched off.');
@@ -81,10 +82,7 @@ export function updateAgent(
         field: 'model',
       },
     );
-  cadre.saveAgentSettings(name, {
-    ...(patch.enabled === undefined ? {} : { enabled: patch.enabled }),
-    ...(patch.model === undefined ? {} : { model: patch.model ?? undefined }),
-  });
+  await cadre.settings.updateAgent(userId, name, patch);
 }
 
 /** What the page needs to know before the first message: whether a model is set, and how to set one. */

@@ -34,7 +34,7 @@ export async function complete(cadre: Cadre, request: CompleteRequest): Promise<
       { limit },
     );
   }
-  const runtime = cadre.runtime({ userId });
+  const runtime = await cadre.runtime({ userId });
   runtime.agent(request.agent);
   const live = cadre.live.begin(userId);
   const stop = () => live.cancel('the caller went away');
@@ -53,14 +53,18 @@ export async function complete(cadre: Cadre, request: CompleteRequest): Promise<
     });
   } finally {
     request.signal?.removeEventListener('abort', stop);
-    cadre.runs.flush();
+    await cadre.store.runs.flush();
     live.end();
   }
 }
 
 /** The agents a caller may name (enabled ones), `main` first. */
-export function enabledAgents(cadre: Cadre, userId: string): Array<{ name: string; description: string }> {
-  const agents = [...cadre.runtime({ userId }).options.agents.values()].filter((agent) => agent.enabled);
+export async function enabledAgents(
+  cadre: Cadre,
+  userId: string,
+): Promise<Array<{ name: string; description: string }>> {
+  const runtime = await cadre.runtime({ userId });
+  const agents = [...runtime.options.agents.values()].filter((agent) => agent.enabled);
   agents.sort((a, b) => (a.name === 'main' ? -1 : b.name === 'main' ? 1 : a.name.localeCompare(b.name)));
   return agents.map((agent) => ({ name: agent.name, description: agent.description }));
 }

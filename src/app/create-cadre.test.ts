@@ -1,17 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
-import { ingestDocument } from '../documents/ingest.ts';
-import { openDatabase } from '../store/database.ts';
+import { openSqliteStore } from '../store/sqlite-store.ts';
 import { Cadre } from './create-cadre.ts';
 
 function cadre() {
-  return new Cadre({ env: { CADRE_HOME: tempHome() }, cwd: tempHome(), db: openDatabase(':memory:') });
+  return Cadre.create({
+    env: { CADRE_HOME: tempHome() },
+    cwd: tempHome(),
+    store: openSqliteStore(':memory:'),
+  });
 }
 
 describe('the composed main agent', () => {
   it('mentions documents, and offers the document agents and tools, only when the user has some', async () => {
-    const app = cadre();
-    const before = app.runtime({ userId: 'local' }).options.agents.get('main')!;
+    const app = await cadre();
+    const before = (await app.runtime({ userId: 'local' })).options.agents.get('main')!;
     for (const name of ['docqa', 'analyze_document', 'search_documents', 'query_documents']) {
       expect(before.tools).not.toContain(name);
     }
@@ -21,25 +24,27 @@ describe('the composed main agent', () => {
       expect.arrayContaining(['calculate', 'math', 'research', 'explorer', 'planner']),
     );
 
-    await ingestDocument(app.db, 'local', {
+    await app.documents.add('local', {
       filename: 'notes.md',
       bytes: new TextEncoder().encode('# Tidal notes\n\nTides rise twice a day.'),
     });
-    const after = app.runtime({ userId: 'local' }).options.agents.get('main')!;
+    const after = (await app.runtime({ userId: 'local' })).options.agents.get('main')!;
     expect(after.tools).toEqual(expect.arrayContaining(['docqa', 'analyze_document', 'search_documents']));
     expect(after.instructions).toContain('Tidal notes');
-    const stranger = app.runtime({ userId: 'someone-else' }).options.agents.get('main')!;
+    const stranger = (await app.runtime({ userId: 'someone-else' })).options.agents.get('main')!;
     expect(stranger.tools).not.toContain('docqa');
-    app.close();
+    await app.close();
   });
 
-  it('leaves a disabled agent out of both the tools and the prompt', () => {
-    const app = cadre();
-    app.saveAgentSettings('research', { enabled: false });
-    const main = app.runtime().options.agents.get('main')!;
+  it('leaves a disabled agent out of both the tools and the prompt, for that user only', async () => {
+    const app = await cadre();
+    await app.settings.updateAgent('local', 'research', { enabled: false });
+    const main = (await app.runtime({ userId: 'local' })).options.agents.get('main')!;
     expect(main.tools).not.toContain('research');
     expect(main.instructions).not.toContain('`research`');
     expect(main.instructions).toContain('`math`');
-    app.close();
+    const other = (await app.runtime({ userId: 'other' })).options.agents.get('main')!;
+    expect(other.tools).toContain('research');
+    await app.close();
   });
 });

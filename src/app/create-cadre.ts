@@ -1,27 +1,33 @@
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { type AgentSettings, composeAgents } from '../agents/compose-agents.ts';
-import { type AgentCatalog, loadAgentCatalog } from '../agents/loader.ts';
+import { composeAgents } from '../agents/compose-agents.ts';
+import type { AgentCatalog } from '../agents/loader.ts';
 import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
 import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
+import { SystemError } from '../core/errors.ts';
 import { EventBus } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
 import { Runtime } from '../core/runtime.ts';
+import type { CadreTool } from '../core/tool.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
 import { McpClients } from '../mcp/client/mcp-clients.ts';
 import { createModelResolver } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
-import { type Database, openDatabase } from '../store/database.ts';
-import { SqliteResultMemory } from '../store/result-memory-store.ts';
-import { RunStore } from '../store/run-store.ts';
-import { SessionStore } from '../store/session-store.ts';
-import { SqliteUserStore, type UserStore } from '../store/user-store.ts';
-import { createToolRegistry } from '../tools/index.ts';
+import { openSqliteStore } from '../store/sqlite-store.ts';
+import type { Store } from '../store/store.ts';
+import type { UserStore } from '../store/user-store.ts';
+import { AgentsView } from './agents-view.ts';
 import { ApprovalSigner, PendingApprovals } from './approvals.ts';
+import { type AskRequest, type AskRun, ask } from './ask.ts';
+import { DocumentsUseCases } from './documents.ts';
 import { instructionFragments, preparers } from './features.ts';
+import { limitsFromConfig } from './limit-names.ts';
 import { LiveRuns } from './live-runs.ts';
+import { RunsUseCases } from './runs.ts';
+import { SessionsUseCases } from './sessions.ts';
+import { SettingsUseCases } from './settings.ts';
 import { VERSION } from './version.ts';
 
 export interface CadreOptions {
@@ -34,75 +40,129 @@ export interface CadreOptions {
   workspace?: string;
   /** Models by reference that bypass providers (tests, demos). */
   models?: Record<string, LanguageModelV4>;
-  /** An open database; defaults to `$CADRE_HOME/cadre.db`. */
-  db?: Database;
+  /** The store; defaults to the SQLite file `$CADRE_HOME/cadre.db`. Cadre closes only a store it opened. */
+  store?: Store;
+  /**
+   * Tools found at start-up (e.g. from MCP servers), added to the registry before agent definitions are
+   * validated, so a definition may name them.
+   */
+  discoverTools?: (context: {
+    config: CadreConfig;
+    env: Record<string, string | undefined>;
+  }) => Promise<CadreTool[]>;
+  /**
+   * Load the tools and agent definitions on first need instead of at once: commands that only read stored
+   * runs, sessions or documents start in half the time.
+   */
+  lazy?: boolean;
+}
+
+/** The tool registry and the agent catalog, validated against each other. */
+export interface Wiring {
+  tools: ToolRegistry;
+  catalog: AgentCatalog;
+}
+
+/** What the use cases share: the wired parts of one Cadre. */
+export interface CadreParts {
+  config: CadreConfig;
+  store: Store;
+  /** The tools and agents, loaded once on first need. */
+  wiring: () => Promise<Wiring>;
+  workspace: string;
+  bus: EventBus;
+  /** Trees running in this process: how to stop and follow them. */
+  live: LiveRuns;
+  mcp: McpClients;
 }
 
 /**
  * The composition root: configuration, store, tool registry, agent catalog and model resolver, wired
- * once. The CLI, the server and the MCP server all start from here; nothing here knows about them.
+ * once, and the use cases every front door calls (ask, agents, documents, runs, sessions, settings), each
+ * acting for one user. The CLI, the server and the MCP server are thin adapters over these.
  */
 export class Cadre {
   readonly config: CadreConfig;
   /** Configuration that was read but not applied, and why; the CLI prints these. */
   readonly warnings: string[];
   readonly home: string;
-  readonly db: Database;
+  readonly store: Store;
+  /** Every event of every run in this process (the store listens here, and so may live views). */
   readonly bus = new EventBus();
+  readonly workspace: string;
+  readonly env: Record<string, string | undefined>;
+  /** Server users and their token hashes (`cadre users`). */
+  get users(): UserStore {
+    return this.store.users;
+  }
+  readonly resolveModel: (ref: string) => LanguageModelV4 | Promise<LanguageModelV4>;
+  readonly retry: RetryPolicy;
+  readonly agents: AgentsView;
+  readonly documents: DocumentsUseCases;
+  readonly runs: RunsUseCases;
+  readonly sessions: SessionsUseCases;
+  readonly settings: SettingsUseCases;
   /** Trees running in this process: how to stop and follow them. */
   readonly live = new LiveRuns();
-  readonly runs: RunStore;
-  readonly sessions: SessionStore;
-  /** Server users and their token hashes (`cadre users`). */
-  readonly users: UserStore;
-  readonly tools: ToolRegistry;
   /** The configured MCP servers; each starts when a run first needs its tools. */
   readonly mcp: McpClients;
   /** What the folder Cadre runs in asks to start, and whether the person trusts it (`cadre mcp trust`). */
   readonly project: LoadedConfig['project'];
-  readonly catalog: AgentCatalog;
-  readonly workspace: string;
   /** True when the caller named the workspace (`--workspace`); main then reads it with its own tools. */
   readonly workspaceGiven: boolean;
-  readonly env: Record<string, string | undefined>;
-  readonly resolveModel: (ref: string) => LanguageModelV4 | Promise<LanguageModelV4>;
-  readonly retry: RetryPolicy;
   /** Tool calls waiting for a person, answered by the API, the web app or a prompt. */
   readonly approvals: PendingApprovals;
+  #ownsStore: boolean;
   #detachStore: () => void;
+  #options: CadreOptions;
+  #discovered: CadreTool[];
+  #wiring: Promise<Wiring> | undefined;
+  #wired: Wiring | undefined;
 
-  constructor(options: CadreOptions) {
+  /** Reads configuration, opens the store, discovers start-up tools, and wires everything. */
+  static async create(options: CadreOptions): Promise<Cadre> {
     const loaded = loadConfig({
       env: options.env,
       cwd: options.cwd,
       ...(options.configFile ? { configFile: options.configFile } : {}),
       ...(options.flags ? { flags: options.flags } : {}),
     });
-    this.config = loaded.config;
-    this.warnings = loaded.warnings;
-    this.project = loaded.project;
-    this.home = loaded.home;
+    const discovered = options.discoverTools
+      ? await options.discoverTools({ config: loaded.config, env: options.env })
+      : [];
+    const store = options.store ?? openSqliteStore(join(loaded.home, 'cadre.db'));
+    // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
+    await store.runs.markInterrupted();
+    const cadre = new Cadre(options, { ...loaded, store, ownsStore: !options.store, discovered });
+    if (!options.lazy) await cadre.wiring();
+    return cadre;
+  }
+
+  private constructor(
+    options: CadreOptions,
+    wired: {
+      project: LoadedConfig['project'];
+      config: CadreConfig;
+      warnings: string[];
+      home: string;
+      store: Store;
+      ownsStore: boolean;
+      discovered: CadreTool[];
+    },
+  ) {
+    this.config = wired.config;
+    this.warnings = wired.warnings;
+    this.project = wired.project;
+    this.mcp = new McpClients(this.config.mcpServers ?? {}, { clientVersion: VERSION });
+    this.home = wired.home;
     this.env = options.env;
     this.workspace = options.workspace ?? options.cwd;
     this.workspaceGiven = options.workspace !== undefined;
-    this.db = options.db ?? openDatabase(join(this.home, 'cadre.db'));
-    this.runs = new RunStore(this.db);
-    this.sessions = new SessionStore(this.db);
-    this.users = new SqliteUserStore(this.db);
-    this.#detachStore = this.runs.attach(this.bus);
-    this.tools = createToolRegistry({
-      env: options.env,
-      db: this.db,
-      workspaceRoot: this.workspace,
-      settings: (this.config.tools ?? {}) as Record<string, unknown>,
-    });
-    this.mcp = new McpClients(this.config.mcpServers ?? {}, { clientVersion: VERSION });
-    this.tools.addSource(this.mcp);
-    this.catalog = loadAgentCatalog({
-      cadreHome: this.home,
-      cwd: options.cwd,
-      toolExists: (name) => this.tools.has(name),
-    });
+    this.store = wired.store;
+    this.#ownsStore = wired.ownsStore;
+    this.#detachStore = this.bus.subscribe((event) => this.store.runs.record(event));
+    this.#options = options;
+    this.#discovered = wired.discovered;
     this.retry = { ...DEFAULT_RETRY, ...(this.config.retry ?? {}) };
     this.approvals = new PendingApprovals(ApprovalSigner.forFile(join(this.home, 'approval.key')));
     this.resolveModel = createModelResolver({
@@ -110,48 +170,94 @@ export class Cadre {
       retry: this.retry,
       ...(options.models ? { overrides: options.models } : {}),
     });
+    const parts: CadreParts = {
+      config: this.config,
+      store: this.store,
+      wiring: () => this.wiring(),
+      workspace: this.workspace,
+      bus: this.bus,
+      live: this.live,
+      mcp: this.mcp,
+    };
+    this.settings = new SettingsUseCases(parts);
+    this.agents = new AgentsView(parts, this.settings, (userId) => this.runtime({ userId }));
+    this.documents = new DocumentsUseCases(parts);
+    this.sessions = new SessionsUseCases(parts);
+    this.runs = new RunsUseCases(parts);
   }
 
-  /** Per-agent settings: config files first, then what was saved through the API. */
-  agentSettings(): Record<string, AgentSettings> {
-    const saved = this.db.prepare("SELECT key, value FROM settings WHERE scope = 'agent'").all() as Array<{
-      key: string;
-      value: string;
-    }>;
-    const settings: Record<string, AgentSettings> = { ...(this.config.agents ?? {}) };
-    for (const row of saved) settings[row.key] = { ...settings[row.key], ...JSON.parse(row.value) };
-    return settings;
+  /** Loads the tools (built-in and discovered) and the agent definitions, validated against them; once. */
+  wiring(): Promise<Wiring> {
+    this.#wiring ??= (async () => {
+      const [{ createToolRegistry }, { loadAgentCatalog }] = await Promise.all([
+        import('../tools/index.ts'),
+        import('../agents/loader.ts'),
+      ]);
+      const tools = createToolRegistry({
+        env: this.env,
+        documents: this.store.documents,
+        httpCache: this.store.httpCache,
+        workspaceRoot: this.workspace,
+        settings: (this.config.tools ?? {}) as Record<string, unknown>,
+        extra: this.#discovered,
+      });
+      tools.addSource(this.mcp);
+      const catalog = loadAgentCatalog({
+        cadreHome: this.home,
+        cwd: this.#options.cwd,
+        toolExists: (name) => tools.has(name),
+      });
+      this.#wired = { tools, catalog };
+      return this.#wired;
+    })();
+    return this.#wiring;
   }
 
-  saveAgentSettings(name: string, patch: AgentSettings): void {
-    const current = this.agentSettings()[name] ?? {};
-    this.db
-      .prepare(
-        "INSERT INTO settings (scope, key, value) VALUES ('agent', ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value",
-      )
-      .run(name, JSON.stringify({ ...current, ...patch }));
+  /** The tool registry (after `create()`, or once a use case needed it when `lazy`). */
+  get tools(): ToolRegistry {
+    return this.#loaded().tools;
+  }
+
+  /** The agent definitions with where each came from, and the files that were skipped. */
+  get catalog(): AgentCatalog {
+    return this.#loaded().catalog;
+  }
+
+  #loaded(): Wiring {
+    if (!this.#wired)
+      throw new SystemError('not_wired', 'Cadre was created lazily: await cadre.wiring() first.');
+    return this.#wired;
+  }
+
+  /**
+   * Asks the main agent (or a named one) in a session, for one user: the person's message is stored,
+   * the run starts, and the returned run streams its events and resolves to the answer, which is stored
+   * too. Resolves once the run has started; a bad request (unknown session or agent, no model) rejects.
+   */
+  ask(request: AskRequest): Promise<AskRun> {
+    return ask(this, request);
   }
 
   /** The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. */
-  runtime(options: { userId?: string; limits?: Partial<RuntimeLimits> } = {}): Runtime {
-    const userId = options.userId ?? 'local';
+  async runtime(options: { userId: string; limits?: Partial<RuntimeLimits> }): Promise<Runtime> {
+    const { userId } = options;
+    const { tools, catalog } = await this.wiring();
     const features = {
-      db: this.db,
+      documents: this.store.documents,
       userId,
       workspace: this.workspace,
       workspaceGiven: this.workspaceGiven,
-      tools: this.tools,
+      tools,
     };
-    const fragments = instructionFragments(features);
+    const fragments = await instructionFragments(features);
     const agents = composeAgents({
-      catalog: this.catalog.agents,
-      settings: this.agentSettings(),
+      catalog: catalog.agents,
+      settings: await this.settings.agentSettings(userId),
       fragments: fragments.text,
       irrelevant: fragments.irrelevant,
       idleTools: fragments.idleTools,
       ...(this.config.person ? { person: this.config.person } : {}),
     });
-    const limits = this.config.limits ?? {};
     const prepareAgent: PrepareAgent = async (request) => {
       // MCP servers start on first use: before the first run whose allow-list names their tools.
       await this.mcp.prepare(agents.get(request.agent)?.tools ?? []);
@@ -163,31 +269,14 @@ export class Cadre {
     };
     return new Runtime({
       agents,
-      tools: this.tools,
+      tools,
       resolveModel: this.resolveModel,
       ...(this.config.model ? { mainModel: this.config.model } : {}),
       configPath: join(this.home, 'config.json'),
       ...(this.config.subagentModel ? { subagentModel: this.config.subagentModel } : {}),
-      limits: {
-        maxTurns: limits.maxTurns,
-        maxDepth: limits.maxDepth,
-        timeoutMs: limits.timeoutSeconds === undefined ? undefined : limits.timeoutSeconds * 1000,
-        runBudget: limits.runBudget,
-        treeBudget: limits.treeBudget,
-        maxConcurrency: limits.maxConcurrency,
-        maxFanOut: limits.maxFanOut,
-        maxToolOutputChars: limits.maxToolOutputChars,
-        maxOutputTokens: limits.maxOutputTokens,
-        modelCallTimeoutMs:
-          limits.modelCallTimeoutSeconds === undefined ? undefined : limits.modelCallTimeoutSeconds * 1000,
-        maxResultChars: limits.maxResultChars,
-        maxToolCallsPerStep: limits.maxToolCallsPerStep,
-        maxToolInputChars: limits.maxToolInputChars,
-        maxToolInputDepth: limits.maxToolInputDepth,
-        ...options.limits,
-      } as Partial<RuntimeLimits>,
+      limits: { ...limitsFromConfig(this.config.limits ?? {}), ...options.limits },
       bus: this.bus,
-      resultMemory: new SqliteResultMemory(this.db),
+      resultMemory: this.store.results,
       ...(this.config.delegation?.reuseTtlSeconds !== undefined
         ? { reuseTtlMs: this.config.delegation.reuseTtlSeconds * 1000 }
         : {}),
@@ -209,20 +298,12 @@ export class Cadre {
     };
   }
 
-  /** The prefetch request for a question, when prefetch mode is on and its trigger matches. */
-  prefetchFor(question: string): { agent: string } | undefined {
-    const delegation = this.config.delegation;
-    if (delegation?.mode !== 'prefetch' || !delegation.prefetch) return undefined;
-    return new RegExp(delegation.prefetch.trigger, 'i').test(question)
-      ? { agent: delegation.prefetch.agent }
-      : undefined;
-  }
-
-  /** Writes pending events and detaches the store. */
-  close(): void {
+  /** Writes pending events and, when Cadre opened the store, closes it. */
+  async close(): Promise<void> {
     // Stopping a stdio server closes its stdin; the process exits after it has (or is killed 2-4 s on).
-    void this.mcp.close();
-    this.runs.close();
+    await this.mcp.close();
     this.#detachStore();
+    await this.store.runs.flush();
+    if (this.#ownsStore) await this.store.close();
   }
 }

@@ -5,11 +5,11 @@ import {
   documentsInstructionFragment,
   hasDocuments,
 } from '../documents/agent-context.ts';
-import type { Database } from '../store/database.ts';
+import type { DocumentStore } from '../store/documents/document-store.ts';
 
 /** What a feature needs to decide whether it is on and relevant for one request. */
 export interface FeatureContext {
-  db: Database;
+  documents: DocumentStore;
   userId: string;
   workspace: string;
   /** True when the person named a workspace (`--workspace`), so main may read it itself. */
@@ -42,16 +42,16 @@ const WORKSPACE_FEATURES = [
  * Instruction fragments for the main agent from features that are on and relevant now, and the agents
  * that are not relevant (left out of main's tools and prompt). Each feature contributes here.
  */
-export function instructionFragments(context: FeatureContext): {
+export async function instructionFragments(context: FeatureContext): Promise<{
   text: string[];
   irrelevant: Set<string>;
   idleTools: Set<string>;
-} {
+}> {
   const text: string[] = [];
   const irrelevant = new Set<string>();
   const idleTools = new Set<string>();
-  if (hasDocuments(context.db, context.userId)) {
-    const fragment = documentsInstructionFragment(context.db, context.userId);
+  if (await hasDocuments(context.documents, context.userId)) {
+    const fragment = await documentsInstructionFragment(context.documents, context.userId);
     if (fragment) text.push(fragment);
   } else {
     for (const name of DOCUMENT_FEATURES) irrelevant.add(name);
@@ -65,5 +65,5 @@ export function instructionFragments(context: FeatureContext): {
 
 /** Per-agent preparers (e.g. loading a document into analyze_document's context). */
 export function preparers(context: FeatureContext): PrepareAgent[] {
-  return [documentContextProvider(context.db)];
+  return [documentContextProvider(context.documents)];
 }

@@ -1,51 +1,83 @@
 import { UserError } from '../core/errors.ts';
-import type { CadreEvent } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
-import type { Cadre } from './create-cadre.ts';
+import type { RunSummary, StoredEvent } from '../store/store.ts';
+import { followLive } from './ask.ts';
+import type { CadreParts } from './create-cadre.ts';
 
-function notFound(runId: string): UserError {
-  return new UserError('not_found', `There is no run "${runId}".`, { runId });
+/** A user's run trees: list, read, follow live, stop. Someone else's run is "no such run". */
+export class RunsUseCases {
+  #parts: CadreParts;
+
+  constructor(parts: CadreParts) {
+    this.#parts = parts;
+  }
+
+  /** Root runs, newest first. */
+  list(userId: string, options: { limit?: number } = {}): Promise<RunSummary[]> {
+    return this.#parts.store.runs.listRuns(userId, options);
+  }
+
+  /** The run tree JSON of a root run, or of a child's subtree; `UserError('unknown_run')` otherwise. */
+  async get(userId: string, runId: string): Promise<RunTree> {
+    const tree = await this.#parts.store.runs.getRunTree(userId, runId);
+    if (!tree) throw unknownRun(runId);
+    return tree;
+  }
+
+  /**
+   * The events of the tree that `runId` belongs to, after the cursor `after`: stored ones, then, while
+   * the tree runs in this process, live ones until it ends. The cursor of each event is what a reader
+   * sends back to resume (SSE's `Last-Event-ID`).
+   */
+  async *events(
+    userId: string,
+    runId: string,
+    options: { after?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<StoredEvent> {
+    const live = this.#parts.live.get(userId, runId);
+    if (live) {
+      // The live tree holds every event from its first, numbered as the store numbers them.
+      yield* followLive(this.#parts.live, userId, runId, options);
+      return;
+    }
+    const rootRunId = (await this.#parts.store.runs.rootOf(userId, runId)) ?? runId;
+    const stored = await this.#parts.store.runs.events(userId, rootRunId, options);
+    if (!stored.length && !(await this.#parts.store.runs.rootOf(userId, rootRunId))) throw unknownRun(runId);
+    yield* stored;
+  }
+
+  /** Stops a tree running in this process: every run in it ends `cancelled`. */
+  async cancel(userId: string, runId: string): Promise<{ cancelled: boolean }> {
+    if (this.#parts.live.cancel(userId, runId)) return { cancelled: true };
+    // A finished run of this user: nothing to stop, which is not an error.
+    if (!(await this.#parts.store.runs.rootOf(userId, runId))) throw unknownRun(runId);
+    return { cancelled: false };
+  }
+
+  /** Removes a whole tree by its root's id (a child's id says which tree to remove instead). */
+  async remove(userId: string, runId: string): Promise<void> {
+    const runs = this.#parts.store.runs;
+    if (this.#parts.live.get(userId, runId)) {
+      throw new UserError('run_active', `Run "${runId}" is still running; stop it first.`, { runId });
+    }
+    if (await runs.removeTree(userId, runId)) return;
+    const root = await runs.rootOf(userId, runId);
+    if (root) {
+      throw new UserError(
+        'not_a_root',
+        `Run "${runId}" is a sub-agent run of ${root}; remove the tree: cadre runs rm ${root}`,
+        { runId, rootRunId: root },
+      );
+    }
+    throw unknownRun(runId);
+  }
+
+  /** Removes the caller's finished trees started more than `olderThanMs` ago; how many went. */
+  prune(userId: string, olderThanMs: number, now = Date.now()): Promise<number> {
+    return this.#parts.store.runs.prune(userId, { before: now - olderThanMs });
+  }
 }
 
-/** The run tree JSON of one of the user's runs (the subtree when `runId` is a child). */
-export function getRun(cadre: Cadre, userId: string, runId: string): RunTree {
-  const tree = cadre.runs.getRunTree(runId, { userId });
-  if (!tree) throw notFound(runId);
-  return tree;
-}
-
-/** Stops the user's live tree that holds `runId` (root or child); every run so ended is recorded. */
-export function cancelRun(cadre: Cadre, userId: string, runId: string): { cancelled: boolean } {
-  if (cadre.live.cancel(userId, runId)) return { cancelled: true };
-  // A finished run of this user: nothing to stop, which is not an error.
-  if (cadre.runs.getRunTree(runId, { userId })) return { cancelled: false };
-  throw notFound(runId);
-}
-
-/** How a reader follows a tree's events: each with its position in the tree, from 0. */
-export interface EventFollower {
-  event: (event: CadreEvent, index: number) => void;
-  end: () => void;
-}
-
-/**
- * Replays the events of the tree holding `runId` after position `after` (-1 for all), then follows it
- * while it runs. Returns a function that stops following. A finished tree is replayed from the store.
- */
-export function followRunEvents(
-  cadre: Cadre,
-  userId: string,
-  runId: string,
-  after: number,
-  follower: EventFollower,
-): () => void {
-  const live = cadre.live.get(userId, runId);
-  if (live) return cadre.live.follow(live, after, follower.event, follower.end);
-  const rootId = cadre.runs.rootId(runId, { userId });
-  if (!rootId) throw notFound(runId);
-  const events = cadre.runs.events(rootId);
-  for (let index = Math.max(0, after + 1); index < events.length; index++)
-    follower.event(events[index]!, index);
-  follower.end();
-  return () => {};
+function unknownRun(runId: string): UserError {
+  return new UserError('unknown_run', `There is no run "${runId}". See: cadre runs list`, { runId });
 }

@@ -1,23 +1,40 @@
 import { UserError } from '../core/errors.ts';
-import type { Session, SessionSummary, StoredMessage } from '../store/session-store.ts';
-import type { Cadre } from './create-cadre.ts';
+import type { Session, SessionSummary, StoredMessage } from '../store/store.ts';
+import type { CadreParts } from './create-cadre.ts';
 
 export type { Session, SessionSummary, StoredMessage };
 
-/** The user's sessions, most recently used first. */
-export function listSessions(cadre: Cadre, userId: string, limit = 100): SessionSummary[] {
-  return cadre.sessions.list(userId, limit);
+/** A user's sessions: list, read, start, delete. Someone else's session is "no such session". */
+export class SessionsUseCases {
+  #parts: CadreParts;
+
+  constructor(parts: CadreParts) {
+    this.#parts = parts;
+  }
+
+  list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    return this.#parts.store.sessions.list(userId, options);
+  }
+
+  /** The session with its messages; `UserError('unknown_session')` when the caller has none by that id. */
+  async get(userId: string, sessionId: string): Promise<Session> {
+    const session = await this.#parts.store.sessions.get(userId, sessionId);
+    if (!session) throw unknownSession(sessionId);
+    return session;
+  }
+
+  create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
+    return this.#parts.store.sessions.create(userId, options);
+  }
+
+  /** Deletes the session and its messages (its runs stay, listed under `runs`). */
+  async delete(userId: string, sessionId: string): Promise<void> {
+    if (!(await this.#parts.store.sessions.delete(userId, sessionId))) throw unknownSession(sessionId);
+  }
 }
 
-/** One of the user's sessions with its messages; anyone else's is "not found". */
-export function getSession(cadre: Cadre, userId: string, sessionId: string): Session {
-  const session = cadre.sessions.get(userId, sessionId);
-  if (!session) throw new UserError('not_found', `There is no session "${sessionId}".`, { sessionId });
-  return session;
-}
-
-/** Deletes one of the user's sessions and its messages (the runs stay, as the record of what was done). */
-export function deleteSession(cadre: Cadre, userId: string, sessionId: string): void {
-  if (!cadre.sessions.delete(userId, sessionId))
-    throw new UserError('not_found', `There is no session "${sessionId}".`, { sessionId });
+function unknownSession(sessionId: string): UserError {
+  return new UserError('unknown_session', `There is no session "${sessionId}". See: cadre sessions list`, {
+    sessionId,
+  });
 }

@@ -1,12 +1,6 @@
-import type { Database } from '../store/database.ts';
-import { SqliteUserStore, type UserRecord, type UserStore } from '../store/user-store.ts';
+import type { UserRecord, UserStore } from '../store/user-store.ts';
 
 export type { UserRecord, UserStore };
-
-/** The users store of a database (for `cadre users`, which needs nothing else of Cadre). */
-export function openUserStore(db: Database): UserStore {
-  return new SqliteUserStore(db);
-}
 
 /** Adds a server user; the token is returned this once (only its hash is kept). */
 export function addUser(users: UserStore, name: string): Promise<{ user: UserRecord; token: string }> {

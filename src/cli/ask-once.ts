@@ -1,7 +1,6 @@
-import type { ModelMessage } from 'ai';
+import type { AskResult } from '../app/ask.ts';
 import type { Cadre } from '../app/create-cadre.ts';
 import { RunTreeBuilder } from '../core/run-tree.ts';
-import type { RunOutcome } from '../core/runtime.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
 import { RunActivity } from './run-activity.ts';
 import { LiveTree } from './tree-view.ts';
@@ -10,7 +9,7 @@ export interface AskOptions {
   question: string;
   agent?: string;
   model?: string;
-  sessionId: string;
+  sessionId?: string;
   userId: string;
   inputs?: Record<string, unknown>;
   signal: AbortSignal;
@@ -20,69 +19,48 @@ export interface AskOptions {
   approval?: { mode: ApprovalMode; stdin: NodeJS.ReadableStream & { isTTY?: boolean } };
 }
 
-/**
- * Asks one question in a session: the person's message is stored before the run starts, the answer after
- * it ends (with its run id), and the live tree is drawn on a terminal meanwhile.
- */
-export async function askOnce(cadre: Cadre, options: AskOptions): Promise<RunOutcome> {
-  const session = cadre.sessions.get(options.userId, options.sessionId);
-  const history: ModelMessage[] = (session?.messages ?? []).map((message) => ({
-    role: message.role,
-    content: message.content,
-  }));
-  cadre.sessions.append(options.userId, options.sessionId, { role: 'user', content: options.question });
-  const agent = options.agent ?? 'main';
-  const runtime = cadre.runtime({ userId: options.userId });
+/** Asks through the `ask` use case, drawing the live tree on a terminal meanwhile. */
+export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskResult> {
+  let live: LiveTree | undefined;
+  const run = await cadre.ask({
+    ...(options.approval
+      ? {
+          approver: cliApprover({
+            ...options.approval,
+            stderr: options.stderr,
+            ...(options.stderr.isTTY ? { pause: () => live?.pause() ?? (() => {}) } : {}),
+          }),
+        }
+      : {}),
+    userId: options.userId,
+    message: options.question,
+    signal: options.signal,
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.agent ? { agent: options.agent } : {}),
+    ...(options.model ? { model: options.model } : {}),
+    ...(options.inputs ? { inputs: options.inputs } : {}),
+  });
+  if (!options.stderr.isTTY) return run.result;
   const builder = new RunTreeBuilder();
-  let answerSoFar = '';
   const activity = new RunActivity();
-  const live = options.stderr.isTTY
-    ? new LiveTree(
-        options.stderr,
-        () => builder.roots()[0],
-        () => answerSoFar,
-        { activity: (runId) => activity.latest(runId) },
-      )
-    : undefined;
-  live?.start();
+  live = new LiveTree(
+    options.stderr,
+    () => builder.roots()[0],
+    () => run.answerSoFar(),
+    { activity: (runId) => activity.latest(runId) },
+  );
+  const stop = run.subscribe(
+    (event) => {
+      builder.apply(event);
+      activity.apply(event);
+    },
+    { replay: true },
+  );
+  live.start();
   try {
-    const prefetch = agent === 'main' ? cadre.prefetchFor(options.question) : undefined;
-    const outcome = await runtime.run({
-      agent,
-      task: options.question,
-      history,
-      signal: options.signal,
-      sessionId: options.sessionId,
-      userId: options.userId,
-      ...(options.model ? { model: options.model } : {}),
-      ...(options.inputs ? { inputs: options.inputs } : {}),
-      ...(prefetch ? { prefetch } : {}),
-      ...(options.approval
-        ? {
-            approver: cliApprover({
-              ...options.approval,
-              stderr: options.stderr,
-              ...(live ? { pause: () => live.pause() } : {}),
-            }),
-          }
-        : {}),
-      onEvent: (event) => {
-        builder.apply(event);
-        activity.apply(event);
-        if (event.type === 'text-delta' && event.depth === 0) answerSoFar += event.delta;
-        // A new model call starts a new answer; what came before was thinking aloud between tool calls.
-        if (event.type === 'step-finish' && event.depth === 0 && event.finishReason === 'tool-calls')
-          answerSoFar = '';
-      },
-    });
-    cadre.sessions.append(options.userId, options.sessionId, {
-      role: 'assistant',
-      content: outcome.envelope.summary,
-      runId: outcome.envelope.runId,
-    });
-    return outcome;
+    return await run.result;
   } finally {
-    live?.stop();
-    cadre.runs.flush();
+    stop();
+    live.stop();
   }
 }

@@ -1,8 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { cadreHome } from '../config/load-config.ts';
-import { type Database, openDatabase } from '../store/database.ts';
-import { markInterruptedRuns } from '../store/run-maintenance.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
 import { EXIT, reportError } from './errors.ts';
@@ -44,21 +40,12 @@ const COMMANDS: Record<string, string> = {
 export async function main(argv: string[], overrides: Partial<CliContext> = {}): Promise<number> {
   const env = overrides.env ?? process.env;
   if (!overrides.stdout) exitQuietlyOnClosedPipe();
-  let db: Database | undefined;
   const context: CliContext = {
     stdout: process.stdout,
     stderr: process.stderr,
     env,
     cwd: process.cwd(),
     userId: 'local',
-    db: () => {
-      if (!db) {
-        db = openDatabase(join(cadreHome(env), 'cadre.db'));
-        // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
-        markInterruptedRuns(db);
-      }
-      return db;
-    },
     ...overrides,
   };
   const [name, ...args] = argv;
@@ -83,8 +70,6 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
       return EXIT.usage;
     }
     return reportError(error, context.stderr);
-  } finally {
-    db?.close();
   }
 }
 

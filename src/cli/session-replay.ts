@@ -1,5 +1,5 @@
-import type { RunStore } from '../store/run-store.ts';
-import type { Session } from '../store/session-store.ts';
+import type { Session } from '../app/sessions.ts';
+import type { RunTree } from '../core/run-tree.ts';
 import { withoutControls } from './terminal-text.ts';
 import { renderTree } from './tree-view.ts';
 
@@ -12,11 +12,11 @@ const ANSWER_LINES = 20;
  * The earlier turns of a continued session, as they were seen: each question, the tree of runs that
  * answered it (sub-agents included), and the answer.
  */
-export function sessionReplay(
+export async function sessionReplay(
   session: Session,
-  runs: RunStore,
-  options: { userId: string; width: number },
-): string {
+  runTree: (runId: string) => Promise<RunTree | undefined>,
+  options: { width: number },
+): Promise<string> {
   const messages = session.messages;
   const questions = messages.filter((message) => message.role === 'user').length;
   if (!questions) return '';
@@ -38,7 +38,7 @@ export function sessionReplay(
       lines.push(`you> ${withoutControls(message.content)}`);
       continue;
     }
-    const tree = message.runId ? runs.getRunTree(message.runId, { userId: options.userId }) : undefined;
+    const tree = message.runId ? await runTree(message.runId) : undefined;
     if (tree) {
       const ended = tree.endedAt ? Date.parse(tree.endedAt) : Date.now();
       lines.push(...renderTree(tree, ended, options.width));

@@ -9,6 +9,8 @@ import type { Usage } from './usage.ts';
 export interface EventBase {
   runId: string;
   parentRunId: string | null;
+  /** The run at the root of this run's tree (its own id at the root). */
+  rootRunId: string;
   depth: number;
   agent: string;
   /** Per run, from 0. */
@@ -21,6 +23,8 @@ export interface RunStartEvent extends EventBase {
   type: 'run-start';
   task: string;
   model: string;
+  /** The user the run acts for: scopes its documents, and who may read it back. */
+  userId: string;
   sessionId?: string;
   /** The parent's tool call that started this run (absent at the root), so a view can nest it there. */
   parentToolCallId?: string;

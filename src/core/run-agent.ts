@@ -110,11 +110,15 @@ export async function runAgent(
   };
 
   // 1.
-  if (!spec.parent) tree.maxDepth = limits.maxDepth;
+  if (!spec.parent) {
+    tree.maxDepth = limits.maxDepth;
+    tree.rootRunId = frame.id;
+  }
   emit(frame, {
     type: 'run-start',
     task: spec.task,
     model: modelRef,
+    userId: tree.userId,
     ...(tree.sessionId && !spec.parent ? { sessionId: tree.sessionId } : {}),
     ...(spec.parentToolCallId ? { parentToolCallId: spec.parentToolCallId } : {}),
   });

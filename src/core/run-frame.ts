@@ -21,6 +21,8 @@ export interface TreeState {
   sessionId: string | undefined;
   /** Where finished sub-agent results are kept for reuse within a session, and for how long by default. */
   reuse?: { memory: ResultMemory; ttlMs: number } | undefined;
+  /** The root run's id, known once the root run has started. */
+  rootRunId: string;
   now: () => number;
   newId: () => string;
   /** Which calls need a person's approval and who gives it; without it such calls are denied. */
@@ -73,6 +75,7 @@ export function emit(frame: RunFrame, body: EventBody): void {
     ...body,
     runId: frame.id,
     parentRunId: frame.parent?.id ?? null,
+    rootRunId: frame.tree.rootRunId,
     depth: frame.depth,
     agent: frame.definition.name,
     seq: frame.seq++,

@@ -126,6 +126,7 @@ export class Runtime {
             },
           }
         : {}),
+      rootRunId: '',
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??

@@ -1,6 +1,5 @@
 import type { PrepareAgent } from '../core/run-agent.ts';
-import type { Database } from '../store/database.ts';
-import { DocumentStore } from '../store/documents/document-store.ts';
+import type { DocumentStore } from '../store/documents/document-store.ts';
 import type { DocumentRecord, StoredChunk } from '../store/documents/types.ts';
 import { DocumentRejectedError } from './errors.ts';
 
@@ -20,8 +19,10 @@ export interface DocumentContextOptions {
  * An id that is unknown, or someone else's, refuses the run with a clear message (the same message for
  * both, so ids cannot be probed). Other agents are left alone.
  */
-export function documentContextProvider(db: Database, options: DocumentContextOptions = {}): PrepareAgent {
-  const store = new DocumentStore(db);
+export function documentContextProvider(
+  store: DocumentStore,
+  options: DocumentContextOptions = {},
+): PrepareAgent {
   const agent = options.agent ?? 'analyze_document';
   const maxChars = options.maxChars ?? DEFAULT_DOCUMENT_CONTEXT_CHARS;
   return async (request) => {
@@ -84,8 +85,11 @@ export function documentContext(document: DocumentRecord, chunks: StoredChunk[],
  * The main agent's note about the user's documents, or undefined when they have none (then the main
  * agent's instructions say nothing about documents at all).
  */
-export function documentsInstructionFragment(db: Database, userId: string, listed = 20): string | undefined {
-  const store = new DocumentStore(db);
+export async function documentsInstructionFragment(
+  store: DocumentStore,
+  userId: string,
+  listed = 20,
+): Promise<string | undefined> {
   const total = store.count(userId);
   if (!total) return undefined;
   const recent = store.list(userId, { limit: listed });
@@ -104,8 +108,8 @@ export function documentsInstructionFragment(db: Database, userId: string, liste
 }
 
 /** True when the user has at least one document: the document agents are only relevant then. */
-export function hasDocuments(db: Database, userId: string): boolean {
-  return new DocumentStore(db).count(userId) > 0;
+export async function hasDocuments(store: DocumentStore, userId: string): Promise<boolean> {
+  return store.count(userId) > 0;
 }
 
 function unit(document: DocumentRecord, singular = false): string {

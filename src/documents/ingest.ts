@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import type { Database } from '../store/database.ts';
-import { DocumentStore } from '../store/documents/document-store.ts';
+import type { DocumentStore } from '../store/documents/document-store.ts';
 import type { DocumentRecord, DocumentType } from '../store/documents/types.ts';
 import { chunkPages } from './chunk-text.ts';
 import { decodeText, detectType } from './detect-type.ts';
@@ -73,12 +72,11 @@ export interface IngestResult {
  * this.
  */
 export async function ingestDocument(
-  target: Database | DocumentStore,
+  store: DocumentStore,
   userId: string,
   input: IngestInput,
   options: IngestOptions = {},
 ): Promise<IngestResult> {
-  const store = target instanceof DocumentStore ? target : new DocumentStore(target);
   const limits = { ...DEFAULT_INGEST_LIMITS, ...options.limits };
   const { filename, bytes } = input;
   const progress = (phase: IngestProgress['phase'], done = 0, total = 0) =>
@@ -153,7 +151,7 @@ export async function ingestDocument(
 
 /** Reads a file from disk (refusing it by size before reading) and ingests it. */
 export async function ingestFile(
-  target: Database | DocumentStore,
+  store: DocumentStore,
   userId: string,
   path: string,
   options: IngestOptions & { tags?: string[]; title?: string } = {},
@@ -173,7 +171,7 @@ export async function ingestFile(
   const bytes = new Uint8Array(await readFile(path, options.signal ? { signal: options.signal } : {}));
   options.onProgress?.({ filename, phase: 'reading', done: info.size, total: info.size });
   return ingestDocument(
-    target,
+    store,
     userId,
     {
       filename,

@@ -10,14 +10,14 @@ const post = (body: string, headers: Record<string, string> = {}) => ({
 
 describe('auth', () => {
   it('serves the local user without a token while no credentials exist', async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     const response = await app.request('/api/sessions');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ sessions: [] });
   });
 
   it('requires CADRE_TOKEN as a bearer token on the API, but not for /health or the page', async () => {
-    const { app } = testServer([{ text: 'hi' }], { server: { singleUserToken: 's3cret-token' } });
+    const { app } = await testServer([{ text: 'hi' }], { server: { singleUserToken: 's3cret-token' } });
     const missing = await app.request('/api/sessions');
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -33,7 +33,7 @@ describe('auth', () => {
   });
 
   it("gives each user their own sessions: another user's session is a 404, never theirs to read or delete", async () => {
-    const { app, cadre } = testServer(() => ({ text: 'an answer' }));
+    const { app, cadre } = await testServer(() => ({ text: 'an answer' }));
     const alice = await cadre.users.add('alice');
     const bob = await cadre.users.add('bob');
     expect(alice.token).toMatch(/^cadre_/);
@@ -71,9 +71,9 @@ describe('auth', () => {
   });
 
   it('keeps only a scrypt hash of each token', async () => {
-    const { cadre } = testServer([{ text: 'hi' }]);
+    const { cadre, store } = await testServer([{ text: 'hi' }]);
     const { token } = await cadre.users.add('carol');
-    const rows = cadre.db.prepare('SELECT token_hash FROM users WHERE name = ?').all('carol') as Array<{
+    const rows = store.database.prepare('SELECT token_hash FROM users WHERE name = ?').all('carol') as Array<{
       token_hash: string;
     }>;
     expect(rows[0]!.token_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
@@ -90,19 +90,19 @@ describe('auth', () => {
 
 describe('hardening', () => {
   it('refuses a Host that is not this server (DNS rebinding) with 403', async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     const rebound = await app.request('http://evil.example:4319/api/sessions');
     expect(rebound.status).toBe(403);
     expect(await rebound.json()).toMatchObject({ error: { code: 'forbidden_host' } });
     expect((await app.request('http://127.0.0.1:4319/api/sessions')).status).toBe(200);
     expect((await app.request('http://localhost:4319/health')).status).toBe(200);
     expect((await app.request('http://[::1]:4319/health')).status).toBe(200);
-    const proxied = testServer([{ text: 'hi' }], { server: { allowedHosts: ['cadre.example.org'] } });
+    const proxied = await testServer([{ text: 'hi' }], { server: { allowedHosts: ['cadre.example.org'] } });
     expect((await proxied.app.request('http://cadre.example.org/health')).status).toBe(200);
   });
 
   it("refuses another site's page (a foreign Origin) and accepts the server's own", async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     const foreign = await app.request('http://localhost:4319/api/sessions', {
       headers: { origin: 'https://evil.example' },
     });
@@ -115,7 +115,7 @@ describe('hardening', () => {
   });
 
   it('answers a body over the limit with 413, before reading it all', async () => {
-    const { app } = testServer([{ text: 'hi' }], { server: { limits: { maxBodyBytes: 1000 } } });
+    const { app } = await testServer([{ text: 'hi' }], { server: { limits: { maxBodyBytes: 1000 } } });
     const large = await app.request('/api/chat', post(chatBody('big', 'x'.repeat(5000))));
     expect(large.status).toBe(413);
     expect(await large.json()).toMatchObject({ error: { code: 'payload_too_large' } });
@@ -126,7 +126,7 @@ describe('hardening', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const { app } = testServer(
+    const { app } = await testServer(
       async () => {
         await gate;
         return { text: 'done' };
@@ -147,7 +147,9 @@ describe('hardening', () => {
 
   it('answers an unexpected failure with a generic 500: no stack trace, no internals', async () => {
     const lines: string[] = [];
-    const { app, cadre } = testServer([{ text: 'hi' }], { server: { log: (line) => lines.push(line) } });
+    const { app, cadre } = await testServer([{ text: 'hi' }], {
+      server: { log: (line) => lines.push(line) },
+    });
     cadre.sessions.list = () => {
       throw new TypeError('secret internal detail at /srv/cadre/src/x.ts:12');
     };
@@ -161,7 +163,7 @@ describe('hardening', () => {
 
   it('never logs a token or a query string', async () => {
     const lines: string[] = [];
-    const { app } = testServer([{ text: 'hi' }], {
+    const { app } = await testServer([{ text: 'hi' }], {
       server: { singleUserToken: 'tok-very-secret', log: (line) => lines.push(line) },
     });
     await app.request('/api/sessions?token=tok-very-secret', { headers: bearer('tok-very-secret') });

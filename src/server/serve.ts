@@ -61,7 +61,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         // Followers of finished trees and idle keep-alive sockets would hold close() open.
         if ('closeAllConnections' in server) server.closeAllConnections();
         await stopped;
-        options.cadre.close();
+        await options.cadre.close();
       })();
       return closing;
     },

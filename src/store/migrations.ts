@@ -1,6 +1,7 @@
 import { documentsMigration } from './documents/migration.ts';
 import { httpCacheMigration } from './http-cache.ts';
 import { resultMemoryMigration } from './result-memory-store.ts';
+import { eventCursorMigration } from './run-store.ts';
 
 /**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
@@ -11,6 +12,12 @@ export interface Migration {
   id: string;
   sql: string;
 }
+
+/** Per-agent settings belong to a user: those saved before users existed are the local user's. */
+const agentSettingsPerUserMigration: Migration = {
+  id: '009-agent-settings-per-user',
+  sql: "UPDATE settings SET scope = 'agent:local' WHERE scope = 'agent';",
+};
 
 export const MIGRATIONS: Migration[] = [
   {
@@ -95,4 +102,6 @@ export const MIGRATIONS: Migration[] = [
     sql: 'ALTER TABLE messages ADD COLUMN metadata TEXT;',
   },
   resultMemoryMigration,
+  eventCursorMigration,
+  agentSettingsPerUserMigration,
 ];

@@ -1,12 +1,13 @@
 import type { CadreEvent } from '../core/events.ts';
 import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../core/run-tree.ts';
 import { type Database, transaction } from './database.ts';
+import { EventWriter } from './event-writer.ts';
+import { inflatePayloads } from './payloads.ts';
 import { currentOwner, processAlive, type RunOwner } from './run-owner.ts';
-import { RunStore } from './run-store.ts';
 
 /**
  * Housekeeping of stored runs: runs whose process died are closed as `interrupted`, and whole trees can be
- * removed (one by id, or all older than a date). Kept apart from RunStore, which only records.
+ * removed (one by id, or all older than a date). Kept apart from the recording path.
  */
 
 export interface InterruptedSweep {
@@ -21,7 +22,7 @@ export interface InterruptedSweep {
  * (killed with SIGKILL, its terminal closed, the machine rebooted). Each gets a `run-finish` event, so the
  * rebuilt tree says so too, with the usage its finished steps recorded. Returns the ids marked.
  */
-export function markInterruptedRuns(db: Database, options: InterruptedSweep = {}): string[] {
+export async function markInterruptedRuns(db: Database, options: InterruptedSweep = {}): Promise<string[]> {
   const owner = options.owner ?? currentOwner();
   const isAlive = options.isAlive ?? processAlive;
   const rows = db
@@ -40,10 +41,10 @@ export function markInterruptedRuns(db: Database, options: InterruptedSweep = {}
   const now = options.now?.() ?? Date.now();
   const byRoot = Map.groupBy(dead, (row) => row.root_id);
   const marked: string[] = [];
+  const writer = new EventWriter(db, { owner });
   for (const [rootId, runs] of byRoot) {
-    const store = new RunStore(db, { userId: runs[0]!.user_id });
     const builder = new RunTreeBuilder();
-    for (const event of store.events(rootId)) builder.apply(event);
+    for (const event of treeEvents(db, rootId)) builder.apply(event);
     const lastSeq = new Map<string, number>();
     for (const row of db
       .prepare('SELECT run_id, MAX(seq) AS seq FROM events WHERE root_id = ? GROUP BY run_id')
@@ -53,17 +54,28 @@ export function markInterruptedRuns(db: Database, options: InterruptedSweep = {}
       const node = builder.get(row.id);
       if (!node) continue;
       const seq = (lastSeq.get(row.id) ?? -1) + 1;
-      for (const event of interruptionEvents(node, row, owner.host, seq, now)) store.record(event);
+      for (const event of interruptionEvents(node, { ...row, rootId }, owner.host, seq, now))
+        writer.enqueue(event);
       marked.push(row.id);
     }
-    store.flush();
   }
+  await writer.close();
   return marked;
+}
+
+function treeEvents(db: Database, rootId: string): CadreEvent[] {
+  const rows = db
+    .prepare(
+      `SELECT e.body, p.body AS payload FROM events e LEFT JOIN payloads p ON p.hash = e.payload_hash
+       WHERE e.root_id = ? ORDER BY e.root_seq`,
+    )
+    .all(rootId) as Array<{ body: string; payload: string | null }>;
+  return rows.map((row) => inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent);
 }
 
 function interruptionEvents(
   node: RunTree,
-  row: { depth: number; owner_pid: number },
+  row: { depth: number; owner_pid: number; rootId: string },
   host: string,
   seq: number,
   time: number,
@@ -72,6 +84,7 @@ function interruptionEvents(
   const base = {
     runId: node.id,
     parentRunId: node.parentId,
+    rootRunId: row.rootId,
     depth: row.depth,
     agent: node.agent,
     time,
@@ -97,8 +110,8 @@ export function removeRunTree(db: Database, rootId: string, userId: string): boo
     .get(rootId, userId);
   if (!run) return false;
   transaction(db, () => {
-    db.prepare('DELETE FROM events WHERE root_id = ?').run(rootId);
-    db.prepare('DELETE FROM runs WHERE root_id = ?').run(rootId);
+    deleteTree(db, rootId);
+    deleteUnreferencedPayloads(db);
   });
   return true;
 }
@@ -111,20 +124,20 @@ export function pruneRunTrees(db: Database, before: number, userId: string): num
     )
     .all(userId, before) as Array<{ id: string }>;
   transaction(db, () => {
-    const events = db.prepare('DELETE FROM events WHERE root_id = ?');
-    const runs = db.prepare('DELETE FROM runs WHERE root_id = ?');
-    for (const { id } of roots) {
-      events.run(id);
-      runs.run(id);
-    }
+    for (const { id } of roots) deleteTree(db, id);
+    if (roots.length) deleteUnreferencedPayloads(db);
   });
   return roots.length;
 }
 
-/** The parent of a child run's tree, for saying which tree to remove instead. */
-export function rootOfRun(db: Database, runId: string, userId: string): string | undefined {
-  const row = db.prepare('SELECT root_id FROM runs WHERE id = ? AND user_id = ?').get(runId, userId) as
-    | { root_id: string }
-    | undefined;
-  return row?.root_id;
+function deleteTree(db: Database, rootId: string): void {
+  db.prepare('DELETE FROM events WHERE root_id = ?').run(rootId);
+  db.prepare('DELETE FROM runs WHERE root_id = ?').run(rootId);
+}
+
+/** Outputs are shared by content across trees; one goes when no event refers to it any more. */
+function deleteUnreferencedPayloads(db: Database): void {
+  db.prepare(
+    'DELETE FROM payloads WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.payload_hash = payloads.hash)',
+  ).run();
 }

@@ -1,185 +1,71 @@
-import type { CadreEvent, EventBus } from '../core/events.ts';
+import type { CadreEvent } from '../core/events.ts';
 import { buildRunTree, type RunTree } from '../core/run-tree.ts';
-import type { RunState } from '../core/status.ts';
-import { type Database, transaction } from './database.ts';
-import { currentOwner, type RunOwner } from './run-owner.ts';
-import { safeJson } from './safe-json.ts';
-
-export interface RunSummaryRow {
-  id: string;
-  agent: string;
-  task: string;
-  status: RunState;
-  summary: string;
-  model: string;
-  sessionId: string | null;
-  startedAt: string;
-  endedAt: string | null;
-  totalTokens: number | null;
-}
+import type { Database } from './database.ts';
+import { EventWriter, type EventWriterOptions } from './event-writer.ts';
+import type { Migration } from './migrations.ts';
+import { inflatePayloads } from './payloads.ts';
+import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
+import type { RunStore, RunSummary, StoredEvent } from './store.ts';
 
 /**
- * Events written the moment they happen rather than with the next batch. A tool result is published before
- * the model sees it in its next request, so committing it here means a kill (SIGKILL, a closed terminal,
- * power cut short of the disk) never loses a result the model already acted on; the same holds for a
- * finished step and for a run's start and end. Text deltas, the bulk of events, still go in batches.
+ * Events get a per-tree cursor (`root_seq`, from 1 with no gaps) so a reader can resume a tree's stream
+ * from the last event it saw whatever backend stores it; large outputs are kept once in `payloads` and
+ * referenced from the event rows that carry them.
  */
-const COMMIT_AT_ONCE = new Set<CadreEvent['type']>([
-  'run-start',
-  'tool-result',
-  'step-finish',
-  'run-finish',
-  'run-error',
-]);
-
-export interface RunStoreOptions {
-  /** Events kept in memory before a write; a crash loses at most these. */
-  batchSize?: number;
-  /** Longest an event waits in memory before it is written, in milliseconds. */
-  flushIntervalMs?: number;
-  userId?: string;
-  /** The process that runs what is recorded (defaults to this one); see markInterruptedRuns. */
-  owner?: RunOwner;
-}
+export const eventCursorMigration: Migration = {
+  id: '008-event-cursor-payloads',
+  sql: `
+    ALTER TABLE events ADD COLUMN root_seq INTEGER;
+    ALTER TABLE events ADD COLUMN payload_hash TEXT;
+    UPDATE events SET root_seq = (
+      SELECT count(*) FROM events AS earlier
+      WHERE earlier.root_id = events.root_id AND earlier.rowid <= events.rowid
+    );
+    CREATE UNIQUE INDEX events_cursor ON events(root_id, root_seq);
+    CREATE INDEX events_payload ON events(payload_hash) WHERE payload_hash IS NOT NULL;
+    CREATE INDEX runs_by_user ON runs(user_id, started_at DESC) WHERE parent_id IS NULL;
+    CREATE TABLE payloads (
+      hash TEXT PRIMARY KEY,
+      body TEXT NOT NULL
+    );
+  `,
+};
 
 /**
- * Persists events in batches: each batch is one transaction that appends the events and keeps the `runs`
- * rows (one per run, for listing) in step. Run trees are rebuilt from the events with the same fold the
+ * The SQLite run store. Recording only queues: the writer commits in small, time-boxed transactions off
+ * the run's hot path (see event-writer.ts). Run trees are rebuilt from the events with the same fold the
  * CLI uses live, so what is read back is what was printed.
  */
-export class RunStore {
+export class SqliteRunStore implements RunStore {
   #db: Database;
-  #pending: CadreEvent[] = [];
-  #timer: NodeJS.Timeout | undefined;
-  #roots = new Map<string, string>();
-  #batchSize: number;
-  #flushIntervalMs: number;
-  #userId: string;
-  #owner: RunOwner;
-  #insertEvent;
-  #insertRun;
-  #finishRun;
+  #writer: EventWriter;
 
-  constructor(db: Database, options: RunStoreOptions = {}) {
+  constructor(db: Database, options: EventWriterOptions = {}) {
     this.#db = db;
-    this.#batchSize = options.batchSize ?? 256;
-    this.#flushIntervalMs = options.flushIntervalMs ?? 100;
-    this.#userId = options.userId ?? 'local';
-    this.#owner = options.owner ?? currentOwner();
-    this.#insertEvent = db.prepare(
-      'INSERT OR IGNORE INTO events (run_id, root_id, seq, type, time, body) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    this.#insertRun = db.prepare(
-      `INSERT OR IGNORE INTO runs (id, parent_id, root_id, session_id, user_id, agent, task, model, depth, status, started_at, owner_pid, owner_host)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
-    );
-    this.#finishRun = db.prepare(
-      'UPDATE runs SET status = ?, summary = ?, envelope = ?, ended_at = ? WHERE id = ?',
-    );
-  }
-
-  /** Starts persisting every event published on `bus`; returns a function that stops it. */
-  attach(bus: EventBus): () => void {
-    return bus.subscribe((event) => this.record(event));
+    this.#writer = new EventWriter(db, options);
   }
 
   record(event: CadreEvent): void {
-    this.#pending.push(event);
-    if (this.#pending.length >= this.#batchSize || COMMIT_AT_ONCE.has(event.type)) this.flush();
-    else this.#timer ??= setTimeout(() => this.#flushFromTimer(), this.#flushIntervalMs);
+    this.#writer.enqueue(event);
   }
 
-  /** A failed write from the timer is reported, never thrown: nothing would catch it there. */
-  #flushFromTimer(): void {
-    try {
-      this.flush();
-    } catch (error) {
-      this.onWriteError(error);
-    }
+  flush(): Promise<void> {
+    return this.#writer.flush();
   }
 
-  /** Called when a timed write fails (a full disk, a locked file). The events of that batch are lost. */
-  onWriteError: (error: unknown) => void = (error) => {
-    process.stderr.write(`cadre: could not store run events: ${(error as Error).message}\n`);
-  };
-
-  /** Writes every pending event now. */
-  flush(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (!this.#pending.length) return;
-    const batch = this.#pending;
-    this.#pending = [];
-    transaction(this.#db, () => {
-      for (const event of batch) this.#write(event);
-    });
+  /** Called when a background write fails (a full disk, a locked file). */
+  set onWriteError(handler: (error: unknown) => void) {
+    this.#writer.onWriteError = handler;
   }
 
-  #write(event: CadreEvent): void {
-    const rootId = this.#rootOf(event);
-    const { runId, seq, type, time } = event;
-    this.#insertEvent.run(runId, rootId, seq, type, time, safeJson(event));
-    if (event.type === 'run-start') {
-      this.#insertRun.run(
-        runId,
-        event.parentRunId,
-        rootId,
-        event.sessionId ?? null,
-        this.#userId,
-        event.agent,
-        event.task,
-        event.model,
-        event.depth,
-        time,
-        this.#owner.pid,
-        this.#owner.host,
-      );
-    } else if (event.type === 'run-finish') {
-      const envelope = {
-        status: event.status,
-        summary: event.summary,
-        data: event.data,
-        sources: event.sources,
-        usage: event.usage,
-        subtreeUsage: event.subtreeUsage,
-        runId,
-      };
-      this.#finishRun.run(event.status, event.summary, safeJson(envelope), time, runId);
-      if (event.parentRunId === null) this.#forgetTree(runId);
-    }
-  }
-
-  /** A finished root ends its tree: its runs' roots need no remembering (a server runs for weeks). */
-  #forgetTree(rootId: string): void {
-    for (const [runId, root] of this.#roots) if (root === rootId) this.#roots.delete(runId);
-  }
-
-  #rootOf(event: CadreEvent): string {
-    const known = this.#roots.get(event.runId);
-    if (known) return known;
-    const root = event.parentRunId
-      ? (this.#roots.get(event.parentRunId) ?? this.#lookupRoot(event.parentRunId))
-      : event.runId;
-    this.#roots.set(event.runId, root);
-    return root;
-  }
-
-  #lookupRoot(runId: string): string {
-    const row = this.#db.prepare('SELECT root_id FROM runs WHERE id = ?').get(runId) as
-      | { root_id: string }
-      | undefined;
-    return row?.root_id ?? runId;
-  }
-
-  /** Root runs, newest first. */
-  listRuns(options: { limit?: number; userId?: string } = {}): RunSummaryRow[] {
-    this.flush();
+  async listRuns(userId: string, options: { limit?: number } = {}): Promise<RunSummary[]> {
+    await this.flush();
     const rows = this.#db
       .prepare(
         `SELECT r.id, r.agent, r.task, r.status, r.summary, r.model, r.session_id, r.started_at, r.ended_at, r.envelope
          FROM runs r WHERE r.parent_id IS NULL AND r.user_id = ? ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?`,
       )
-      .all(options.userId ?? this.#userId, options.limit ?? 50) as Array<Record<string, any>>;
+      .all(userId, options.limit ?? 50) as Array<Record<string, any>>;
     return rows.map((row) => ({
       id: row.id,
       agent: row.agent,
@@ -194,35 +80,58 @@ export class RunStore {
     }));
   }
 
-  /** The tree rooted at `runId` (or the subtree, when `runId` is a child), or undefined. */
-  getRunTree(runId: string, options: { userId?: string } = {}): RunTree | undefined {
-    this.flush();
+  async rootOf(userId: string, runId: string): Promise<string | undefined> {
+    await this.flush();
     const run = this.#db
       .prepare('SELECT root_id FROM runs WHERE id = ? AND user_id = ?')
-      .get(runId, options.userId ?? this.#userId) as { root_id: string } | undefined;
-    if (!run) return undefined;
-    return buildRunTree(this.events(run.root_id), runId);
+      .get(runId, userId) as { root_id: string } | undefined;
+    return run?.root_id;
   }
 
-  /** The root of the tree holding `runId`, if that run is the user's. */
-  rootId(runId: string, options: { userId?: string } = {}): string | undefined {
-    this.flush();
-    const row = this.#db
-      .prepare('SELECT root_id FROM runs WHERE id = ? AND user_id = ?')
-      .get(runId, options.userId ?? this.#userId) as { root_id: string } | undefined;
-    return row?.root_id;
+  async getRunTree(userId: string, runId: string): Promise<RunTree | undefined> {
+    const rootId = await this.rootOf(userId, runId);
+    if (!rootId) return undefined;
+    const events = await this.events(userId, rootId);
+    return buildRunTree(
+      events.map((stored) => stored.event),
+      runId,
+    );
   }
 
-  /** Every event of a tree, in the order they were recorded. */
-  events(rootId: string, afterRowId = 0): CadreEvent[] {
+  async events(userId: string, rootRunId: string, options: { after?: number } = {}): Promise<StoredEvent[]> {
+    if ((await this.rootOf(userId, rootRunId)) !== rootRunId) return [];
     const rows = this.#db
-      .prepare('SELECT body FROM events WHERE root_id = ? AND rowid > ? ORDER BY rowid')
-      .all(rootId, afterRowId) as Array<{ body: string }>;
-    return rows.map((row) => JSON.parse(row.body) as CadreEvent);
+      .prepare(
+        `SELECT e.root_seq, e.body, p.body AS payload FROM events e LEFT JOIN payloads p ON p.hash = e.payload_hash
+         WHERE e.root_id = ? AND e.root_seq > ? ORDER BY e.root_seq`,
+      )
+      .all(rootRunId, options.after ?? 0) as Array<{
+      root_seq: number;
+      body: string;
+      payload: string | null;
+    }>;
+    return rows.map((row) => ({
+      cursor: row.root_seq,
+      event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
+    }));
   }
 
-  /** Stops the timer and writes what is pending. */
-  close(): void {
-    this.flush();
+  async removeTree(userId: string, rootRunId: string): Promise<boolean> {
+    await this.flush();
+    return removeRunTree(this.#db, rootRunId, userId);
+  }
+
+  async prune(userId: string, options: { before: number }): Promise<number> {
+    await this.flush();
+    return pruneRunTrees(this.#db, options.before, userId);
+  }
+
+  markInterrupted(): Promise<string[]> {
+    return markInterruptedRuns(this.#db);
+  }
+
+  /** Writes what is pending and stops the writer. */
+  close(): Promise<void> {
+    return this.#writer.close();
   }
 }

@@ -1,57 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../core/errors.ts';
 import type { Database } from './database.ts';
-
-export interface StoredMessage {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  /** UI parts (sub-agent runs, tool calls) as the web app shows them; optional. */
-  parts?: unknown;
-  /** Front-door metadata of the message (e.g. the UI message's metadata); optional. */
-  metadata?: unknown;
-  runId?: string;
-  createdAt: string;
-}
-
-export interface SessionSummary {
-  id: string;
-  title: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Session extends SessionSummary {
-  messages: StoredMessage[];
-}
+import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from './store.ts';
 
 /**
  * Sessions and their messages. Every message is committed when it is appended, never batched: an
  * accepted message survives a crash.
  */
-export class SessionStore {
+export class SqliteSessionStore implements SessionStore {
   #db: Database;
 
   constructor(db: Database) {
     this.#db = db;
   }
 
-  /** A new session; an `id` already taken (by anyone) is a `session_exists` error. */
-  create(userId: string, options: { id?: string; title?: string } = {}): SessionSummary {
+  async create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
     const now = Date.now();
     const id = options.id ?? `ses_${randomUUID()}`;
-    const inserted = this.#db
-      .prepare(
-        'INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
-      )
+    if (this.#db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(id)) {
+      throw new UserError('session_exists', `A session "${id}" already exists.`, { sessionId: id });
+    }
+    this.#db
+      .prepare('INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
       .run(id, userId, options.title ?? '', now, now);
-    if (inserted.changes === 0)
-      throw new UserError('session_exists', `The session id "${id}" is taken.`, { sessionId: id });
     return { id, title: options.title ?? '', createdAt: iso(now), updatedAt: iso(now) };
   }
 
   /** The session if it exists and belongs to `userId`. */
-  get(userId: string, id: string): Session | undefined {
+  async get(userId: string, id: string): Promise<Session | undefined> {
     const row = this.#db
       .prepare('SELECT id, title, created_at, updated_at FROM sessions WHERE id = ? AND user_id = ?')
       .get(id, userId) as Record<string, any> | undefined;
@@ -74,7 +50,8 @@ export class SessionStore {
     return { ...summary(row), messages };
   }
 
-  list(userId: string, limit = 100): SessionSummary[] {
+  async list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = options.limit ?? 100;
     return (
       this.#db
         .prepare(
@@ -84,23 +61,13 @@ export class SessionStore {
     ).map(summary);
   }
 
-  append(
-    userId: string,
-    sessionId: string,
-    message: {
-      role: 'user' | 'assistant';
-      content: string;
-      parts?: unknown;
-      metadata?: unknown;
-      runId?: string;
-      id?: string;
-    },
-  ): StoredMessage {
+  async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
     const owner = this.#db.prepare('SELECT user_id, title FROM sessions WHERE id = ?').get(sessionId) as
       | { user_id: string; title: string }
       | undefined;
-    if (!owner || owner.user_id !== userId)
-      throw new UserError('not_found', `There is no session "${sessionId}".`, { sessionId });
+    if (!owner || owner.user_id !== userId) {
+      throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
+    }
     const now = Date.now();
     const id = message.id ?? `msg_${randomUUID()}`;
     const next = this.#db
@@ -123,10 +90,18 @@ export class SessionStore {
       );
     const title = owner.title || (message.role === 'user' ? message.content.slice(0, 80) : '');
     this.#db.prepare('UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?').run(now, title, sessionId);
-    return { id, role: message.role, content: message.content, createdAt: iso(now) };
+    return {
+      id,
+      role: message.role,
+      content: message.content,
+      ...(message.parts === undefined ? {} : { parts: message.parts }),
+      ...(message.metadata === undefined ? {} : { metadata: message.metadata }),
+      ...(message.runId ? { runId: message.runId } : {}),
+      createdAt: iso(now),
+    };
   }
 
-  delete(userId: string, id: string): boolean {
+  async delete(userId: string, id: string): Promise<boolean> {
     return this.#db.prepare('DELETE FROM sessions WHERE id = ? AND user_id = ?').run(id, userId).changes > 0;
   }
 }

@@ -1,6 +1,7 @@
 import type { CadreTool } from '../core/tool.ts';
 import { ToolRegistry } from '../core/tool-registry.ts';
-import type { Database } from '../store/database.ts';
+import type { DocumentStore } from '../store/documents/document-store.ts';
+import type { HttpCacheStore } from '../store/http-cache.ts';
 import { codingTools } from './coding/index.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';
@@ -18,8 +19,12 @@ import { workspaceTools } from './workspace/index.ts';
 export interface ToolDependencies {
   /** Environment (keys, endpoint overrides); `process.env` in production, a plain object in tests. */
   env: Record<string, string | undefined>;
-  /** The open store, for families that keep data (HTTP cache, documents). */
-  db?: Database;
+  /** The caller-scoped document store, for the documents family (left out without one). */
+  documents?: DocumentStore;
+  /** Where the web and knowledge tools cache responses. */
+  httpCache?: HttpCacheStore;
+  /** Tools found at start-up (e.g. from MCP servers). */
+  extra?: CadreTool[];
   /** Root the workspace tools are confined to. */
   workspaceRoot: string;
   /** Per-tool settings from config, e.g. `{ cacheTtl: { web_search: 3600 } }`. */
@@ -37,10 +42,11 @@ export function builtinTools(deps: ToolDependencies): CadreTool[] {
     ...workspaceTools(deps.workspaceRoot),
     ...codingTools({ workspace: deps.workspaceRoot, env: deps.env }),
     ...createLspTools(deps.workspaceRoot, lspOptionsFromSettings(deps.settings)),
-    ...(deps.db ? documentTools(deps.db) : []),
+    ...(deps.documents ? documentTools(deps.documents) : []),
     createRunJsTool({ lookup: (name) => byName.get(name) }),
     updatePlanTool,
     ...networkTools(deps),
+    ...(deps.extra ?? []),
   ];
   for (const tool of tools) byName.set(tool.name, tool);
   return tools;
@@ -53,6 +59,6 @@ export function createToolRegistry(deps: ToolDependencies): ToolRegistry {
 /** The web and knowledge families, sharing one guarded HTTP client and the store's response cache. */
 function networkTools(deps: ToolDependencies): CadreTool[] {
   const env = toolEnvironment(deps.env, deps.settings as ToolSettings | undefined);
-  const network = createNetworkDeps({ env, db: deps.db, settings: deps.settings });
+  const network = createNetworkDeps({ env, cache: deps.httpCache, settings: deps.settings });
   return [...webTools(network), ...knowledgeTools(network)];
 }

@@ -13,6 +13,7 @@ import {
 import { ingestDocument } from '../../src/documents/ingest.ts';
 import { type Script, ScriptedModel, type ScriptedRequest } from '../../src/models/scripted-model.ts';
 import { type Database, openDatabase } from '../../src/store/database.ts';
+import { DocumentStore } from '../../src/store/documents/document-store.ts';
 import { calculateTool } from '../../src/tools/compute/calculate.ts';
 import { documentTools } from '../../src/tools/documents/index.ts';
 import { makePdf } from '../fixtures/documents/build-fixtures.ts';
@@ -35,19 +36,19 @@ beforeAll(async () => {
     "INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)",
   ).run();
   reportId = (
-    await ingestDocument(db, 'alice', {
+    await ingestDocument(new DocumentStore(db), 'alice', {
       filename: 'report.pdf',
       bytes: makePdf([PAGE_ONE, PAGE_TWO], 'Annual Report'),
     })
   ).document.id;
   handbookId = (
-    await ingestDocument(db, 'alice', {
+    await ingestDocument(new DocumentStore(db), 'alice', {
       filename: 'handbook.md',
       bytes: text('# Handbook\n\nContracts with suppliers end with ninety days notice of termination.\n'),
     })
   ).document.id;
   bobId = (
-    await ingestDocument(db, 'bob', {
+    await ingestDocument(new DocumentStore(db), 'bob', {
       filename: 'bob.txt',
       bytes: text('Bob confidential termination memo.'),
     })
@@ -65,11 +66,14 @@ beforeAll(async () => {
   ]);
 });
 
-function runtime(script: Script, prepareAgent: PrepareAgent = documentContextProvider(db)) {
+function runtime(
+  script: Script,
+  prepareAgent: PrepareAgent = documentContextProvider(new DocumentStore(db)),
+) {
   const model = new ScriptedModel(script);
   const instance = new Runtime({
     agents,
-    tools: new ToolRegistry([...documentTools(db), calculateTool]),
+    tools: new ToolRegistry([...documentTools(new DocumentStore(db)), calculateTool]),
     resolveModel: () => model,
     mainModel: 'scripted:x',
     prepareAgent,
@@ -117,7 +121,7 @@ describe('analyze_document', () => {
   it('shows a visible truncation notice when the document is longer than the cap', async () => {
     const { model, runtime: instance } = runtime(
       [{ text: 'Partial summary.' }],
-      documentContextProvider(db, { maxChars: 40 }),
+      documentContextProvider(new DocumentStore(db), { maxChars: 40 }),
     );
     await instance.run({
       agent: 'analyze_document',
@@ -137,7 +141,10 @@ describe('analyze_document', () => {
       { length: 1500 },
       (_, index) => `Paragraph ${index} of a very long policy text.`,
     ).join('\n\n');
-    const { document } = await ingestDocument(db, 'alice', { filename: 'long.txt', bytes: text(long) });
+    const { document } = await ingestDocument(new DocumentStore(db), 'alice', {
+      filename: 'long.txt',
+      bytes: text(long),
+    });
     const { model, runtime: instance } = runtime([{ text: 'ok' }]);
     await instance.run({
       agent: 'analyze_document',
@@ -228,10 +235,11 @@ describe('docqa', () => {
 });
 
 describe('main instructions', () => {
-  it('mention documents only when the user has some', () => {
-    expect(documentsInstructionFragment(db, 'nobody')).toBeUndefined();
-    expect(hasDocuments(db, 'nobody')).toBe(false);
-    const fragment = documentsInstructionFragment(db, 'alice')!;
+  it('mention documents only when the user has some', async () => {
+    const documents = new DocumentStore(db);
+    expect(await documentsInstructionFragment(documents, 'nobody')).toBeUndefined();
+    expect(await hasDocuments(documents, 'nobody')).toBe(false);
+    const fragment = (await documentsInstructionFragment(documents, 'alice'))!;
     expect(fragment).toMatch(/The user has \d+ documents/);
     expect(fragment).toContain(`Annual Report (id ${reportId}, pdf, 2 pages)`);
     expect(fragment).toContain(handbookId);

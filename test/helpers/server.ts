@@ -4,7 +4,7 @@ import type { CadreConfig } from '../../src/config/schema.ts';
 import { type Script, ScriptedModel } from '../../src/models/scripted-model.ts';
 import type { CadreUIMessage } from '../../src/server/chat-protocol.ts';
 import { createServerApp, type ServerAppOptions } from '../../src/server/create-server-app.ts';
-import { openDatabase } from '../../src/store/database.ts';
+import { openSqliteStore } from '../../src/store/sqlite-store.ts';
 import { tempHome } from './cli.ts';
 
 /** Who a scripted request is for, by the agent's instructions. */
@@ -12,20 +12,21 @@ export const isMain = (system: string) => system.includes('## When to delegate')
 export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
 
 /** A Cadre on an in-memory store whose every agent runs on one scripted model, and its HTTP app. */
-export function testServer(
+export async function testServer(
   script: Script,
   options: { config?: CadreConfig; server?: Partial<Omit<ServerAppOptions, 'cadre'>> } = {},
 ) {
   const model = new ScriptedModel(script);
-  const cadre = new Cadre({
+  const store = openSqliteStore(':memory:');
+  const cadre = await Cadre.create({
     env: { CADRE_HOME: tempHome(), CADRE_MODEL: 'scripted:test' },
     cwd: tempHome(),
-    db: openDatabase(':memory:'),
+    store,
     models: { 'scripted:test': model },
     ...(options.config ? { flags: options.config } : {}),
   });
   const app = createServerApp({ cadre, ...options.server });
-  return { cadre, app, model };
+  return { cadre, app, model, store };
 }
 
 /** A chat request body as `useChat` sends it. */

@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
-import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
-import type { CliCommand } from '../cli-context.ts';
+import { type CliCommand, openCadre } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { workspaceOption } from '../workspace-option.ts';
@@ -28,20 +27,11 @@ export const askCommand: CliCommand = async (args, context) => {
   const question = positionals.join(' ').trim();
   if (!question)
     throw new UserError('usage', 'usage: cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json]');
-  const cadre = new Cadre({
-    env: context.env,
-    cwd: context.cwd,
-    ...(values.config ? { configFile: values.config } : {}),
-    ...(values.model ? { flags: { model: values.model } } : {}),
+  const cadre = await openCadre(context, {
+    ...values,
     ...(values.workspace ? { workspace: workspaceOption(values.workspace, context.cwd) } : {}),
-    db: context.db(),
   });
   reportSetupNotes(cadre, context.stderr);
-  const sessionId =
-    values.session ?? cadre.sessions.create(context.userId, { title: question.slice(0, 80) }).id;
-  if (values.session && !cadre.sessions.get(context.userId, values.session)) {
-    throw new UserError('unknown_session', `There is no session "${values.session}".`);
-  }
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -54,10 +44,10 @@ export const askCommand: CliCommand = async (args, context) => {
   // A closed terminal (SIGHUP) or `kill` (SIGTERM) stops the tree like Ctrl-C, so it is recorded cancelled.
   for (const signal of STOP_SIGNALS) process.on(signal, onInterrupt);
   try {
-    const outcome = await askOnce(cadre, {
+    const result = await askOnce(cadre, {
       question,
       ...(values.agent ? { agent: values.agent } : {}),
-      sessionId,
+      ...(values.session ? { sessionId: values.session } : {}),
       userId: context.userId,
       inputs: parseInputs(values.input ?? []),
       signal: controller.signal,
@@ -67,16 +57,10 @@ export const askCommand: CliCommand = async (args, context) => {
         stdin: context.stdin ?? process.stdin,
       },
     });
-    const { envelope, tree } = outcome;
+    const { envelope } = result;
     if (values.json) {
-      const result = {
-        answer: envelope.summary,
-        status: envelope.status,
-        sessionId,
-        run: tree,
-        usage: envelope.subtreeUsage,
-      };
-      context.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      const { answer, status, sessionId, run, usage } = result;
+      context.stdout.write(`${JSON.stringify({ answer, status, sessionId, run, usage }, null, 2)}\n`);
     } else if (envelope.status !== 'error') {
       // An error's summary is the reason, which goes to stderr below; anything else is (partial) answer.
       context.stdout.write(`${envelope.summary}\n`);
@@ -93,7 +77,7 @@ export const askCommand: CliCommand = async (args, context) => {
     return reportError(error, context.stderr);
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onInterrupt);
-    cadre.close();
+    await cadre.close();
   }
 };
 

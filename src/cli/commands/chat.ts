@@ -1,10 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { Cadre } from '../../app/create-cadre.ts';
-import { UserError } from '../../core/errors.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
-import type { CliCommand } from '../cli-context.ts';
+import { type CliCommand, openCadre } from '../cli-context.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
@@ -28,26 +26,30 @@ export const chatCommand: CliCommand = async (args, context) => {
     },
   });
   const approval = approvalMode(values['approve-all'], values['deny-all']);
-  const cadre = new Cadre({
-    env: context.env,
-    cwd: context.cwd,
-    db: context.db(),
-    ...(values.config ? { configFile: values.config } : {}),
-    ...(values.model ? { flags: { model: values.model } } : {}),
+  const cadre = await openCadre(context, {
+    ...values,
     ...(values.workspace ? { workspace: workspaceOption(values.workspace, context.cwd) } : {}),
   });
   reportSetupNotes(cadre, context.stderr);
-  const earlier = values.session ? cadre.sessions.get(context.userId, values.session) : undefined;
-  if (values.session && !earlier) {
-    throw new UserError(
-      'unknown_session',
-      `There is no session "${values.session}". See: cadre sessions list`,
-    );
-  }
-  const sessionId = values.session ?? cadre.sessions.create(context.userId).id;
-  if (earlier) {
-    const width = ((context.stderr as { columns?: number }).columns ?? 120) - 1;
-    context.stderr.write(sessionReplay(earlier, cadre.runs, { userId: context.userId, width }));
+  let sessionId: string;
+  try {
+    const earlier = values.session ? await cadre.sessions.get(context.userId, values.session) : undefined;
+    sessionId = earlier?.id ?? (await cadre.sessions.create(context.userId)).id;
+    if (earlier) {
+      const width = ((context.stderr as { columns?: number }).columns ?? 120) - 1;
+      context.stderr.write(
+        await sessionReplay(
+          earlier,
+          (runId) => cadre.runs.get(context.userId, runId).catch(() => undefined),
+          {
+            width,
+          },
+        ),
+      );
+    }
+  } catch (error) {
+    await cadre.close();
+    throw error;
   }
   const input = createInterface({
     input: process.stdin,
@@ -113,7 +115,7 @@ export const chatCommand: CliCommand = async (args, context) => {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onStop);
     process.off('SIGHUP', onStop);
-    cadre.close();
+    await cadre.close();
   }
   context.stderr.write(`Session saved: cadre ask --session ${sessionId} "..."\n`);
   return EXIT.ok;

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makePdf, makeXlsx } from '../../../test/fixtures/documents/build-fixtures.ts';
-import { type Database, openDatabase } from '../../store/database.ts';
+import { openSqliteStore, type SqliteStore } from '../../store/sqlite-store.ts';
 import type { CliContext } from '../cli-context.ts';
 import { docsCommand } from './docs.ts';
 
 let dir: string;
-let db: Database;
+let store: SqliteStore;
 
 function capture() {
   const stream = new PassThrough();
@@ -27,7 +27,7 @@ async function docs(args: string[], userId = 'local') {
     stdout: out.stream,
     stderr: err.stream,
     env: {},
-    db: () => db,
+    store,
     userId,
     cwd: dir,
   };
@@ -37,7 +37,7 @@ async function docs(args: string[], userId = 'local') {
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'cadre-docs-'));
-  db = openDatabase(':memory:');
+  store = openSqliteStore(':memory:');
   writeFileSync(
     join(dir, 'report.pdf'),
     makePdf(['Revenue grew.', 'The audit found three issues.'], 'Audit Report'),

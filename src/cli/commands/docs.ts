@@ -1,12 +1,13 @@
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Cadre } from '../../app/create-cadre.ts';
+import {
+  type AddedDocument,
+  type DocumentView,
+  formatBytes,
+  type IngestProgress,
+} from '../../app/documents.ts';
 import { CadreError } from '../../core/errors.ts';
-import { formatBytes, type IngestProgress, ingestFile } from '../../documents/ingest.ts';
-import { searchDocuments } from '../../documents/search.ts';
-import { DocumentStore } from '../../store/documents/document-store.ts';
-import { DOCUMENT_TYPES, type DocumentRecord, type DocumentType } from '../../store/documents/types.ts';
-import { describeDocument } from '../../tools/documents/filter-input.ts';
-import type { CliCommand, CliContext } from '../cli-context.ts';
+import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 import { printableLine } from '../terminal-text.ts';
 
@@ -23,17 +24,16 @@ const PROGRESS_FROM_BYTES = 1024 * 1024;
 /** `cadre docs add|list|search|rm`: the caller's document store from the command line. */
 export const docsCommand: CliCommand = async (args, context) => {
   const [sub, ...rest] = args;
+  const action = sub ? ACTIONS[sub] : undefined;
+  if (action) {
+    const cadre = await openCadre(context, { lazy: true });
+    try {
+      return await action(rest, context, cadre);
+    } finally {
+      await cadre.close();
+    }
+  }
   switch (sub) {
-    case 'add':
-      return add(rest, context);
-    case 'list':
-    case 'ls':
-      return list(rest, context);
-    case 'search':
-      return search(rest, context);
-    case 'rm':
-    case 'remove':
-      return remove(rest, context);
     case undefined:
     case 'help':
     case '--help':
@@ -46,7 +46,9 @@ export const docsCommand: CliCommand = async (args, context) => {
   }
 };
 
-async function add(args: string[], context: CliContext): Promise<number> {
+type DocsAction = (args: string[], context: CliContext, cadre: Cadre) => Promise<number>;
+
+async function add(args: string[], context: CliContext, cadre: Cadre): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -59,19 +61,20 @@ async function add(args: string[], context: CliContext): Promise<number> {
         .map((tag) => tag.trim())
         .filter(Boolean)
     : [];
-  const store = new DocumentStore(context.db());
-  const added: Array<ReturnType<typeof describeDocument> & { duplicate: boolean }> = [];
+  const added: AddedDocument[] = [];
   let failures = 0;
   let worst: number = EXIT.ok;
   for (const path of positionals) {
     const progress = progressReporter(context);
     try {
-      const { document, duplicate } = await ingestFile(store, context.userId, resolvePath(context, path), {
+      const document = await cadre.documents.addFile(context.userId, path, {
+        cwd: context.cwd,
         tags,
         onProgress: progress.update,
       });
+      const { duplicate } = document;
       progress.clear();
-      added.push({ ...describeDocument(document), duplicate });
+      added.push(document);
       if (!values.json) {
         context.stdout.write(
           duplicate
@@ -94,16 +97,16 @@ async function add(args: string[], context: CliContext): Promise<number> {
   return failures ? worst : EXIT.ok;
 }
 
-async function list(args: string[], context: CliContext): Promise<number> {
+async function list(args: string[], context: CliContext, cadre: Cadre): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
   if (positionals.length) return usage(context, `docs list takes no arguments (got "${positionals[0]}")`);
-  const documents = new DocumentStore(context.db()).list(context.userId);
+  const documents = await cadre.documents.list(context.userId);
   if (values.json) {
-    context.stdout.write(`${JSON.stringify(documents.map(describeDocument), null, 2)}\n`);
+    context.stdout.write(`${JSON.stringify(documents, null, 2)}\n`);
     return EXIT.ok;
   }
   if (!documents.length) {
@@ -114,15 +117,15 @@ async function list(args: string[], context: CliContext): Promise<number> {
     document.id,
     document.type,
     String(document.pages),
-    formatBytes(document.size),
-    new Date(document.addedAt).toISOString().slice(0, 16).replace('T', ' '),
+    formatBytes(document.size_bytes),
+    document.added.slice(0, 16).replace('T', ' '),
     `${printableLine(document.title)}${document.tags.length ? `  [${printableLine(document.tags.join(', '))}]` : ''}`,
   ]);
   context.stdout.write(table([['ID', 'TYPE', 'PAGES', 'SIZE', 'ADDED', 'TITLE'], ...rows]));
   return EXIT.ok;
 }
 
-async function search(args: string[], context: CliContext): Promise<number> {
+async function search(args: string[], context: CliContext, cadre: Cadre): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -140,29 +143,21 @@ async function search(args: string[], context: CliContext): Promise<number> {
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
     return usage(context, `--limit must be a whole number from 1 to 100 (got "${values.limit}")`);
   }
-  const types = values.type?.split(',').map((type) => type.trim().toLowerCase());
-  const unknown = types?.find((type) => !DOCUMENT_TYPES.includes(type as DocumentType));
-  if (unknown) return usage(context, `--type "${unknown}" is not one of ${DOCUMENT_TYPES.join(', ')}`);
-  const hits = await searchDocuments(new DocumentStore(context.db()), context.userId, query, {
-    limit,
-    filter: {
-      ...(types ? { types: types as DocumentType[] } : {}),
+  const hits = await cadre.documents
+    .search(context.userId, {
+      query,
+      limit,
+      ...(values.type ? { types: values.type.split(',') } : {}),
       ...(values.tag ? { tags: values.tag.split(',') } : {}),
       ...(values.document ? { documentIds: [values.document] } : {}),
-    },
-  });
+    })
+    .catch((error: unknown) => {
+      if (CadreError.isInstance(error) && error.code === 'usage') return error.message;
+      throw error;
+    });
+  if (typeof hits === 'string') return usage(context, `--${hits}`);
   if (values.json) {
-    const results = hits.map((hit) => ({
-      documentId: hit.documentId,
-      title: hit.title,
-      filename: hit.filename,
-      type: hit.type,
-      page: hit.page,
-      offset: hit.start,
-      snippet: hit.snippet,
-      score: hit.score,
-    }));
-    context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    context.stdout.write(`${JSON.stringify(hits, null, 2)}\n`);
     return EXIT.ok;
   }
   if (!hits.length) {
@@ -176,33 +171,44 @@ async function search(args: string[], context: CliContext): Promise<number> {
   return EXIT.ok;
 }
 
-async function remove(args: string[], context: CliContext): Promise<number> {
+async function remove(args: string[], context: CliContext, cadre: Cadre): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
   if (!positionals.length) return usage(context, 'docs rm needs a document ID (see cadre docs list)');
-  const store = new DocumentStore(context.db());
   const results: Array<{ id: string; removed: boolean; title?: string }> = [];
   for (const id of positionals) {
-    const document = store.get(context.userId, id);
-    const removed = document ? store.remove(context.userId, id) : false;
-    results.push({ id, removed, ...(document ? { title: document.title } : {}) });
-    if (!removed)
+    try {
+      const document = await cadre.documents.remove(context.userId, id);
+      results.push({ id, removed: true, title: document.title });
+      if (!values.json) context.stdout.write(`removed ${id} (${printableLine(document.title)})\n`);
+    } catch (error) {
+      if (!(CadreError.isInstance(error) && error.code === 'unknown_document')) throw error;
+      results.push({ id, removed: false });
       context.stderr.write(
         `cadre docs rm: no document with id "${printableLine(id)}" (see cadre docs list)\n`,
       );
-    else if (!values.json) context.stdout.write(`removed ${id} (${printableLine(document?.title ?? '')})\n`);
+    }
   }
   if (values.json) context.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   // Not found is the person's input, as everywhere else in cadre (runs show, agents show): exit 2.
   return results.every((result) => result.removed) ? EXIT.ok : EXIT.usage;
 }
 
-function summary(document: DocumentRecord): string {
+const ACTIONS: Record<string, DocsAction> = {
+  add,
+  list,
+  ls: list,
+  search,
+  rm: remove,
+  remove,
+};
+
+function summary(document: DocumentView): string {
   const unit = document.type === 'xlsx' ? 'sheet' : 'page';
-  return `${document.type}, ${document.pages} ${unit}${document.pages === 1 ? '' : 's'}, ${formatBytes(document.size)}`;
+  return `${document.type}, ${document.pages} ${unit}${document.pages === 1 ? '' : 's'}, ${formatBytes(document.size_bytes)}`;
 }
 
 /** Progress on stderr for large files: one updating line on a terminal, a line per phase otherwise. */
@@ -251,8 +257,4 @@ function table(rows: string[][]): string {
 function usage(context: CliContext, message: string): number {
   context.stderr.write(`cadre ${message}\n${USAGE}`);
   return EXIT.usage;
-}
-
-function resolvePath(context: CliContext, path: string): string {
-  return resolve(context.cwd, path);
 }

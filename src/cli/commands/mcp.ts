@@ -21,10 +21,10 @@ export const mcpCommand: CliCommand = async (args, context) => {
     },
   });
   const folder = resolve(context.cwd, positionals[0] ?? '.');
-  const cadre = new Cadre({
+  const cadre = await Cadre.create({
     env: context.env,
     cwd: sub === 'trust' || sub === 'untrust' ? folder : context.cwd,
-    db: context.db(),
+    ...(context.store ? { store: context.store } : {}),
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.workspace ? { workspace: resolve(context.cwd, values.workspace) } : {}),
   });
@@ -58,8 +58,7 @@ export const mcpCommand: CliCommand = async (args, context) => {
         );
     }
   } finally {
-    cadre.close();
-    await cadre.mcp.close();
+    await cadre.close();
   }
 };
 

@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
+import type { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
-import { pruneRunTrees, removeRunTree, rootOfRun } from '../../store/run-maintenance.ts';
-import { RunStore } from '../../store/run-store.ts';
-import type { CliCommand } from '../cli-context.ts';
+import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 import { runReport } from '../run-report.ts';
 
@@ -22,12 +21,26 @@ export const runsCommand: CliCommand = async (args, context) => {
       verbose: { type: 'boolean', default: false },
     },
   });
-  const store = new RunStore(context.db(), { userId: context.userId });
+  const cadre = await openCadre(context, { lazy: true });
+  try {
+    return await runCommand(cadre, sub, values, positionals, context);
+  } finally {
+    await cadre.close();
+  }
+};
+
+async function runCommand(
+  cadre: Cadre,
+  sub: string | undefined,
+  values: { json: boolean; limit?: string | undefined; 'older-than'?: string | undefined; verbose: boolean },
+  positionals: string[],
+  context: CliContext,
+): Promise<number> {
   if (sub === 'list' || sub === undefined) {
     const limit = values.limit === undefined ? 20 : Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1)
       throw new UserError('usage', `--limit ${values.limit}: expected a positive whole number`);
-    const runs = store.listRuns({ limit, userId: context.userId });
+    const runs = await cadre.runs.list(context.userId, { limit });
     if (values.json) {
       context.stdout.write(`${JSON.stringify({ runs }, null, 2)}\n`);
       return EXIT.ok;
@@ -44,31 +57,21 @@ export const runsCommand: CliCommand = async (args, context) => {
   if (sub === 'show') {
     const id = positionals[0];
     if (!id) throw new UserError('usage', 'usage: cadre runs show ID [--json]');
-    const tree = store.getRunTree(id, { userId: context.userId });
-    if (!tree) throw new UserError('unknown_run', `There is no run "${id}". See: cadre runs list`);
-    if (values.json) context.stdout.write(`${JSON.stringify(tree, null, 2)}\n`);
-    else
-      context.stdout.write(
-        runReport(tree, store.events(rootOfRun(context.db(), tree.id, context.userId) ?? tree.id), {
-          verbose: values.verbose,
-        }),
-      );
+    const tree = await cadre.runs.get(context.userId, id);
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify(tree, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    const events = [];
+    for await (const { event } of cadre.runs.events(context.userId, tree.id)) events.push(event);
+    context.stdout.write(runReport(tree, events, { verbose: values.verbose }));
     return EXIT.ok;
   }
   if (sub === 'rm') {
     if (!positionals.length) throw new UserError('usage', 'usage: cadre runs rm ID...');
     for (const id of positionals) {
-      if (removeRunTree(context.db(), id, context.userId)) {
-        context.stdout.write(`Removed run ${id} and its sub-agent runs.\n`);
-        continue;
-      }
-      const root = rootOfRun(context.db(), id, context.userId);
-      if (root)
-        throw new UserError(
-          'not_a_root',
-          `Run "${id}" is a sub-agent run of ${root}; remove the tree: cadre runs rm ${root}`,
-        );
-      throw new UserError('unknown_run', `There is no run "${id}". See: cadre runs list`);
+      await cadre.runs.remove(context.userId, id);
+      context.stdout.write(`Removed run ${id} and its sub-agent runs.\n`);
     }
     return EXIT.ok;
   }
@@ -76,12 +79,13 @@ export const runsCommand: CliCommand = async (args, context) => {
     const olderThan = values['older-than'];
     if (!olderThan)
       throw new UserError('usage', 'usage: cadre runs prune --older-than 30d (s, m, h, d or w)');
-    const before = Date.now() - parseDuration(olderThan);
-    const removed = pruneRunTrees(context.db(), before, context.userId);
+    const age = parseDuration(olderThan);
+    const now = Date.now();
+    const removed = await cadre.runs.prune(context.userId, age, now);
     context.stdout.write(
       values.json
         ? `${JSON.stringify({ removed })}\n`
-        : `Removed ${removed} run tree${removed === 1 ? '' : 's'} started before ${new Date(before).toISOString()}.\n`,
+        : `Removed ${removed} run tree${removed === 1 ? '' : 's'} started before ${new Date(now - age).toISOString()}.\n`,
     );
     return EXIT.ok;
   }
@@ -89,7 +93,7 @@ export const runsCommand: CliCommand = async (args, context) => {
     'usage',
     `unknown runs command "${sub}"; use list, show ID, rm ID or prune --older-than 30d`,
   );
-};
+}
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 

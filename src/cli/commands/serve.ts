@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
 import { mcpHttpRoutes } from '../../mcp/server/http-routes.ts';
 import { startServer } from '../../server/serve.ts';
 import { ensureWebApp } from '../../server/web-build.ts';
-import type { CliCommand } from '../cli-context.ts';
+import { type CliCommand, openCadre } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 
@@ -20,14 +19,7 @@ export const serveCommand: CliCommand = async (args, context) => {
       config: { type: 'string' },
     },
   });
-  const cadre = new Cadre({
-    env: context.env,
-    cwd: context.cwd,
-    db: context.db(),
-    ...(values.config ? { configFile: values.config } : {}),
-    ...(values.model ? { flags: { model: values.model } } : {}),
-    ...(values.workspace ? { workspace: values.workspace } : {}),
-  });
+  const cadre = await openCadre(context, values);
   reportSetupNotes(cadre, context.stderr);
   ensureWebApp((line) => context.stderr.write(`${line}\n`));
   const settings = cadre.config.server ?? {};
@@ -55,7 +47,7 @@ export const serveCommand: CliCommand = async (args, context) => {
       },
     });
   } catch (error) {
-    cadre.close();
+    await cadre.close();
     throw error;
   }
   context.stdout.write(`Cadre listening on ${server.url}\n`);

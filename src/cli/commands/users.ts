@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { addUser, listUsers, openUserStore, removeUser } from '../../app/users.ts';
+import { addUser, listUsers, removeUser, type UserStore } from '../../app/users.ts';
 import { UserError } from '../../core/errors.ts';
-import type { CliCommand } from '../cli-context.ts';
+import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { EXIT } from '../errors.ts';
 
 const USAGE = `usage:
@@ -21,7 +21,22 @@ export const usersCommand: CliCommand = async (args, context) => {
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
-  const users = openUserStore(context.db());
+  const cadre = await openCadre(context, { lazy: true });
+  try {
+    return await usersAction(sub, positionals, values.json, cadre.users, context);
+  } finally {
+    await cadre.close();
+  }
+};
+
+async function usersAction(
+  sub: string | undefined,
+  positionals: string[],
+  json: boolean,
+  users: UserStore,
+  context: CliContext,
+): Promise<number> {
+  const values = { json };
   switch (sub) {
     case 'add': {
       const name = positionals[0];
@@ -64,4 +79,4 @@ export const usersCommand: CliCommand = async (args, context) => {
       context.stderr.write(`cadre users: unknown command "${sub}"\n${USAGE}`);
       return EXIT.usage;
   }
-};
+}

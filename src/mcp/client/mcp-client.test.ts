@@ -7,7 +7,7 @@ import { tempHome } from '../../../test/helpers/cli.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
-import { openDatabase } from '../../store/database.ts';
+import { openSqliteStore } from '../../store/sqlite-store.ts';
 
 const FILESYSTEM_SERVER = fileURLToPath(
   import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),
@@ -17,15 +17,12 @@ const FLAKY_SERVER = fileURLToPath(new URL('../../../test/fixtures/mcp/flaky-ser
 const opened: Cadre[] = [];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  for (const cadre of opened.splice(0)) {
-    cadre.close();
-    await cadre.mcp.close();
-  }
+  for (const cadre of opened.splice(0)) await cadre.close();
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 /** A Cadre whose home has `config` and one agent file per entry of `agents` (name → tools). */
-function cadreWith(
+async function cadreWith(
   config: object,
   agents: Record<string, string[]>,
   script: (request: ScriptedRequest) => ScriptedReply,
@@ -40,20 +37,20 @@ function cadreWith(
     );
   }
   const model = new ScriptedModel(script);
-  const cadre = new Cadre({
+  const cadre = await Cadre.create({
     env: { CADRE_HOME: home, CADRE_MODEL: 'scripted:test' },
     cwd: tempHome(),
-    db: openDatabase(':memory:'),
+    store: openSqliteStore(':memory:'),
     models: { 'scripted:test': model },
   });
   opened.push(cadre);
   return { cadre, model, home };
 }
 
-function run(cadre: Cadre, agent: string, task: string) {
+async function run(cadre: Cadre, agent: string, task: string) {
   const events: CadreEvent[] = [];
-  return cadre
-    .runtime()
+  const runtime = await cadre.runtime({ userId: 'local' });
+  return runtime
     .run({ agent, task, onEvent: (event) => events.push(event) })
     .then((outcome) => ({ ...outcome, events }));
 }
@@ -67,7 +64,7 @@ describe('tools from MCP servers', () => {
   it('a sub-agent that names mcp__fs__read_text_file calls the real filesystem server and uses its result', async () => {
     const folder = tempHome();
     writeFileSync(join(folder, 'tides.txt'), 'High tide at 06:12.');
-    const { cadre, model } = cadreWith(
+    const { cadre, model } = await cadreWith(
       { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
       { boss: ['reader'], reader: ['mcp__fs__read_text_file'] },
       (request) => {
@@ -108,7 +105,7 @@ describe('tools from MCP servers', () => {
 
   it('an allow-list entry mcp__fs__* offers every tool of that server, and nothing else', async () => {
     const folder = tempHome();
-    const { cadre, model } = cadreWith(
+    const { cadre, model } = await cadreWith(
       { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
       { browser: ['mcp__fs__*', 'calculate'] },
       () => ({ text: 'done' }),
@@ -129,7 +126,7 @@ describe('tools from MCP servers', () => {
   it('an agent that does not name the tool cannot call it, and the server is not even started', async () => {
     const folder = tempHome();
     writeFileSync(join(folder, 'secret.txt'), 'TOP-SECRET-42');
-    const { cadre, model } = cadreWith(
+    const { cadre, model } = await cadreWith(
       { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
       { plain: ['calculate'] },
       (request) =>
@@ -147,7 +144,7 @@ describe('tools from MCP servers', () => {
   });
 
   it('a server that crashes mid-call fails that call with a clear error; the run goes on and the next call restarts it', async () => {
-    const { cadre, model } = cadreWith(
+    const { cadre, model } = await cadreWith(
       { mcpServers: { flaky: { command: process.execPath, args: [FLAKY_SERVER] } } },
       { worker: ['mcp__flaky__*'] },
       (request) => {
@@ -175,7 +172,7 @@ describe('tools from MCP servers', () => {
   });
 
   it('a call that takes longer than callTimeout fails with a timeout error', async () => {
-    const { cadre } = cadreWith(
+    const { cadre } = await cadreWith(
       { mcpServers: { flaky: { command: process.execPath, args: [FLAKY_SERVER], callTimeout: 0.5 } } },
       { worker: ['mcp__flaky__hang'] },
       (request) =>
@@ -187,7 +184,7 @@ describe('tools from MCP servers', () => {
   });
 
   it('a server that cannot start gives the tool call a clear error, not a crashed process', async () => {
-    const { cadre } = cadreWith(
+    const { cadre } = await cadreWith(
       { mcpServers: { ghost: { command: '/nonexistent/mcp-server-binary' } } },
       { worker: ['mcp__ghost__lookup'] },
       (request) =>
@@ -204,7 +201,7 @@ describe('tools from MCP servers', () => {
   it('reaches a Streamable HTTP server by url, sending its headers', async () => {
     const remote = await startHttpMcpServer('s3cret');
     cleanups.push(() => remote.close());
-    const { cadre } = cadreWith(
+    const { cadre } = await cadreWith(
       { mcpServers: { remote: { url: remote.url, headers: { Authorization: 'Bearer s3cret' } } } },
       { caller: ['mcp__remote__shout'] },
       (request) =>
@@ -219,7 +216,7 @@ describe('tools from MCP servers', () => {
 
   it('a Claude Code agent file naming an MCP tool loads with it', async () => {
     const folder = tempHome();
-    const { cadre, home } = cadreWith(
+    const { cadre, home } = await cadreWith(
       { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
       {},
       () => ({ text: 'ok' }),
@@ -230,7 +227,11 @@ describe('tools from MCP servers', () => {
       join(project, '.claude', 'agents', 'lister.md'),
       '---\nname: lister\ndescription: Lists files.\ntools: Read, mcp__fs__list_directory\n---\nList.\n',
     );
-    const withProject = new Cadre({ env: { CADRE_HOME: home }, cwd: project, db: openDatabase(':memory:') });
+    const withProject = await Cadre.create({
+      env: { CADRE_HOME: home },
+      cwd: project,
+      store: openSqliteStore(':memory:'),
+    });
     opened.push(withProject);
     expect(withProject.catalog.agents.get('lister')!.definition.tools).toEqual([
       'read_file',
@@ -239,14 +240,18 @@ describe('tools from MCP servers', () => {
     expect(cadre.catalog.problems).toEqual([]);
   });
 
-  it('refuses an allow-list naming a server that is not configured, naming the file', () => {
+  it('refuses an allow-list naming a server that is not configured, naming the file', async () => {
     const home = tempHome();
     mkdirSync(join(home, 'agents'));
     writeFileSync(
       join(home, 'agents', 'x.md'),
       '---\nname: x\ndescription: x\ntools: [mcp__nowhere__tool]\n---\n',
     );
-    const cadre = new Cadre({ env: { CADRE_HOME: home }, cwd: tempHome(), db: openDatabase(':memory:') });
+    const cadre = await Cadre.create({
+      env: { CADRE_HOME: home },
+      cwd: tempHome(),
+      store: openSqliteStore(':memory:'),
+    });
     opened.push(cadre);
     expect(cadre.catalog.problems.map((problem) => problem.message).join('\n')).toMatch(
       /x\.md: tools: unknown tool "mcp__nowhere__tool"/,

@@ -57,7 +57,7 @@ export function createAgentMcpServer(
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: agentToolSpecs(cadre, userId).map((spec) => ({
+    tools: (await agentToolSpecs(cadre, userId)).map((spec) => ({
       name: spec.name,
       description: spec.description,
       inputSchema: spec.inputSchema,

@@ -9,7 +9,7 @@ import { tempHome } from '../../../test/helpers/cli.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
-import { openDatabase } from '../../store/database.ts';
+import { openSqliteStore } from '../../store/sqlite-store.ts';
 import { type McpHttpEnv, mcpHttpRoutes } from './http-routes.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -21,17 +21,18 @@ afterEach(async () => {
  * The routes mounted at /mcp behind a stand-in for the server's auth (the `x-user` header names the user;
  * none is a 401), with the SDK's Streamable HTTP client talking to it through `app.request`.
  */
-function setup(script: (request: ScriptedRequest) => ScriptedReply) {
+async function setup(script: (request: ScriptedRequest) => ScriptedReply) {
   const home = tempHome();
   mkdirSync(join(home, 'agents'));
   writeFileSync(
     join(home, 'agents', 'finder.md'),
     '---\nname: finder\ndescription: Finds passages in your documents.\ntools: [search_documents]\n---\nFind.\n',
   );
-  const cadre = new Cadre({
+  const store = openSqliteStore(':memory:');
+  const cadre = await Cadre.create({
     env: { CADRE_HOME: home, CADRE_MODEL: 'scripted:test' },
     cwd: tempHome(),
-    db: openDatabase(':memory:'),
+    store,
     models: { 'scripted:test': new ScriptedModel(script) },
   });
   const routes = mcpHttpRoutes();
@@ -56,7 +57,7 @@ function setup(script: (request: ScriptedRequest) => ScriptedReply) {
     cleanups.push(() => client.close());
     return { client, transport };
   };
-  return { cadre, app, connect };
+  return { cadre, app, connect, store };
 }
 
 const searchTides = (request: ScriptedRequest): ScriptedReply =>
@@ -66,11 +67,11 @@ const searchTides = (request: ScriptedRequest): ScriptedReply =>
 
 describe('/mcp over Streamable HTTP', () => {
   it("lists the agents and runs a call for the caller, over the caller's own documents only", async () => {
-    const { cadre, connect } = setup(searchTides);
-    cadre.db
+    const { connect, store } = await setup(searchTides);
+    store.database
       .prepare("INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)")
       .run();
-    await ingestDocument(cadre.db, 'alice', {
+    await ingestDocument(store.documents, 'alice', {
       filename: 'alice-notes.md',
       bytes: new TextEncoder().encode('# Notes\n\nThe tides at Brest rise twice a day.'),
     });
@@ -95,7 +96,7 @@ describe('/mcp over Streamable HTTP', () => {
   });
 
   it("refuses a request without credentials, and one user's session to another", async () => {
-    const { app, connect } = setup(() => ({ text: 'hi' }));
+    const { app, connect } = await setup(() => ({ text: 'hi' }));
     const initialize = {
       jsonrpc: '2.0',
       id: 1,
@@ -126,7 +127,7 @@ describe('/mcp over Streamable HTTP', () => {
   });
 
   it('cancels the tree when the client cancels the call', async () => {
-    const { cadre, connect } = setup(() => ({ delayMs: 60_000, text: 'too late' }));
+    const { cadre, connect, store } = await setup(() => ({ delayMs: 60_000, text: 'too late' }));
     const alice = await connect('alice');
     const controller = new AbortController();
     const call = alice.client.callTool({ name: 'math', arguments: { task: 'slow' } }, undefined, {
@@ -137,9 +138,9 @@ describe('/mcp over Streamable HTTP', () => {
     const deadline = Date.now() + 5000;
     let status: string | undefined;
     while (Date.now() < deadline && status !== 'cancelled') {
-      cadre.runs.flush();
+      await cadre.store.runs.flush();
       status = (
-        cadre.db.prepare('SELECT status FROM runs ORDER BY started_at DESC LIMIT 1').get() as
+        store.database.prepare('SELECT status FROM runs ORDER BY started_at DESC LIMIT 1').get() as
           | { status?: string }
           | undefined
       )?.status;

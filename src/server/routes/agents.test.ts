@@ -10,7 +10,7 @@ const patch = (body: unknown) => ({
 
 describe('GET and PATCH /api/agents', () => {
   it('lists every agent with its description, tools, model and limits', async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     const { agents } = (await (await app.request('/api/agents')).json()) as {
       agents: Array<{
         name: string;
@@ -33,7 +33,7 @@ describe('GET and PATCH /api/agents', () => {
 
   it('switching an agent off removes it from the main agent’s tools from the next message on', async () => {
     const toolsSeen: string[][] = [];
-    const { app } = testServer((request: ScriptedRequest) => {
+    const { app } = await testServer((request: ScriptedRequest) => {
       if (isMain(request.system)) toolsSeen.push(request.toolNames);
       return { text: 'ok' };
     });
@@ -60,7 +60,7 @@ describe('GET and PATCH /api/agents', () => {
   });
 
   it('saves a model, returns to the definition’s with null, and refuses bad input with the field named', async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     const saved = await (await app.request('/api/agents/math', patch({ model: 'openai:gpt-5-nano' }))).json();
     expect(saved).toMatchObject({
       agent: { model: 'openai:gpt-5-nano', effectiveModel: 'openai:gpt-5-nano' },
@@ -79,7 +79,7 @@ describe('GET and PATCH /api/agents', () => {
 
 describe('GET /api/settings', () => {
   it('says which model answers, or how to set one (the CLI’s own words)', async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     expect(await (await app.request('/api/settings')).json()).toEqual({ model: 'scripted:test' });
   });
 });

@@ -12,7 +12,7 @@ const agentPatch = z.strictObject({
 /** `GET /api/agents` (definitions with this user's settings), `PATCH /api/agents/:name {enabled?, model?}`. */
 export function agentRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
-  routes.get('/', (c) => c.json({ agents: listAgents(c.var.cadre, c.var.userId) }));
+  routes.get('/', async (c) => c.json({ agents: await listAgents(c.var.cadre, c.var.userId) }));
   routes.patch('/:name', async (c) => {
     const parsed = agentPatch.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success)
@@ -21,8 +21,8 @@ export function agentRoutes(): Hono<ServerEnv> {
         `The body must be {enabled?, model?}: ${z.prettifyError(parsed.error)}`,
       );
     const name = c.req.param('name');
-    updateAgent(c.var.cadre, name, parsed.data);
-    const agent = listAgents(c.var.cadre, c.var.userId).find((each) => each.name === name);
+    await updateAgent(c.var.cadre, c.var.userId, name, parsed.data);
+    const agent = (await listAgents(c.var.cadre, c.var.userId)).find((each) => each.name === name);
     return c.json({ agent });
   });
   return routes;

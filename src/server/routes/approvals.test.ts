@@ -30,7 +30,7 @@ function delegation(request: ScriptedRequest) {
   return { text: 'unexpected agent' };
 }
 
-async function waitForPending(app: ReturnType<typeof testServer>['app']) {
+async function waitForPending(app: Awaited<ReturnType<typeof testServer>>['app']) {
   for (let i = 0; i < 500; i++) {
     const listed = (await (await app.request('/api/approvals')).json()) as { approvals: any[] };
     if (listed.approvals.length) return listed.approvals;
@@ -41,7 +41,7 @@ async function waitForPending(app: ReturnType<typeof testServer>['app']) {
 
 describe('approvals over HTTP', () => {
   it('a sub-agent waits for POST /api/approvals/:id; the answer lets its call run', async () => {
-    const { app } = testServer(delegation, { config: { approvals: { ask: ['calculate'] } } });
+    const { app } = await testServer(delegation, { config: { approvals: { ask: ['calculate'] } } });
     const answer = app.request('/api/chat', post(chatBody('s1', 'What is 17 times 23?')));
     const [pending] = await waitForPending(app);
     expect(pending).toMatchObject({ tool: 'calculate', input: { expression: '17 * 23' } });
@@ -63,7 +63,7 @@ describe('approvals over HTTP', () => {
   });
 
   it('a denial with a reason reaches the sub-agent as its tool error', async () => {
-    const { app } = testServer(delegation, { config: { approvals: { ask: ['calculate'] } } });
+    const { app } = await testServer(delegation, { config: { approvals: { ask: ['calculate'] } } });
     const answer = app.request('/api/chat', post(chatBody('s2', 'What is 17 times 23?')));
     const [pending] = await waitForPending(app);
     await app.request(
@@ -79,7 +79,7 @@ describe('approvals over HTTP', () => {
   });
 
   it('refuses a malformed body and an id that is not pending', async () => {
-    const { app } = testServer(delegation);
+    const { app } = await testServer(delegation);
     const bad = await app.request('/api/approvals/apr_x', post({ approved: 'yes' }));
     expect(bad.status).toBe(400);
     const unknown = await app.request('/api/approvals/apr_x', post({ approved: true }));

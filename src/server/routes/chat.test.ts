@@ -37,7 +37,7 @@ function runParts(message: CadreUIMessage) {
 
 describe('POST /api/chat', () => {
   it('streams a delegation as text, a dynamic tool part and data-run parts that useChat reads, and stores it', async () => {
-    const { app, cadre } = testServer(delegation());
+    const { app, cadre } = await testServer(delegation());
     const response = await app.request('/api/chat', post(chatBody('s1', 'What is 17 times 23?', 'u1')));
     expect(response.status).toBe(200);
     expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
@@ -117,7 +117,7 @@ describe('POST /api/chat', () => {
   });
 
   it("continues a session with its history and refuses another user's session id", async () => {
-    const { app, model } = testServer((request) => ({ text: `turn ${request.index}` }));
+    const { app, model } = await testServer((request) => ({ text: `turn ${request.index}` }));
     await readChunks(await app.request('/api/chat', post(chatBody('s2', 'first'))));
     await readChunks(await app.request('/api/chat', post(chatBody('s2', 'second'))));
     const prompt = JSON.stringify(model.calls[1]!.prompt);
@@ -128,7 +128,7 @@ describe('POST /api/chat', () => {
   });
 
   it('answers a bad body with 400 and an unknown agent with 404, before any stream', async () => {
-    const { app } = testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }]);
     const bad = await app.request('/api/chat', post('{"messages": 3}'));
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('bad_request');
@@ -147,7 +147,7 @@ describe('POST /api/chat', () => {
       .join('')
       .slice(0, 100 * 1024);
     expect(bigText.length).toBe(100 * 1024);
-    const { app } = testServer(delegation(bigText));
+    const { app } = await testServer(delegation(bigText));
     const response = await app.request('/api/chat', post(chatBody('s4', 'Write a lot.')));
     const raw = await response.text();
     expect(raw.length).toBeLessThanOrEqual(1.5 * bigText.length);
@@ -161,7 +161,7 @@ describe('POST /api/chat', () => {
 
   it('keeps 50 runs x 200 events linear on the wire and in the stored message', async () => {
     const measure = async (runs: number) => {
-      const { app } = testServer(
+      const { app } = await testServer(
         (request) => {
           const fromTool = request.prompt.at(-1)?.role === 'tool';
           if (isMain(request.system)) {

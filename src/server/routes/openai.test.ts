@@ -4,7 +4,7 @@ import { isMain, isMath, testServer } from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
 
 /** The official OpenAI client, talking to the app in-process through its fetch. */
-function client(app: ReturnType<typeof testServer>['app'], apiKey = 'unused') {
+function client(app: Awaited<ReturnType<typeof testServer>>['app'], apiKey = 'unused') {
   return new OpenAI({
     baseURL: 'http://localhost/v1',
     apiKey,
@@ -29,7 +29,7 @@ function delegation(request: ScriptedRequest) {
 
 describe('the OpenAI-compatible door', () => {
   it('answers chat.completions.create with the main agent as model "cadre", usage summed over the tree', async () => {
-    const { app, model } = testServer(delegation);
+    const { app, model } = await testServer(delegation);
     const completion = await client(app).chat.completions.create({
       model: 'cadre',
       messages: [
@@ -52,7 +52,7 @@ describe('the OpenAI-compatible door', () => {
   });
 
   it('streams the main agent text as content deltas and sub-agents as reasoning lines, ending with usage', async () => {
-    const { app } = testServer(delegation);
+    const { app } = await testServer(delegation);
     const stream = await client(app).chat.completions.create({
       model: 'cadre',
       messages: [{ role: 'user', content: 'What is 17 times 23?' }],
@@ -76,7 +76,7 @@ describe('the OpenAI-compatible door', () => {
   });
 
   it("lets the model name one agent, lists cadre and the enabled agents, and 404s an unknown model in OpenAI's shape", async () => {
-    const { app, cadre } = testServer(delegation);
+    const { app, cadre } = await testServer(delegation);
     const openai = client(app);
     const direct = await openai.chat.completions.create({
       model: 'math',
@@ -84,7 +84,7 @@ describe('the OpenAI-compatible door', () => {
     });
     expect(direct.choices[0]!.message.content).toBe('17 * 23 = 391');
 
-    cadre.saveAgentSettings('research', { enabled: false });
+    await cadre.settings.updateAgent('local', 'research', { enabled: false });
     const models = [];
     for await (const listed of openai.models.list()) models.push(listed.id);
     expect(models[0]).toBe('cadre');
@@ -104,7 +104,7 @@ describe('the OpenAI-compatible door', () => {
   });
 
   it('needs the bearer token once credentials exist (the client sends its apiKey as one)', async () => {
-    const { app } = testServer(delegation, { server: { singleUserToken: 'door-token' } });
+    const { app } = await testServer(delegation, { server: { singleUserToken: 'door-token' } });
     const refused = await client(app, 'wrong')
       .models.list()
       .catch((caught: unknown) => caught);

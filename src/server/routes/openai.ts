@@ -80,9 +80,9 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
     return openAIError(c, mapped.status, mapped.body.error.message, { code: mapped.body.error.code });
   });
 
-  routes.get('/models', (c) => {
+  routes.get('/models', async (c) => {
     const created = Math.floor(Date.now() / 1000);
-    const agents = enabledAgents(c.var.cadre, c.var.userId).filter((agent) => agent.name !== 'main');
+    const agents = (await enabledAgents(c.var.cadre, c.var.userId)).filter((agent) => agent.name !== 'main');
     const data = [
       { id: MAIN_MODEL, object: 'model', created, owned_by: 'cadre' },
       ...agents.map((agent) => ({ id: agent.name, object: 'model', created, owned_by: 'cadre' })),
@@ -96,7 +96,7 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
     const body = parsed.data;
     const { cadre, userId } = c.var;
     const agent = body.model === MAIN_MODEL ? 'main' : body.model;
-    if (!enabledAgents(cadre, userId).some((candidate) => candidate.name === agent)) {
+    if (!(await enabledAgents(cadre, userId)).some((candidate) => candidate.name === agent)) {
       return openAIError(c, 404, `The model "${body.model}" does not exist. See GET /v1/models.`, {
         code: 'model_not_found',
         param: 'model',

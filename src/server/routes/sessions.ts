@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { deleteSession, getSession, listSessions, type StoredMessage } from '../../app/sessions.ts';
+import type { StoredMessage } from '../../app/sessions.ts';
 import type { CadreUIMessage } from '../chat-protocol.ts';
 import type { ServerEnv } from '../server-env.ts';
 
@@ -20,13 +20,13 @@ export function toUIMessage(message: StoredMessage): CadreUIMessage & { createdA
 /** `GET /api/sessions`, `GET /api/sessions/:id` (with UI messages), `DELETE /api/sessions/:id`. */
 export function sessionRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
-  routes.get('/', (c) => c.json({ sessions: listSessions(c.var.cadre, c.var.userId) }));
-  routes.get('/:id', (c) => {
-    const session = getSession(c.var.cadre, c.var.userId, c.req.param('id'));
+  routes.get('/', async (c) => c.json({ sessions: await c.var.cadre.sessions.list(c.var.userId) }));
+  routes.get('/:id', async (c) => {
+    const session = await c.var.cadre.sessions.get(c.var.userId, c.req.param('id'));
     return c.json({ ...session, messages: session.messages.map(toUIMessage) });
   });
-  routes.delete('/:id', (c) => {
-    deleteSession(c.var.cadre, c.var.userId, c.req.param('id'));
+  routes.delete('/:id', async (c) => {
+    await c.var.cadre.sessions.delete(c.var.userId, c.req.param('id'));
     return c.json({ deleted: true });
   });
   return routes;

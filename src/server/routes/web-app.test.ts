@@ -14,7 +14,7 @@ function builtWebApp(): string {
 
 describe('the web app files', () => {
   it('serves index.html at / and for page paths, assets as they are, with a strict CSP', async () => {
-    const { app } = testServer([{ text: 'hi' }], { server: { webRoot: builtWebApp() } });
+    const { app } = await testServer([{ text: 'hi' }], { server: { webRoot: builtWebApp() } });
     const index = await app.request('/');
     expect(index.status).toBe(200);
     expect(await index.text()).toContain('<title>Cadre</title>');
@@ -34,7 +34,7 @@ describe('the web app files', () => {
   });
 
   it('says how to build the web app when it is not built', async () => {
-    const { app } = testServer([{ text: 'hi' }], { server: { webRoot: tempHome() } });
+    const { app } = await testServer([{ text: 'hi' }], { server: { webRoot: tempHome() } });
     expect(await (await app.request('/')).text()).toContain('npm run build:web');
   });
 });

@@ -5,6 +5,7 @@ import { testToolContext } from '../../core/test-tool-context.ts';
 import type { CadreTool, ToolContext } from '../../core/tool.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { type Database, openDatabase } from '../../store/database.ts';
+import { DocumentStore } from '../../store/documents/document-store.ts';
 import { documentTools } from './index.ts';
 
 const NOW = Date.UTC(2025, 5, 15, 12);
@@ -31,10 +32,10 @@ beforeEach(async () => {
   db.prepare(
     "INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)",
   ).run();
-  tools = new Map(documentTools(db, { now: () => NOW }).map((tool) => [tool.name, tool]));
+  tools = new Map(documentTools(new DocumentStore(db), { now: () => NOW }).map((tool) => [tool.name, tool]));
   aliceContract = (
     await ingestDocument(
-      db,
+      new DocumentStore(db),
       'alice',
       {
         filename: 'contract.md',
@@ -46,7 +47,7 @@ beforeEach(async () => {
   ).document.id;
   alicePdf = (
     await ingestDocument(
-      db,
+      new DocumentStore(db),
       'alice',
       {
         filename: 'report.pdf',
@@ -59,7 +60,7 @@ beforeEach(async () => {
     )
   ).document.id;
   bobSecret = (
-    await ingestDocument(db, 'bob', {
+    await ingestDocument(new DocumentStore(db), 'bob', {
       filename: 'secret.txt',
       bytes: text('Bob private termination plan: the merger with Initech.'),
     })
@@ -256,20 +257,21 @@ describe('hybrid search', () => {
     } as any);
     const embedder = { model, name: 'toy' };
     const { document: contract } = await ingestDocument(
-      hybridDb,
+      new DocumentStore(hybridDb),
       'local',
       { filename: 'c.txt', bytes: text('Termination requires ninety days notice.') },
       { embedder },
     );
     await ingestDocument(
-      hybridDb,
+      new DocumentStore(hybridDb),
       'local',
       { filename: 'p.txt', bytes: text('Pets: the cat and the dog.') },
       { embedder },
     );
-    const [keywordOnly, hybrid] = [documentTools(hybridDb), documentTools(hybridDb, { embedder })].map(
-      (family) => family.find((tool) => tool.name === 'search_documents')!,
-    );
+    const [keywordOnly, hybrid] = [
+      documentTools(new DocumentStore(hybridDb)),
+      documentTools(new DocumentStore(hybridDb), { embedder }),
+    ].map((family) => family.find((tool) => tool.name === 'search_documents')!);
     const input = { query: 'how to cancel' };
     expect((await keywordOnly!.execute(input, context('local'))) as any).toMatchObject({ results: [] });
     const fused = (await hybrid!.execute(input, context('local'))) as any;

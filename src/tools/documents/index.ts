@@ -1,6 +1,5 @@
 import type { CadreTool } from '../../core/tool.ts';
-import type { Database } from '../../store/database.ts';
-import { DocumentStore } from '../../store/documents/document-store.ts';
+import type { DocumentStore } from '../../store/documents/document-store.ts';
 import type { DocumentToolOptions } from './options.ts';
 import { queryDocumentsTool } from './query-documents.ts';
 import { readDocumentTool } from './read-document.ts';
@@ -10,8 +9,7 @@ import { searchWithinDocumentTool } from './search-within-document.ts';
 export type { DocumentToolOptions } from './options.ts';
 
 /** The documents family, over one open store; every call is scoped to the calling run's user. */
-export function documentTools(db: Database, options: DocumentToolOptions = {}): CadreTool[] {
-  const store = new DocumentStore(db);
+export function documentTools(store: DocumentStore, options: DocumentToolOptions = {}): CadreTool[] {
   return [
     searchDocumentsTool(store, options),
     readDocumentTool(store),

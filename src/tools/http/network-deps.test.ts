@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../store/database.ts';
+import { SqliteHttpCache } from '../../store/http-cache.ts';
 import { createToolRegistry } from '../index.ts';
 import { createNetworkDeps, DEFAULT_CACHE_TTL } from './network-deps.ts';
 
@@ -25,7 +26,7 @@ describe('network tool wiring', () => {
   it('registers every web and knowledge tool with the built-ins, web and knowledge families', () => {
     const registry = createToolRegistry({
       env: {},
-      db: openDatabase(':memory:'),
+      httpCache: new SqliteHttpCache(openDatabase(':memory:')),
       workspaceRoot: process.cwd(),
     });
     for (const name of NETWORK_TOOLS) expect(registry.has(name), name).toBe(true);

@@ -1,5 +1,4 @@
-import type { Database } from '../../store/database.ts';
-import { SqliteHttpCache } from '../../store/http-cache.ts';
+import type { HttpCacheStore } from '../../store/http-cache.ts';
 import type { Env } from './endpoints.ts';
 import { HttpClient } from './http-client.ts';
 import { type HostRate, RateLimiter } from './rate-limiter.ts';
@@ -45,13 +44,13 @@ export const DEFAULT_CACHE_TTL: Record<string, number> = {
 /** Builds the shared client and settings the network tools need, from Cadre's tool dependencies. */
 export function createNetworkDeps(options: {
   env: Env;
-  db?: Database | undefined;
+  cache?: HttpCacheStore | undefined;
   settings?: Record<string, unknown> | undefined;
 }): NetworkToolDeps {
   const http = new HttpClient({
     guard: { allowHosts: parseAllowHosts(options.env.CADRE_FETCH_ALLOW) },
     rateLimiter: new RateLimiter({ defaultRate: DEFAULT_HOST_RATE, hosts: HOST_RATES }),
-    ...(options.db ? { cache: new SqliteHttpCache(options.db) } : {}),
+    ...(options.cache ? { cache: options.cache } : {}),
   });
   const configured = (options.settings?.cacheTtl ?? {}) as Record<string, unknown>;
   return {

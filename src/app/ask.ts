@@ -1,0 +1,272 @@
+import type { ModelMessage } from 'ai';
+import type { Approver } from '../core/approvals.ts';
+import type { ResultEnvelope } from '../core/envelope.ts';
+import { CadreError, UserError } from '../core/errors.ts';
+import type { CadreEvent, EventListener } from '../core/events.ts';
+import type { RuntimeLimits } from '../core/limits.ts';
+import type { RunTree } from '../core/run-tree.ts';
+import type { RunOutcome } from '../core/runtime.ts';
+import type { RunStatus } from '../core/status.ts';
+import type { Usage } from '../core/usage.ts';
+import type { StoredEvent } from '../store/store.ts';
+import type { Cadre } from './create-cadre.ts';
+import type { LiveRuns } from './live-runs.ts';
+import type { DelegationSettings } from './settings.ts';
+
+export interface AskRequest {
+  /** The user the run acts for: their session, documents and settings. */
+  userId: string;
+  /** The person's new message. */
+  message: string;
+  /** Continue this session; without one a new session is made, titled after the message. */
+  sessionId?: string;
+  /**
+   * When `sessionId` names no session of this user: make one with that id (a chat client that picks its
+   * own ids) instead of refusing with `unknown_session`. Someone else's id is still "no such session".
+   */
+  createSession?: boolean;
+  /** Ask this agent instead of `main`. */
+  agent?: string;
+  /** Overrides the asked agent's model, `provider:model`. */
+  model?: string;
+  /** The asked agent's declared inputs besides its task. */
+  inputs?: Record<string, unknown>;
+  /** Tighter (or looser) limits for this request only. */
+  limits?: Partial<RuntimeLimits>;
+  /** Stops the whole tree; the run ends `cancelled`. */
+  signal?: AbortSignal;
+  /** Stored with the person's message (e.g. the chat client's message id and UI parts). */
+  messageId?: string;
+  messageParts?: unknown;
+  /** Every event of the tree, in order, as it happens (before any other reader sees it). */
+  onEvent?: EventListener;
+  /** The stored form of the answer (a front door's own parts and metadata); default: text only. */
+  answerMessage?: (outcome: RunOutcome) => { id?: string; parts?: unknown; metadata?: unknown };
+  /** Most trees this user may have running at once; more is refused before anything starts. */
+  maxConcurrent?: number;
+  /** Who decides this tree's approvals (the CLI's prompt or flags), instead of the pending list. */
+  approver?: Approver;
+}
+
+export interface AskResult {
+  answer: string;
+  status: RunStatus;
+  sessionId: string;
+  runId: string;
+  envelope: ResultEnvelope;
+  /** The whole run tree, as `cadre ask --json` and `GET /api/runs/:id` show it. */
+  run: RunTree;
+  usage: Usage;
+}
+
+/** A started ask: its ids at once, its events as they happen, its result when it ends. */
+export interface AskRun {
+  sessionId: string;
+  rootRunId: string;
+  /** Every event of the tree after a cursor (0: from the first), live until the tree ends. */
+  events(options?: { after?: number; signal?: AbortSignal }): AsyncIterable<StoredEvent>;
+  /** Calls `listener` for each event from now on (with `replay`, every one so far first); returns a stopper. */
+  subscribe(listener: EventListener, options?: { replay?: boolean }): () => void;
+  /** The main answer as it is being written: text since the root's last tool-calling step. */
+  answerSoFar(): string;
+  /** Resolves when the tree has ended and the answer is stored; rejects only for system faults. */
+  result: Promise<AskResult>;
+  /** Stops the tree (as an explicit stop button does). */
+  cancel(reason?: string): void;
+}
+
+/**
+ * Asks one question in a session for one user: the person's message is stored before the run starts,
+ * the answer after it ends (with its run id), whether or not anyone is still listening. The tree is
+ * registered with `cadre.live`, so other requests can follow or stop it. Resolves once the tree's first
+ * event is out, so a bad request (unknown session or agent, no model, too many running) rejects here,
+ * before anything streams.
+ */
+export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
+  const { userId } = request;
+  const text = request.message.trim();
+  if (!text) throw new UserError('empty_message', 'The message has no text.');
+  const limit = request.maxConcurrent;
+  if (limit !== undefined && cadre.live.countFor(userId) >= limit) {
+    throw new UserError(
+      'too_many_chats',
+      `At most ${limit} answers may run at once for one user; wait for one to finish or stop it.`,
+      { limit },
+    );
+  }
+  const agent = request.agent ?? 'main';
+  const runtime = await cadre.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
+  // Check the agent before anything is stored, so a refused request leaves the session as it was.
+  runtime.agent(agent);
+  const { sessionId, history } = await openSession(cadre, request, text);
+  await cadre.store.sessions.append(userId, sessionId, {
+    role: 'user',
+    content: text,
+    ...(request.messageId ? { id: request.messageId } : {}),
+    ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
+  });
+
+  const live = cadre.live.begin(userId);
+  const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
+  let answer = '';
+  let started: (rootRunId: string) => void = () => {};
+  const firstEvent = new Promise<string>((resolve) => {
+    started = resolve;
+  });
+  const prefetch = agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
+  const outcome = runtime.run({
+    agent,
+    task: text,
+    history,
+    signal,
+    sessionId,
+    userId,
+    ...(request.model ? { model: request.model } : {}),
+    ...(request.inputs ? { inputs: request.inputs } : {}),
+    ...(prefetch ? { prefetch } : {}),
+    ...(request.approver ? { approver: request.approver } : {}),
+    onEvent: (event) => {
+      answer = nextAnswer(answer, event);
+      request.onEvent?.(event);
+      live.observe(event);
+      if (event.type === 'run-start' && event.parentRunId === null) started(event.runId);
+    },
+  });
+  const result = outcome
+    .then(async (done): Promise<AskResult> => {
+      const { envelope, tree } = done;
+      const stored = request.answerMessage?.(done) ?? {};
+      await cadre.store.sessions.append(userId, sessionId, {
+        role: 'assistant',
+        content: envelope.summary,
+        runId: envelope.runId,
+        ...(stored.id ? { id: stored.id } : {}),
+        ...(stored.parts !== undefined ? { parts: stored.parts } : {}),
+        ...(stored.metadata !== undefined ? { metadata: stored.metadata } : {}),
+      });
+      return {
+        answer: envelope.summary,
+        status: envelope.status,
+        sessionId,
+        runId: envelope.runId,
+        envelope,
+        run: tree,
+        usage: envelope.subtreeUsage,
+      };
+    })
+    .finally(async () => {
+      await cadre.store.runs.flush();
+      live.end();
+    });
+  // Callers that only stream may never await the result; its failure is theirs to see in the events.
+  result.catch(() => {});
+  const rootRunId = await Promise.race([firstEvent, outcome.then((done) => done.envelope.runId)]);
+  const tree = () => cadre.live.get(userId, rootRunId);
+  return {
+    sessionId,
+    rootRunId,
+    events: (options) => cadre.runs.events(userId, rootRunId, options),
+    subscribe: (listener, options) => {
+      const current = tree();
+      if (!current) return () => {};
+      return cadre.live.follow(current, options?.replay ? -1 : current.events.length - 1, listener, () => {});
+    },
+    answerSoFar: () => answer,
+    result,
+    cancel: (reason) => cadre.live.cancel(userId, rootRunId, reason),
+  };
+}
+
+/** The caller's session (made if new and allowed) and its messages so far, as the model's history. */
+async function openSession(
+  cadre: Cadre,
+  request: AskRequest,
+  text: string,
+): Promise<{ sessionId: string; history: ModelMessage[] }> {
+  const { userId } = request;
+  const sessions = cadre.store.sessions;
+  if (!request.sessionId) {
+    const created = await sessions.create(userId, { title: text.slice(0, 80) });
+    return { sessionId: created.id, history: [] };
+  }
+  const existing = await sessions.get(userId, request.sessionId);
+  if (existing) {
+    const history = existing.messages.map((message) => ({ role: message.role, content: message.content }));
+    return { sessionId: existing.id, history };
+  }
+  if (!request.createSession) await cadre.sessions.get(userId, request.sessionId);
+  try {
+    await sessions.create(userId, { id: request.sessionId, title: text.slice(0, 80) });
+  } catch (error) {
+    // Someone else's session: to this user it does not exist.
+    if (CadreError.isInstance(error) && error.code === 'session_exists') {
+      await cadre.sessions.get(userId, request.sessionId);
+    }
+    throw error;
+  }
+  return { sessionId: request.sessionId, history: [] };
+}
+
+/**
+ * A live tree's events after a cursor (cursor = position + 1, the numbering the store uses), until it
+ * ends or `signal` aborts. A tree that has already ended yields nothing here; the store has it.
+ */
+export async function* followLive(
+  live: LiveRuns,
+  userId: string,
+  runId: string,
+  options: { after?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<StoredEvent> {
+  const tree = live.get(userId, runId);
+  if (!tree) return;
+  const queue: StoredEvent[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const stop = live.follow(
+    tree,
+    (options.after ?? 0) - 1,
+    (event, index) => {
+      queue.push({ cursor: index + 1, event });
+      wake?.();
+    },
+    () => {
+      ended = true;
+      wake?.();
+    },
+  );
+  const onAbort = () => wake?.();
+  options.signal?.addEventListener('abort', onAbort);
+  try {
+    while (!options.signal?.aborted) {
+      const next = queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (ended) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+  } finally {
+    stop();
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The answer being written: a new model call of the root starts a new one (what came before was thinking aloud between tool calls). */
+function nextAnswer(answer: string, event: CadreEvent): string {
+  if (event.depth !== 0) return answer;
+  if (event.type === 'text-delta') return answer + event.delta;
+  if (event.type === 'step-finish' && event.finishReason === 'tool-calls') return '';
+  return answer;
+}
+
+/** The prefetch request for a question, when prefetch mode is on and its trigger matches. */
+export function prefetchFor(delegation: DelegationSettings, question: string): { agent: string } | undefined {
+  if (delegation.mode !== 'prefetch' || !delegation.prefetch) return undefined;
+  return new RegExp(delegation.prefetch.trigger, 'i').test(question)
+    ? { agent: delegation.prefetch.agent }
+    : undefined;
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import type { AgentSettings } from '../agents/compose-agents.ts';
+import { formatIssues } from '../config/load-config.ts';
+import { configSchema } from '../config/schema.ts';
+import { UserError } from '../core/errors.ts';
+import type { CadreParts } from './create-cadre.ts';
+
+/** What `PATCH /api/agents/:name` and friends may change about an agent, validated at the edge. */
+export const agentSettingsPatch = z.strictObject({
+  enabled: z.boolean().optional(),
+  model: z
+    .union([configSchema.shape.model.unwrap(), z.literal('inherit')])
+    .nullable()
+    .optional(),
+});
+export type AgentSettingsPatch = z.infer<typeof agentSettingsPatch>;
+
+const delegationSchema = configSchema.shape.delegation.unwrap();
+export type DelegationSettings = z.infer<typeof delegationSchema>;
+
+const agentScope = (userId: string) => `agent:${userId}`;
+const userScope = (userId: string) => `user:${userId}`;
+
+/**
+ * A user's settings over the configuration files: per-agent `enabled` and `model`, and the delegation
+ * mode. Saved settings win over config files; each user has their own.
+ */
+export class SettingsUseCases {
+  #parts: CadreParts;
+
+  constructor(parts: CadreParts) {
+    this.#parts = parts;
+  }
+
+  /** Per-agent settings for `userId`: config files first, then what the user saved. */
+  async agentSettings(userId: string): Promise<Record<string, AgentSettings>> {
+    const saved = (await this.#parts.store.settings.list(agentScope(userId))) as Record<
+      string,
+      AgentSettings
+    >;
+    const settings: Record<string, AgentSettings> = { ...(this.#parts.config.agents ?? {}) };
+    for (const [name, value] of Object.entries(saved)) settings[name] = { ...settings[name], ...value };
+    return settings;
+  }
+
+  /** Changes one agent's settings for `userId`; `model: null` goes back to the definition's model. */
+  async updateAgent(userId: string, name: string, patch: unknown): Promise<AgentSettings> {
+    const parsed = agentSettingsPatch.safeParse(patch);
+    if (!parsed.success) {
+      throw new UserError(
+        'invalid_settings',
+        `Settings for agent "${name}": ${formatIssues(parsed.error.issues)}`,
+        {
+          agent: name,
+        },
+      );
+    }
+    if (!(await this.#parts.wiring()).catalog.agents.has(name)) {
+      throw new UserError('unknown_agent', `There is no agent named "${name}".`, { name });
+    }
+    if (name === 'main' && parsed.data.enabled === false) {
+      throw new UserError('invalid_settings', 'The main agent cannot be disabled.', { agent: name });
+    }
+    const current = ((await this.#parts.store.settings.get(agentScope(userId), name)) ?? {}) as AgentSettings;
+    const next: AgentSettings = { ...current };
+    if (parsed.data.enabled !== undefined) next.enabled = parsed.data.enabled;
+    if (parsed.data.model === null) delete next.model;
+    else if (parsed.data.model !== undefined) next.model = parsed.data.model;
+    await this.#parts.store.settings.put(agentScope(userId), name, next);
+    return (await this.agentSettings(userId))[name] ?? {};
+  }
+
+  /** How the main agent delegates for `userId`: config files, then the user's saved choice. */
+  async delegation(userId: string): Promise<DelegationSettings> {
+    const saved = (await this.#parts.store.settings.get(userScope(userId), 'delegation')) as
+      | DelegationSettings
+      | undefined;
+    return { ...(this.#parts.config.delegation ?? {}), ...(saved ?? {}) };
+  }
+
+  async updateDelegation(userId: string, value: unknown): Promise<DelegationSettings> {
+    const parsed = delegationSchema.safeParse(value);
+    if (!parsed.success) {
+      throw new UserError('invalid_settings', `Delegation settings: ${formatIssues(parsed.error.issues)}`);
+    }
+    const merged = { ...(await this.delegation(userId)), ...parsed.data };
+    if (merged.mode === 'prefetch' && !merged.prefetch) {
+      throw new UserError('invalid_settings', 'Prefetch mode needs "prefetch": {agent, trigger}.');
+    }
+    if (merged.prefetch) {
+      try {
+        new RegExp(merged.prefetch.trigger, 'i');
+      } catch (error) {
+        throw new UserError('invalid_settings', `prefetch.trigger: ${(error as Error).message}`);
+      }
+    }
+    await this.#parts.store.settings.put(userScope(userId), 'delegation', merged);
+    return merged;
+  }
+}

@@ -1,0 +1,125 @@
+import type { CadreEvent } from '../core/events.ts';
+import type { ResultMemory } from '../core/result-memory.ts';
+import type { RunTree } from '../core/run-tree.ts';
+import type { RunState } from '../core/status.ts';
+import type { DocumentStore } from './documents/document-store.ts';
+import type { HttpCacheStore } from './http-cache.ts';
+import type { UserStore } from './user-store.ts';
+
+/**
+ * Cadre's storage, one async interface per concern. The SQLite implementation (`openSqliteStore`) is the
+ * embedded default; another backend (PostgreSQL) implements the same interfaces and passes the same
+ * contract suite (`store-contract.ts`). Every read that returns a person's data takes their user id and
+ * answers only with what they own: someone else's id behaves exactly like an id that does not exist.
+ */
+export interface Store {
+  runs: RunStore;
+  sessions: SessionStore;
+  documents: DocumentStore;
+  settings: SettingsStore;
+  httpCache: HttpCacheStore;
+  /** Server users and their token hashes. */
+  users: UserStore;
+  /** Finished sub-agent results kept per session for reuse. */
+  results: ResultMemory;
+  /** Writes what is pending and releases the backend. */
+  close(): Promise<void>;
+}
+
+/** One root run as listed, newest first. */
+export interface RunSummary {
+  id: string;
+  agent: string;
+  task: string;
+  status: RunState;
+  summary: string;
+  model: string;
+  sessionId: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  totalTokens: number | null;
+}
+
+/** A stored event with its replay cursor: the event's position in its tree, from 1, gap-free. */
+export interface StoredEvent {
+  cursor: number;
+  event: CadreEvent;
+}
+
+/**
+ * Runs and their events. `record` never blocks the run that emits (it queues, and writing happens off
+ * the hot path); `flush` resolves once everything recorded so far is durable. A run belongs to the user
+ * in its tree's `run-start` event.
+ */
+export interface RunStore {
+  record(event: CadreEvent): void;
+  flush(): Promise<void>;
+  listRuns(userId: string, options?: { limit?: number }): Promise<RunSummary[]>;
+  /** The tree rooted at `runId`, or the subtree when `runId` is a child; undefined when not the caller's. */
+  getRunTree(userId: string, runId: string): Promise<RunTree | undefined>;
+  /** The id of the root of `runId`'s tree, when the run is the caller's. */
+  rootOf(userId: string, runId: string): Promise<string | undefined>;
+  /** A tree's events after `after` (a cursor; 0 for all), in the order they were recorded. */
+  events(userId: string, rootRunId: string, options?: { after?: number }): Promise<StoredEvent[]>;
+  /** Removes a whole tree by its root's id; false when the caller has no root run by that id. */
+  removeTree(userId: string, rootRunId: string): Promise<boolean>;
+  /** Removes the caller's finished trees started before `before` (ms since the epoch); how many went. */
+  prune(userId: string, options: { before: number }): Promise<number>;
+  /**
+   * Closes as `interrupted` the runs still recorded as running whose process is gone (killed, its
+   * terminal closed); returns their ids.
+   */
+  markInterrupted(): Promise<string[]>;
+}
+
+export interface StoredMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  /** UI parts (sub-agent runs, tool calls) as the web app shows them; optional. */
+  parts?: unknown;
+  /** Front-door metadata of the message (e.g. the UI message's metadata); optional. */
+  metadata?: unknown;
+  runId?: string;
+  createdAt: string;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Session extends SessionSummary {
+  messages: StoredMessage[];
+}
+
+export interface NewMessage {
+  role: 'user' | 'assistant';
+  content: string;
+  parts?: unknown;
+  metadata?: unknown;
+  runId?: string;
+  id?: string;
+}
+
+/** Sessions and their messages; an appended message is durable when the promise resolves. */
+export interface SessionStore {
+  /** Creates a session; an id already taken (by anyone) is refused with a `UserError`. */
+  create(userId: string, options?: { id?: string; title?: string }): Promise<SessionSummary>;
+  get(userId: string, id: string): Promise<Session | undefined>;
+  list(userId: string, options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** Appends to one of the caller's sessions; `UserError('unknown_session')` when it is not theirs. */
+  append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage>;
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
+/** Small JSON values by scope and key (per-agent settings, a user's delegation mode). */
+export interface SettingsStore {
+  get(scope: string, key: string): Promise<unknown>;
+  /** Every key of a scope with its value. */
+  list(scope: string): Promise<Record<string, unknown>>;
+  put(scope: string, key: string, value: unknown): Promise<void>;
+  delete(scope: string, key: string): Promise<boolean>;
+}

@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { agentDefinitionSchema } from '../../src/core/agent-definition.ts';
+import { CadreError } from '../../src/core/errors.ts';
+import type { CadreEvent } from '../../src/core/events.ts';
+import { Runtime } from '../../src/core/runtime.ts';
+import { ToolRegistry } from '../../src/core/tool-registry.ts';
+import { ScriptedModel } from '../../src/models/scripted-model.ts';
+import type { Store } from '../../src/store/store.ts';
+import { calculateTool } from '../../src/tools/compute/calculate.ts';
+
+/** A main agent that delegates 6*7 to a math agent that calls `calculate`: a three-level tree. */
+function delegatingRuntime(store: Store) {
+  const model = new ScriptedModel((request) => {
+    if (request.system.includes('MAIN') && request.index === 0)
+      return { toolCalls: [{ name: 'math', input: { task: '6*7' } }] };
+    if (request.system.includes('MATH') && request.toolResults.length === 0) {
+      return { toolCalls: [{ name: 'calculate', input: { expression: '6*7' } }] };
+    }
+    return { text: '42' };
+  });
+  const agents = new Map(
+    [
+      { name: 'main', description: 'm', instructions: 'MAIN', tools: ['math'] },
+      { name: 'math', description: 'x', instructions: 'MATH', tools: ['calculate'] },
+    ].map((input) => [input.name, agentDefinitionSchema.parse(input)]),
+  );
+  const runtime = new Runtime({
+    agents,
+    tools: new ToolRegistry([calculateTool]),
+    resolveModel: () => model,
+    mainModel: 'scripted:x',
+  });
+  runtime.bus.subscribe((event) => store.runs.record(event));
+  return runtime;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<CadreError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(CadreError.isInstance(error), String(error)).toBe(true);
+  return error as CadreError;
+}
+
+/**
+ * The behaviour every store backend must have, written once (Hono's habit: one suite over every
+ * adapter). `open` gives a fresh, empty store in which the users `alice` and `bob` exist.
+ */
+export function describeStoreContract(backend: string, open: () => Promise<Store>): void {
+  describe(`store contract: ${backend}`, () => {
+    describe('runs and events', () => {
+      it('reads a run tree back exactly as it was built live, only for the user it ran for', async () => {
+        const store = await open();
+        const events: CadreEvent[] = [];
+        const runtime = delegatingRuntime(store);
+        runtime.bus.subscribe((event) => events.push(event));
+        const { tree } = await runtime.run({ agent: 'main', task: 'what is 6*7', userId: 'alice' });
+        const child = tree.children[0]!;
+        expect(await store.runs.getRunTree('alice', tree.id)).toEqual(tree);
+        expect(await store.runs.getRunTree('alice', child.id)).toEqual(child);
+        expect(await store.runs.listRuns('alice')).toEqual([
+          expect.objectContaining({ id: tree.id, status: 'ok', agent: 'main' }),
+        ]);
+        expect(await store.runs.rootOf('alice', child.id)).toBe(tree.id);
+        expect(await store.runs.getRunTree('bob', tree.id)).toBeUndefined();
+        expect(await store.runs.listRuns('bob')).toEqual([]);
+        expect(await store.runs.events('bob', tree.id)).toEqual([]);
+        expect(await store.runs.rootOf('bob', child.id)).toBeUndefined();
+        await store.close();
+      });
+
+      it("numbers a tree's events from 1 in recorded order, and replays from any cursor", async () => {
+        const store = await open();
+        const events: CadreEvent[] = [];
+        const runtime = delegatingRuntime(store);
+        runtime.bus.subscribe((event) => events.push(event));
+        const { tree } = await runtime.run({ agent: 'main', task: 'q', userId: 'alice' });
+        const stored = await store.runs.events('alice', tree.id);
+        expect(stored.map((entry) => entry.cursor)).toEqual(events.map((_, index) => index + 1));
+        expect(stored.map((entry) => entry.event)).toEqual(events);
+        const rest = await store.runs.events('alice', tree.id, { after: 5 });
+        expect(rest).toEqual(stored.slice(5));
+        expect(await store.runs.events('alice', tree.id, { after: stored.length })).toEqual([]);
+        expect(events.every((event) => event.rootRunId === tree.id)).toBe(true);
+        await store.close();
+      });
+
+      it('keeps large tool outputs whole', async () => {
+        const store = await open();
+        const output = { text: 'x'.repeat(50_000), items: Array.from({ length: 200 }, (_, index) => index) };
+        const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+        store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+        for (const seq of [1, 2]) {
+          store.runs.record({
+            ...base,
+            seq,
+            type: 'tool-result',
+            toolCallId: `c${seq}`,
+            name: 'big',
+            ok: true,
+            output,
+            ms: 1,
+          });
+        }
+        const stored = await store.runs.events('alice', 'r1');
+        expect(stored.map((entry) => (entry.event as { output?: unknown }).output)).toEqual([
+          undefined,
+          output,
+          output,
+        ]);
+        await store.close();
+      });
+    });
+
+    describe('sessions', () => {
+      it('keeps sessions and their messages per user', async () => {
+        const store = await open();
+        const session = await store.sessions.create('alice', { title: 'Tides' });
+        await store.sessions.append('alice', session.id, { role: 'user', content: 'hello' });
+        await store.sessions.append('alice', session.id, {
+          role: 'assistant',
+          content: 'hi',
+          runId: 'run_1',
+          parts: [{ type: 'text', text: 'hi' }],
+        });
+        const read = await store.sessions.get('alice', session.id);
+        expect(read?.messages).toEqual([
+          expect.objectContaining({ role: 'user', content: 'hello' }),
+          expect.objectContaining({
+            role: 'assistant',
+            content: 'hi',
+            runId: 'run_1',
+            parts: [{ type: 'text', text: 'hi' }],
+          }),
+        ]);
+        expect(await store.sessions.list('alice')).toEqual([expect.objectContaining({ id: session.id })]);
+        expect(await store.sessions.get('bob', session.id)).toBeUndefined();
+        expect(await store.sessions.list('bob')).toEqual([]);
+        const refused = await rejection(
+          store.sessions.append('bob', session.id, { role: 'user', content: 'x' }),
+        );
+        expect(refused).toMatchObject({ fault: 'user', code: 'unknown_session' });
+        expect(await store.sessions.delete('bob', session.id)).toBe(false);
+        expect(await store.sessions.delete('alice', session.id)).toBe(true);
+        expect(await store.sessions.get('alice', session.id)).toBeUndefined();
+        await store.close();
+      });
+
+      it('creates a session with a chosen id once', async () => {
+        const store = await open();
+        await store.sessions.create('alice', { id: 'chat-1' });
+        expect(await store.sessions.get('alice', 'chat-1')).toMatchObject({ id: 'chat-1', messages: [] });
+        const taken = await rejection(store.sessions.create('bob', { id: 'chat-1' }));
+        expect(taken).toMatchObject({ fault: 'user', code: 'session_exists' });
+        await store.close();
+      });
+    });
+
+    describe('settings', () => {
+      it('stores JSON values by scope and key', async () => {
+        const store = await open();
+        await store.settings.put('agent:alice', 'research', { enabled: false });
+        await store.settings.put('agent:alice', 'math', { model: 'openai:gpt-5-mini' });
+        await store.settings.put('agent:alice', 'research', { enabled: true });
+        expect(await store.settings.get('agent:alice', 'research')).toEqual({ enabled: true });
+        expect(await store.settings.list('agent:alice')).toEqual({
+          math: { model: 'openai:gpt-5-mini' },
+          research: { enabled: true },
+        });
+        expect(await store.settings.list('agent:bob')).toEqual({});
+        expect(await store.settings.delete('agent:alice', 'math')).toBe(true);
+        expect(await store.settings.get('agent:alice', 'math')).toBeUndefined();
+        await store.close();
+      });
+    });
+  });
+}
