@@ -175,8 +175,10 @@ describe('ingestDocument', () => {
     const { store } = setup();
     const bytes = makePdf(['slow'.repeat(10)]);
     await expect(
-      ingestDocument(store, 'local', { filename: 'slow.pdf', bytes }, { limits: { pdfTimeoutMs: 1 } }),
-    ).rejects.toThrow(/slow\.pdf: reading the PDF took longer than 1 ms and was stopped/);
+      ingestDocument(store, 'local', { filename: 'slow.pdf', bytes }, { limits: { parseTimeoutMs: 1 } }),
+    ).rejects.toThrow(
+      /slow\.pdf: reading the PDF took longer than 1 ms and was stopped \(limit parseTimeoutMs\)/,
+    );
   });
 
   it('reads files from disk, reporting progress phases', async () => {

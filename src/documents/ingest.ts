@@ -4,15 +4,10 @@ import { basename, extname } from 'node:path';
 import type { DocumentStore } from '../store/documents/document-store.ts';
 import type { DocumentRecord, DocumentType } from '../store/documents/types.ts';
 import { chunkPages } from './chunk-text.ts';
-import { decodeText, detectType } from './detect-type.ts';
+import { detectType } from './detect-type.ts';
 import { type Embedder, embedChunks } from './embeddings.ts';
 import { DocumentRejectedError } from './errors.ts';
-import { parseCsv } from './parse-csv.ts';
-import { parseHtml } from './parse-html.ts';
-import { parsePdf } from './parse-pdf.ts';
-import { parseMarkdown, parsePlainText } from './parse-text.ts';
-import { parseXlsx } from './parse-xlsx.ts';
-import type { ParsedDocument } from './parsed-document.ts';
+import { parseInWorker } from './parse-in-worker.ts';
 
 export interface IngestLimits {
   /** Largest file accepted, in bytes. */
@@ -20,15 +15,22 @@ export interface IngestLimits {
   /** Most characters of extracted text accepted for one document. */
   maxTextChars: number;
   maxPages: number;
-  /** Wall-clock cap on reading one PDF. */
-  pdfTimeoutMs: number;
+  /** Bytes a compressed file (XLSX parts, PDF streams) may unpack to, counted as it unpacks. */
+  maxUnpackedBytes: number;
+  /** Wall-clock cap on reading one file (any format); the parser is stopped past it. */
+  parseTimeoutMs: number;
+  /** Memory cap on reading one file, heap and buffers, in megabytes. */
+  parseMemoryMb: number;
 }
 
+/** The defaults, also listed in the README ("Document size limits"). */
 export const DEFAULT_INGEST_LIMITS: IngestLimits = {
   maxFileBytes: 50 * 1024 * 1024,
   maxTextChars: 20_000_000,
   maxPages: 5_000,
-  pdfTimeoutMs: 60_000,
+  maxUnpackedBytes: 100 * 1024 * 1024,
+  parseTimeoutMs: 60_000,
+  parseMemoryMb: 1_024,
 };
 
 export interface IngestInput {
@@ -88,7 +90,8 @@ export async function ingestDocument(
 
   const type = detectType(filename, bytes, input.mimeType);
   progress('parsing');
-  const parsed = await parse(type, filename, bytes, limits, options.signal);
+  // Every format in a worker with time and memory caps, its output counted against the limits as it is made.
+  const parsed = await parseInWorker(type, filename, bytes, limits, options.signal);
   const chars = parsed.pages.reduce((total, page) => total + page.length, 0);
   if (!parsed.pages.some((page) => page.trim())) {
     throw new DocumentRejectedError(
@@ -181,33 +184,6 @@ export async function ingestFile(
     },
     options,
   );
-}
-
-async function parse(
-  type: DocumentType,
-  filename: string,
-  bytes: Uint8Array,
-  limits: IngestLimits,
-  signal: AbortSignal | undefined,
-): Promise<ParsedDocument> {
-  switch (type) {
-    case 'pdf':
-      return parsePdf(filename, bytes, {
-        timeoutMs: limits.pdfTimeoutMs,
-        maxPages: limits.maxPages,
-        ...(signal ? { signal } : {}),
-      });
-    case 'xlsx':
-      return parseXlsx(filename, bytes);
-    case 'markdown':
-      return parseMarkdown(decodeText(filename, bytes));
-    case 'html':
-      return parseHtml(decodeText(filename, bytes));
-    case 'csv':
-      return parseCsv(decodeText(filename, bytes), filename);
-    case 'text':
-      return parsePlainText(decodeText(filename, bytes));
-  }
 }
 
 function checkSize(filename: string, size: number, limits: IngestLimits): void {

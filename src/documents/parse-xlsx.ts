@@ -1,13 +1,13 @@
 import { XMLParser } from 'fast-xml-parser';
-import { strFromU8, unzipSync } from 'fflate';
+import { strFromU8 } from 'fflate';
 import { DocumentRejectedError } from './errors.ts';
+import { type ParseBudget, ParseLimitError } from './parse-budget.ts';
 import type { ParsedDocument } from './parsed-document.ts';
 import { renderTable } from './render-table.ts';
+import { unzipBounded } from './unzip-bounded.ts';
 
 /** Built-in Excel number formats that are dates or times. */
 const DATE_FORMAT_IDS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47]);
-/** Unpacked XML past this size is refused: a small ZIP can expand enormously. */
-const MAX_UNPACKED_BYTES = 200 * 1024 * 1024;
 
 const xml = new XMLParser({
   ignoreAttributes: false,
@@ -23,19 +23,19 @@ const xml = new XMLParser({
  * An XLSX workbook as one Markdown table per sheet (each sheet counts as a page). Reads the OOXML parts
  * directly: the workbook's sheet list, shared strings, cell styles (to show dates as dates) and sheets.
  */
-export function parseXlsx(filename: string, bytes: Uint8Array): ParsedDocument {
+export function parseXlsx(filename: string, bytes: Uint8Array, budget: ParseBudget): ParsedDocument {
   let files: Record<string, Uint8Array>;
-  let unpacked = 0;
   try {
-    files = unzipSync(bytes, {
-      filter: (file) => {
-        const wanted = file.name.startsWith('xl/') || file.name === 'docProps/core.xml';
-        unpacked += wanted ? file.originalSize : 0;
-        if (unpacked > MAX_UNPACKED_BYTES) throw new Error('unpacks to more than 200 MB');
-        return wanted && (file.name.endsWith('.xml') || file.name.endsWith('.rels'));
-      },
-    });
+    // Unpacked as a stream and counted as it comes: the sizes an archive declares can lie.
+    files = unzipBounded(
+      bytes,
+      (name) =>
+        (name.startsWith('xl/') || name === 'docProps/core.xml') &&
+        (name.endsWith('.xml') || name.endsWith('.rels')),
+      budget,
+    );
   } catch (error) {
+    if (error instanceof ParseLimitError) throw error;
     throw new DocumentRejectedError(
       'unreadable',
       `${filename}: not a readable XLSX workbook (${(error as Error).message}).`,
@@ -61,24 +61,28 @@ export function parseXlsx(filename: string, bytes: Uint8Array): ParsedDocument {
   const pages = sheets.map((sheet) => {
     const target = relations.get(sheet.id) ?? '';
     const path = target.startsWith('/') ? target.slice(1) : `xl/${target.replace(/^\.\//, '')}`;
-    const rows = sheetRows(read(path), shared, dateStyles);
-    return renderTable(rows, `Sheet: ${sheet.name}`);
+    const rows = sheetRows(read(path), shared, dateStyles, budget);
+    return renderTable(rows, `Sheet: ${sheet.name}`, budget);
   });
   const title = read('docProps/core.xml')?.coreProperties?.title;
   return { ...(typeof title === 'string' && title.trim() ? { title: title.trim() } : {}), pages };
 }
 
-function sheetRows(sheet: any, shared: string[], dateStyles: Set<number>): string[][] {
+function sheetRows(sheet: any, shared: string[], dateStyles: Set<number>, budget: ParseBudget): string[][] {
   const rows: string[][] = [];
   for (const row of sheet?.worksheet?.sheetData?.row ?? []) {
     const cells: string[] = [];
     for (const cell of row.c ?? []) {
       const column = cell.r ? columnIndex(cell.r) : cells.length;
+      // A cell at XFD1048576 pads its row (and the table) with empty cells: each costs output, so count it.
+      if (column > cells.length) budget.text(column - cells.length, 'the sheet');
       while (cells.length < column) cells.push('');
       cells[column] = cellValue(cell, shared, dateStyles);
     }
     const index = row.r ? Number(row.r) - 1 : rows.length;
-    while (rows.length < index && rows.length < 1_000_000) rows.push([]);
+    // Empty rows are dropped when the table is drawn; skipping to row 1,000,000 must not allocate them all.
+    if (index > rows.length) budget.text(index - rows.length, 'the sheet');
+    while (rows.length < index) rows.push([]);
     rows[index] = cells;
   }
   return rows;
