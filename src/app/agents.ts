@@ -22,6 +22,10 @@ export interface AgentView {
     budget?: number;
     maxDepth?: number;
     maxConcurrency?: number;
+    maxOutputTokens?: number;
+    modelCallTimeout?: number;
+    maxResultChars?: number;
+    reuseTtl?: number;
   };
 }
 
@@ -40,7 +44,18 @@ export async function listAgents(cadre: Cadre, userId: string): Promise<AgentVie
       declaredModel: loaded.definition.model,
     });
     const limits: AgentView['limits'] = {};
-    for (const key of ['maxTurns', 'timeout', 'budget', 'maxDepth', 'maxConcurrency'] as const) {
+    const keys = [
+      'maxTurns',
+      'timeout',
+      'budget',
+      'maxDepth',
+      'maxConcurrency',
+      'maxOutputTokens',
+      'modelCallTimeout',
+      'maxResultChars',
+      'reuseTtl',
+    ] as const;
+    for (const key of keys) {
       const value = definition[key];
       if (typeof value === 'number') limits[key] = value;
     }

@@ -67,6 +67,18 @@ describe("limits the seeds name, through 'cadre ask'", () => {
     expect(run.children[0]!.summary).toBe(LONG_NOTE);
   });
 
+  it('agents show prints the limits an agent runs with: its own, else the configured ones', async () => {
+    const { env } = await setup(() => ({ text: 'Hi.' }), { limits: { modelCallTimeoutSeconds: 42 } });
+    const helper = await cadreInProcess(['agents', 'show', 'helper'], env);
+    expect(helper.stdout).toContain(
+      'limits:   maxOutputTokens 512, modelCallTimeout 42 s, maxResultChars 300',
+    );
+    const math = await cadreInProcess(['agents', 'show', 'math'], env);
+    expect(math.stdout).toContain(
+      'limits:   maxOutputTokens 4096, modelCallTimeout 42 s, maxResultChars 12000',
+    );
+  });
+
   it('config limits.maxOutputTokens applies to agents whose definition names none', async () => {
     const { server, env } = await setup(() => ({ text: 'Hi.' }), { limits: { maxOutputTokens: 1000 } });
     expect((await cadreInProcess(['ask', 'Hello'], env)).code).toBe(0);

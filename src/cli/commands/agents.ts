@@ -77,6 +77,11 @@ async function show(
   out.write(`model:    ${model.model ?? '(none: set CADRE_MODEL)'}  (${model.reason})\n`);
   out.write(`context:  ${definition.context}\n`);
   out.write(`maxTurns: ${definition.maxTurns ?? limits.maxTurns}\n`);
+  const callSeconds = definition.modelCallTimeout ?? limits.modelCallTimeoutMs / 1000;
+  out.write(
+    `limits:   maxOutputTokens ${definition.maxOutputTokens ?? limits.maxOutputTokens}, modelCallTimeout ${callSeconds} s, ` +
+      `maxResultChars ${definition.maxResultChars ?? limits.maxResultChars}\n`,
+  );
   if (Object.keys(definition.inputs).length)
     out.write(`inputs:   task, ${Object.keys(definition.inputs).join(', ')}\n`);
   out.write('tools:\n');
