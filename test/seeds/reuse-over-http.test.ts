@@ -17,7 +17,7 @@ describe('POST /api/chat reuses a sub-agent result within the session', () => {
       if (isMath(request.system)) return { text: '17 * 23 = 391' };
       return { text: 'unexpected agent' };
     };
-    const { app, model } = testServer(script);
+    const { app, model } = await testServer(script);
     const ask = async (text: string) => {
       const response = await app.request('/api/chat', post(chatBody('s1', text)));
       expect(response.status).toBe(200);
