@@ -85,11 +85,11 @@ describe('hostile documents are refused at a named limit, and the process goes o
 describe('the parse worker memory cap', () => {
   it('stops a parser that needs more memory than parseMemoryMb, naming the limit', async () => {
     const { ingestDocument } = await import('../../src/documents/ingest.ts');
-    const { openDatabase } = await import('../../src/store/database.ts');
+    const { openSqliteStore } = await import('../../src/store/sqlite-store.ts');
     const html = `<html><body>${'<div><p>word <b>bold</b> <i>it</i></p></div>'.repeat(200_000)}</body></html>`;
     await expect(
       ingestDocument(
-        openDatabase(':memory:'),
+        openSqliteStore(':memory:').documents,
         'local',
         { filename: 'heavy.html', bytes: new TextEncoder().encode(html) },
         { limits: { parseMemoryMb: 32 } },
