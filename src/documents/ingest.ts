@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import type { DocumentStore } from '../store/documents/document-store.ts';
-import type { DocumentRecord, DocumentType } from '../store/documents/types.ts';
+import type { DocumentRecord } from '../store/documents/types.ts';
 import { chunkPages } from './chunk-text.ts';
 import { detectType } from './detect-type.ts';
 import { type Embedder, embedChunks } from './embeddings.ts';
