@@ -1,5 +1,10 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.ts';
+import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { tempHome } from './cli.ts';
 
 /** Text written to a stream, kept for a test to read. */
 export function captureStream() {
@@ -20,4 +25,21 @@ export async function cadreInProcess(args: string[], env: Record<string, string>
   const started = performance.now();
   const code = await main(args, { stdout: stdout.stream, stderr: stderr.stream, env, cwd });
   return { code, stdout: stdout.text(), stderr: stderr.text(), ms: performance.now() - started };
+}
+
+/**
+ * A local OpenAI-compatible server answering from `script`, and a fresh CADRE_HOME whose config.json is
+ * `config`, wired as `cadre` sees them through the environment. The server closes when the test ends.
+ */
+export async function fixtureCadre(script: FixtureScript, config: object = {}) {
+  const server = await startOpenAIServer(script);
+  onTestFinished(() => server.close());
+  const home = tempHome();
+  writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  const env = {
+    CADRE_HOME: home,
+    CADRE_MODEL: 'compatible:fixture',
+    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
+  };
+  return { server, env, home };
 }

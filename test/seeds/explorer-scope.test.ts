@@ -1,20 +1,11 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
-import { cadreInProcess } from '../helpers/cli-in-process.ts';
+import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 const REPO = fileURLToPath(new URL('../fixtures/repo', import.meta.url));
 const isMain = (system: string) => system.includes('## When to delegate');
-
-let servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-});
 
 const ANSWER = {
   summary: 'Orders are priced in pricing.ts.',
@@ -60,15 +51,7 @@ describe('explorer takes scope (a folder or a glob) and maxFiles, held in code',
         return { toolCalls: [{ name: 'read_file', arguments: { path: 'src/orders/repository.ts' } }] };
       return { text: JSON.stringify(ANSWER) };
     };
-    const server = await startOpenAIServer(script);
-    servers.push(server);
-    const home = tempHome();
-    writeFileSync(join(home, 'config.json'), '{}');
-    const env = {
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-    };
+    const { server, env } = await fixtureCadre(script);
     const result = await cadreInProcess(
       ['ask', '--json', '--workspace', REPO, 'How are orders priced?'],
       env,

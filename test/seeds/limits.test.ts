@@ -1,16 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
-import { cadreInProcess } from '../helpers/cli-in-process.ts';
-
-let servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-});
+import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 const HELPER = `---
 name: helper
@@ -23,18 +16,10 @@ I am the helper.
 `;
 
 async function setup(script: FixtureScript, config: object = {}) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  const home = tempHome();
-  writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  mkdirSync(join(home, 'agents'));
-  writeFileSync(join(home, 'agents', 'helper.md'), HELPER);
-  const env = {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-  };
-  return { server, env };
+  const fixture = await fixtureCadre(script, config);
+  mkdirSync(join(fixture.home, 'agents'));
+  writeFileSync(join(fixture.home, 'agents', 'helper.md'), HELPER);
+  return fixture;
 }
 
 const isHelper = (system: string) => system.includes('I am the helper.');

@@ -1,15 +1,7 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  contentText,
-  type FixtureScript,
-  type RecordedRequest,
-  startOpenAIServer,
-} from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
-import { cadreInProcess } from '../helpers/cli-in-process.ts';
+import { describe, expect, it } from 'vitest';
+import { contentText, type FixtureScript, type RecordedRequest } from '../fixtures/openai-server.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 const REPO = fileURLToPath(new URL('../fixtures/repo', import.meta.url));
 const HANDBOOK = fileURLToPath(new URL('../fixtures/documents/handbook.md', import.meta.url));
@@ -25,25 +17,6 @@ const WORKSPACE_TOOLS = [
   'docs_lookup',
 ];
 
-let servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-});
-
-async function setup(script: FixtureScript, config: object = {}) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  const home = tempHome();
-  writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  const env = {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-  };
-  return { server, env };
-}
-
 const isMain = (system: string) => system.includes('## When to delegate');
 const isResearch = (system: string) => system.includes("Cadre's research sub-agent");
 const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
@@ -51,7 +24,7 @@ const toolNames = (request: RecordedRequest) => (request.body.tools ?? []).map((
 
 describe("the main agent's own tools and its routing guidance", () => {
   it('offers main web_search and web_fetch itself, and says when to look up and when to delegate', async () => {
-    const { server, env } = await setup(() => ({ text: 'Hello.' }));
+    const { server, env } = await fixtureCadre(() => ({ text: 'Hello.' }));
     expect((await cadreInProcess(['ask', 'Hi'], env)).code).toBe(0);
     const [request] = server.requests;
     const offered = toolNames(request!);
@@ -70,7 +43,7 @@ describe("the main agent's own tools and its routing guidance", () => {
   });
 
   it('with --workspace, main reads the code itself with read_file, glob, grep, the LSP tools and docs_lookup', async () => {
-    const { server, env } = await setup(({ body }) => {
+    const { server, env } = await fixtureCadre(({ body }) => {
       const last = body.messages.at(-1);
       if (last?.role === 'user')
         return { toolCalls: [{ name: 'read_file', arguments: { path: 'package.json' } }] };
@@ -111,7 +84,7 @@ describe('research is equipped as the seeds had it, and the person reaches only 
   };
 
   it('without documents: calculate and the vault, no search_documents; location and profile go to research only', async () => {
-    const { server, env } = await setup(delegateBoth, {
+    const { server, env } = await fixtureCadre(delegateBoth, {
       person: { location: 'Lyon, France', profile: 'A cyclist who prefers metric units.' },
     });
     expect((await cadreInProcess(['ask', 'Weather, and 2+2?'], env)).code).toBe(0);
@@ -130,7 +103,7 @@ describe('research is equipped as the seeds had it, and the person reaches only 
   });
 
   it('with documents: research searches them first; without person settings nobody gets an about-the-person part', async () => {
-    const { server, env } = await setup(delegateBoth);
+    const { server, env } = await fixtureCadre(delegateBoth);
     expect((await cadreInProcess(['docs', 'add', HANDBOOK], env)).code).toBe(0);
     expect((await cadreInProcess(['ask', 'Weather, and 2+2?'], env)).code).toBe(0);
     const research = server.requests.find((request) => isResearch(request.system))!;

@@ -1,19 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
-import { cadreInProcess } from '../helpers/cli-in-process.ts';
+import type { FixtureScript } from '../fixtures/openai-server.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const isResearch = (system: string) => system.includes("Cadre's research sub-agent");
-
-let servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-});
 
 /** Main asks research the same task for every question; research answers with a cited line. */
 const script: FixtureScript = ({ body, system }) => {
@@ -28,15 +19,7 @@ const script: FixtureScript = ({ body, system }) => {
 };
 
 async function setup(config: object = {}) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  const home = tempHome();
-  writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  const env = {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-  };
+  const { server, env } = await fixtureCadre(script, config);
   const ask = async (question: string, session?: string) => {
     const result = await cadreInProcess(
       ['ask', '--json', ...(session ? ['--session', session] : []), question],
