@@ -12,6 +12,7 @@ printCore(await benchCore(iterations));
 const families: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'web', run: async () => (await import('./web-cache.ts')).runWebCacheBench() },
   { name: 'server', run: async () => (await import('./server-load.ts')).runServerLoadBench() },
+  { name: 'tracing', run: async () => (await import('./tracing.ts')).runTracingBench(iterations) },
   { name: 'context', run: async () => (await import('./context-efficiency.ts')).runContextEfficiencyBench() },
   {
     name: 'documents',

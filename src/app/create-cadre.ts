@@ -28,6 +28,7 @@ import { LiveRuns } from './live-runs.ts';
 import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
 import { SettingsUseCases } from './settings.ts';
+import { startTracing, type Tracing } from './telemetry/index.ts';
 import { VERSION } from './version.ts';
 
 export interface CadreOptions {
@@ -102,6 +103,8 @@ export class Cadre {
   readonly runs: RunsUseCases;
   readonly sessions: SessionsUseCases;
   readonly settings: SettingsUseCases;
+  /** OpenTelemetry export of every run's spans, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  readonly tracing: Tracing | undefined;
   /** Trees running in this process: how to stop and follow them. */
   readonly live = new LiveRuns();
   /** The configured MCP servers; each starts when a run first needs its tools. */
@@ -164,6 +167,7 @@ export class Cadre {
     this.#options = options;
     this.#discovered = wired.discovered;
     this.retry = { ...DEFAULT_RETRY, ...(this.config.retry ?? {}) };
+    this.tracing = startTracing(options.env, this.bus, VERSION);
     this.approvals = new PendingApprovals(ApprovalSigner.forFile(join(this.home, 'approval.key')));
     this.resolveModel = createModelResolver({
       env: options.env,
@@ -302,6 +306,8 @@ export class Cadre {
   async close(): Promise<void> {
     // Stopping a stdio server closes its stdin; the process exits after it has (or is killed 2-4 s on).
     await this.mcp.close();
+    // The last spans go out before the process may exit; an unreachable collector is not Cadre's failure.
+    await this.tracing?.shutdown().catch(() => {});
     this.#detachStore();
     await this.store.runs.flush();
     if (this.#ownsStore) await this.store.close();

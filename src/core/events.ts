@@ -67,6 +67,9 @@ export interface StepFinishEvent extends EventBase {
   step: number;
   finishReason: string;
   usage: Usage;
+  /** When the model call of this step started and finished answering (ms since the epoch). */
+  modelStartedAt?: number;
+  modelEndedAt?: number;
 }
 export interface PlanStep {
   title: string;

@@ -103,6 +103,7 @@ export async function runAgent(
     stepDelegations: 0,
     stepUsageKnown: Promise.resolve(),
     lastCallEstimated: false,
+    lastCall: undefined,
     conversation: () => [...initialMessages, ...responseMessages],
     seenUrls: new Set(),
     directTools: new Set(),
@@ -149,6 +150,13 @@ export async function runAgent(
     model = meterUsage(resolved, {
       onEstimated: () => {
         frame.lastCallEstimated = true;
+      },
+      // When the model itself was busy, for traces: a step's end also waits for its tools.
+      onCallStart: () => {
+        frame.lastCall = { startedAt: tree.now() };
+      },
+      onFinish: () => {
+        if (frame.lastCall) frame.lastCall.endedAt = tree.now();
       },
       ...(budgeted
         ? {

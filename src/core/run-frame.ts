@@ -60,6 +60,8 @@ export interface RunFrame {
   stepUsageKnown: Promise<void>;
   /** Set when the model call that just ended reported no usage and it was estimated; read at its step's end. */
   lastCallEstimated: boolean;
+  /** When the latest model call started and its answer ended; read (and cleared) at its step's end. */
+  lastCall: { startedAt: number; endedAt?: number } | undefined;
   /** What this run has said and heard so far, for children whose context policy lets some through. */
   conversation: () => ModelMessage[];
   /** URLs returned by this run's own tool calls, for verifying the sources its answer cites. */

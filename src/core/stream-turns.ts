@@ -87,12 +87,17 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
         case 'finish-step': {
           const usage = usageFromSdk(part.usage, frame.lastCallEstimated);
           frame.lastCallEstimated = false;
+          const call = frame.lastCall;
+          frame.lastCall = undefined;
           if (!options.metered) countUsage(frame, usage);
           emit(frame, {
             type: 'step-finish',
             step: (options.stepOffset ?? 0) + result.steps,
             finishReason: part.finishReason,
             usage,
+            ...(call
+              ? { modelStartedAt: call.startedAt, modelEndedAt: call.endedAt ?? frame.tree.now() }
+              : {}),
           });
           result.steps++;
           result.endedWithToolCalls = part.finishReason === 'tool-calls';

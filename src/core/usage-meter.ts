@@ -7,6 +7,10 @@ export interface UsageMeterOptions {
   onUsage?: (usage: Usage) => void;
   /** The call's stream ended (with or without usage). */
   onCallEnd?: () => void;
+  /** A model call starts (before the request is sent). */
+  onCallStart?: () => void;
+  /** The model finished answering (its `finish` chunk), before the step's tools are done. */
+  onFinish?: () => void;
   /** The call's usage was estimated (the provider sent none); told before its `finish` chunk passes on. */
   onEstimated?: () => void;
 }
@@ -26,6 +30,7 @@ export function meterUsage(model: LanguageModelV4, options: UsageMeterOptions = 
     middleware: {
       specificationVersion: 'v4',
       wrapStream: async ({ doStream, params }) => {
+        options.onCallStart?.();
         const result = await doStream();
         let outputCharacters = 0;
         const metered = result.stream.pipeThrough(
@@ -36,6 +41,7 @@ export function meterUsage(model: LanguageModelV4, options: UsageMeterOptions = 
               else if (part.type === 'tool-call')
                 outputCharacters += part.toolName.length + part.input.length;
               if (part.type === 'finish') {
+                options.onFinish?.();
                 let usage = part.usage;
                 const estimated =
                   usage.inputTokens.total === undefined && usage.outputTokens.total === undefined;
