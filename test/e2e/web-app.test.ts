@@ -36,12 +36,17 @@ async function setup(
   const model = await startOpenAIServer(script);
   cleanups.push(() => model.close());
   const home = tempHome();
-  const server = await startServe(['--port', '0'], {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    ...options.env,
-  });
+  const server = await startServe(
+    ['--port', '0'],
+    Object.fromEntries(
+      Object.entries({
+        CADRE_HOME: home,
+        CADRE_MODEL: 'compatible:fixture',
+        CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+        ...options.env,
+      }).filter(([, value]) => value !== ''),
+    ),
+  );
   cleanups.push(() => {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
   });
@@ -215,5 +220,39 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expect(await page.getByRole('heading', { name: 'Sign in to Cadre' }).count()).toBe(0);
     // The refused requests before signing in are the browser's own log lines, not the page's errors.
     expect(browser.errors.filter((error) => !error.includes('401'))).toEqual([]);
+  }, 60_000);
+
+  it('lists chats newest first, deletes one after asking, and starts a new chat', async () => {
+    const { page, browser } = await setup(({ body, system }) => ({
+      text: isMain(system) ? `Answer to ${JSON.stringify(body.messages.at(-1)?.content).slice(1, 20)}` : 'x',
+    }));
+    const chats = page.getByRole('navigation', { name: 'Chats' });
+    await ask(page, 'Older question');
+    await page.getByText('Answer to Older').waitFor();
+    await chats.getByRole('button', { name: '+ New chat' }).click();
+    expect(new URL(page.url()).pathname).toBe('/');
+    await ask(page, 'Newer question');
+    await page.getByText('Answer to Newer').waitFor();
+    await chats.getByRole('link', { name: /Older question/ }).waitFor();
+    const titles = await chats.getByRole('link').allInnerTexts();
+    expect(titles.map((title) => title.split('\n')[0])).toEqual(['Newer question', 'Older question']);
+
+    await chats.getByRole('link', { name: /Older question/ }).click();
+    await page.getByText('Answer to Older').waitFor();
+    await chats.getByRole('button', { name: 'Delete chat Older question' }).click();
+    await chats.getByRole('button', { name: 'Confirm deleting chat Older question' }).click();
+    await page.getByRole('heading', { name: 'What can Cadre find out for you?' }).waitFor();
+    await expect(chats.getByRole('link').allInnerTexts()).resolves.toHaveLength(1);
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('with no model configured, says how to set one instead of failing on the first message', async () => {
+    const { page, browser } = await setup(() => ({ text: 'never asked' }), { env: { CADRE_MODEL: '' } });
+    const setupNotice = page.getByRole('region', { name: 'Set a model to start' });
+    await setupNotice.getByText('No model is configured', { exact: false }).waitFor();
+    await setupNotice.getByText('export CADRE_MODEL=openai:gpt-5-mini', { exact: false }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Message' }).isDisabled()).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'setup.png') });
+    expectNoConsoleErrors(browser);
   }, 60_000);
 });
