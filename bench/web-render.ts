@@ -96,6 +96,59 @@ async function measure(mode: 'paced' | 'burst', runs: number, eventsPerRun: numb
   }
 }
 
+/**
+ * Eight siblings streaming at once: samples every run header's place in the conversation each frame and
+ * counts how often one that was already shown moved (it should never: collapsed runs are one fixed line).
+ */
+async function measureSiblings(): Promise<{ frames: number; moves: number; layoutShift: number }> {
+  const app = await startMockApp({ chat: () => wideTree(8, 200).stream, chunksPerWrite: 8, pauseMs: 8 });
+  const browser = await openBrowser();
+  try {
+    const { page } = browser;
+    await page.goto(app.url);
+    await page.evaluate(() => {
+      const state = { frames: 0, moves: 0, shift: 0, running: true, tops: new Map<Element, number>() };
+      (window as unknown as { __siblings: typeof state }).__siblings = state;
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) state.shift += (entry as unknown as { value: number }).value;
+      }).observe({ type: 'layout-shift', buffered: false });
+      const frame = () => {
+        const container = document.querySelector('.messages');
+        if (container) {
+          const origin = container.getBoundingClientRect().top - container.scrollTop;
+          for (const header of document.querySelectorAll('.run-header')) {
+            const top = header.getBoundingClientRect().top - origin;
+            const before = state.tops.get(header);
+            if (before !== undefined && Math.abs(before - top) > 0.5) state.moves++;
+            state.tops.set(header, top);
+          }
+          state.frames++;
+        }
+        if (state.running) requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    });
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Eight at once');
+    await box.press('Enter');
+    await page.getByText('All parts are done.').waitFor({ timeout: 60_000 });
+    const result = await page.evaluate(() => {
+      const state = (
+        window as unknown as {
+          __siblings: { frames: number; moves: number; shift: number; running: boolean };
+        }
+      ).__siblings;
+      state.running = false;
+      return { frames: state.frames, moves: state.moves, layoutShift: state.shift };
+    });
+    if (browser.errors.length) throw new Error(`console errors: ${browser.errors.join('; ')}`);
+    return result;
+  } finally {
+    await browser.close();
+    await app.close();
+  }
+}
+
 export async function runWebRenderBench(): Promise<RenderFigures[]> {
   if (!hasChromium) {
     console.log('Web rendering: skipped (no Chromium at /usr/bin/chromium)');
@@ -107,6 +160,10 @@ export async function runWebRenderBench(): Promise<RenderFigures[]> {
     console.log(
       `  ${figure.mode.padEnd(5)}  all shown ${figure.allShownMs} ms · longest task ${figure.longestTaskMs} ms · frames p95 ${figure.p95FrameMs} ms, worst ${figure.worstFrameMs} ms · expand a run ${figure.expandMs} ms · open timeline ${figure.timelineMs} ms`,
     );
+  const siblings = await measureSiblings();
+  console.log(
+    `  8 siblings streaming: ${siblings.frames} frames sampled, ${siblings.moves} moves of a shown run header, layout shift ${siblings.layoutShift.toFixed(3)}`,
+  );
   return figures;
 }
 
