@@ -10,6 +10,7 @@ import { requestLog } from './request-log.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { chatRoutes } from './routes/chat.ts';
+import { documentRoutes } from './routes/documents.ts';
 import { openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -119,6 +120,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/api/agents', agentRoutes());
   app.route('/api/settings', settingsRoutes());
   app.route('/api/approvals', approvalRoutes());
+  app.route('/api/documents', documentRoutes());
   for (const mount of options.mounts ?? []) {
     app.use(mount.path, auth);
     app.use(`${mount.path}/*`, auth);

@@ -3,12 +3,13 @@
  * what a person sees and does, found by roles and names. Screenshots go to a temporary folder (and to
  * docs/screenshots with CADRE_UPDATE_SCREENSHOTS=1, for the README).
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { makePdf } from '../fixtures/documents/build-fixtures.ts';
 import { type FixtureScript, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
@@ -158,6 +159,29 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expect(model.requests.filter((request) => isMain(request.system))).toHaveLength(1);
     await page.reload();
     await page.getByRole('button', { name: /^math: cancelled\./ }).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('uploads a PDF and lists it with its type and pages', async () => {
+    const { page, browser } = await setup(() => ({ text: 'ok' }));
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-upload-'));
+    const pdf = join(folder, 'field-guide.pdf');
+    writeFileSync(pdf, makePdf(['Owls hunt at night.', 'Herons wait in shallow water.'], 'Field guide'));
+    await page.getByRole('button', { name: 'Documents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Documents' });
+    await panel.getByLabel('Choose files to upload').setInputFiles(pdf);
+    const table = panel.getByRole('table', { name: 'Documents' });
+    const row = table.getByRole('row').filter({ hasText: /field|Field guide/ });
+    await row.waitFor();
+    await expect(row.getByRole('cell').nth(1).textContent()).resolves.toMatch(/pdf/i);
+    await expect(row.getByRole('cell').nth(2).textContent()).resolves.toBe('2');
+    await panel.getByRole('searchbox', { name: 'Search documents' }).fill('herons');
+    await panel.getByRole('button', { name: 'Search' }).click();
+    await panel
+      .getByRole('region', { name: 'Search results' })
+      .getByText('shallow', { exact: false })
+      .waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'documents.png') });
     expectNoConsoleErrors(browser);
   }, 60_000);
 

@@ -139,9 +139,14 @@ export function uploadDocuments(
         return;
       }
       try {
-        resolve(list(JSON.parse(request.responseText), 'documents').map(toDocument));
+        const body = JSON.parse(request.responseText) as Json;
+        resolve({
+          documents: list(body, 'documents').map(toDocument),
+          // Files the server refused while it added the others: each with its reason.
+          refused: list(body, 'errors').map((error) => text(error.message) ?? String(error.filename)),
+        });
       } catch {
-        resolve([]);
+        resolve({ documents: [], refused: [] });
       }
     };
     request.send(form);

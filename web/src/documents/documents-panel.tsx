@@ -40,9 +40,10 @@ export function DocumentsPanel() {
     setError(undefined);
     setUpload({ names: files.map((file) => file.name).join(', '), fraction: 0 });
     try {
-      await uploadDocuments(files, (fraction) =>
+      const { refused } = await uploadDocuments(files, (fraction) =>
         setUpload((current) => (current ? { ...current, fraction } : current)),
       );
+      if (refused.length) setError(`Not added: ${refused.join(' ')}`);
       await refresh();
     } catch (caught) {
       setError(`Upload failed: ${(caught as Error).message}`);
