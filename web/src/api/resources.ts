@@ -118,7 +118,7 @@ export async function deleteDocument(id: string): Promise<void> {
 export function uploadDocuments(
   files: File[],
   onProgress: (fraction: number) => void,
-): Promise<DocumentSummary[]> {
+): Promise<{ documents: DocumentSummary[]; refused: string[] }> {
   return new Promise((resolve, reject) => {
     const form = new FormData();
     for (const file of files) form.append('file', file, file.name);
