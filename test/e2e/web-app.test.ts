@@ -32,11 +32,17 @@ afterEach(async () => {
 
 async function setup(
   script: FixtureScript,
-  options: { width?: number; colorScheme?: 'light' | 'dark'; env?: Record<string, string> } = {},
+  options: {
+    width?: number;
+    colorScheme?: 'light' | 'dark';
+    env?: Record<string, string>;
+    config?: object;
+  } = {},
 ) {
   const model = await startOpenAIServer(script);
   cleanups.push(() => model.close());
   const home = tempHome();
+  if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
   const server = await startServe(
     ['--port', '0'],
     Object.fromEntries(
@@ -277,6 +283,21 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     await setupNotice.getByText('export CADRE_MODEL=openai:gpt-5-mini', { exact: false }).waitFor();
     expect(await page.getByRole('textbox', { name: 'Message' }).isDisabled()).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'setup.png') });
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('asks the person before a tool that needs approval runs, and goes on once allowed', async () => {
+    const { page, browser } = await setup(delegation(), { config: { approvals: { ask: ['calculate'] } } });
+    await ask(page, 'What is 17 times 23?');
+    const prompts = page.getByRole('region', { name: 'Waiting for your approval' });
+    await prompts.getByText('wants to run').waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: /^math: running\./ }).click();
+    await page.getByRole('list', { name: 'math tool calls' }).getByText('waiting for approval').waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'approval.png') });
+    await prompts.getByRole('button', { name: 'Allow calculate for math' }).click();
+    await page.getByRole('button', { name: /^math: done\./ }).waitFor({ timeout: 15_000 });
+    await page.getByRole('cell', { name: '391' }).waitFor();
+    expect(await prompts.count()).toBe(0);
     expectNoConsoleErrors(browser);
   }, 60_000);
 });

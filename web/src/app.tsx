@@ -9,6 +9,7 @@ import {
   deleteSession,
   getSession,
   getSettings,
+  listPendingApprovals,
   listSessions,
   type SessionSummary,
 } from './api/resources.ts';
@@ -67,6 +68,9 @@ export function App() {
     void refreshSessions();
     getSettings()
       .then((settings) => setNoModelMessage(settings.model === null ? settings.noModelMessage : undefined))
+      .catch(() => undefined);
+    listPendingApprovals()
+      .then((approvals) => store.putApprovals(approvals))
       .catch(() => undefined);
   }, [refreshSessions, authVersion]);
 

@@ -4,6 +4,7 @@
  * so a field missing from an answer shows as blank rather than breaking the page.
  */
 import type { CadreMessage } from '../runs/protocol.ts';
+import type { PendingApproval } from '../runs/run-store.ts';
 import { ApiError, apiFetch, apiJson, authHeaders, errorFromResponse } from './client.ts';
 
 type Json = Record<string, unknown>;
@@ -203,6 +204,22 @@ export async function updateAgent(
   change: { enabled?: boolean; model?: string | null },
 ): Promise<void> {
   await apiJson(`/api/agents/${encodeURIComponent(name)}`, { method: 'PATCH', json: change });
+}
+
+/** Tool calls waiting for this user's decision (after a reload the stream no longer tells). */
+export async function listPendingApprovals(): Promise<PendingApproval[]> {
+  return list(await apiJson('/api/approvals'), 'approvals').map((item) => {
+    const path = Array.isArray(item.path) ? (item.path as Json[]) : [];
+    return {
+      approvalId: String(item.approvalId),
+      runId: String(item.runId),
+      agent: text(path.at(-1)?.agent) ?? '',
+      toolCallId: String(item.toolCallId),
+      name: text(item.tool) ?? text(item.name) ?? '',
+      input: item.input,
+      expiresAt: number(item.expiresAt) ?? 0,
+    };
+  });
 }
 
 export type DelegationMode = 'off' | 'delegate' | 'prefetch';

@@ -6,6 +6,7 @@
 import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { apiFetch, authHeaders } from '../api/client.ts';
+import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, ChatMessageMetadata, RunPartData } from '../runs/protocol.ts';
 import { RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
@@ -162,6 +163,7 @@ export function ChatView({
           )}
         </div>
       </div>
+      <ApprovalPrompts store={store} />
       <Composer busy={busy} disabled={Boolean(noModel)} onSend={send} onStop={() => void cancel()} />
       {inspecting && (
         <RunInspector store={store} rootRunId={inspecting} onClose={() => setInspecting(undefined)} />

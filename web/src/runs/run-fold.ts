@@ -91,6 +91,29 @@ export function foldEvent(previous: LiveRun | undefined, event: CadreEvent): Liv
           : call,
       );
       break;
+    case 'approval-request': {
+      const approval = { approvalId: event.approvalId };
+      const known = run.toolCalls.some((call) => call.id === event.toolCallId);
+      run.toolCalls = known
+        ? run.toolCalls.map((call) => (call.id === event.toolCallId ? { ...call, approval } : call))
+        : [...run.toolCalls, { id: event.toolCallId, name: event.name, input: event.input, approval }];
+      break;
+    }
+    case 'approval-result':
+      run.toolCalls = run.toolCalls.map((call) =>
+        call.id === event.toolCallId
+          ? {
+              ...call,
+              approval: {
+                approvalId: event.approvalId,
+                approved: event.approved,
+                by: event.by,
+                ...(event.reason === undefined ? {} : { reason: event.reason }),
+              },
+            }
+          : call,
+      );
+      break;
     case 'step-finish':
       run.stepTokens += event.usage.totalTokens;
       break;

@@ -145,3 +145,38 @@ describe('the run store', () => {
     expect(elapsed).toBeLessThan(500);
   });
 });
+
+describe('approvals in the run store', () => {
+  it('lists a call waiting for the person until its result arrives', () => {
+    const store = new RunStore(() => {});
+    store.apply(event({ type: 'tool-call', toolCallId: 'w', name: 'write_file', input: { path: 'a' } }));
+    store.apply(
+      event({
+        type: 'approval-request',
+        approvalId: 'apr1',
+        toolCallId: 'w',
+        name: 'write_file',
+        input: { path: 'a' },
+        path: [],
+        expiresAt: 9,
+      }),
+    );
+    expect(store.approvals()).toEqual([
+      expect.objectContaining({ approvalId: 'apr1', agent: 'math', name: 'write_file' }),
+    ]);
+    expect(store.get('child')?.toolCalls[0]?.approval).toEqual({ approvalId: 'apr1' });
+    store.apply(
+      event({
+        type: 'approval-result',
+        approvalId: 'apr1',
+        toolCallId: 'w',
+        name: 'write_file',
+        approved: false,
+        by: 'person',
+        reason: 'no',
+      }),
+    );
+    expect(store.approvals()).toEqual([]);
+    expect(store.get('child')?.toolCalls[0]?.approval).toMatchObject({ approved: false, reason: 'no' });
+  });
+});

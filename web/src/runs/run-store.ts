@@ -9,6 +9,21 @@ import type { CadreEvent, RunPartData } from './protocol.ts';
 import { foldEvent, type LiveRun, mergeRun, type RunView } from './run-fold.ts';
 
 type Listener = () => void;
+
+/** A tool call waiting for the person's decision. */
+export interface PendingApproval {
+  approvalId: string;
+  runId: string;
+  agent: string;
+  toolCallId: string;
+  name: string;
+  input: unknown;
+  expiresAt: number;
+}
+
+/** The listener key for changes to the pending approvals. */
+const APPROVALS = ' approvals';
+const NO_APPROVALS: readonly PendingApproval[] = Object.freeze([]);
 const NO_CHILDREN: readonly string[] = Object.freeze([]);
 
 export class RunStore {
@@ -20,6 +35,7 @@ export class RunStore {
   #listeners = new Map<string, Set<Listener>>();
   #dirty = new Set<string>();
   #scheduled = false;
+  #approvals: readonly PendingApproval[] = NO_APPROVALS;
   #schedule: (flush: () => void) => void;
 
   /** `schedule` defers notifications (one animation frame in the browser; tests pass their own). */
@@ -48,7 +64,37 @@ export class RunStore {
     // run-start names the parent's tool call that started it (so the run can sit in that call's place).
     if (event.type === 'run-start' && event.parentToolCallId)
       this.#byToolCall.set(event.parentToolCallId, event.runId);
+    if (event.type === 'approval-request')
+      this.putApprovals([
+        ...this.#approvals.filter((approval) => approval.approvalId !== event.approvalId),
+        {
+          approvalId: event.approvalId,
+          runId: event.runId,
+          agent: event.agent,
+          toolCallId: event.toolCallId,
+          name: event.name,
+          input: event.input,
+          expiresAt: event.expiresAt,
+        },
+      ]);
+    if (event.type === 'approval-result') this.resolveApproval(event.approvalId);
     this.#touch(event.runId);
+  }
+
+  /** Replaces the pending approvals (from `GET /api/approvals` after a reload, or as events arrive). */
+  putApprovals(approvals: PendingApproval[]): void {
+    this.#approvals = approvals.length ? approvals : NO_APPROVALS;
+    this.#touch(APPROVALS);
+  }
+
+  /** Drops an approval once it is decided (here or anywhere else). */
+  resolveApproval(approvalId: string): void {
+    if (!this.#approvals.some((approval) => approval.approvalId === approvalId)) return;
+    this.putApprovals(this.#approvals.filter((approval) => approval.approvalId !== approvalId));
+  }
+
+  approvals(): readonly PendingApproval[] {
+    return this.#approvals;
   }
 
   /** The run as shown: header and live fold merged; the same object until the run changes. */
@@ -134,6 +180,12 @@ function sameHeader(a: RunPartData, b: RunPartData): boolean {
 export function useRun(store: RunStore, runId: string): RunView | undefined {
   const subscribe = useCallback((listener: Listener) => store.subscribe(runId, listener), [store, runId]);
   return useSyncExternalStore(subscribe, () => store.get(runId));
+}
+
+/** The tool calls waiting for the person, re-rendering when that list changes. */
+export function usePendingApprovals(store: RunStore): readonly PendingApproval[] {
+  const subscribe = useCallback((listener: Listener) => store.subscribe(APPROVALS, listener), [store]);
+  return useSyncExternalStore(subscribe, () => store.approvals());
 }
 
 /** One run's child ids, re-rendering only when that run changes. */

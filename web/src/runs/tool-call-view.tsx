@@ -47,6 +47,10 @@ export function ToolCallView({ call }: { call: RunToolCallView }) {
             reused
           </span>
         )}
+        {call.approval && call.approval.approved === undefined && (
+          <span className="badge">waiting for approval</span>
+        )}
+        {call.approval?.approved === false && <span className="badge">denied</span>}
       </summary>
       <div className="tool-body">
         <FoldedText label="Input" text={input} />
