@@ -47,9 +47,9 @@ describe('the documents routes', () => {
     };
     expect(listed.documents).toHaveLength(2);
     const search = (await (await app.request('/api/documents/search?q=herons')).json()) as {
-      results: Array<{ document_id: string; page: number; snippet: string }>;
+      results: Array<{ documentId: string; page: number; snippet: string }>;
     };
-    expect(search.results[0]).toMatchObject({ document_id: body.documents[0]!.id, page: 2 });
+    expect(search.results[0]).toMatchObject({ documentId: body.documents[0]!.id, page: 2 });
 
     expect((await app.request(`/api/documents/${body.documents[0]!.id}`, { method: 'DELETE' })).status).toBe(
       200,
