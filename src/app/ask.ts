@@ -5,7 +5,7 @@ import { CadreError, UserError } from '../core/errors.ts';
 import type { CadreEvent, EventListener } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { RunTree } from '../core/run-tree.ts';
-import type { RunOutcome } from '../core/runtime.ts';
+import type { RunOutcome, RunRequest } from '../core/runtime.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
 import type { StoredEvent } from '../store/store.ts';
@@ -33,6 +33,8 @@ export interface AskRequest {
   inputs?: Record<string, unknown>;
   /** Tighter (or looser) limits for this request only. */
   limits?: Partial<RuntimeLimits>;
+  /** Limits of the asked agent's own run, over its definition's (`cadre ask --max-turns`, `--timeout`). */
+  rootLimits?: RunRequest['rootLimits'];
   /** Stops the whole tree; the run ends `cancelled`. */
   signal?: AbortSignal;
   /** Stored with the person's message (e.g. the chat client's message id and UI parts). */
@@ -125,6 +127,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     ...(request.inputs ? { inputs: request.inputs } : {}),
     ...(prefetch ? { prefetch } : {}),
     ...(request.approver ? { approver: request.approver } : {}),
+    ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
     onEvent: (event) => {
       answer = nextAnswer(answer, event);
       request.onEvent?.(event);

@@ -1,4 +1,4 @@
-import type { AskResult } from '../app/ask.ts';
+import type { AskRequest, AskResult } from '../app/ask.ts';
 import type { Cadre } from '../app/create-cadre.ts';
 import { RunTreeBuilder } from '../core/run-tree.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
@@ -15,6 +15,11 @@ export interface AskOptions {
   signal: AbortSignal;
   /** Where the live tree goes; nothing is drawn when it is not a terminal. */
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Limits of the root run only (`--max-turns`, `--timeout`), and the tree's (`--budget`). */
+  rootLimits?: AskRequest['rootLimits'];
+  limits?: AskRequest['limits'];
+  /** Every event of the tree as it happens (`cadre ask --events`). */
+  onEvent?: AskRequest['onEvent'];
   /** How tool calls that need approval are decided: flags, or a question on the terminal `stdin` is. */
   approval?: { mode: ApprovalMode; stdin: NodeJS.ReadableStream & { isTTY?: boolean } };
 }
@@ -39,6 +44,9 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     ...(options.agent ? { agent: options.agent } : {}),
     ...(options.model ? { model: options.model } : {}),
     ...(options.inputs ? { inputs: options.inputs } : {}),
+    ...(options.rootLimits ? { rootLimits: options.rootLimits } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   if (!options.stderr.isTTY) return run.result;
   const builder = new RunTreeBuilder();

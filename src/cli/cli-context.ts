@@ -3,7 +3,7 @@ import type { Store } from '../store/store.ts';
 
 /** What every `cadre` sub-command gets: where to write, who is asking, and how to open Cadre. */
 export interface CliContext {
-  /** Read by `cadre mcp` (the protocol) and `cadre chat`; defaults to `process.stdin`. */
+  /** Read by `cadre mcp` (the protocol) and `cadre ask` (a piped question); `process.stdin` when main runs as the command line. */
   stdin?: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };

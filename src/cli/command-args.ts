@@ -27,10 +27,19 @@ export function parseCommand<Flags extends Record<string, FlagSpec>>(
   spec: CommandSpec<Flags>,
   args: string[],
 ) {
+  if (asksForHelp(args)) throw new HelpRequested(helpText(spec));
+  return parseArgs({ args, options: spec.flags, allowPositionals: true, strict: true });
+}
+
+/** For commands with sub-commands: HelpRequested for `--help`/`-h` anywhere before `--`, or `help` first. */
+export function answerHelp(spec: CommandSpec<Record<string, FlagSpec>>, args: string[]): void {
+  if (asksForHelp(args) || args[0] === 'help') throw new HelpRequested(helpText(spec));
+}
+
+function asksForHelp(args: string[]): boolean {
   const end = args.indexOf('--');
   const flags = end === -1 ? args : args.slice(0, end);
-  if (flags.includes('--help') || flags.includes('-h')) throw new HelpRequested(helpText(spec));
-  return parseArgs({ args, options: spec.flags, allowPositionals: true, strict: true });
+  return flags.includes('--help') || flags.includes('-h');
 }
 
 /** The help text of a command. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { CliCommand, CliContext } from './cli-context.ts';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
+import { HelpRequested } from './command-args.ts';
 import { EXIT, reportError } from './errors.ts';
 
 export const VERSION: string = JSON.parse(
@@ -10,24 +11,30 @@ export const VERSION: string = JSON.parse(
 const USAGE = `cadre ${VERSION}: a main agent that delegates to isolated, bounded, visible sub-agents
 
 usage:
-  cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR] [--approve-all | --deny-all]
-  cadre chat [--session ID] [--model P:M] [--approve-all | --deny-all]
+  cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json | --events] [--session ID | -c]
+            [--workspace DIR] [--max-turns N] [--budget TOKENS] [--timeout SECONDS]
+            [--approve-all | --deny-all]
+  cadre chat [--session ID | -c] [--model P:M] [--agent NAME] [--max-turns N] [--budget T] [--timeout S]
+             [--approve-all | --deny-all]
+  cadre sessions list [--json] | rm ID
   cadre agents list | show NAME | check [FILE...]
-  cadre runs list [--json] | show ID [--json]
-  cadre docs add FILE... | list | search "Q" | rm ID
+  cadre runs list [--json] | show ID [--json | --verbose] | rm ID... | prune --older-than 30d
+  cadre docs add FILE... | list | search "Q" | rm ID...
   cadre mcp                      serve the agents as MCP tools over stdio
   cadre mcp list | trust [DIR] | untrust [DIR]
   cadre serve [--host 127.0.0.1] [--port 4319]
   cadre users add NAME [--json] | list | rm NAME
   cadre --version
 
+Every command explains itself and all its flags: cadre COMMAND --help.
 Set a model first, e.g.  export CADRE_MODEL=openai:gpt-5-mini  (see README.md).
 `;
 
 /** Sub-commands by name and the export of `./commands/<name>.ts` that runs them, loaded when used. */
-const COMMANDS: Record<string, string> = {
+export const COMMANDS: Record<string, string> = {
   ask: 'askCommand',
   chat: 'chatCommand',
+  sessions: 'sessionsCommand',
   agents: 'agentsCommand',
   runs: 'runsCommand',
   docs: 'docsCommand',
@@ -41,6 +48,8 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
   const env = overrides.env ?? process.env;
   if (!overrides.stdout) exitQuietlyOnClosedPipe();
   const context: CliContext = {
+    // Stdin is the process's only when the process is the command line; callers in code pass their own.
+    ...(overrides.stdout ? {} : { stdin: process.stdin }),
     stdout: process.stdout,
     stderr: process.stderr,
     env,
@@ -65,6 +74,10 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     }
     return await command(args, context);
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      context.stdout.write(`cadre ${name}: ${error.text}`);
+      return EXIT.ok;
+    }
     if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       context.stderr.write(`cadre ${name}: ${error.message}\n`);
       return EXIT.usage;

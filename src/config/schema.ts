@@ -59,6 +59,8 @@ export const configSchema = z.strictObject({
   limits: z
     .strictObject({
       maxTurns: positiveInt.optional(),
+      /** Characters a question (with what was piped in) may have; more is refused before any model call. */
+      maxQuestionChars: positiveInt.optional(),
       maxDepth: z.number().int().min(0).max(8).optional(),
       timeoutSeconds: z.number().positive().optional(),
       runBudget: positiveInt.optional(),

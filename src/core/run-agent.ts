@@ -52,6 +52,8 @@ export interface RunSpec {
   prefetch?: { agent: string; task: string };
   /** The parent's tool call this run answers. */
   parentToolCallId?: string;
+  /** Limits for this run only, over its definition's (e.g. `cadre ask --max-turns 3` for the root). */
+  limits?: Partial<RuntimeLimits>;
 }
 
 type StopReason = 'max_turns' | 'budget' | undefined;
@@ -74,7 +76,7 @@ export async function runAgent(
   spec: RunSpec,
 ): Promise<ResultEnvelope> {
   const { definition } = spec;
-  const limits = services.limitsFor(definition);
+  const limits = { ...services.limitsFor(definition), ...spec.limits };
   const timeoutSignal = AbortSignal.timeout(limits.timeoutMs);
   const signal = AbortSignal.any([spec.signal, timeoutSignal]);
   const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);

@@ -48,6 +48,8 @@ export interface RunRequest {
   userId?: string;
   /** Overrides the root agent's model for this run. */
   model?: string;
+  /** Limits of the root run only, over its definition's (`--max-turns`, `--timeout`). */
+  rootLimits?: Partial<Pick<RuntimeLimits, 'maxTurns' | 'timeoutMs'>>;
   /** Runs this sub-agent first and adds its answer to the root's instructions. */
   prefetch?: { agent: string; task?: string };
   /** Events of this run's tree only. */
@@ -150,6 +152,7 @@ export class Runtime {
         history: request.history ?? [],
         signal: request.signal ?? new AbortController().signal,
         modelRef,
+        ...(request.rootLimits ? { limits: request.rootLimits } : {}),
         ...(request.prefetch
           ? { prefetch: { agent: request.prefetch.agent, task: request.prefetch.task ?? request.task } }
           : {}),

@@ -1,17 +1,29 @@
-import { parseArgs } from 'node:util';
 import type { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
+import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+
+export const AGENTS = {
+  usage: [
+    'cadre agents list [--json]',
+    'cadre agents show NAME [--json]',
+    'cadre agents check [FILE...] [--json]',
+  ],
+  summary:
+    'Agent definitions and where each came from (built-in, $CADRE_HOME/agents, ./.cadre/agents, ' +
+    './.claude/agents). show prints one with its model (and why), limits and tools; check validates files.',
+  flags: {
+    json: { type: 'boolean', default: false, description: 'print JSON' },
+    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
 /** `cadre agents list|show NAME|check [FILE...]` */
 export const agentsCommand: CliCommand = async (args, context) => {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, config: { type: 'string' } },
-  });
+  answerHelp(AGENTS, args);
+  const { values, positionals } = parseCommand(AGENTS, rest);
   const cadre = await openCadre(context, values);
   try {
     switch (sub) {

@@ -1,38 +1,95 @@
-import { parseArgs } from 'node:util';
+import type { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
+import type { CadreEvent } from '../../core/events.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
-import { type CliCommand, openCadre } from '../cli-context.ts';
+import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
+import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
+import { DEFAULT_MAX_QUESTION_CHARS, questionFrom } from '../question-input.ts';
+import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, runLimits } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { workspaceOption } from '../workspace-option.ts';
 
-/** `cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json] [--session ID] [--workspace DIR]` */
-export const askCommand: CliCommand = async (args, context) => {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      model: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      session: { type: 'string' },
-      workspace: { type: 'string' },
-      config: { type: 'string' },
-      input: { type: 'string', multiple: true },
-      'approve-all': { type: 'boolean', default: false },
-      'deny-all': { type: 'boolean', default: false },
+export const ASK = {
+  usage: [
+    'cadre ask "QUESTION" [flags]',
+    'cat notes.md | cadre ask "summarise"    (what is piped in follows the question)',
+    'cadre ask - < question.txt              (the whole question from stdin)',
+  ],
+  summary:
+    'Runs the main agent (or --agent NAME) on one question and prints the answer; on a terminal a live ' +
+    'tree of runs goes to stderr. Exit 0 when the run ended ok, 1 otherwise, 2 for a usage or config ' +
+    'mistake, 130 when cancelled.',
+  flags: {
+    agent: { type: 'string', placeholder: 'NAME', description: 'ask this agent instead of main' },
+    model: {
+      type: 'string',
+      placeholder: 'P:M',
+      description: 'the model, as provider:model (over CADRE_MODEL)',
     },
-  });
-  const question = positionals.join(' ').trim();
-  if (!question)
-    throw new UserError('usage', 'usage: cadre ask "QUESTION" [--agent NAME] [--model P:M] [--json]');
+    json: { type: 'boolean', description: 'print one JSON object: {answer, status, sessionId, run, usage}' },
+    events: {
+      type: 'boolean',
+      description: 'print every event of the run tree as a JSON line on stdout, as it happens',
+    },
+    session: {
+      type: 'string',
+      placeholder: 'ID',
+      description: 'continue this session (see cadre sessions list)',
+    },
+    continue: { type: 'boolean', short: 'c', description: 'continue the most recent session' },
+    workspace: {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'the folder the workspace tools may read (default: the current one)',
+    },
+    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+    input: {
+      type: 'string',
+      multiple: true,
+      placeholder: 'NAME=VALUE',
+      description: "an input of --agent besides the task (e.g. analyze_document's document_id)",
+    },
+    ...RUN_LIMIT_FLAGS,
+    ...APPROVAL_FLAGS,
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
+
+/** `cadre ask`: one question, answered by the main agent or a named one. */
+export const askCommand: CliCommand = async (args, context) => {
+  const { values, positionals } = parseCommand(ASK, args);
+  if (values.json && values.events) throw new UserError('usage', '--json and --events: choose one');
+  if (values.session && values.continue) throw new UserError('usage', '--session and --continue: choose one');
+  const limits = runLimits(values);
   const cadre = await openCadre(context, {
     ...values,
     ...(values.workspace ? { workspace: workspaceOption(values.workspace, context.cwd) } : {}),
   });
-  reportSetupNotes(cadre, context.stderr);
+  try {
+    const question = await questionFrom(
+      positionals,
+      context.stdin,
+      cadre.config.limits?.maxQuestionChars ?? DEFAULT_MAX_QUESTION_CHARS,
+    );
+    if (!question) throw new UserError('usage', 'usage: cadre ask "QUESTION" [flags]  (cadre ask --help)');
+    reportSetupNotes(cadre, context.stderr);
+    const sessionId = values.continue
+      ? (await cadre.sessions.list(context.userId, { limit: 1 }))[0]?.id
+      : values.session;
+    return await answer(cadre, question, { ...values, sessionId }, limits, context);
+  } finally {
+    await cadre.close();
+  }
+};
 
+async function answer(
+  cadre: Cadre,
+  question: string,
+  values: ReturnType<typeof parseCommand<typeof ASK.flags>>['values'] & { sessionId: string | undefined },
+  limits: ReturnType<typeof runLimits>,
+  context: CliContext,
+): Promise<number> {
   const controller = new AbortController();
   let interrupts = 0;
   const onInterrupt = () => {
@@ -47,7 +104,12 @@ export const askCommand: CliCommand = async (args, context) => {
     const result = await askOnce(cadre, {
       question,
       ...(values.agent ? { agent: values.agent } : {}),
-      ...(values.session ? { sessionId: values.session } : {}),
+      ...(values.sessionId ? { sessionId: values.sessionId } : {}),
+      rootLimits: limits.rootLimits,
+      ...(limits.treeBudget ? { limits: { treeBudget: limits.treeBudget } } : {}),
+      ...(values.events
+        ? { onEvent: (event: CadreEvent) => context.stdout.write(`${JSON.stringify(event)}\n`) }
+        : {}),
       userId: context.userId,
       inputs: parseInputs(values.input ?? []),
       signal: controller.signal,
@@ -61,7 +123,7 @@ export const askCommand: CliCommand = async (args, context) => {
     if (values.json) {
       const { answer, status, sessionId, run, usage } = result;
       context.stdout.write(`${JSON.stringify({ answer, status, sessionId, run, usage }, null, 2)}\n`);
-    } else if (envelope.status !== 'error') {
+    } else if (!values.events && envelope.status !== 'error') {
       // An error's summary is the reason, which goes to stderr below; anything else is (partial) answer.
       context.stdout.write(`${envelope.summary}\n`);
     }
@@ -77,9 +139,8 @@ export const askCommand: CliCommand = async (args, context) => {
     return reportError(error, context.stderr);
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onInterrupt);
-    await cadre.close();
   }
-};
+}
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 

@@ -1,30 +1,52 @@
 import { createInterface } from 'node:readline/promises';
-import { parseArgs } from 'node:util';
+import { UserError } from '../../core/errors.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
+import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
+import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, runLimits } from '../run-flags.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { workspaceOption } from '../workspace-option.ts';
 
-/**
- * `cadre chat [--session ID] [--model P:M] [--agent NAME]`: a conversation kept as a session. Ctrl-C
- * during an answer cancels that answer (recorded as cancelled); Ctrl-C or Ctrl-D at the prompt leaves.
- */
-export const chatCommand: CliCommand = async (args, context) => {
-  const { values } = parseArgs({
-    args,
-    options: {
-      session: { type: 'string' },
-      model: { type: 'string' },
-      agent: { type: 'string' },
-      workspace: { type: 'string' },
-      config: { type: 'string' },
-      'approve-all': { type: 'boolean', default: false },
-      'deny-all': { type: 'boolean', default: false },
+export const CHAT = {
+  usage: ['cadre chat [flags]'],
+  summary:
+    'A conversation with the main agent in the terminal, kept as a session, with the same live tree as ' +
+    'cadre ask. Ctrl-C during an answer cancels that answer (recorded as cancelled); Ctrl-C or Ctrl-D ' +
+    'at the prompt, or /exit, leaves. Lines piped in are asked one by one.',
+  flags: {
+    session: {
+      type: 'string',
+      placeholder: 'ID',
+      description: 'continue this session, showing its earlier turns (see cadre sessions list)',
     },
-  });
+    continue: { type: 'boolean', short: 'c', description: 'continue the most recent session' },
+    model: {
+      type: 'string',
+      placeholder: 'P:M',
+      description: 'the model, as provider:model (over CADRE_MODEL)',
+    },
+    agent: { type: 'string', placeholder: 'NAME', description: 'talk to this agent instead of main' },
+    workspace: {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'the folder the workspace tools may read (default: the current one)',
+    },
+    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+    ...RUN_LIMIT_FLAGS,
+    ...APPROVAL_FLAGS,
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
+
+/** `cadre chat`: a conversation kept as a session. */
+export const chatCommand: CliCommand = async (args, context) => {
+  const { values, positionals } = parseCommand(CHAT, args);
+  if (positionals.length)
+    throw new UserError('usage', `cadre chat takes no words ("${positionals[0]}"); type them at the prompt`);
+  if (values.session && values.continue) throw new UserError('usage', '--session and --continue: choose one');
+  const limits = runLimits(values);
   const approval = approvalMode(values['approve-all'], values['deny-all']);
   const cadre = await openCadre(context, {
     ...values,
@@ -33,7 +55,10 @@ export const chatCommand: CliCommand = async (args, context) => {
   reportSetupNotes(cadre, context.stderr);
   let sessionId: string;
   try {
-    const earlier = values.session ? await cadre.sessions.get(context.userId, values.session) : undefined;
+    const continued = values.continue
+      ? (await cadre.sessions.list(context.userId, { limit: 1 }))[0]?.id
+      : values.session;
+    const earlier = continued ? await cadre.sessions.get(context.userId, continued) : undefined;
     sessionId = earlier?.id ?? (await cadre.sessions.create(context.userId)).id;
     if (earlier) {
       const width = ((context.stderr as { columns?: number }).columns ?? 120) - 1;
@@ -95,6 +120,8 @@ export const chatCommand: CliCommand = async (args, context) => {
           question: line,
           ...(values.agent ? { agent: values.agent } : {}),
           sessionId,
+          rootLimits: limits.rootLimits,
+          ...(limits.treeBudget ? { limits: { treeBudget: limits.treeBudget } } : {}),
           userId: context.userId,
           signal: current.signal,
           stderr: context.stderr,

@@ -8,21 +8,46 @@ import {
 } from '../../app/documents.ts';
 import { CadreError } from '../../core/errors.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
+import { answerHelp, type CommandSpec, type FlagSpec, helpText } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
 import { printableLine } from '../terminal-text.ts';
 
-const USAGE = `usage:
-  cadre docs add FILE... [--tags a,b] [--json]
-  cadre docs list [--json]
-  cadre docs search "QUERY" [--limit N] [--type pdf] [--tag T] [--document ID] [--json]
-  cadre docs rm ID... [--json]
-`;
+export const DOCS = {
+  usage: [
+    'cadre docs add FILE... [--tags a,b] [--json]',
+    'cadre docs list [--json]',
+    'cadre docs search "QUERY" [--limit N] [--type pdf] [--tag T] [--document ID] [--json]',
+    'cadre docs rm ID... [--json]',
+  ],
+  summary:
+    'Your document store (PDF, Markdown, HTML, text, CSV, XLSX): what docqa and analyze_document read. ' +
+    'add prints the id of each document it added.',
+  flags: {
+    json: { type: 'boolean', description: 'print JSON' },
+    tags: {
+      type: 'string',
+      placeholder: 'a,b',
+      description: 'add: tags for the added files, comma-separated',
+    },
+    limit: { type: 'string', short: 'n', placeholder: 'N', description: 'search: at most N passages' },
+    type: {
+      type: 'string',
+      placeholder: 'TYPE',
+      description: 'search: only this type (pdf, md, csv, xlsx…)',
+    },
+    tag: { type: 'string', placeholder: 'TAG', description: 'search: only documents with this tag' },
+    document: { type: 'string', placeholder: 'ID', description: 'search: only inside this document' },
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
+
+const USAGE = helpText(DOCS);
 
 /** Files at least this large show their progress while they are added. */
 const PROGRESS_FROM_BYTES = 1024 * 1024;
 
 /** `cadre docs add|list|search|rm`: the caller's document store from the command line. */
 export const docsCommand: CliCommand = async (args, context) => {
+  answerHelp(DOCS, args);
   const [sub, ...rest] = args;
   const action = sub ? ACTIONS[sub] : undefined;
   if (action) {

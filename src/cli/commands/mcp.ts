@@ -1,25 +1,38 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Cadre } from '../../app/create-cadre.ts';
 import { trustFolder, untrustFolder } from '../../config/folder-trust.ts';
 import { UserError } from '../../core/errors.ts';
 import { serveStdio } from '../../mcp/server/stdio.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
+import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+
+export const MCP = {
+  usage: [
+    'cadre mcp                  serve the agents as MCP tools over stdio',
+    'cadre mcp list [--json]    configured MCP servers and their tools',
+    "cadre mcp trust [DIR]      let this folder's .mcp.json start its servers",
+    'cadre mcp untrust [DIR]',
+  ],
+  summary:
+    "MCP both ways: Cadre's agents as tools for other clients, and other servers' tools for Cadre's agents.",
+  flags: {
+    json: { type: 'boolean', default: false, description: 'list: print JSON' },
+    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+    workspace: {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'the folder the workspace tools may read (default: the current one)',
+    },
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
 /** `cadre mcp` (serve agents over stdio) · `mcp list` · `mcp trust [DIR]` · `mcp untrust [DIR]` */
 export const mcpCommand: CliCommand = async (args, context) => {
   const sub = args[0]?.startsWith('-') ? undefined : args[0];
   const rest = sub === undefined ? args : args.slice(1);
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      config: { type: 'string' },
-      workspace: { type: 'string' },
-    },
-  });
+  answerHelp(MCP, args);
+  const { values, positionals } = parseCommand(MCP, rest);
   const folder = resolve(context.cwd, positionals[0] ?? '.');
   const cadre = await Cadre.create({
     env: context.env,

@@ -1,9 +1,36 @@
-import { parseArgs } from 'node:util';
 import type { Cadre } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/errors.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
+import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
 import { runReport } from '../run-report.ts';
+
+export const RUNS = {
+  usage: [
+    'cadre runs list [--json] [--limit N]',
+    'cadre runs show ID [--json | --verbose]',
+    'cadre runs rm ID...',
+    'cadre runs prune --older-than 30d [--json]',
+  ],
+  summary:
+    'Stored run trees, newest first. show prints a tree with each tool call and its output and each ' +
+    "sub-agent's summary (trimmed; --verbose prints all of it). A run whose process was killed shows as " +
+    'interrupted.',
+  flags: {
+    json: { type: 'boolean', default: false, description: 'print JSON (the run tree for show)' },
+    limit: { type: 'string', placeholder: 'N', description: 'list at most N runs (default 20)' },
+    verbose: {
+      type: 'boolean',
+      default: false,
+      description: 'show: whole tool inputs, outputs and summaries',
+    },
+    'older-than': {
+      type: 'string',
+      placeholder: 'AGE',
+      description: 'prune: remove finished trees started longer ago than this (30d, 12h, 90m, 2w)',
+    },
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
 /**
  * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs rm ID...` ·
@@ -11,16 +38,8 @@ import { runReport } from '../run-report.ts';
  */
 export const runsCommand: CliCommand = async (args, context) => {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      limit: { type: 'string' },
-      'older-than': { type: 'string' },
-      verbose: { type: 'boolean', default: false },
-    },
-  });
+  answerHelp(RUNS, args);
+  const { values, positionals } = parseCommand(RUNS, rest);
   const cadre = await openCadre(context, { lazy: true });
   try {
     return await runCommand(cadre, sub, values, positionals, context);

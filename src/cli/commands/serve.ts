@@ -1,24 +1,42 @@
-import { parseArgs } from 'node:util';
 import { UserError } from '../../core/errors.ts';
 import { mcpHttpRoutes } from '../../mcp/server/http-routes.ts';
 import { startServer } from '../../server/serve.ts';
 import { ensureWebApp } from '../../server/web-build.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
+import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 
+export const SERVE = {
+  usage: ['cadre serve [--host 127.0.0.1] [--port 4319]'],
+  summary:
+    'The HTTP API and the web app until Ctrl-C or SIGTERM. The first line printed is "Cadre listening on ' +
+    'http://HOST:PORT". Without users (cadre users add) or CADRE_TOKEN it listens on loopback only.',
+  flags: {
+    host: { type: 'string', placeholder: 'HOST', description: 'address to listen on (default 127.0.0.1)' },
+    port: {
+      type: 'string',
+      placeholder: 'PORT',
+      description: 'port to listen on (default 4319; 0 takes a free one)',
+    },
+    model: {
+      type: 'string',
+      placeholder: 'P:M',
+      description: 'the main model, as provider:model (over CADRE_MODEL)',
+    },
+    workspace: {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'the folder the workspace tools may read (default: the current one)',
+    },
+    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+  },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
+
 /** `cadre serve [--host 127.0.0.1] [--port 4319]`: the HTTP API and web app until SIGINT/SIGTERM. */
 export const serveCommand: CliCommand = async (args, context) => {
-  const { values } = parseArgs({
-    args,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      model: { type: 'string' },
-      workspace: { type: 'string' },
-      config: { type: 'string' },
-    },
-  });
+  const { values, positionals } = parseCommand(SERVE, args);
+  if (positionals.length) throw new UserError('usage', `cadre serve takes no words ("${positionals[0]}")`);
   const cadre = await openCadre(context, values);
   reportSetupNotes(cadre, context.stderr);
   ensureWebApp((line) => context.stderr.write(`${line}\n`));

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { addUser, listUsers, removeUser, type UserStore } from '../../app/users.ts';
 import { UserError } from '../../core/errors.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
+import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
 
 const USAGE = `usage:
@@ -10,17 +10,22 @@ const USAGE = `usage:
   cadre users rm NAME
 `;
 
+export const USERS = {
+  usage: ['cadre users add NAME [--json]', 'cadre users list [--json]', 'cadre users rm NAME'],
+  summary:
+    'People (or programs) who may use cadre serve, each with a bearer token; add prints the token once ' +
+    '(only a hash is kept). Once any user exists the server requires a token on every API route.',
+  flags: { json: { type: 'boolean', default: false, description: 'print JSON (add: {name, token})' } },
+} as const satisfies CommandSpec<Record<string, FlagSpec>>;
+
 /**
  * `cadre users add|list|rm`: people (or programs) who may use `cadre serve`, each with a bearer token. Once
  * any user exists the server requires a token on every API route, and may listen beyond loopback.
  */
 export const usersCommand: CliCommand = async (args, context) => {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false } },
-  });
+  answerHelp(USERS, args);
+  const { values, positionals } = parseCommand(USERS, rest);
   const cadre = await openCadre(context, { lazy: true });
   try {
     return await usersAction(sub, positionals, values.json, cadre.users, context);

@@ -1,0 +1,58 @@
+import { UserError } from '../core/errors.ts';
+import type { RunRequest } from '../core/runtime.ts';
+import type { FlagSpec } from './command-args.ts';
+
+/** The limit flags `ask` and `chat` share. */
+export const RUN_LIMIT_FLAGS = {
+  'max-turns': {
+    type: 'string',
+    placeholder: 'N',
+    description: 'model calls with tools the main agent (or --agent) may make before it must answer',
+  },
+  budget: {
+    type: 'string',
+    placeholder: 'TOKENS',
+    description:
+      'tokens the whole tree of runs may spend (config limits.treeBudget); then it stops as budget',
+  },
+  timeout: {
+    type: 'string',
+    placeholder: 'SECONDS',
+    description: 'wall-clock limit for the whole answer; then it stops as timeout',
+  },
+} as const satisfies Record<string, FlagSpec>;
+
+/** How `ask` and `chat` decide tool calls that need a person's approval without asking. */
+export const APPROVAL_FLAGS = {
+  'approve-all': {
+    type: 'boolean',
+    default: false,
+    description: 'approve every tool call that needs approval (write_file, edit_file, bash…) without asking',
+  },
+  'deny-all': { type: 'boolean', default: false, description: 'deny every tool call that needs approval' },
+} as const satisfies Record<string, FlagSpec>;
+
+/** `--max-turns`, `--budget`, `--timeout` as the root run's limits and the tree's budget. */
+export function runLimits(values: { 'max-turns'?: string; budget?: string; timeout?: string }): {
+  rootLimits: NonNullable<RunRequest['rootLimits']>;
+  treeBudget: number | undefined;
+} {
+  const rootLimits: NonNullable<RunRequest['rootLimits']> = {};
+  const maxTurns = whole('--max-turns', values['max-turns']);
+  if (maxTurns !== undefined) rootLimits.maxTurns = maxTurns;
+  if (values.timeout !== undefined) {
+    const seconds = Number(values.timeout);
+    if (!Number.isFinite(seconds) || seconds <= 0)
+      throw new UserError('usage', `--timeout ${values.timeout}: expected a number of seconds above 0`);
+    rootLimits.timeoutMs = Math.round(seconds * 1000);
+  }
+  return { rootLimits, treeBudget: whole('--budget', values.budget) };
+}
+
+function whole(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1)
+    throw new UserError('usage', `${flag} ${value}: expected a whole number above 0`);
+  return number;
+}

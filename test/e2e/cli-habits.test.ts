@@ -1,0 +1,149 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FlagSpec } from '../../src/cli/command-args.ts';
+import { AGENTS } from '../../src/cli/commands/agents.ts';
+import { ASK } from '../../src/cli/commands/ask.ts';
+import { CHAT } from '../../src/cli/commands/chat.ts';
+import { DOCS } from '../../src/cli/commands/docs.ts';
+import { MCP } from '../../src/cli/commands/mcp.ts';
+import { RUNS } from '../../src/cli/commands/runs.ts';
+import { SERVE } from '../../src/cli/commands/serve.ts';
+import { SESSIONS } from '../../src/cli/commands/sessions.ts';
+import { USERS } from '../../src/cli/commands/users.ts';
+import { COMMANDS } from '../../src/cli/main.ts';
+import type { CadreEvent } from '../../src/core/events.ts';
+import type { RunTree } from '../../src/core/run-tree.ts';
+import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { runCli, tempHome } from '../helpers/cli.ts';
+
+const isMain = (system: string) => system.includes('## When to delegate');
+const SPECS: Record<string, { flags: Record<string, FlagSpec> }> = {
+  ask: ASK,
+  chat: CHAT,
+  sessions: SESSIONS,
+  agents: AGENTS,
+  runs: RUNS,
+  docs: DOCS,
+  mcp: MCP,
+  serve: SERVE,
+  users: USERS,
+};
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+async function setup(script: FixtureScript, config?: object) {
+  const server = await startOpenAIServer(script);
+  close = server.close;
+  const home = tempHome();
+  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  return {
+    server,
+    env: { CADRE_HOME: home, CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL },
+  };
+}
+
+const userWords = (body: { messages: Array<{ role: string; content?: unknown }> }) =>
+  body.messages.filter((message) => message.role === 'user').map((message) => contentText(message.content));
+
+describe('cadre COMMAND --help', () => {
+  it('every command has help listing every flag it takes, and the top-level help lists every command', async () => {
+    expect(Object.keys(SPECS).sort()).toEqual(Object.keys(COMMANDS).sort());
+    const env = { CADRE_HOME: tempHome() };
+    const top = await runCli(['--help'], env);
+    for (const name of Object.keys(COMMANDS)) expect(top.stdout).toContain(`cadre ${name}`);
+    for (const [name, spec] of Object.entries(SPECS)) {
+      const help = await runCli([name, '--help'], env);
+      expect([name, help.code]).toEqual([name, 0]);
+      expect(help.stdout).toMatch(new RegExp(`^cadre ${name}: usage:`));
+      for (const flag of Object.keys(spec.flags)) expect(help.stdout).toContain(`--${flag}`);
+    }
+  });
+});
+
+describe('cadre ask habits', () => {
+  const echo: FixtureScript = ({ body }) => ({ text: `heard: ${userWords(body).join(' | ')}` });
+
+  it('joins a piped file to the question, reads it all with -, and refuses input far too long', async () => {
+    const { server, env } = await setup(echo, { limits: { maxQuestionChars: 1_000 } });
+    const joined = await runCli(['ask', '--json', 'summarise'], env, { stdin: 'Notes: buy milk.\n' });
+    expect(JSON.parse(joined.stdout).answer).toBe('heard: summarise\n\nNotes: buy milk.');
+    const whole = await runCli(['ask', '--json', '-'], env, { stdin: 'What is in my notes?\n' });
+    expect(JSON.parse(whole.stdout).answer).toBe('heard: What is in my notes?');
+    const asked = server.requests.length;
+    const long = await runCli(['ask', 'summarise'], env, { stdin: 'x'.repeat(5_000) });
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/more than the limit of 1,000/);
+    expect(server.requests.length).toBe(asked);
+  });
+
+  it('refuses 5 MB by default before any model call', async () => {
+    const { server, env } = await setup(echo);
+    const result = await runCli(['ask', 'summarise'], env, { stdin: 'word '.repeat(1_000_000) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/limit of 2,000,000/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('--max-turns, --budget and --timeout bound the answer', async () => {
+    const { server, env } = await setup(({ body }) => {
+      if (userWords(body).join(' ').includes('stall')) return { hang: true };
+      return { toolCalls: [{ name: 'calculate', arguments: { expression: `${body.messages.length} + 1` } }] };
+    });
+    const turns = await runCli(['ask', '--json', '--max-turns', '2', 'count up'], env);
+    expect(JSON.parse(turns.stdout).status).toBe('max_turns');
+    expect(server.requests).toHaveLength(3);
+    const budget = await runCli(['ask', '--json', '--budget', '50', 'count up'], env);
+    expect(JSON.parse(budget.stdout).status).toBe('budget');
+    const started = performance.now();
+    const timeout = await runCli(['ask', '--json', '--timeout', '1', 'stall'], env);
+    expect(JSON.parse(timeout.stdout).status).toBe('timeout');
+    expect(timeout.code).toBe(1);
+    expect(performance.now() - started).toBeLessThan(6_000);
+    const bad = await runCli(['ask', '--max-turns', 'many', 'hi'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--max-turns many/);
+  });
+
+  it('lists sessions and continues the last one with -c', async () => {
+    const { env } = await setup(echo);
+    const first = JSON.parse((await runCli(['ask', '--json', 'My name is Ada.'], env)).stdout);
+    const second = JSON.parse((await runCli(['ask', '--json', '-c', 'What is my name?'], env)).stdout);
+    expect(second.sessionId).toBe(first.sessionId);
+    expect(second.answer).toBe('heard: My name is Ada. | What is my name?');
+    const listed = JSON.parse((await runCli(['sessions', 'list', '--json'], env)).stdout).sessions;
+    expect(listed).toEqual([expect.objectContaining({ id: first.sessionId, title: 'My name is Ada.' })]);
+    expect((await runCli(['sessions', 'list'], env)).stdout).toContain(first.sessionId);
+    const chat = await runCli(['chat', '-c'], env, { stdin: 'And now?\n' });
+    expect(chat.stdout).toContain('heard: My name is Ada. | What is my name? | And now?');
+    expect((await runCli(['sessions', 'rm', first.sessionId], env)).code).toBe(0);
+    expect((await runCli(['sessions', 'rm', first.sessionId], env)).code).toBe(2);
+  });
+
+  it('--events prints the event stream as JSON lines', async () => {
+    const { env } = await setup(({ body, system }) => {
+      if (isMain(system) && body.messages.at(-1)?.role === 'user')
+        return { toolCalls: [{ name: 'math', arguments: { task: '2 + 2' } }] };
+      return { text: 'four' };
+    });
+    const result = await runCli(['ask', '--events', 'What is 2 + 2?'], env);
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as CadreEvent);
+    expect(events[0]).toMatchObject({ type: 'run-start', agent: 'main', depth: 0 });
+    expect(events.at(-1)).toMatchObject({ type: 'run-finish', agent: 'main', status: 'ok', summary: 'four' });
+    expect(
+      events.some((event) => event.type === 'run-start' && event.agent === 'math' && event.depth === 1),
+    ).toBe(true);
+    const tree = JSON.parse(
+      (await runCli(['runs', 'show', events[0]!.runId, '--json'], env)).stdout,
+    ) as RunTree;
+    expect(tree.children[0]!.agent).toBe('math');
+  });
+});
