@@ -55,17 +55,25 @@ export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<
     throw new UserError('bad_arguments', `${call.agent}: ${problems.join('; ')}`, { agent: call.agent });
   }
   const { task, ...inputs } = parsed.data as { task: string } & Record<string, unknown>;
+  // A live tree like any other: its events can be followed and it can be stopped through the runs API,
+  // and a server shutting down cancels it.
+  const live = cadre.live.begin(call.userId);
+  const signal = call.signal ? AbortSignal.any([call.signal, live.signal]) : live.signal;
   try {
     const outcome = await runtime.run({
       agent: call.agent,
       task,
       inputs,
       userId: call.userId,
-      ...(call.signal ? { signal: call.signal } : {}),
-      ...(call.onEvent ? { onEvent: call.onEvent } : {}),
+      signal,
+      onEvent: (event) => {
+        live.observe(event);
+        call.onEvent?.(event);
+      },
     });
     return outcome.envelope;
   } finally {
     await cadre.store.runs.flush();
+    live.end();
   }
 }

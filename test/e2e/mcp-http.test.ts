@@ -83,5 +83,19 @@ describe('/mcp on cadre serve', () => {
     })) as CallToolResult;
     expect(result.structuredContent).toMatchObject({ status: 'ok', summary: '6 * 7 = 42' });
     expect(progress).toEqual(['math started', 'math calls calculate', 'math finished: ok']);
+
+    // The run is stored for the user who called, and only they see it.
+    const runId = (result.structuredContent as { runId: string }).runId;
+    const bobToken = JSON.parse((await runCli(['users', 'add', 'bob', '--json'], env)).stdout)
+      .token as string;
+    const asAlice = await fetch(`${server.url}/api/runs/${runId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(asAlice.status).toBe(200);
+    expect(await asAlice.json()).toMatchObject({ agent: 'math', status: 'ok' });
+    const asBob = await fetch(`${server.url}/api/runs/${runId}`, {
+      headers: { authorization: `Bearer ${bobToken}` },
+    });
+    expect(asBob.status).toBe(404);
   });
 });

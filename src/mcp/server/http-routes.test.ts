@@ -148,4 +148,24 @@ describe('/mcp over Streamable HTTP', () => {
     }
     expect(status).toBe('cancelled');
   });
+
+  it('a call is a live tree like any other: the runs API stops it, and the caller gets isError', async () => {
+    const { cadre, connect } = await setup(() => ({ delayMs: 60_000, text: 'too late' }));
+    const alice = await connect('alice');
+    let rootRunId: string | undefined;
+    const call = alice.client.callTool({ name: 'math', arguments: { task: 'slow' } }, undefined, {
+      onprogress: () => {
+        rootRunId ??= cadre.live.all().find((tree) => tree.userId === 'alice')?.rootRunId;
+      },
+    });
+    await new Promise<void>((resolve) => {
+      const wait = () => (rootRunId ? resolve() : setTimeout(wait, 10));
+      wait();
+    });
+    await expect(cadre.runs.cancel('bob', rootRunId!)).rejects.toThrow(/There is no run/);
+    expect(await cadre.runs.cancel('alice', rootRunId!)).toEqual({ cancelled: true });
+    const result = (await call) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ status: 'cancelled', runId: rootRunId });
+  });
 });
