@@ -202,6 +202,8 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     const panel = page.getByRole('dialog', { name: 'Agents' });
     const toggle = panel.getByRole('switch', { name: 'research enabled' });
     expect(await toggle.getAttribute('aria-checked')).toBe('true');
+    await panel.getByRole('status').getByText('The last answer did not use delegation.').waitFor();
+    await panel.getByRole('radio', { name: /Delegate/ }).isChecked();
     await toggle.click();
     await panel.getByRole('status').getByText('Saved research.').waitFor({ state: 'attached' });
     expect(await toggle.getAttribute('aria-checked')).toBe('false');

@@ -204,8 +204,8 @@ export function App() {
               // The server creates the session with the message; list it once it exists.
               setTimeout(() => void refreshSessions(), 500);
             }}
-            onAnswered={(metadata) => {
-              setLastDelegationUsed(metadata?.delegationUsed);
+            onAnswered={(delegationUsed) => {
+              setLastDelegationUsed(delegationUsed);
               void refreshSessions();
             }}
           />

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chatBody, isMain, readChunks, testServer } from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
 
+const post = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
 const patch = (body: unknown) => ({
   method: 'PATCH',
   body: JSON.stringify(body),
@@ -77,9 +78,32 @@ describe('GET and PATCH /api/agents', () => {
   });
 });
 
-describe('GET /api/settings', () => {
+describe('GET and PATCH /api/settings', () => {
+  it('switches the caller to prefetch mode, which then runs the prefetch agent before main answers', async () => {
+    const agentsAsked: string[] = [];
+    const { app } = await testServer((request: ScriptedRequest) => {
+      agentsAsked.push(isMain(request.system) ? 'main' : 'other');
+      return { text: 'ok' };
+    });
+    expect(await (await app.request('/api/settings')).json()).toMatchObject({ delegationMode: 'delegate' });
+    const refused = await app.request('/api/settings', patch({ delegationMode: 'prefetch' }));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { message: expect.stringContaining('prefetch') } });
+    const changed = await app.request(
+      '/api/settings',
+      patch({ delegationMode: 'prefetch', prefetch: { agent: 'research', trigger: 'weather' } }),
+    );
+    expect(await changed.json()).toMatchObject({
+      delegationMode: 'prefetch',
+      prefetch: { agent: 'research' },
+    });
+    await readChunks(await app.request('/api/chat', post(chatBody('s9', 'The weather in Lyon?'))));
+    expect(agentsAsked[0]).toBe('other');
+    expect(agentsAsked).toContain('main');
+  });
+
   it('says which model answers, or how to set one (the CLI’s own words)', async () => {
     const { app } = await testServer([{ text: 'hi' }]);
-    expect(await (await app.request('/api/settings')).json()).toEqual({ model: 'scripted:test' });
+    expect(await (await app.request('/api/settings')).json()).toEqual({ model: 'scripted:test', delegationMode: 'delegate' });
   });
 });

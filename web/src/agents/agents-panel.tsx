@@ -14,18 +14,21 @@ import {
 } from '../api/resources.ts';
 
 const MODES: Array<{ value: DelegationMode; label: string; help: string }> = [
-  { value: 'off', label: 'Off', help: 'The main agent answers alone, with no sub-agents.' },
   { value: 'delegate', label: 'Delegate', help: 'The main agent decides when to hand work to a sub-agent.' },
   {
     value: 'prefetch',
     label: 'Prefetch',
-    help: 'Sub-agents gather context first, then the main agent answers.',
+    help: 'A sub-agent gathers context first (for questions matching the trigger), then the main agent answers.',
   },
 ];
 
 export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolean | undefined }) {
   const [agents, setAgents] = useState<AgentSummary[] | undefined>();
   const [mode, setMode] = useState<DelegationMode | undefined>();
+  const [prefetch, setPrefetch] = useState<{ agent: string; trigger: string }>({
+    agent: 'research',
+    trigger: '.',
+  });
   const [error, setError] = useState<string | undefined>();
   const [saved, setSaved] = useState<string | undefined>();
 
@@ -36,7 +39,9 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
       setError((caught as Error).message);
     }
     try {
-      setMode((await getSettings()).delegationMode);
+      const settings = await getSettings();
+      setMode(settings.delegationMode);
+      if (settings.prefetch) setPrefetch(settings.prefetch);
     } catch {
       // A server without settings: the mode control stays hidden.
     }
@@ -63,8 +68,11 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
   const changeMode = async (next: DelegationMode) => {
     const previous = mode;
     setMode(next);
+    setError(undefined);
     try {
-      await updateSettings({ delegationMode: next });
+      await updateSettings(
+        next === 'prefetch' ? { delegationMode: next, prefetch } : { delegationMode: next },
+      );
       setSaved(`Delegation mode: ${next}.`);
     } catch (caught) {
       setMode(previous);
@@ -92,6 +100,36 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
               </span>
             </label>
           ))}
+          {mode === 'prefetch' && (
+            <div className="prefetch-fields">
+              <label>
+                <span>Agent</span>
+                <select
+                  value={prefetch.agent}
+                  onChange={(event) => setPrefetch({ ...prefetch, agent: event.target.value })}
+                  onBlur={() => void changeMode('prefetch')}
+                >
+                  {(subAgents ?? []).map((agent) => (
+                    <option key={agent.name} value={agent.name}>
+                      {agent.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <label>
+                <span>For questions matching</span>
+                <input
+                  value={prefetch.trigger}
+                  aria-describedby="trigger-help"
+                  onChange={(event) => setPrefetch({ ...prefetch, trigger: event.target.value })}
+                  onBlur={() => void changeMode('prefetch')}
+                />
+              </label>
+              <span id="trigger-help" className="muted small-text">
+                a regular expression; <code>.</code> matches every question
+              </span>
+            </div>
+          )}
           <p className="mode-status" role="status">
             <span className={`dot ${lastDelegationUsed ? 'dot-on' : 'dot-off'}`} aria-hidden="true" />
             {lastDelegationUsed === undefined

@@ -222,7 +222,7 @@ export async function listPendingApprovals(): Promise<PendingApproval[]> {
   });
 }
 
-export type DelegationMode = 'off' | 'delegate' | 'prefetch';
+export type DelegationMode = 'delegate' | 'prefetch';
 
 export interface Settings {
   delegationMode?: DelegationMode | undefined;
@@ -231,18 +231,29 @@ export interface Settings {
   /** The CLI's explanation of how to set a model, when none is configured. */
   noModelMessage?: string | undefined;
   authRequired?: boolean | undefined;
+  prefetch?: { agent: string; trigger: string } | undefined;
 }
 
 export async function getSettings(): Promise<Settings> {
   const body = await apiJson<Json>('/api/settings');
   const mode = body.delegationMode ?? body.delegation_mode;
   return {
-    delegationMode: mode === 'off' || mode === 'delegate' || mode === 'prefetch' ? mode : undefined,
+    delegationMode: mode === 'delegate' || mode === 'prefetch' ? mode : undefined,
+    prefetch:
+      body.prefetch && typeof body.prefetch === 'object'
+        ? {
+            agent: String((body.prefetch as Json).agent ?? ''),
+            trigger: String((body.prefetch as Json).trigger ?? ''),
+          }
+        : undefined,
     model: body.model === null ? null : text(body.model),
     noModelMessage: text(body.noModelMessage) ?? text((body.setup as Json | undefined)?.message),
   };
 }
 
-export async function updateSettings(change: { delegationMode: DelegationMode }): Promise<void> {
+export async function updateSettings(change: {
+  delegationMode: DelegationMode;
+  prefetch?: { agent: string; trigger: string };
+}): Promise<void> {
   await apiJson('/api/settings', { method: 'PATCH', json: change });
 }

@@ -7,7 +7,7 @@ import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { apiFetch, authHeaders } from '../api/client.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
-import type { CadreEvent, CadreMessage, ChatMessageMetadata, RunPartData } from '../runs/protocol.ts';
+import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
@@ -42,7 +42,7 @@ export function ChatView({
   /** Set when the server has no model: the page explains how to set one instead of failing on send. */
   noModelMessage?: string | undefined;
   onFirstMessage: () => void;
-  onAnswered: (metadata: ChatMessageMetadata | undefined) => void;
+  onAnswered: (delegationUsed: boolean) => void;
 }) {
   const liveRoot = useRef<string | undefined>(undefined);
   const [inspecting, setInspecting] = useState<string | undefined>();
@@ -62,7 +62,11 @@ export function ChatView({
         if (header.parentRunId === null) liveRoot.current = header.runId;
       } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
     },
-    onFinish: ({ message }) => onAnswered(message.metadata),
+    onFinish: ({ message }) => {
+      // Whether the answer delegated: the server's word when it gives one, else whether the tree had children.
+      const root = rootRunIdOf(message);
+      onAnswered(message.metadata?.delegationUsed ?? (root ? store.children(root).length > 0 : false));
+    },
   });
   const busy = status === 'submitted' || status === 'streaming';
 
