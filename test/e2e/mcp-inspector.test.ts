@@ -53,13 +53,13 @@ describe("cadre mcp from the MCP Inspector's CLI mode", () => {
       '-e',
       `CADRE_HOME=${tempHome()}`,
       '-e',
-      'CADRE_MODEL=compatible:fixture',
-      '-e',
       `CADRE_COMPATIBLE_BASE_URL=${model.baseURL}`,
       '--',
       process.execPath,
       CLI_ENTRY,
       'mcp',
+      '--model',
+      'compatible:fixture',
     ];
     const listed = await inspector(['--method', 'tools/list', ...cadre], {});
     expect(listed.code, listed.stderr).toBe(0);

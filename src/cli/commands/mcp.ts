@@ -18,6 +18,11 @@ export const MCP = {
     "MCP both ways: Cadre's agents as tools for other clients, and other servers' tools for Cadre's agents.",
   flags: {
     json: { type: 'boolean', default: false, description: 'list: print JSON' },
+    model: {
+      type: 'string',
+      placeholder: 'P:M',
+      description: 'the main model, as provider:model (over CADRE_MODEL)',
+    },
     config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
     workspace: {
       type: 'string',
@@ -38,6 +43,7 @@ export const mcpCommand: CliCommand = async (args, context) => {
     env: context.env,
     cwd: sub === 'trust' || sub === 'untrust' ? folder : context.cwd,
     ...(context.store ? { store: context.store } : {}),
+    ...(values.model ? { flags: { model: values.model } } : {}),
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.workspace ? { workspace: resolve(context.cwd, values.workspace) } : {}),
   });
