@@ -13,7 +13,7 @@ const common = {
 
 export function TrashIcon() {
   return (
-    <svg {...common}>
+    <svg {...common} aria-hidden="true">
       <path d="M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3" />
     </svg>
   );
@@ -21,7 +21,7 @@ export function TrashIcon() {
 
 export function CloseIcon() {
   return (
-    <svg {...common}>
+    <svg {...common} aria-hidden="true">
       <path d="M6 6l12 12M18 6L6 18" />
     </svg>
   );
