@@ -11,10 +11,11 @@ import { RUNS } from '../../src/cli/commands/runs.ts';
 import { SERVE } from '../../src/cli/commands/serve.ts';
 import { SESSIONS } from '../../src/cli/commands/sessions.ts';
 import { USERS } from '../../src/cli/commands/users.ts';
-import { COMMANDS } from '../../src/cli/main.ts';
+import { COMMANDS, main } from '../../src/cli/main.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { captureStream } from '../helpers/capture.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
@@ -53,19 +54,34 @@ const userWords = (body: { messages: Array<{ role: string; content?: unknown }> 
 describe('cadre COMMAND --help', () => {
   it('every command has help listing every flag it takes, and the top-level help lists every command', async () => {
     expect(Object.keys(SPECS).sort()).toEqual(Object.keys(COMMANDS).sort());
-    const env = { CADRE_HOME: tempHome() };
-    const top = await runCli(['--help'], env);
+    // In process: eleven processes would take longer than the check itself.
+    const cli = async (args: string[]) => {
+      const stdout = captureStream();
+      const code = await main(args, {
+        stdout: stdout.stream,
+        stderr: captureStream().stream,
+        env: { CADRE_HOME: tempHome() },
+      });
+      return { code, stdout: stdout.text() };
+    };
+    const top = await cli(['--help']);
     for (const name of Object.keys(COMMANDS)) expect(top.stdout).toContain(`cadre ${name}`);
     for (const [name, spec] of Object.entries(SPECS)) {
-      const help = await runCli([name, '--help'], env);
+      const help = await cli([name, '--help']);
       expect([name, help.code]).toEqual([name, 0]);
       expect(help.stdout).toMatch(new RegExp(`^cadre ${name}: usage:`));
       for (const flag of Object.keys(spec.flags)) expect(help.stdout).toContain(`--${flag}`);
     }
+    // The help is real: the process entry point answers it too, and a wrong flag is named.
+    const spawned = await runCli(['runs', 'prune', '--help'], { CADRE_HOME: tempHome() });
+    expect(spawned.stdout).toContain('--older-than');
+    const wrong = await runCli(['sessions', 'list', '--colour'], { CADRE_HOME: tempHome() });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--colour/);
   });
 });
 
-describe('cadre ask habits', () => {
+describe('cadre ask habits', { timeout: 60_000 }, () => {
   const echo: FixtureScript = ({ body }) => ({ text: `heard: ${userWords(body).join(' | ')}` });
 
   it('joins a piped file to the question, reads it all with -, and refuses input far too long', async () => {

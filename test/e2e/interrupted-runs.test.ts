@@ -38,7 +38,7 @@ async function tree(env: Record<string, string>, id?: string): Promise<RunTree> 
   return JSON.parse((await runCli(['runs', 'show', runId, '--json'], env)).stdout) as RunTree;
 }
 
-describe('runs whose process is killed', () => {
+describe('runs whose process is killed', { timeout: 60_000 }, () => {
   it('are marked interrupted on the next start, with the whole tree', async () => {
     const { env, started } = await hangingSubAgent();
     const killed = await runCli(['ask', 'Start something long'], env, {
@@ -108,5 +108,5 @@ describe('cadre runs rm and prune', () => {
     const bad = await runCli(['runs', 'prune', '--older-than', 'a month'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/30d/);
-  });
+  }, 60_000);
 });

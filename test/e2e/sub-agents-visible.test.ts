@@ -27,7 +27,7 @@ async function setup() {
   return { CADRE_HOME: tempHome(), CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL };
 }
 
-describe('sub-agents seen from the terminal', () => {
+describe('sub-agents seen from the terminal', { timeout: 60_000 }, () => {
   it('runs show prints each tool call with its output and each sub-agent’s summary, trimmed unless --verbose', async () => {
     const env = await setup();
     const asked = await runCli(['ask', '--json', 'What is 17 times 23?'], env);

@@ -12,7 +12,7 @@ afterEach(async () => {
   cleanups = [];
 });
 
-describe('the tools section of config', () => {
+describe('the tools section of config', { timeout: 60_000 }, () => {
   it('refuses an unknown key, naming the file and the field', async () => {
     const home = tempHome();
     const file = join(home, 'config.json');
