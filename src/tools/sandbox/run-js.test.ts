@@ -81,7 +81,9 @@ describe('run_js in a run (code mode)', () => {
     const { envelope } = await runtime.run({ agent: 'math', task: 'x' });
     expect(envelope.status).toBe('ok');
     const output = model.calls[1]?.toolResults[0]?.output as any;
-    expect(output.result[0]).toMatch(/needs more than the calculator's 256 MB of memory/);
+    // Which cap trips first depends on the machine's load (a busy CI host reaches the time limit before
+    // the heap cap); either way the bomb is a catchable error and the next expression still works.
+    expect(output.result[0]).toMatch(/needs more than the calculator's 256 MB of memory|took longer than/);
     expect(output.result[1]).toBe('42');
   });
 
