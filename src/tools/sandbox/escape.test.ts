@@ -159,13 +159,16 @@ describe('run_js escape suite', () => {
 
   it('values nested deeper than the host can serialise are refused where they cross', async () => {
     const deep = "JSON.parse('['.repeat(6000) + ']'.repeat(6000))";
-    const returned = await run(`return ${deep}`);
+    // Parsing 6,000 levels inside QuickJS takes a few hundred ms on a loaded host: give it time, so the
+    // depth check (not the time limit) is what answers.
+    const returned = await run(`return ${deep}`, { limits: { timeMs: 10_000 } });
     expect(returned).toMatchObject({ ok: false, error: expect.stringMatching(/nests 6000 levels deep/) });
     // Host code (events, the store, model messages) serialises what comes out with recursive JSON.stringify.
     expect(() => JSON.stringify(returned)).not.toThrow();
     received.length = 0;
     const input = await run(
       `try { await echo({ v: ${deep} }); return 'sent'; } catch (e) { return e.message; }`,
+      { limits: { timeMs: 10_000 } },
     );
     expect(input).toMatchObject({ ok: true, value: expect.stringMatching(/nests 6001 levels deep/) });
     expect(received).toEqual([]);
