@@ -17,6 +17,9 @@ import { createModelResolver } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openSqliteStore } from '../store/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
+
+export type { Store };
+
 import type { UserStore } from '../store/user-store.ts';
 import { AgentsView } from './agents-view.ts';
 import { ApprovalSigner, PendingApprovals } from './approvals.ts';

@@ -8,7 +8,7 @@ import {
   ingestFile,
 } from '../documents/ingest.ts';
 import { searchDocuments } from '../documents/search.ts';
-import { DOCUMENT_TYPES, type DocumentType } from '../store/documents/types.ts';
+import { DOCUMENT_TYPES, type DocumentType } from '../documents/types.ts';
 import { describeDocument } from '../tools/documents/filter-input.ts';
 import type { CadreParts } from './create-cadre.ts';
 

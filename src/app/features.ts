@@ -5,7 +5,7 @@ import {
   documentsInstructionFragment,
   hasDocuments,
 } from '../documents/agent-context.ts';
-import type { DocumentStore } from '../store/documents/document-store.ts';
+import type { DocumentStore } from '../documents/document-store.ts';
 
 /** What a feature needs to decide whether it is on and relevant for one request. */
 export interface FeatureContext {

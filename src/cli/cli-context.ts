@@ -1,5 +1,5 @@
+import type { Store } from '../app/create-cadre.ts';
 import { Cadre, type CadreOptions } from '../app/create-cadre.ts';
-import type { Store } from '../store/store.ts';
 
 /** What every `cadre` sub-command gets: where to write, who is asking, and how to open Cadre. */
 export interface CliContext {

@@ -1,7 +1,7 @@
 import type { PrepareAgent } from '../core/run-agent.ts';
-import type { DocumentStore } from '../store/documents/document-store.ts';
-import type { DocumentRecord, StoredChunk } from '../store/documents/types.ts';
+import type { DocumentStore } from './document-store.ts';
 import { DocumentRejectedError } from './errors.ts';
+import type { DocumentRecord, StoredChunk } from './types.ts';
 
 /** How much of a document `analyze_document` gets in its instructions, by default. */
 export const DEFAULT_DOCUMENT_CONTEXT_CHARS = 50_000;

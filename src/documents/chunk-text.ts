@@ -1,4 +1,4 @@
-import type { ChunkInput } from '../store/documents/types.ts';
+import type { ChunkInput } from './types.ts';
 
 export interface ChunkOptions {
   /** Longest chunk, in characters. */

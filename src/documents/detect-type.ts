@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
-import type { DocumentType } from '../store/documents/types.ts';
 import { DocumentRejectedError } from './errors.ts';
+import type { DocumentType } from './types.ts';
 
 const BY_EXTENSION: Record<string, DocumentType> = {
   '.pdf': 'pdf',

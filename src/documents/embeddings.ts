@@ -1,6 +1,6 @@
 import { type EmbeddingModel, embed, embedMany } from 'ai';
-import type { DocumentStore } from '../store/documents/document-store.ts';
-import type { StoredChunk } from '../store/documents/types.ts';
+import type { DocumentStore } from './document-store.ts';
+import type { StoredChunk } from './types.ts';
 
 /**
  * An embedding model for hybrid search. Off unless configured: keyword search alone needs no model and no

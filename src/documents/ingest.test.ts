@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { makePdf, makeXlsx } from '../../test/fixtures/documents/build-fixtures.ts';
 import { openDatabase } from '../store/database.ts';
-import { DocumentStore } from '../store/documents/document-store.ts';
+import { SqliteDocumentStore as DocumentStore } from '../store/documents/document-store.ts';
 import { ingestDocument, ingestFile } from './ingest.ts';
 
 const fixture = (name: string) => new URL(`../../test/fixtures/documents/${name}`, import.meta.url);

@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import type { DocumentStore } from '../store/documents/document-store.ts';
-import type { DocumentRecord } from '../store/documents/types.ts';
 import { chunkPages } from './chunk-text.ts';
 import { detectType } from './detect-type.ts';
+import type { DocumentStore } from './document-store.ts';
 import { type Embedder, embedChunks } from './embeddings.ts';
 import { DocumentRejectedError } from './errors.ts';
 import { parseInWorker } from './parse-in-worker.ts';
+import type { DocumentRecord, DocumentType } from './types.ts';
 
 export interface IngestLimits {
   /** Largest file accepted, in bytes. */

@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import type { DocumentType } from '../store/documents/types.ts';
 import { DocumentParseError, DocumentRejectedError } from './errors.ts';
 import type { ParseLimits } from './parse-budget.ts';
 import type { ParseJob, ParseReply } from './parse-worker.ts';
 import type { ParsedDocument } from './parsed-document.ts';
+import type { DocumentType } from './types.ts';
 
 export interface WorkerParseLimits extends ParseLimits {
   /** Wall-clock time for one file; the worker is terminated past it. */

@@ -5,7 +5,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CadreError } from '../core/errors.ts';
-import type { DocumentType } from '../store/documents/types.ts';
 import { decodeText } from './detect-type.ts';
 import { ParseBudget, ParseLimitError, type ParseLimits } from './parse-budget.ts';
 import { parseCsv } from './parse-csv.ts';
@@ -14,6 +13,7 @@ import { parsePdf } from './parse-pdf.ts';
 import { parseMarkdown, parsePlainText } from './parse-text.ts';
 import { parseXlsx } from './parse-xlsx.ts';
 import type { ParsedDocument } from './parsed-document.ts';
+import type { DocumentType } from './types.ts';
 
 export interface ParseJob {
   type: DocumentType;

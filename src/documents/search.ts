@@ -1,12 +1,6 @@
-import type { DocumentStore } from '../store/documents/document-store.ts';
-import {
-  hasOperators,
-  onlyCommonTerms,
-  plainTerms,
-  toMatchExpression,
-} from '../store/documents/fts-query.ts';
-import type { DocumentFilter, SearchHit } from '../store/documents/types.ts';
+import type { DocumentStore } from './document-store.ts';
 import { cosine, type Embedder, embedQuery } from './embeddings.ts';
+import type { DocumentFilter, SearchHit } from './types.ts';
 
 export interface SearchOptions {
   limit?: number;
@@ -19,8 +13,6 @@ export interface SearchOptions {
 /** The usual constant of reciprocal rank fusion: damps the difference between the very top ranks. */
 const RRF_K = 60;
 const CANDIDATES = 50;
-/** In the any-term fallback, words found in more than this share of chunks are dropped. */
-const FALLBACK_COMMON_SHARE = 0.05;
 
 /**
  * Searches the caller's documents. Keyword search first requires every term; when that finds nothing and
@@ -43,28 +35,14 @@ export async function searchDocuments(
   return fuse(store, userId, keyword, vector, limit);
 }
 
-/**
- * BM25 search over FTS5, all terms first, any term as the fallback. Words found in a fifth of the
- * caller's chunks or more are left out of the match (they carry little BM25 weight); a query made only of
- * them is answered unranked.
- */
+/** Keyword search through the store (its engine reads the query syntax), best BM25 first. */
 export function keywordSearch(
   store: DocumentStore,
   userId: string,
   query: string,
   options: { limit: number; filter?: DocumentFilter },
 ): SearchHit[] {
-  const common = store.commonTerms(userId, plainTerms(query));
-  const strict = toMatchExpression(query, 'all', common);
-  if (!strict) return [];
-  const ranked = !onlyCommonTerms(query, common);
-  const hits = store.search(userId, strict, { ...options, ranked });
-  if (hits.length || hasOperators(query)) return hits;
-  // "Any term" ranks the union of every term's matches; words in many chunks would make that union
-  // large while adding little to the ranking, so the fallback leaves them out when rarer words remain.
-  const frequent = store.commonTerms(userId, plainTerms(query), FALLBACK_COMMON_SHARE);
-  const loose = toMatchExpression(query, 'any', frequent);
-  return loose && loose !== strict ? store.search(userId, loose, { ...options, ranked }) : hits;
+  return store.keywordSearch(userId, query, options);
 }
 
 async function vectorSearch(

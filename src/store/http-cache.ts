@@ -1,5 +1,8 @@
+import type { CachedResponse, HttpCacheStore } from '../core/http-cache.ts';
 import type { Database } from './database.ts';
 import type { Migration } from './migrations.ts';
+
+export type { CachedResponse, HttpCacheStore };
 
 /**
  * The HTTP response cache the web and knowledge tools share. Keys are hashes of the request (tool,
@@ -22,22 +25,6 @@ export const httpCacheMigration: Migration = {
     CREATE INDEX http_cache_expiry ON http_cache(expires_at);
   `,
 };
-
-export interface CachedResponse {
-  /** Final URL after redirects, credentials redacted. */
-  url: string;
-  status: number;
-  contentType: string;
-  body: Uint8Array;
-  storedAt: number;
-}
-
-export interface HttpCacheStore {
-  get(key: string, now: number): CachedResponse | undefined;
-  put(key: string, namespace: string, response: CachedResponse, expiresAt: number): void;
-  /** Removes expired entries; returns how many went. */
-  prune(now: number): number;
-}
 
 /** The SQLite-backed cache (table from `003-http-cache`). */
 export class SqliteHttpCache implements HttpCacheStore {

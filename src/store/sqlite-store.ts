@@ -1,5 +1,5 @@
 import { type Database, openDatabase } from './database.ts';
-import { DocumentStore } from './documents/document-store.ts';
+import { SqliteDocumentStore } from './documents/document-store.ts';
 import type { EventWriterOptions } from './event-writer.ts';
 import { SqliteHttpCache } from './http-cache.ts';
 import { SqliteResultMemory } from './result-memory-store.ts';
@@ -18,7 +18,7 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements Store {
   readonly runs: SqliteRunStore;
   readonly sessions: SqliteSessionStore;
-  readonly documents: DocumentStore;
+  readonly documents: SqliteDocumentStore;
   readonly settings: SqliteSettingsStore;
   readonly httpCache: SqliteHttpCache;
   readonly users: SqliteUserStore;
@@ -31,7 +31,7 @@ export class SqliteStore implements Store {
     this.database = database;
     this.runs = new SqliteRunStore(database, options.events);
     this.sessions = new SqliteSessionStore(database);
-    this.documents = new DocumentStore(database);
+    this.documents = new SqliteDocumentStore(database);
     this.settings = new SqliteSettingsStore(database);
     this.httpCache = new SqliteHttpCache(database);
     this.users = new SqliteUserStore(database);

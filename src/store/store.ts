@@ -1,9 +1,9 @@
 import type { CadreEvent } from '../core/events.ts';
+import type { HttpCacheStore } from '../core/http-cache.ts';
 import type { ResultMemory } from '../core/result-memory.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunState } from '../core/status.ts';
-import type { DocumentStore } from './documents/document-store.ts';
-import type { HttpCacheStore } from './http-cache.ts';
+import type { DocumentStore } from '../documents/document-store.ts';
 import type { UserStore } from './user-store.ts';
 
 /**

@@ -1,7 +1,7 @@
+import type { HttpCacheStore } from '../core/http-cache.ts';
 import type { CadreTool } from '../core/tool.ts';
 import { ToolRegistry } from '../core/tool-registry.ts';
-import type { DocumentStore } from '../store/documents/document-store.ts';
-import type { HttpCacheStore } from '../store/http-cache.ts';
+import type { DocumentStore } from '../documents/document-store.ts';
 import { codingTools } from './coding/index.ts';
 import { calculateTool } from './compute/calculate.ts';
 import { vaultGetTool, vaultSetTool } from './compute/vault.ts';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Cadre } from '../../app/create-cadre.ts';
-import { trustFolder, untrustFolder } from '../../config/folder-trust.ts';
+import { trustFolder, untrustFolder } from '../../app/project-trust.ts';
 import { UserError } from '../../core/errors.ts';
 import { serveStdio } from '../../mcp/server/stdio.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';

@@ -104,6 +104,9 @@ describe('GET and PATCH /api/settings', () => {
 
   it('says which model answers, or how to set one (the CLI’s own words)', async () => {
     const { app } = await testServer([{ text: 'hi' }]);
-    expect(await (await app.request('/api/settings')).json()).toEqual({ model: 'scripted:test', delegationMode: 'delegate' });
+    expect(await (await app.request('/api/settings')).json()).toEqual({
+      model: 'scripted:test',
+      delegationMode: 'delegate',
+    });
   });
 });

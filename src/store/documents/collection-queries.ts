@@ -1,9 +1,6 @@
+import type { CollectionStats, DocumentFilter, GroupBy } from '../../documents/types.ts';
 import type { Database } from '../database.ts';
 import { filterConditions } from './filter-sql.ts';
-import type { DocumentFilter } from './types.ts';
-
-/** What document counts can be grouped by. */
-export type GroupBy = 'type' | 'tag' | 'day' | 'month';
 
 const GROUP_KEYS: Record<Exclude<GroupBy, 'tag'>, string> = {
   type: 'd.type',
@@ -30,17 +27,6 @@ export function countBy(
     .prepare(query)
     .all(userId, ...params)
     .map((row) => ({ group: String(row.key), count: Number(row.n) }));
-}
-
-export interface CollectionStats {
-  documents: number;
-  pages: number;
-  bytes: number;
-  characters: number;
-  chunks: number;
-  byType: Record<string, number>;
-  oldestAddedAt: number | null;
-  newestAddedAt: number | null;
 }
 
 /** Totals over the caller's documents that match a filter. */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { chunkPages } from '../../documents/chunk-text.ts';
+import type { DocumentType } from '../../documents/types.ts';
 import { openDatabase } from '../database.ts';
 import { collectionStats, countBy } from './collection-queries.ts';
-import { DocumentStore } from './document-store.ts';
+import { SqliteDocumentStore as DocumentStore } from './document-store.ts';
 import { onlyCommonTerms, toMatchExpression } from './fts-query.ts';
-import type { DocumentType } from './types.ts';
 import { userIndex } from './user-index.ts';
 
 const DAY = 86_400_000;

@@ -1,26 +1,26 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
-import { type Database, transaction } from '../database.ts';
-import { allocateSlot, chunkCount, reserveChunkIds } from './chunk-ids.ts';
-import { filterConditions } from './filter-sql.ts';
+import type { DocumentStore } from '../../documents/document-store.ts';
 import type {
+  CollectionStats,
   DocumentFilter,
+  DocumentOrder,
   DocumentRecord,
   DocumentType,
+  GroupBy,
+  ListOptions,
   NewDocument,
   SearchHit,
   StoredChunk,
-} from './types.ts';
+} from '../../documents/types.ts';
+import { type Database, transaction } from '../database.ts';
+import { allocateSlot, chunkCount, reserveChunkIds } from './chunk-ids.ts';
+import { collectionStats, countBy } from './collection-queries.ts';
+import { filterConditions } from './filter-sql.ts';
+import { hasOperators, onlyCommonTerms, plainTerms, toMatchExpression } from './fts-query.ts';
 import { createUserIndex, indexForSlot, userIndex } from './user-index.ts';
 
-export type DocumentOrder = 'added' | 'title' | 'size' | 'pages';
-
-export interface ListOptions {
-  filter?: DocumentFilter;
-  orderBy?: DocumentOrder;
-  descending?: boolean;
-  limit?: number;
-  offset?: number;
-}
+/** In the any-term fallback, words found in more than this share of chunks are dropped. */
+const FALLBACK_COMMON_SHARE = 0.05;
 
 const ORDER_COLUMNS: Record<DocumentOrder, string> = {
   added: 'd.added_at',
@@ -33,7 +33,7 @@ const ORDER_COLUMNS: Record<DocumentOrder, string> = {
  * The document store. Every method takes the caller's user id and every statement filters on it, so an id
  * that belongs to someone else behaves exactly like an id that does not exist.
  */
-export class DocumentStore {
+export class SqliteDocumentStore implements DocumentStore {
   readonly db: Database;
   #statements = new Map<string, StatementSync>();
 
@@ -236,6 +236,41 @@ export class DocumentStore {
       if (row && row.doc > total * share) common.add(word);
     }
     return common;
+  }
+
+  /**
+   * BM25 search over FTS5 for a person's query, all terms first, any term as the fallback. Words found
+   * in a fifth of the caller's chunks or more are left out of the match (they carry little BM25 weight);
+   * a query made only of them is answered unranked.
+   */
+  keywordSearch(
+    userId: string,
+    query: string,
+    options: { limit: number; filter?: DocumentFilter },
+  ): SearchHit[] {
+    const common = this.commonTerms(userId, plainTerms(query));
+    const strict = toMatchExpression(query, 'all', common);
+    if (!strict) return [];
+    const ranked = !onlyCommonTerms(query, common);
+    const hits = this.search(userId, strict, { ...options, ranked });
+    if (hits.length || hasOperators(query)) return hits;
+    // "Any term" ranks the union of every term's matches; words in many chunks would make that union
+    // large while adding little to the ranking, so the fallback leaves them out when rarer words remain.
+    const frequent = this.commonTerms(userId, plainTerms(query), FALLBACK_COMMON_SHARE);
+    const loose = toMatchExpression(query, 'any', frequent);
+    return loose && loose !== strict ? this.search(userId, loose, { ...options, ranked }) : hits;
+  }
+
+  countBy(
+    userId: string,
+    groupBy: GroupBy,
+    filter?: DocumentFilter,
+  ): Array<{ group: string; count: number }> {
+    return countBy(this.db, userId, groupBy, filter);
+  }
+
+  collectionStats(userId: string, filter?: DocumentFilter): CollectionStats {
+    return collectionStats(this.db, userId, filter);
   }
 
   /** Chunks by id (for vector hits), the caller's only, in the order asked. */

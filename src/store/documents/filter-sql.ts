@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import type { DocumentFilter } from './types.ts';
+import type { DocumentFilter } from '../../documents/types.ts';
 
 /** SQL conditions on the `documents` table aliased `d`, with their parameters, for a filter. */
 export function filterConditions(filter: DocumentFilter | undefined): {

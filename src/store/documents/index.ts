@@ -1,4 +1,4 @@
-export { type CollectionStats, collectionStats, countBy, type GroupBy } from './collection-queries.ts';
-export { type DocumentOrder, DocumentStore, type ListOptions, normalizeTags } from './document-store.ts';
+export * from '../../documents/types.ts';
+export { collectionStats, countBy } from './collection-queries.ts';
+export { normalizeTags, SqliteDocumentStore } from './document-store.ts';
 export { hasOperators, type MatchMode, toMatchExpression } from './fts-query.ts';
-export * from './types.ts';

@@ -5,7 +5,7 @@ import { testToolContext } from '../../core/test-tool-context.ts';
 import type { CadreTool, ToolContext } from '../../core/tool.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { type Database, openDatabase } from '../../store/database.ts';
-import { DocumentStore } from '../../store/documents/document-store.ts';
+import { SqliteDocumentStore as DocumentStore } from '../../store/documents/document-store.ts';
 import { documentTools } from './index.ts';
 
 const NOW = Date.UTC(2025, 5, 15, 12);

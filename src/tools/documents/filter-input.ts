@@ -4,7 +4,7 @@ import {
   type DocumentFilter,
   type DocumentRecord,
   type SearchHit,
-} from '../../store/documents/types.ts';
+} from '../../documents/types.ts';
 
 const DAY_MS = 86_400_000;
 /** Each tag is one bound SQL parameter; SQLite refuses a statement with more than 32,766. */

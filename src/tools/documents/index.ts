@@ -1,5 +1,5 @@
 import type { CadreTool } from '../../core/tool.ts';
-import type { DocumentStore } from '../../store/documents/document-store.ts';
+import type { DocumentStore } from '../../documents/document-store.ts';
 import type { DocumentToolOptions } from './options.ts';
 import { queryDocumentsTool } from './query-documents.ts';
 import { readDocumentTool } from './read-document.ts';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import { collectionStats, countBy } from '../../store/documents/collection-queries.ts';
-import type { DocumentStore } from '../../store/documents/document-store.ts';
+import type { DocumentStore } from '../../documents/document-store.ts';
 import { describeDocument, filterInputSchema, toDocumentFilter } from './filter-input.ts';
 import type { DocumentToolOptions } from './options.ts';
 
@@ -33,7 +32,7 @@ export function queryDocumentsTool(store: DocumentStore, options: DocumentToolOp
       switch (input.operation) {
         case 'count':
           if (input.group_by) {
-            const groups = countBy(store.db, userId, input.group_by, filter);
+            const groups = store.countBy(userId, input.group_by, filter);
             return {
               operation: 'count',
               group_by: input.group_by,
@@ -57,7 +56,7 @@ export function queryDocumentsTool(store: DocumentStore, options: DocumentToolOp
           };
         }
         case 'stats': {
-          const stats = collectionStats(store.db, userId, filter);
+          const stats = store.collectionStats(userId, filter);
           return {
             operation: 'stats',
             documents: stats.documents,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import type { DocumentStore } from '../../store/documents/document-store.ts';
+import type { DocumentStore } from '../../documents/document-store.ts';
 import { documentNotFound } from './filter-input.ts';
 
 const DEFAULT_CHARS = 8_000;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
+import type { DocumentStore } from '../../documents/document-store.ts';
 import { searchDocuments } from '../../documents/search.ts';
-import type { DocumentStore } from '../../store/documents/document-store.ts';
 import { describeHit, filterInputSchema, toDocumentFilter } from './filter-input.ts';
 import type { DocumentToolOptions } from './options.ts';
 

@@ -3,7 +3,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { abortableSleep } from '../../core/abortable-sleep.ts';
-import type { HttpCacheStore } from '../../store/http-cache.ts';
+import type { HttpCacheStore } from '../../core/http-cache.ts';
 import { ACCEPT_ENCODING, readBody } from './body-reader.ts';
 import { BlockedUrlError, HttpStatusError, ResponseRefusedError, redact } from './http-errors.ts';
 import type { RateLimiter } from './rate-limiter.ts';

@@ -1,4 +1,4 @@
-import type { HttpCacheStore } from '../../store/http-cache.ts';
+import type { HttpCacheStore } from '../../core/http-cache.ts';
 import type { Env } from './endpoints.ts';
 import { HttpClient } from './http-client.ts';
 import { type HostRate, RateLimiter } from './rate-limiter.ts';

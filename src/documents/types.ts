@@ -79,3 +79,27 @@ export interface SearchHit {
   /** Higher is better. BM25 (sign flipped) for keyword search, fused rank score for hybrid search. */
   score: number;
 }
+
+export type DocumentOrder = 'added' | 'title' | 'size' | 'pages';
+
+export interface ListOptions {
+  filter?: DocumentFilter;
+  orderBy?: DocumentOrder;
+  descending?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+/** What document counts can be grouped by. */
+export type GroupBy = 'type' | 'tag' | 'day' | 'month';
+
+export interface CollectionStats {
+  documents: number;
+  pages: number;
+  bytes: number;
+  characters: number;
+  chunks: number;
+  byType: Record<string, number>;
+  oldestAddedAt: number | null;
+  newestAddedAt: number | null;
+}

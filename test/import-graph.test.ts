@@ -1,0 +1,84 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+
+/**
+ * DESIGN.md's rooms and which other rooms each may import. `core` depends on nothing; the domain rooms
+ * on `core` (tools and store also on the document domain's types); `app` wires everything; the front
+ * doors call `app` (and use `core`'s types). The CLI is the process entry point, so it may start the two
+ * doors that are processes of their own (`cadre serve`, `cadre mcp`); nothing else imports them.
+ */
+const ALLOWED: Record<string, string[]> = {
+  core: [],
+  models: ['core'],
+  config: ['core', 'tools'],
+  agents: ['core', 'config'],
+  documents: ['core'],
+  tools: ['core', 'documents'],
+  store: ['core', 'documents'],
+  app: ['core', 'models', 'config', 'agents', 'documents', 'tools', 'store', 'mcp'],
+  mcp: ['core', 'app', 'config', 'tools'],
+  server: ['core', 'app', 'mcp'],
+  cli: ['core', 'app', 'server', 'mcp'],
+  '.': ['core', 'app', 'models'],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+function roomOf(path: string): string {
+  const parts = relative(SRC, path).split('/');
+  return parts.length > 1 ? parts[0]! : '.';
+}
+
+/** Every import (static, re-export or dynamic) of a relative path inside src/, as [file, target]. */
+function imports(): Array<{ file: string; target: string; specifier: string }> {
+  const found = [];
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*)'([^']+)'/g)) {
+      const specifier = match[1]!;
+      if (specifier.startsWith('.'))
+        found.push({ file, target: normalize(join(dirname(file), specifier)), specifier });
+      else found.push({ file, target: '', specifier });
+    }
+  }
+  return found;
+}
+
+describe('the import graph', () => {
+  const all = imports();
+
+  it("holds DESIGN.md's rules: each room imports only the rooms below it", () => {
+    const broken = all
+      .filter(({ target }) => target.startsWith(SRC))
+      .filter(({ file, target }) => {
+        const from = roomOf(file);
+        const to = roomOf(target);
+        return from !== to && !(ALLOWED[from] ?? []).includes(to);
+      })
+      .map(({ file, specifier }) => `${relative(SRC, file)} imports ${specifier}`);
+    expect(broken).toEqual([]);
+  });
+
+  it('keeps node:sqlite inside store/', () => {
+    const outside = all
+      .filter(({ specifier }) => specifier === 'node:sqlite')
+      .map(({ file }) => relative(SRC, file))
+      .filter((file) => !file.startsWith('store/'));
+    expect(outside).toEqual([]);
+  });
+
+  it('knows every room there is', () => {
+    const rooms = new Set(sourceFiles(SRC).map(roomOf));
+    expect([...rooms].filter((room) => !(room in ALLOWED))).toEqual([]);
+  });
+});
