@@ -8,6 +8,12 @@ import { benchCore, printCore } from './core.ts';
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
 console.log(`Cadre benchmarks (node ${process.version}, ${iterations} iterations where it applies)\n`);
 printCore(await benchCore(iterations));
+{
+  const { benchDelegationStore, printDelegationStore } = await import('./delegation-store.ts');
+  for (const durability of ['step', 'batched'] as const) {
+    for (const bytes of [0, 20_480]) printDelegationStore(await benchDelegationStore(iterations, bytes, durability));
+  }
+}
 
 const families: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'web', run: async () => (await import('./web-cache.ts')).runWebCacheBench() },

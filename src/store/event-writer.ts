@@ -29,6 +29,12 @@ export interface EventWriterOptions {
   payloadThreshold?: number;
   /** The process that runs what is recorded (defaults to this one); see markInterruptedRuns. */
   owner?: RunOwner;
+  /**
+   * `step` (default): tool results, finished steps and run starts and ends are committed the moment they
+   * happen, so a kill never loses what a model has seen. `batched`: everything goes in the time-boxed
+   * slices, which costs the loop least; a kill may lose the last `delayMs` of events.
+   */
+  durability?: 'step' | 'batched';
 }
 
 /**
@@ -51,6 +57,7 @@ export class EventWriter {
   #sliceMs: number;
   #threshold: number;
   #owner: RunOwner;
+  #commitAtOnce: ReadonlySet<CadreEvent['type']>;
   #insertEvent: StatementSync;
   #insertPayload: StatementSync;
   #insertRun: StatementSync;
@@ -64,6 +71,7 @@ export class EventWriter {
     this.#sliceMs = options.sliceMs ?? 2;
     this.#threshold = options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD;
     this.#owner = options.owner ?? currentOwner();
+    this.#commitAtOnce = options.durability === 'batched' ? new Set() : COMMIT_AT_ONCE;
     this.#insertEvent = db.prepare(
       `INSERT OR IGNORE INTO events (run_id, root_id, seq, type, time, body, root_seq, payload_hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -87,7 +95,7 @@ export class EventWriter {
   enqueue(event: CadreEvent): void {
     if (this.#closed) return;
     this.#queue.push(event);
-    if (COMMIT_AT_ONCE.has(event.type)) {
+    if (this.#commitAtOnce.has(event.type)) {
       // Everything before it goes in the same transaction, so the tree's cursors stay in order.
       this.#slice(Number.POSITIVE_INFINITY);
       if (this.#head >= this.#queue.length) this.#settle();

@@ -1,0 +1,215 @@
+/**
+ * Does storing stall the loop? One delegation (main 2 model calls, a sub-agent 6 calls and 5 tool calls)
+ * run by Cadre with every event stored in a SQLite file, against AI SDK's own streaming loop doing the same
+ * (a ToolLoopAgent whose tool streams another ToolLoopAgent), same scripted model, alternating one of each
+ * so load on the machine hits both alike. Reports the per-delegation ratio at the median and at p90, and
+ * the event loop's worst delay (`perf_hooks.monitorEventLoopDelay`) while each ran. Run alone:
+ * `npx node bench/delegation-store.ts` (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { isStepCount, type LanguageModel, ToolLoopAgent, tool } from 'ai';
+import { z } from 'zod';
+import { agentDefinitionSchema } from '../src/core/agent-definition.ts';
+import { Runtime } from '../src/core/runtime.ts';
+import { defineTool } from '../src/core/tool.ts';
+import { ToolRegistry } from '../src/core/tool-registry.ts';
+import { ScriptedModel, type ScriptedRequest } from '../src/models/scripted-model.ts';
+import { openSqliteStore } from '../src/store/sqlite-store.ts';
+
+const STEPS = 6;
+const usage = { inputTokens: 100, outputTokens: 10 };
+
+function script(request: ScriptedRequest) {
+  if (request.system.includes('MAIN')) {
+    return request.toolResults.length
+      ? { text: 'main answer', usage }
+      : { toolCalls: [{ name: 'worker', input: { task: 'work' } }], usage };
+  }
+  const done = request.prompt.filter((message) => message.role === 'tool').length;
+  if (done < STEPS - 1) return { toolCalls: [{ name: 'echo', input: { text: `step ${done}` } }], usage };
+  return { text: 'worker answer', usage };
+}
+
+function cadreRuntime(model: LanguageModel, output: (text: string) => unknown) {
+  const echo = defineTool({
+    name: 'echo',
+    family: 'bench',
+    description: 'echo',
+    input: z.object({ text: z.string() }),
+    execute: async ({ text }) => output(text),
+  });
+  const agents = new Map(
+    [
+      { name: 'main', description: 'main', instructions: 'MAIN', tools: ['worker'], maxTurns: 20 },
+      { name: 'worker', description: 'worker', instructions: 'WORKER', tools: ['echo'], maxTurns: 20 },
+    ].map((input) => [input.name, agentDefinitionSchema.parse(input)]),
+  );
+  return new Runtime({
+    agents,
+    tools: new ToolRegistry([echo]),
+    resolveModel: () => model,
+    mainModel: 'scripted:bench',
+    limits: { maxToolOutputChars: 1_000_000 },
+  });
+}
+
+function sdkMain(model: LanguageModel, output: (text: string) => unknown) {
+  const worker = new ToolLoopAgent({
+    model,
+    instructions: 'WORKER',
+    tools: {
+      echo: tool({
+        description: 'echo',
+        inputSchema: z.object({ text: z.string() }),
+        execute: async ({ text }) => output(text),
+      }),
+    },
+    stopWhen: isStepCount(20),
+  });
+  return new ToolLoopAgent({
+    model,
+    instructions: 'MAIN',
+    stopWhen: isStepCount(20),
+    tools: {
+      worker: tool({
+        description: 'worker',
+        inputSchema: z.object({ task: z.string() }),
+        execute: async ({ task }, { abortSignal }) => {
+          const result = await worker.stream({ prompt: task, abortSignal } as Parameters<
+            typeof worker.stream
+          >[0]);
+          for await (const _part of result.stream) {
+            // drain
+          }
+          return { text: await result.text };
+        },
+      }),
+    },
+  });
+}
+
+interface Sample {
+  ms: number;
+  /** The event loop's worst delay while this one ran, in milliseconds. */
+  worstDelayMs: number;
+}
+
+async function sample(run: () => Promise<unknown>): Promise<Sample> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const started = performance.now();
+  await run();
+  const ms = performance.now() - started;
+  // Let the writer's last slice (and its delay) land inside this sample, not the next one's.
+  await new Promise((resolve) => setTimeout(resolve, 25));
+  histogram.disable();
+  return { ms, worstDelayMs: histogram.max / 1e6 };
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+export interface DelegationStoreResult {
+  outputBytes: number;
+  durability: 'step' | 'batched';
+  iterations: number;
+  cadre: { medianMs: number; p90Ms: number; worstDelayMs: number; p99DelayMs: number };
+  sdk: { medianMs: number; p90Ms: number; worstDelayMs: number; p99DelayMs: number };
+  ratio: { median: number; p90: number };
+  storedEvents: number;
+}
+
+export async function benchDelegationStore(
+  iterations = 200,
+  outputBytes = 0,
+  durability: 'step' | 'batched' = 'step',
+): Promise<DelegationStoreResult> {
+  const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'cadre-bench-store-')), 'cadre.db'), {
+    events: { durability },
+  });
+  const filler = 'x'.repeat(outputBytes);
+  const output = (text: string) => (outputBytes ? { text, page: filler } : { text });
+  const model = new ScriptedModel(script);
+  const runtime = cadreRuntime(model, output);
+  let storedEvents = 0;
+  runtime.bus.subscribe((event) => {
+    storedEvents++;
+    if (process.env.BENCH_STORE !== 'off') store.runs.record(event);
+  });
+  const sdk = sdkMain(model, output);
+  const runSdk = async () => {
+    const result = await sdk.stream({ prompt: 'delegate' } as Parameters<typeof sdk.stream>[0]);
+    for await (const _part of result.stream) {
+      // drain
+    }
+  };
+  const runCadre = () => runtime.run({ agent: 'main', task: 'delegate' });
+  for (let i = 0; i < 20; i++) {
+    await runSdk();
+    await runCadre();
+  }
+  const cadre: Sample[] = [];
+  const plain: Sample[] = [];
+  for (let i = 0; i < iterations; i++) {
+    plain.push(await sample(runSdk));
+    cadre.push(await sample(runCadre));
+  }
+  await store.close();
+  const summary = (samples: Sample[]) => ({
+    medianMs: quantile(
+      samples.map((s) => s.ms),
+      0.5,
+    ),
+    p90Ms: quantile(
+      samples.map((s) => s.ms),
+      0.9,
+    ),
+    worstDelayMs: Math.max(...samples.map((s) => s.worstDelayMs)),
+    p99DelayMs: quantile(
+      samples.map((s) => s.worstDelayMs),
+      0.99,
+    ),
+  });
+  const c = summary(cadre);
+  const s = summary(plain);
+  return {
+    outputBytes,
+    durability,
+    iterations,
+    cadre: c,
+    sdk: s,
+    ratio: { median: c.medianMs / s.medianMs, p90: c.p90Ms / s.p90Ms },
+    storedEvents,
+  };
+}
+
+export function printDelegationStore(result: DelegationStoreResult): void {
+  const f = (n: number) => n.toFixed(2);
+  const size = result.outputBytes ? `${Math.round(result.outputBytes / 1024)} KB tool outputs` : 'small outputs';
+  console.log(
+    `core: one delegation with every event stored in SQLite (durability ${result.durability}) vs AI SDK's streaming loop (${size}, ${result.iterations} pairs, ${result.storedEvents} events)`,
+  );
+  console.log(
+    `  median  cadre ${f(result.cadre.medianMs)} ms   ai-sdk ${f(result.sdk.medianMs)} ms   ratio ${result.ratio.median.toFixed(2)}x (target <= 1.25x)`,
+  );
+  console.log(
+    `  p90     cadre ${f(result.cadre.p90Ms)} ms   ai-sdk ${f(result.sdk.p90Ms)} ms   ratio ${result.ratio.p90.toFixed(2)}x (target <= 1.25x)`,
+  );
+  console.log(
+    `  event loop worst delay  cadre ${f(result.cadre.worstDelayMs)} ms (p99 of runs ${f(result.cadre.p99DelayMs)})   ai-sdk ${f(result.sdk.worstDelayMs)} ms (p99 ${f(result.sdk.p99DelayMs)})   (target <= 5 ms)`,
+  );
+}
+
+if (import.meta.main) {
+  const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
+  for (const durability of ['step', 'batched'] as const) {
+    for (const bytes of (process.env.BENCH_OUTPUT_BYTES ?? '0,20480').split(',').map(Number)) {
+      printDelegationStore(await benchDelegationStore(iterations, bytes, durability));
+    }
+  }
+}
