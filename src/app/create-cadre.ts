@@ -257,11 +257,16 @@ export class Cadre {
       tools,
     };
     const fragments = await instructionFragments(features);
+    // Delegation off (seed 000's toggle): main answers alone, offered no sub-agent.
+    const delegationOff = (await this.settings.delegation(userId)).mode === 'off';
+    const irrelevant = delegationOff
+      ? new Set([...fragments.irrelevant, ...[...catalog.agents.keys()].filter((name) => name !== 'main')])
+      : fragments.irrelevant;
     const agents = composeAgents({
       catalog: catalog.agents,
       settings: await this.settings.agentSettings(userId),
       fragments: fragments.text,
-      irrelevant: fragments.irrelevant,
+      irrelevant,
       idleTools: fragments.idleTools,
       ...(this.config.person ? { person: this.config.person } : {}),
     });

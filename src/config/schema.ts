@@ -88,7 +88,8 @@ export const configSchema = z.strictObject({
     .optional(),
   delegation: z
     .strictObject({
-      mode: z.enum(['on-demand', 'prefetch']).optional(),
+      /** `off`: main answers alone (no sub-agents); `on-demand`: main delegates when it sees fit; `prefetch`: a sub-agent runs first. */
+      mode: z.enum(['off', 'on-demand', 'prefetch']).optional(),
       prefetch: z
         .strictObject({
           agent: z.string().min(1),

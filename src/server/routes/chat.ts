@@ -89,6 +89,7 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
         rootRunId: outcome.envelope.runId,
         status: outcome.envelope.status,
         usage: outcome.envelope.subtreeUsage,
+        delegationUsed: outcome.tree.children.length > 0,
       };
       send({ type: 'message-metadata', messageMetadata: final });
       send({ type: 'finish' });

@@ -9,6 +9,8 @@ function upload(files: Array<{ name: string; bytes: Uint8Array | string; type?: 
   return { method: 'POST', body: form };
 }
 
+const TIDES = '# Tidal notes\n\nTides rise and fall twice a day because of the Moon.\n';
+
 describe('the documents routes', () => {
   it('adds several files in one upload, lists, searches and deletes them', async () => {
     const { app } = await testServer([{ text: 'hi' }]);
@@ -69,5 +71,66 @@ describe('the documents routes', () => {
     const empty = await app.request('/api/documents', { method: 'POST', body: new FormData() });
     expect(empty.status).toBe(400);
     expect((await app.request('/api/documents/search?q=')).status).toBe(400);
+  });
+
+  it("keeps each user's documents theirs: another's list, search and delete see nothing", async () => {
+    const { app, cadre } = await testServer([{ text: 'hi' }]);
+    const alice = { authorization: `Bearer ${(await cadre.users.add('alice')).token}` };
+    const bob = { authorization: `Bearer ${(await cadre.users.add('bob')).token}` };
+    const added = (await (
+      await app.request('/api/documents', { ...upload([{ name: 'tides.md', bytes: TIDES }]), headers: alice })
+    ).json()) as { documents: Array<{ id: string }> };
+    const id = added.documents[0]!.id;
+    expect(await (await app.request('/api/documents', { headers: bob })).json()).toEqual({ documents: [] });
+    expect(await (await app.request('/api/documents/search?q=tides', { headers: bob })).json()).toEqual({
+      results: [],
+    });
+    expect((await app.request(`/api/documents/${id}`, { method: 'DELETE', headers: bob })).status).toBe(404);
+    expect((await app.request('/api/documents', upload([{ name: 'x.md', bytes: TIDES }]))).status).toBe(401);
+    const still = (await (await app.request('/api/documents', { headers: alice })).json()) as {
+      documents: unknown[];
+    };
+    expect(still.documents).toHaveLength(1);
+  });
+
+  it('refuses an upload over the limit with 413, before parsing it', async () => {
+    const { app } = await testServer([{ text: 'hi' }], { server: { limits: { maxUploadBytes: 2000 } } });
+    const large = await app.request(
+      '/api/documents',
+      upload([{ name: 'big.md', bytes: 'word '.repeat(1000) }]),
+    );
+    expect(large.status).toBe(413);
+    expect(await large.json()).toMatchObject({ error: { code: 'payload_too_large' } });
+  });
+
+  it('streams progress events for a large file when asked for text/event-stream', async () => {
+    const { app } = await testServer([{ text: 'hi' }]);
+    const big = Array.from({ length: 30_000 }, (_, index) => `Line ${index} about tides and the Moon.`).join(
+      '\n',
+    );
+    expect(big.length).toBeGreaterThan(1024 * 1024);
+    const response = await app.request('/api/documents', {
+      ...upload([
+        { name: 'big.md', bytes: big },
+        { name: 'small.md', bytes: TIDES },
+      ]),
+      headers: { accept: 'text/event-stream' },
+    });
+    expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.includes('data:'))
+      .map((block) => ({
+        event: /^event: (.*)$/m.exec(block)?.[1],
+        data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!),
+      }));
+    const progress = events.filter((event) => event.event === 'progress').map((event) => event.data);
+    expect(progress.every((item) => item.filename === 'big.md')).toBe(true);
+    expect(progress.map((item) => item.phase)).toEqual(
+      expect.arrayContaining(['parsing', 'indexing', 'done']),
+    );
+    const done = events.at(-1)!;
+    expect(done.event).toBe('done');
+    expect(done.data.documents).toHaveLength(2);
   });
 });

@@ -1,11 +1,27 @@
 import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { AddedDocument, IngestProgress } from '../../app/documents.ts';
 import { CadreError, UserError } from '../../core/errors.ts';
+import { httpError } from '../http-errors.ts';
 import type { ServerEnv } from '../server-env.ts';
+
+/** A refused file: its name, the error's code and message, and the status it alone would have had. */
+interface RefusedFile {
+  filename: string;
+  code: string;
+  message: string;
+  status: number;
+}
+
+/** Files at least this large report their progress (parsing, indexing) on an SSE upload. */
+const PROGRESS_FROM_BYTES = 1024 * 1024;
 
 /**
  * `POST /api/documents` (multipart, one or more `file` fields), `GET /api/documents`,
  * `GET /api/documents/search?q=`, `DELETE /api/documents/:id`: the caller's documents only, through the
- * same use cases as `cadre docs`.
+ * same use cases as `cadre docs`. An upload answers `{documents, errors}` (each refused file with its
+ * reason); a client that sends `Accept: text/event-stream` gets `progress` events for large files as they
+ * are parsed and indexed, then that same answer as a `done` event.
  */
 export function documentRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
@@ -13,7 +29,15 @@ export function documentRoutes(): Hono<ServerEnv> {
   routes.get('/search', async (c) => {
     const limit = Math.min(50, Math.max(1, Number(c.req.query('limit') ?? 10) || 10));
     const query = c.req.query('q') ?? '';
-    return c.json({ results: await c.var.cadre.documents.search(c.var.userId, { query, limit }) });
+    const types = c.req.query('type');
+    const document = c.req.query('document');
+    const results = await c.var.cadre.documents.search(c.var.userId, {
+      query,
+      limit,
+      ...(types ? { types: types.split(',') } : {}),
+      ...(document ? { documentIds: [document] } : {}),
+    });
+    return c.json({ results });
   });
   routes.post('/', async (c) => {
     const form = await c.req.parseBody({ all: true }).catch(() => {
@@ -22,26 +46,49 @@ export function documentRoutes(): Hono<ServerEnv> {
     const fields = form.file === undefined ? [] : Array.isArray(form.file) ? form.file : [form.file];
     const files = fields.filter((field): field is File => typeof field !== 'string');
     if (files.length === 0) throw new UserError('bad_request', 'No files: send each one in a "file" field.');
+    const { cadre, userId } = c.var;
     // One by one, so a refused file (wrong content, too large) does not lose the others.
-    const documents = [];
-    const errors: Array<{ filename: string; code: string; message: string }> = [];
-    for (const file of files) {
-      const filename = file.name || 'upload';
-      try {
-        documents.push(
-          await c.var.cadre.documents.add(c.var.userId, {
+    const addAll = async (onProgress?: (progress: IngestProgress) => void) => {
+      const documents: AddedDocument[] = [];
+      const errors: RefusedFile[] = [];
+      for (const file of files) {
+        const filename = file.name || 'upload';
+        try {
+          const bytes = new Uint8Array(await file.arrayBuffer());
+          const reportProgress = onProgress && bytes.byteLength >= PROGRESS_FROM_BYTES;
+          documents.push(
+            await cadre.documents.add(
+              userId,
+              { filename, bytes, ...(file.type ? { mimeType: file.type } : {}) },
+              { signal: c.req.raw.signal, ...(reportProgress ? { onProgress } : {}) },
+            ),
+          );
+        } catch (error) {
+          if (!(error instanceof CadreError)) throw error;
+          errors.push({
             filename,
-            bytes: new Uint8Array(await file.arrayBuffer()),
-            ...(file.type ? { mimeType: file.type } : {}),
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof CadreError)) throw error;
-        errors.push({ filename, code: error.code, message: error.message });
+            code: error.code,
+            message: error.message,
+            status: httpError(error).status,
+          });
+        }
       }
+      return { documents, errors };
+    };
+    if ((c.req.header('accept') ?? '').includes('text/event-stream')) {
+      return streamSSE(c, async (stream) => {
+        const writes: Array<Promise<void>> = [];
+        const result = await addAll((progress) => {
+          writes.push(stream.writeSSE({ event: 'progress', data: JSON.stringify(progress) }));
+        });
+        await Promise.all(writes);
+        await stream.writeSSE({ event: 'done', data: JSON.stringify(result) });
+      });
     }
-    // Every file refused: the request failed; some refused: 200 with them listed.
-    if (documents.length === 0) return c.json({ documents, errors, error: errors[0] }, 400);
+    const { documents, errors } = await addAll();
+    // Every file refused: the request failed as its first file did (413 too large, 400 unreadable, ...).
+    if (documents.length === 0)
+      return c.json({ documents, errors, error: errors[0] }, errors[0]!.status as 400);
     return c.json({ documents, errors });
   });
   routes.delete('/:id', async (c) => {

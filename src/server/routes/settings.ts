@@ -5,11 +5,15 @@ import type { DelegationSettings } from '../../app/settings.ts';
 import { UserError } from '../../core/errors.ts';
 import type { ServerEnv } from '../server-env.ts';
 
-/** The web app's names for seed 000's modes: the main agent delegates when it decides, or prefetches. */
-const MODE_NAMES = { 'on-demand': 'delegate', prefetch: 'prefetch' } as const;
+/**
+ * The web app's names for seed 000's modes: the main agent answers alone (off), delegates when it decides,
+ * or prefetches.
+ */
+const MODE_NAMES = { off: 'off', 'on-demand': 'delegate', prefetch: 'prefetch' } as const;
+const CONFIG_MODES = { off: 'off', delegate: 'on-demand', prefetch: 'prefetch' } as const;
 
 const settingsPatch = z.strictObject({
-  delegationMode: z.enum(['delegate', 'prefetch']).optional(),
+  delegationMode: z.enum(['off', 'delegate', 'prefetch']).optional(),
   /** The agent and trigger prefetch mode needs (when the config files name none). */
   prefetch: z.strictObject({ agent: z.string().min(1), trigger: z.string().min(1) }).optional(),
 });
@@ -25,7 +29,7 @@ function view(model: ReturnType<typeof modelStatus>, delegation: DelegationSetti
 /**
  * `GET /api/settings`: what the web app needs before the first message (whether a model is configured
  * and, when not, the CLI's own explanation) and the caller's delegation mode; `PATCH /api/settings
- * {delegationMode, prefetch?}` changes the mode for the caller from the next message on.
+ * {delegationMode: "off" | "delegate" | "prefetch", prefetch?}` changes the mode for the caller from the next message on.
  */
 export function settingsRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
@@ -37,11 +41,11 @@ export function settingsRoutes(): Hono<ServerEnv> {
     if (!parsed.success)
       throw new UserError(
         'bad_request',
-        `The body must be {delegationMode?: "delegate" | "prefetch", prefetch?: {agent, trigger}}: ${z.prettifyError(parsed.error)}`,
+        `The body must be {delegationMode?: "off" | "delegate" | "prefetch", prefetch?: {agent, trigger}}: ${z.prettifyError(parsed.error)}`,
       );
     const { delegationMode, prefetch } = parsed.data;
     const delegation = await c.var.cadre.settings.updateDelegation(c.var.userId, {
-      ...(delegationMode ? { mode: delegationMode === 'delegate' ? 'on-demand' : 'prefetch' } : {}),
+      ...(delegationMode ? { mode: CONFIG_MODES[delegationMode] } : {}),
       ...(prefetch ? { prefetch } : {}),
     });
     return c.json(view(modelStatus(c.var.cadre), delegation));
