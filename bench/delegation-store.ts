@@ -190,7 +190,9 @@ export async function benchDelegationStore(
 
 export function printDelegationStore(result: DelegationStoreResult): void {
   const f = (n: number) => n.toFixed(2);
-  const size = result.outputBytes ? `${Math.round(result.outputBytes / 1024)} KB tool outputs` : 'small outputs';
+  const size = result.outputBytes
+    ? `${Math.round(result.outputBytes / 1024)} KB tool outputs`
+    : 'small outputs';
   console.log(
     `core: one delegation with every event stored in SQLite (durability ${result.durability}) vs AI SDK's streaming loop (${size}, ${result.iterations} pairs, ${result.storedEvents} events)`,
   );

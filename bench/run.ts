@@ -11,7 +11,8 @@ printCore(await benchCore(iterations));
 {
   const { benchDelegationStore, printDelegationStore } = await import('./delegation-store.ts');
   for (const durability of ['step', 'batched'] as const) {
-    for (const bytes of [0, 20_480]) printDelegationStore(await benchDelegationStore(iterations, bytes, durability));
+    for (const bytes of [0, 20_480])
+      printDelegationStore(await benchDelegationStore(iterations, bytes, durability));
   }
 }
 
