@@ -1,10 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { pdfBomb, xlsxBomb } from '../fixtures/documents/bombs.ts';
 import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 /** `cadre docs add FILE --json` in this process, with the file written to a fresh CADRE_HOME. */
 async function docsAdd(name: string, bytes: Uint8Array | string, config?: object) {
@@ -12,24 +11,7 @@ async function docsAdd(name: string, bytes: Uint8Array | string, config?: object
   const file = join(home, name);
   writeFileSync(file, bytes);
   if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk) => {
-    out += chunk;
-  });
-  stderr.on('data', (chunk) => {
-    err += chunk;
-  });
-  const started = performance.now();
-  const code = await main(['docs', 'add', '--json', file], {
-    stdout,
-    stderr,
-    env: { CADRE_HOME: home },
-    cwd: home,
-  });
-  return { code, stdout: out, stderr: err, ms: performance.now() - started };
+  return cadreInProcess(['docs', 'add', '--json', file], { CADRE_HOME: home }, home);
 }
 
 describe('hostile documents are refused at a named limit, and the process goes on', () => {

@@ -1,11 +1,10 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 let servers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -32,38 +31,13 @@ async function askMath(script: FixtureScript, extraEnv: Record<string, string> =
 
 /** `cadre ask --json --agent math` in this process (main, as the bin calls it) against a fixture server. */
 async function askInProcess(script: FixtureScript, config?: object) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  const home = tempHome();
-  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk) => {
-    out += chunk;
-  });
-  stderr.on('data', (chunk) => {
-    err += chunk;
-  });
-  const env = {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-  };
-  const code = await main(['ask', '--json', '--agent', 'math', 'Do the maths.'], {
-    stdout,
-    stderr,
-    env,
-    cwd: home,
-  });
+  const { server, env, home } = await fixtureCadre(script, config);
+  const result = await cadreInProcess(['ask', '--json', '--agent', 'math', 'Do the maths.'], env, home);
   return {
-    code,
-    stdout: out,
-    stderr: err,
+    ...result,
     server,
     home,
-    json: () => JSON.parse(out) as { status: string; run: RunTree },
+    json: () => JSON.parse(result.stdout) as { status: string; run: RunTree },
   };
 }
 

@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 let closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -30,21 +29,10 @@ async function hostileServer(handle: (req: IncomingMessage, res: ServerResponse)
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 }
 
-async function ask(baseURL: string) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk) => {
-    out += chunk;
-  });
-  stderr.on('data', (chunk) => {
-    err += chunk;
-  });
+function ask(baseURL: string) {
   const home = tempHome();
   const env = { CADRE_HOME: home, CADRE_MODEL: 'compatible:fixture', CADRE_COMPATIBLE_BASE_URL: baseURL };
-  const code = await main(['ask', '--agent', 'math', 'What is 2 + 2?'], { stdout, stderr, env, cwd: home });
-  return { code, stdout: out, stderr: err };
+  return cadreInProcess(['ask', '--agent', 'math', 'What is 2 + 2?'], env, home);
 }
 
 const sse = (payload: object) => `data: ${JSON.stringify(payload)}\n\n`;

@@ -1,24 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
-async function cadre(argv: string[], home: string) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk) => {
-    out += chunk;
-  });
-  stderr.on('data', (chunk) => {
-    err += chunk;
-  });
-  const code = await main(argv, { stdout, stderr, env: { CADRE_HOME: home }, cwd: home });
-  return { code, stdout: out, stderr: err };
-}
+const cadre = (argv: string[], home: string) => cadreInProcess(argv, { CADRE_HOME: home }, home);
 
 /** Control characters but newline: what a terminal would act on instead of printing. */
 const controls = (text: string) =>
