@@ -107,6 +107,9 @@ describe('hostile model output through the CLI', () => {
     expect(json().status).toBe('ok');
     expect(json().run.toolCalls.map((call) => call.ok)).toEqual([false]);
     const seen = JSON.stringify(server.requests[1]!.body.messages.at(-1));
-    expect(seen).toMatch(/needs more than the calculator's 256 MB of memory and was stopped/);
+    // Under load the 5 s time cap can trip before the heap cap; both are bounded, named tool errors.
+    expect(seen).toMatch(
+      /needs more than the calculator's 256 MB of memory and was stopped|took longer than the calculator's limit/,
+    );
   });
 });
