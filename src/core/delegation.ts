@@ -6,7 +6,7 @@ import { ModelBehaviorError } from './errors.ts';
 import type { ResultKey, ResultMemory } from './result-memory.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
-import { refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
+import { journaledCall, refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';
 
 export interface ChildRequest {
@@ -136,26 +136,27 @@ export function bindAgentTool(
         traceToolCall(
           parent,
           { toolCallId, name: definition.name, input },
-          async () => {
-            // The parent's step usage must be counted before a child decides whether the budget allows it.
-            await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
-            const release = await parent.siblings.acquire(parent.signal);
-            try {
-              const envelope = await startChild({
-                definition,
-                task: String(task),
-                inputs,
-                parent,
-                toolCallId,
-              });
-              parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
-              // A parent that passes on what such a child wrote is itself answering from untrusted content.
-              if (envelope.untrusted) parent.readUntrusted = true;
-              return envelope;
-            } finally {
-              release();
-            }
-          },
+          () =>
+            journaledCall(parent, toolCallId, async () => {
+              // The parent's step usage must be counted before a child decides whether the budget allows it.
+              await Promise.race([parent.stepUsageKnown, aborted(parent.signal)]);
+              const release = await parent.siblings.acquire(parent.signal);
+              try {
+                const envelope = await startChild({
+                  definition,
+                  task: String(task),
+                  inputs,
+                  parent,
+                  toolCallId,
+                });
+                parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+                // A parent that passes on what such a child wrote is itself answering from untrusted content.
+                if (envelope.untrusted) parent.readUntrusted = true;
+                return envelope;
+              } finally {
+                release();
+              }
+            }),
           delegationFailure,
         );
       const run = (async () => {

@@ -5,6 +5,7 @@ import { messagesForChild } from './conversation.ts';
 import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
+import { childJournalKey, journaledModel } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
 import { isModelCallTimeout, limitModelCall } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
@@ -105,6 +106,7 @@ export async function runAgent(
     stepDelegations: 0,
     stepUsageKnown: Promise.resolve(),
     lastCallEstimated: false,
+    journalKey: spec.parent ? childJournalKey(spec.parent.journalKey, spec.parentToolCallId ?? 'child') : 'r',
     lastCall: undefined,
     conversation: () => [...initialMessages, ...responseMessages],
     seenUrls: new Set(),
@@ -141,8 +143,11 @@ export async function runAgent(
   let stepGate = gate();
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
+    const provider = (await services.resolveModel(modelRef)) as LanguageModelV4;
+    // Innermost, so a replayed step is bounded, metered and counted like a fresh one.
+    const journaled = tree.journal ? journaledModel(provider, tree.journal, frame.journalKey) : provider;
     const resolved = boundToolCalls(
-      limitModelCall((await services.resolveModel(modelRef)) as LanguageModelV4, limits.modelCallTimeoutMs),
+      limitModelCall(journaled, limits.modelCallTimeoutMs),
       limits,
       (toolCallId, reason) => frame.refusedCalls.set(toolCallId, reason),
     );

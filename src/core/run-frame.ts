@@ -3,6 +3,7 @@ import type { AgentDefinition } from './agent-definition.ts';
 import type { ApprovalSettings } from './approvals.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
+import type { TreeJournal } from './journal.ts';
 import type { RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -27,6 +28,8 @@ export interface TreeState {
   newId: () => string;
   /** Which calls need a person's approval and who gives it; without it such calls are denied. */
   approvals?: ApprovalSettings;
+  /** Where completed model steps and tool results are committed, and found again on resume. */
+  journal?: TreeJournal;
 }
 
 /** One run's live state: identity, signals, counters, and what its children need from it. */
@@ -60,6 +63,8 @@ export interface RunFrame {
   stepUsageKnown: Promise<void>;
   /** Set when the model call that just ended reported no usage and it was estimated; read at its step's end. */
   lastCallEstimated: boolean;
+  /** Where this run sits in the tree, for its journal entries: `r`, then `r/<toolCallId>`… */
+  journalKey: string;
   /** When the latest model call started and its answer ended; read (and cleared) at its step's end. */
   lastCall: { startedAt: number; endedAt?: number } | undefined;
   /** What this run has said and heard so far, for children whose context policy lets some through. */

@@ -4,6 +4,7 @@ import { type ApprovalSettings, type Approver, NO_APPROVALS } from './approvals.
 import type { ResultEnvelope } from './envelope.ts';
 import { UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
+import type { TreeJournal } from './journal.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
@@ -56,6 +57,8 @@ export interface RunRequest {
   onEvent?: EventListener;
   /** Who decides this tree's approvals (the CLI's prompt or flags), instead of the runtime's approver. */
   approver?: Approver;
+  /** Commits this tree's model steps and tool results; when it holds an earlier attempt's, they are reused. */
+  journal?: TreeJournal;
 }
 
 export interface RunOutcome {
@@ -129,6 +132,7 @@ export class Runtime {
           }
         : {}),
       rootRunId: '',
+      ...(request.journal ? { journal: request.journal } : {}),
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??

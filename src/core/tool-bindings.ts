@@ -1,6 +1,7 @@
 import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError } from './errors.ts';
+import type { JournaledToolResult } from './journal.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
@@ -131,6 +132,42 @@ export function refuseBoundedCall(frame: RunFrame, toolCallId: string, name: str
   throw new ModelBehaviorError('tool_call_refused', reason);
 }
 
+/**
+ * Runs a tool call through the tree's journal: a result an earlier attempt committed is given back
+ * without running the tool again (its error thrown again); a fresh result, or a failure the model will
+ * see, is committed before the model hears of it. A call cut short by cancellation is not committed.
+ */
+export async function journaledCall<T>(
+  frame: RunFrame,
+  toolCallId: string,
+  execute: () => Promise<T>,
+): Promise<T> {
+  const journal = frame.tree.journal;
+  if (!journal) return execute();
+  const recorded = journal.get(frame.journalKey, 'tool-result', toolCallId) as
+    | JournaledToolResult
+    | undefined;
+  if (recorded) {
+    if (recorded.ok) return recorded.output as T;
+    throw new Error(recorded.error ?? 'the tool failed');
+  }
+  try {
+    const output = await execute();
+    // A child that ended because its tree is being stopped has no result worth keeping.
+    if (!frame.signal.aborted)
+      await journal.put(frame.journalKey, 'tool-result', toolCallId, { ok: true, output });
+    return output;
+  } catch (error) {
+    if (!frame.signal.aborted) {
+      await journal.put(frame.journalKey, 'tool-result', toolCallId, {
+        ok: false,
+        error: describeError(error),
+      });
+    }
+    throw error;
+  }
+}
+
 /** Binds a registry tool to a run: the AI SDK tool the model is offered. */
 export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreTool: CadreTool): Tool {
   return tool({
@@ -139,11 +176,13 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
     execute: (input: unknown, options: { toolCallId: string }) => {
       refuseBoundedCall(frame, options.toolCallId, cadreTool.name, input);
       const call = { toolCallId: options.toolCallId, name: cadreTool.name, input };
-      return traceToolCall(frame, call, async () => {
-        // A call that needs a person waits here, between its tool-call and tool-result events.
-        await gateToolCall(frame, call, cadreTool);
-        return cadreTool.execute(input, toolContext(frame, registry));
-      });
+      return traceToolCall(frame, call, () =>
+        journaledCall(frame, call.toolCallId, async () => {
+          // A call that needs a person waits here, between its tool-call and tool-result events.
+          await gateToolCall(frame, call, cadreTool);
+          return cadreTool.execute(input, toolContext(frame, registry));
+        }),
+      );
     },
     toModelOutput: ({ output }: { output: unknown }) => {
       const view = cadreTool.toModelOutput ? cadreTool.toModelOutput(output) : output;

@@ -1,0 +1,101 @@
+import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { wrapLanguageModel } from 'ai';
+
+/**
+ * A tree's run journal: every completed model step and tool result, committed as it happens, so that
+ * an interrupted tree can be continued without redoing committed work. Entries are keyed by where they
+ * sit in the tree (`runKey`: the root is `r`, a child `r/<toolCallId>`…), not by run id, so a resumed
+ * attempt, whose runs get new ids, finds what the first attempt did. A replayed model step gives back the
+ * same tool call ids, so the keys below it match too.
+ */
+export interface TreeJournal {
+  /** What an earlier attempt committed, or undefined. */
+  get(runKey: string, kind: JournalKind, key: string): unknown;
+  /** Commits one entry; durable when it returns (or when its promise resolves). */
+  put(runKey: string, kind: JournalKind, key: string, body: unknown): void | Promise<void>;
+}
+
+export type JournalKind = 'model-step' | 'tool-result';
+
+/** A committed tool result: the output, or the error the model was shown. */
+export interface JournaledToolResult {
+  ok: boolean;
+  output?: unknown;
+  error?: string;
+}
+
+/** The journal key of a child run: its parent's key and the tool call that started it. */
+export function childJournalKey(parentKey: string, toolCallId: string): string {
+  return `${parentKey}/${toolCallId}`;
+}
+
+/**
+ * Wraps a run's model so each call is first looked up in the journal (a committed step is replayed, never
+ * asked again) and otherwise committed when the model's answer is complete. Tool calls are held back until
+ * the step is committed, so no tool runs for a step the journal does not have.
+ */
+export function journaledModel(
+  model: LanguageModelV4,
+  journal: TreeJournal,
+  runKey: string,
+): LanguageModelV4 {
+  let calls = 0;
+  return wrapLanguageModel({
+    model,
+    middleware: {
+      specificationVersion: 'v4',
+      wrapStream: async ({ doStream }) => {
+        const index = String(calls++);
+        const recorded = journal.get(runKey, 'model-step', index) as { parts: unknown[] } | undefined;
+        if (recorded) return { stream: replay(recorded.parts) };
+        const result = await doStream();
+        const parts: LanguageModelV4StreamPart[] = [];
+        const held: LanguageModelV4StreamPart[] = [];
+        let failed = false;
+        const committed = result.stream.pipeThrough(
+          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+            async transform(part, controller) {
+              if (part.type === 'error') failed = true;
+              else if (part.type !== 'raw') parts.push(part);
+              if (part.type === 'finish') {
+                if (!failed)
+                  await journal.put(runKey, 'model-step', index, { parts: parts.map(serialisable) });
+                for (const waiting of held.splice(0)) controller.enqueue(waiting);
+                controller.enqueue(part);
+                return;
+              }
+              if (held.length || part.type === 'tool-call') held.push(part);
+              else controller.enqueue(part);
+            },
+            flush(controller) {
+              for (const waiting of held.splice(0)) controller.enqueue(waiting);
+            },
+          }),
+        );
+        return { ...result, stream: committed };
+      },
+    },
+  });
+}
+
+function serialisable(part: LanguageModelV4StreamPart): unknown {
+  if (part.type === 'response-metadata' && part.timestamp instanceof Date) {
+    return { ...part, timestamp: part.timestamp.toISOString() };
+  }
+  return part;
+}
+
+function replay(parts: unknown[]): ReadableStream<LanguageModelV4StreamPart> {
+  return new ReadableStream({
+    start(controller) {
+      for (const part of parts as LanguageModelV4StreamPart[]) {
+        if (part.type === 'response-metadata' && typeof part.timestamp === 'string') {
+          controller.enqueue({ ...part, timestamp: new Date(part.timestamp) });
+        } else {
+          controller.enqueue(part);
+        }
+      }
+      controller.close();
+    },
+  });
+}
