@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import type { Approver } from '../core/approvals.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
@@ -8,6 +9,7 @@ import type { RunTree } from '../core/run-tree.ts';
 import type { RunOutcome, RunRequest } from '../core/runtime.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
+import type { ResumeSpec } from '../store/journal-store.ts';
 import type { StoredEvent } from '../store/store.ts';
 import type { Cadre } from './create-cadre.ts';
 import type { LiveRuns } from './live-runs.ts';
@@ -116,6 +118,17 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     started = resolve;
   });
   const prefetch = agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
+  // Every completed model step and tool result is committed here, so an interrupted tree can resume.
+  const journalId = `jrn_${randomUUID()}`;
+  const spec: ResumeSpec = {
+    agent,
+    task: text,
+    history,
+    inputs: request.inputs ?? {},
+    sessionId,
+    ...(request.model ? { model: request.model } : {}),
+    ...(prefetch ? { prefetch } : {}),
+  };
   const outcome = runtime.run({
     agent,
     task: text,
@@ -123,12 +136,16 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     signal,
     sessionId,
     userId,
+    journal: cadre.store.journal.open(journalId),
     ...(request.model ? { model: request.model } : {}),
     ...(request.inputs ? { inputs: request.inputs } : {}),
     ...(prefetch ? { prefetch } : {}),
     ...(request.approver ? { approver: request.approver } : {}),
     ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
     onEvent: (event) => {
+      if (event.type === 'run-start' && event.parentRunId === null) {
+        void cadre.store.journal.begin(journalId, event.runId, userId, spec);
+      }
       answer = nextAnswer(answer, event);
       request.onEvent?.(event);
       live.observe(event);

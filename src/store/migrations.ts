@@ -1,5 +1,6 @@
 import { documentsMigration } from './documents/migration.ts';
 import { httpCacheMigration } from './http-cache.ts';
+import { journalMigration } from './journal-store.ts';
 import { resultMemoryMigration } from './result-memory-store.ts';
 import { eventCursorMigration } from './run-store.ts';
 
@@ -104,4 +105,5 @@ export const MIGRATIONS: Migration[] = [
   resultMemoryMigration,
   eventCursorMigration,
   agentSettingsPerUserMigration,
+  journalMigration,
 ];

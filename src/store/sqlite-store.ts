@@ -2,6 +2,7 @@ import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
 import type { EventWriterOptions } from './event-writer.ts';
 import { SqliteHttpCache } from './http-cache.ts';
+import { SqliteJournalStore } from './journal-store.ts';
 import { SqliteResultMemory } from './result-memory-store.ts';
 import { SqliteRunStore } from './run-store.ts';
 import { SqliteSessionStore } from './session-store.ts';
@@ -23,6 +24,7 @@ export class SqliteStore implements Store {
   readonly httpCache: SqliteHttpCache;
   readonly users: SqliteUserStore;
   readonly results: SqliteResultMemory;
+  readonly journal: SqliteJournalStore;
   /** The open database, for this room's own tests and benchmarks; nothing outside `store/` uses it. */
   readonly database: Database;
   #closed = false;
@@ -36,6 +38,7 @@ export class SqliteStore implements Store {
     this.httpCache = new SqliteHttpCache(database);
     this.users = new SqliteUserStore(database);
     this.results = new SqliteResultMemory(database);
+    this.journal = new SqliteJournalStore(database);
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ import type { ResultMemory } from '../core/result-memory.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunState } from '../core/status.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
+import type { JournalStore } from './journal-store.ts';
 import type { UserStore } from './user-store.ts';
 
 /**
@@ -22,6 +23,8 @@ export interface Store {
   users: UserStore;
   /** Finished sub-agent results kept per session for reuse. */
   results: ResultMemory;
+  /** Every completed model step and tool result of each tree, for resuming interrupted ones. */
+  journal: JournalStore;
   /** Writes what is pending and releases the backend. */
   close(): Promise<void>;
 }

@@ -1,5 +1,7 @@
 import type { Cadre } from '../../app/create-cadre.ts';
+import { resumeRun } from '../../app/resume.ts';
 import { UserError } from '../../core/errors.ts';
+import { approvalMode, cliApprover } from '../approval-prompt.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
@@ -11,11 +13,12 @@ export const RUNS = {
     'cadre runs show ID [--json | --verbose]',
     'cadre runs rm ID...',
     'cadre runs prune --older-than 30d [--json]',
+    'cadre runs resume ID [--json] [--approve-all | --deny-all]',
   ],
   summary:
     'Stored run trees, newest first. show prints a tree with each tool call and its output and each ' +
     "sub-agent's summary (trimmed; --verbose prints all of it). A run whose process was killed shows as " +
-    'interrupted.',
+    'interrupted; resume continues it from its journal.',
   flags: {
     json: { type: 'boolean', default: false, description: 'print JSON (the run tree for show)' },
     limit: { type: 'string', placeholder: 'N', description: 'list at most N runs (default 20)' },
@@ -29,17 +32,20 @@ export const RUNS = {
       placeholder: 'AGE',
       description: 'prune: remove finished trees started longer ago than this (30d, 12h, 90m, 2w)',
     },
+    'approve-all': { type: 'boolean', default: false, description: 'resume: approve every call that asks' },
+    'deny-all': { type: 'boolean', default: false, description: 'resume: deny every call that asks' },
   },
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
 /**
  * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs rm ID...` ·
- * `cadre runs prune --older-than 30d`
+ * `cadre runs prune --older-than 30d` · `cadre runs resume ID`
  */
 export const runsCommand: CliCommand = async (args, context) => {
   const [sub, ...rest] = args;
   answerHelp(RUNS, args);
   const { values, positionals } = parseCommand(RUNS, rest);
+  if (sub === 'resume') return resumeCommand(positionals, values, context);
   const cadre = await openCadre(context, { lazy: true });
   try {
     return await runCommand(cadre, sub, values, positionals, context);
@@ -112,6 +118,37 @@ async function runCommand(
     'usage',
     `unknown runs command "${sub}"; use list, show ID, rm ID or prune --older-than 30d`,
   );
+}
+
+/** `cadre runs resume ID [--json] [--approve-all | --deny-all]`: continues an interrupted tree. */
+async function resumeCommand(
+  positionals: string[],
+  values: { json: boolean; 'approve-all': boolean; 'deny-all': boolean },
+  context: CliContext,
+): Promise<number> {
+  const id = positionals[0];
+  if (!id) throw new UserError('usage', 'usage: cadre runs resume ID [--json] [--approve-all | --deny-all]');
+  const mode = approvalMode(values['approve-all'], values['deny-all']);
+  const cadre = await openCadre(context);
+  try {
+    const result = await resumeRun(cadre, {
+      userId: context.userId,
+      runId: id,
+      approver: cliApprover({ mode, stdin: context.stdin ?? process.stdin, stderr: context.stderr }),
+    });
+    if (values.json) {
+      const { answer, status, sessionId, run, usage, resumedFrom } = result;
+      context.stdout.write(
+        `${JSON.stringify({ answer, status, sessionId, resumedFrom, run, usage }, null, 2)}\n`,
+      );
+    } else {
+      context.stderr.write(`cadre: resumed ${result.resumedFrom} as ${result.runId}\n`);
+      context.stdout.write(`${result.answer}\n`);
+    }
+    return result.status === 'ok' ? EXIT.ok : EXIT.notOk;
+  } finally {
+    await cadre.close();
+  }
 }
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -1,14 +1,36 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { resumeRun } from '../../app/resume.ts';
 import type { ServerEnv } from '../server-env.ts';
 
-/** `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel`. */
+/**
+ * `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel`,
+ * `POST /api/runs/:id/resume`.
+ */
 export function runRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/:id', async (c) => c.json(await c.var.cadre.runs.get(c.var.userId, c.req.param('id'))));
   routes.post('/:id/cancel', async (c) =>
     c.json(await c.var.cadre.runs.cancel(c.var.userId, c.req.param('id'))),
   );
+  // Continues an interrupted tree in the background; answers with the new attempt's root id at once.
+  routes.post('/:id/resume', async (c) => {
+    const { cadre, userId } = c.var;
+    let started: (runId: string) => void = () => {};
+    const rootStarted = new Promise<string>((resolve) => {
+      started = resolve;
+    });
+    const resumed = resumeRun(cadre, {
+      userId,
+      runId: c.req.param('id'),
+      onEvent: (event) => {
+        if (event.type === 'run-start' && event.parentRunId === null) started(event.runId);
+      },
+    });
+    resumed.catch(() => {});
+    const runId = await Promise.race([rootStarted, resumed.then((result) => result.runId)]);
+    return c.json({ runId, resumedFrom: c.req.param('id') }, 202);
+  });
   routes.get('/:id/events', async (c) => {
     const { cadre, userId } = c.var;
     const runId = c.req.param('id');

@@ -1,0 +1,98 @@
+import type { Approver } from '../core/approvals.ts';
+import { UserError } from '../core/errors.ts';
+import type { EventListener } from '../core/events.ts';
+import type { AskResult } from './ask.ts';
+import type { Cadre } from './create-cadre.ts';
+
+export interface ResumeRequest {
+  userId: string;
+  /** Any run of the interrupted tree (its root, a sub-agent, or an earlier attempt's root). */
+  runId: string;
+  signal?: AbortSignal;
+  approver?: Approver;
+  onEvent?: EventListener;
+}
+
+export interface ResumeResult extends AskResult {
+  /** The interrupted attempt this one continued. */
+  resumedFrom: string;
+}
+
+/**
+ * Continues an interrupted tree from its journal: the root runs again as a new attempt (a new run id,
+ * recorded with the same journal), and every model step and tool result the journal holds is reused, not
+ * redone, down to the sub-agents that had finished; unfinished ones continue the same way. The session
+ * gets the answer the first attempt never wrote; the person's message is not added again.
+ */
+export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<ResumeResult> {
+  const { userId } = request;
+  const rootId = (await cadre.store.runs.rootOf(userId, request.runId)) ?? request.runId;
+  const found = await cadre.store.journal.find(userId, rootId);
+  if (!found) {
+    throw new UserError(
+      'not_found',
+      `There is no journal for run "${request.runId}": only runs started by this version of Cadre can be resumed.`,
+      { runId: request.runId },
+    );
+  }
+  const latest = found.attempts.at(-1)!;
+  if (cadre.live.get(userId, latest)) {
+    throw new UserError('not_interrupted', `Run ${latest} is still running in this process.`, {
+      runId: latest,
+    });
+  }
+  const tree = await cadre.store.runs.getRunTree(userId, latest);
+  if (tree && tree.status !== 'interrupted') {
+    throw new UserError(
+      'not_interrupted',
+      `Run ${latest} ended ${tree.status}; only an interrupted run (its process died) can be resumed.`,
+      { runId: latest, status: tree.status },
+    );
+  }
+  const { spec } = found;
+  const runtime = await cadre.runtime({ userId });
+  const live = cadre.live.begin(userId);
+  const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
+  try {
+    const { envelope, tree: run } = await runtime.run({
+      agent: spec.agent,
+      task: spec.task,
+      history: spec.history,
+      inputs: spec.inputs,
+      signal,
+      userId,
+      journal: cadre.store.journal.open(found.journalId),
+      ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
+      ...(spec.model ? { model: spec.model } : {}),
+      ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),
+      ...(request.approver ? { approver: request.approver } : {}),
+      onEvent: (event) => {
+        if (event.type === 'run-start' && event.parentRunId === null) {
+          void cadre.store.journal.begin(found.journalId, event.runId, userId, spec);
+        }
+        request.onEvent?.(event);
+        live.observe(event);
+      },
+    });
+    if (spec.sessionId) {
+      await cadre.store.sessions.append(userId, spec.sessionId, {
+        role: 'assistant',
+        content: envelope.summary,
+        runId: envelope.runId,
+      });
+    }
+    return {
+      answer: envelope.summary,
+      status: envelope.status,
+      sessionId: spec.sessionId ?? '',
+      runId: envelope.runId,
+      envelope,
+      run,
+      usage: envelope.subtreeUsage,
+      resumedFrom: latest,
+    };
+  } finally {
+    await cadre.store.runs.flush();
+    live.end();
+  }
+}

@@ -1,0 +1,122 @@
+import type { ModelMessage } from 'ai';
+import type { JournalKind, TreeJournal } from '../core/journal.ts';
+import type { Database } from './database.ts';
+import type { Migration } from './migrations.ts';
+
+/** What a resumed attempt needs to start the root run again exactly as the first attempt did. */
+export interface ResumeSpec {
+  agent: string;
+  task: string;
+  history: ModelMessage[];
+  inputs: Record<string, unknown>;
+  sessionId?: string;
+  model?: string;
+  prefetch?: { agent: string; task?: string };
+}
+
+/** A journal found by one of its attempts' root run ids. */
+export interface FoundJournal {
+  journalId: string;
+  userId: string;
+  spec: ResumeSpec;
+  /** Root run ids of every attempt, oldest first. */
+  attempts: string[];
+}
+
+/**
+ * Run journals: one row per completed model step or tool result, in commit order. Several attempts of
+ * one tree (the first, then each resume) share a journal id, and each attempt's root run id is recorded
+ * with it, so `resume` works from any of them.
+ */
+export interface JournalStore {
+  /** The journal of one tree: its entries read once, each commit written before `put` returns. */
+  open(journalId: string): TreeJournal & { entries(): number };
+  /** Records an attempt's root run (the first one also records what resuming needs). */
+  begin(journalId: string, rootRunId: string, userId: string, spec: ResumeSpec): Promise<void>;
+  /** The journal an attempt belongs to, when the run is the caller's root run. */
+  find(userId: string, rootRunId: string): Promise<FoundJournal | undefined>;
+}
+
+export const journalMigration: Migration = {
+  id: '010-run-journal',
+  sql: `
+    CREATE TABLE journal (
+      journal_id TEXT NOT NULL,
+      position INTEGER NOT NULL,
+      run_key TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      key TEXT NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (journal_id, position),
+      UNIQUE (journal_id, run_key, kind, key)
+    );
+    CREATE TABLE journal_attempts (
+      root_run_id TEXT PRIMARY KEY,
+      journal_id TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      spec TEXT NOT NULL,
+      started_at INTEGER NOT NULL
+    );
+    CREATE INDEX journal_attempts_by_journal ON journal_attempts(journal_id, started_at);
+  `,
+};
+
+/** The SQLite journal: `node:sqlite` writes synchronously, so a committed entry survives a SIGKILL. */
+export class SqliteJournalStore implements JournalStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  open(journalId: string): TreeJournal & { entries(): number } {
+    const loaded = new Map<string, unknown>();
+    const rows = this.#db
+      .prepare('SELECT run_key, kind, key, body FROM journal WHERE journal_id = ? ORDER BY position')
+      .all(journalId) as Array<{ run_key: string; kind: string; key: string; body: string }>;
+    for (const row of rows) loaded.set(entryKey(row.run_key, row.kind, row.key), JSON.parse(row.body));
+    const insert = this.#db.prepare(
+      `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body)
+       VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?)`,
+    );
+    return {
+      get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
+      put: (runKey: string, kind: JournalKind, key: string, body: unknown) => {
+        const text = JSON.stringify(body ?? null);
+        insert.run(journalId, journalId, runKey, kind, key, text);
+        loaded.set(entryKey(runKey, kind, key), JSON.parse(text));
+      },
+      entries: () => loaded.size,
+    };
+  }
+
+  async begin(journalId: string, rootRunId: string, userId: string, spec: ResumeSpec): Promise<void> {
+    this.#db
+      .prepare(
+        'INSERT OR IGNORE INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at) VALUES (?, ?, ?, ?, ?)',
+      )
+      .run(rootRunId, journalId, userId, JSON.stringify(spec), Date.now());
+  }
+
+  async find(userId: string, rootRunId: string): Promise<FoundJournal | undefined> {
+    const row = this.#db
+      .prepare('SELECT journal_id, user_id FROM journal_attempts WHERE root_run_id = ?')
+      .get(rootRunId) as { journal_id: string; user_id: string } | undefined;
+    if (!row || row.user_id !== userId) return undefined;
+    const attempts = this.#db
+      .prepare(
+        'SELECT root_run_id, spec FROM journal_attempts WHERE journal_id = ? ORDER BY started_at, rowid',
+      )
+      .all(row.journal_id) as Array<{ root_run_id: string; spec: string }>;
+    return {
+      journalId: row.journal_id,
+      userId,
+      spec: JSON.parse(attempts[0]!.spec) as ResumeSpec,
+      attempts: attempts.map((attempt) => attempt.root_run_id),
+    };
+  }
+}
+
+function entryKey(runKey: string, kind: string, key: string): string {
+  return `${runKey}\u0000${kind}\u0000${key}`;
+}

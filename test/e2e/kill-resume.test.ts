@@ -1,0 +1,223 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { CLI_ENTRY, tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
+
+/**
+ * SIGKILL at many points of a scripted tree, then `cadre runs resume`: main asks math twice in one step
+ * (two sub-agents in parallel), each calls `calculate` and answers, then main answers. Every model reply
+ * takes a moment, so kills land while a model is answering, as well as right after a journal commit, a
+ * sub-agent's start or finish, and a tool call.
+ */
+const QUESTION = 'What are 17 * 23 and 19 * 29?';
+const isMain = (system: string) => system.includes('## When to delegate');
+const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
+
+function script(request: RecordedRequest) {
+  const { body, system } = request;
+  const last = body.messages.at(-1);
+  const fromTool = last?.role === 'tool';
+  const delayMs = 120;
+  if (isMain(system)) {
+    if (!fromTool) {
+      return {
+        delayMs,
+        text: 'Asking math. ',
+        toolCalls: [
+          { id: 'call_m1', name: 'math', arguments: { task: 'Compute 17 * 23.' } },
+          { id: 'call_m2', name: 'math', arguments: { task: 'Compute 19 * 29.' } },
+        ],
+      };
+    }
+    const results = body.messages
+      .filter((message) => message.role === 'tool')
+      .map((m) => contentText(m.content));
+    const numbers = results.map((text) => text.match(/= (\d+)/)?.[1] ?? '?');
+    return { delayMs, text: `The answers are ${numbers.join(' and ')}.` };
+  }
+  if (isMath(system)) {
+    const task = contentText(body.messages.find((message) => message.role === 'user')?.content);
+    const [a, b] = task.match(/\d+/g) ?? ['0', '0'];
+    if (!fromTool) {
+      return {
+        delayMs,
+        toolCalls: [{ id: `call_calc_${a}`, name: 'calculate', arguments: { expression: `${a} * ${b}` } }],
+      };
+    }
+    return { delayMs, text: `${a} * ${b} = ${contentText(last?.content).match(/\d+/g)?.at(-1)}` };
+  }
+  return { status: 400 };
+}
+
+type Trigger = { label: string; fired: (db: DatabaseSync | undefined, requests: number) => boolean };
+
+function count(db: DatabaseSync | undefined, sql: string): number {
+  if (!db) return 0;
+  try {
+    return (db.prepare(sql).get() as { n: number }).n;
+  } catch {
+    return 0; // the table may not exist yet
+  }
+}
+
+const triggers: Trigger[] = [
+  ...[1, 2, 3, 4, 5, 6].map((k) => ({
+    label: `model streaming (request ${k})`,
+    fired: (_db: DatabaseSync | undefined, requests: number) => requests >= k,
+  })),
+  ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((j) => ({
+    label: `after journal commit ${j}`,
+    fired: (db: DatabaseSync | undefined) => count(db, 'SELECT COUNT(*) AS n FROM journal') >= j,
+  })),
+  ...[1, 2].map((j) => ({
+    label: `child start ${j}`,
+    fired: (db: DatabaseSync | undefined) =>
+      count(db, 'SELECT COUNT(*) AS n FROM runs WHERE parent_id IS NOT NULL') >= j,
+  })),
+  ...[1, 2].map((j) => ({
+    label: `tool execution ${j}`,
+    fired: (db: DatabaseSync | undefined) =>
+      count(db, "SELECT COUNT(*) AS n FROM events WHERE type = 'tool-call' AND body LIKE '%calculate%'") >= j,
+  })),
+  ...[1, 2].map((j) => ({
+    label: `child finish ${j}`,
+    fired: (db: DatabaseSync | undefined) =>
+      count(db, "SELECT COUNT(*) AS n FROM runs WHERE parent_id IS NOT NULL AND status != 'running'") >= j,
+  })),
+];
+
+let server: Awaited<ReturnType<typeof startOpenAIServer>>;
+beforeAll(async () => {
+  server = await startOpenAIServer(script);
+});
+afterAll(() => server.close());
+
+const envFor = (home: string) => ({
+  CADRE_HOME: home,
+  CADRE_MODEL: 'compatible:fixture',
+  CADRE_COMPATIBLE_BASE_URL: server.baseURL,
+});
+const bodyOf = (request: RecordedRequest) => JSON.stringify(request.body.messages);
+
+/** Starts `cadre ask` in its own process and SIGKILLs it when the trigger fires (or lets it finish). */
+async function askAndKill(home: string, trigger: Trigger): Promise<{ killed: boolean }> {
+  const dbPath = join(home, 'cadre.db');
+  const before = server.requests.length;
+  const child = spawn(process.execPath, [CLI_ENTRY, 'ask', QUESTION], {
+    env: { PATH: process.env.PATH ?? '', ...envFor(home) },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  let db: DatabaseSync | undefined;
+  try {
+    while (!done) {
+      if (!db && existsSync(dbPath)) db = new DatabaseSync(dbPath, { readOnly: true });
+      if (trigger.fired(db, server.requests.length - before)) {
+        child.kill('SIGKILL');
+        await exited;
+        return { killed: true };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+    return { killed: false };
+  } finally {
+    db?.close();
+  }
+}
+
+it('SIGKILL at 22 points, then cadre runs resume: same answer, nothing lost, nothing done twice', async () => {
+  // The uninterrupted answer.
+  const reference = await cadreInProcess(['ask', '--json', QUESTION], envFor(tempHome()));
+  expect(reference.code).toBe(0);
+  const expected = JSON.parse(reference.stdout).answer as string;
+  expect(expected).toBe('The answers are 391 and 551.');
+
+  const figures = {
+    killPoints: 0,
+    resumed: 0,
+    finishedBeforeKill: 0,
+    duplicateRows: 0,
+    repeatedCommittedSteps: 0,
+  };
+  for (const trigger of triggers) {
+    const home = tempHome();
+    const before = server.requests.length;
+    const { killed } = await askAndKill(home, trigger);
+    figures.killPoints++;
+    const preKill = server.requests.slice(before).map(bodyOf);
+    const dbPath = join(home, 'cadre.db');
+    const snapshot = new DatabaseSync(dbPath, { readOnly: true });
+    const committedRows = snapshot.prepare('SELECT run_key, kind, key FROM journal').all() as Array<{
+      run_key: string;
+      kind: string;
+      key: string;
+    }>;
+    const committedSteps = committedRows.filter((row) => row.kind === 'model-step').length;
+    const root = snapshot.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as
+      | { id: string }
+      | undefined;
+    snapshot.close();
+    expect(root, `${trigger.label}: the root run was recorded`).toBeDefined();
+
+    const afterKill = server.requests.length;
+    const resumed = await cadreInProcess(['runs', 'resume', root!.id, '--json'], envFor(home));
+    let answer: string;
+    if (resumed.code === 0) {
+      figures.resumed++;
+      answer = JSON.parse(resumed.stdout).answer;
+    } else {
+      // Killed after the tree had already ended: nothing to resume, the answer is in the session.
+      expect(resumed.stderr, trigger.label).toMatch(/only an interrupted run/);
+      figures.finishedBeforeKill++;
+      const db = new DatabaseSync(dbPath, { readOnly: true });
+      answer = (
+        db.prepare("SELECT content FROM messages WHERE role = 'assistant'").get() as { content: string }
+      ).content;
+      db.close();
+    }
+    expect(answer, trigger.label).toBe(expected);
+
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    expect((db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe(
+      'ok',
+    );
+    const roles = (
+      db.prepare('SELECT role FROM messages ORDER BY rowid').all() as Array<{ role: string }>
+    ).map((row) => row.role);
+    expect(roles, trigger.label).toEqual(['user', 'assistant']);
+    const rows = db.prepare('SELECT run_key, kind, key FROM journal').all() as Array<Record<string, string>>;
+    const keys = rows.map((row) => `${row.run_key}|${row.kind}|${row.key}`);
+    figures.duplicateRows += keys.length - new Set(keys).size;
+    for (const row of committedRows) {
+      expect(
+        keys.filter((key) => key === `${row.run_key}|${row.kind}|${row.key}`),
+        trigger.label,
+      ).toHaveLength(1);
+    }
+    db.close();
+
+    // A step committed before the kill is never asked for again; only the one in flight may be.
+    const postResume = server.requests.slice(afterKill).map(bodyOf);
+    const repeats = postResume.filter((body) => preKill.includes(body)).length;
+    const inFlight = preKill.length - committedSteps;
+    figures.repeatedCommittedSteps += Math.max(0, repeats - inFlight);
+    if (!killed) expect(postResume).toEqual([]);
+  }
+  console.log(
+    `kill/resume figures: ${figures.killPoints} kill points, ${figures.resumed} resumed, ` +
+      `${figures.finishedBeforeKill} finished before the kill landed, ${figures.duplicateRows} duplicate journal rows, ` +
+      `${figures.repeatedCommittedSteps} repeated requests for committed steps`,
+  );
+  expect(figures.killPoints).toBeGreaterThanOrEqual(20);
+  expect(figures.duplicateRows).toBe(0);
+  expect(figures.repeatedCommittedSteps).toBe(0);
+  expect(figures.resumed).toBeGreaterThanOrEqual(15);
+}, 600_000);
