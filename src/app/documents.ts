@@ -3,6 +3,7 @@ import { UserError } from '../core/errors.ts';
 import {
   formatBytes,
   type IngestInput,
+  type IngestLimits,
   type IngestProgress,
   ingestDocument,
   ingestFile,
@@ -55,9 +56,29 @@ export class DocumentsUseCases {
     this.#parts = parts;
   }
 
+  /** The configured document limits (config `documents`), over the built-in defaults. */
+  #limits(): Partial<IngestLimits> {
+    const configured = this.#parts.config.documents ?? {};
+    const megabytes = (value: number | undefined) =>
+      value === undefined ? undefined : Math.round(value * 1024 * 1024);
+    const limits: Partial<IngestLimits> = {
+      maxFileBytes: megabytes(configured.maxFileMegabytes),
+      maxTextChars: configured.maxTextChars,
+      maxPages: configured.maxPages,
+      maxUnpackedBytes: megabytes(configured.maxUnpackedMegabytes),
+      parseTimeoutMs:
+        configured.parseTimeoutSeconds === undefined ? undefined : configured.parseTimeoutSeconds * 1000,
+      parseMemoryMb: configured.parseMemoryMb,
+    };
+    return Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined));
+  }
+
   /** Adds uploaded bytes (the server's multipart upload). */
   async add(userId: string, input: IngestInput, options: AddOptions = {}): Promise<AddedDocument> {
-    const { document, duplicate } = await ingestDocument(this.#parts.store.documents, userId, input, options);
+    const { document, duplicate } = await ingestDocument(this.#parts.store.documents, userId, input, {
+      ...options,
+      limits: this.#limits(),
+    });
     return { ...describeDocument(document), duplicate };
   }
 
@@ -72,7 +93,7 @@ export class DocumentsUseCases {
       this.#parts.store.documents,
       userId,
       cwd ? resolve(cwd, path) : path,
-      rest,
+      { ...rest, limits: this.#limits() },
     );
     return { ...describeDocument(document), duplicate };
   }

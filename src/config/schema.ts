@@ -109,6 +109,17 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   tools: toolSettingsSchema.optional(),
+  /** Bounds on adding one document (README, "Document size limits"); each replaces its default. */
+  documents: z
+    .strictObject({
+      maxFileMegabytes: z.number().positive().optional(),
+      maxTextChars: positiveInt.optional(),
+      maxPages: positiveInt.optional(),
+      maxUnpackedMegabytes: z.number().positive().optional(),
+      parseTimeoutSeconds: z.number().positive().optional(),
+      parseMemoryMb: z.number().int().min(32).optional(),
+    })
+    .optional(),
   /**
    * Which tool calls wait for a person (Claude Code's permission-rule shape): entries are `tool`,
    * `mcp__server__*` or `tool(subject)` such as `bash(npm test:*)`. deny wins, then ask, then allow.

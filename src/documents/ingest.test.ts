@@ -177,7 +177,7 @@ describe('ingestDocument', () => {
     await expect(
       ingestDocument(store, 'local', { filename: 'slow.pdf', bytes }, { limits: { parseTimeoutMs: 1 } }),
     ).rejects.toThrow(
-      /slow\.pdf: reading the PDF took longer than 1 ms and was stopped \(limit parseTimeoutMs\)/,
+      /slow\.pdf: reading the PDF took longer than 1 ms and was stopped \(limit documents\.parseTimeoutSeconds in config\)/,
     );
   });
 

@@ -12,6 +12,13 @@ export interface WorkerParseLimits extends ParseLimits {
   parseMemoryMb: number;
 }
 
+/** The config key (under `documents`) that sets each parse limit, for error messages. */
+const CONFIG_KEYS: Record<keyof ParseLimits, string> = {
+  maxTextChars: 'maxTextChars',
+  maxPages: 'maxPages',
+  maxUnpackedBytes: 'maxUnpackedMegabytes',
+};
+
 /** How often the worker's memory (heap plus buffers outside it) is checked. */
 const MEMORY_POLL_MS = 50;
 
@@ -58,7 +65,7 @@ export function parseInWorker(
   const memoryError = () =>
     new DocumentRejectedError(
       'too_large',
-      `${filename}: reading it needed more than ${limits.parseMemoryMb} MB of memory and was stopped (limit parseMemoryMb).`,
+      `${filename}: reading it needed more than ${limits.parseMemoryMb} MB of memory and was stopped (limit documents.parseMemoryMb in config).`,
       { filename, limit: 'parseMemoryMb' },
     );
   return new Promise<ParsedDocument>((resolve, reject) => {
@@ -78,7 +85,7 @@ export function parseInWorker(
           reject(
             new DocumentParseError(
               'parse_timeout',
-              `${filename}: reading the ${describe(type)} took longer than ${formatMs(limits.parseTimeoutMs)} and was stopped (limit parseTimeoutMs).`,
+              `${filename}: reading the ${describe(type)} took longer than ${formatMs(limits.parseTimeoutMs)} and was stopped (limit documents.parseTimeoutSeconds in config).`,
               { filename, limit: 'parseTimeoutMs' },
             ),
           ),
@@ -101,10 +108,14 @@ export function parseInWorker(
         if (reply.ok) resolve(reply.parsed);
         else if (reply.kind === 'limit')
           reject(
-            new DocumentRejectedError('too_large', `${filename}: ${reply.message} (limit ${reply.limit}).`, {
-              filename,
-              limit: reply.limit,
-            }),
+            new DocumentRejectedError(
+              'too_large',
+              `${filename}: ${reply.message} (limit documents.${CONFIG_KEYS[reply.limit]} in config).`,
+              {
+                filename,
+                limit: reply.limit,
+              },
+            ),
           );
         else if (reply.kind === 'rejected')
           reject(new DocumentRejectedError(reply.code, reply.message, { filename }));

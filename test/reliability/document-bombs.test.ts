@@ -19,7 +19,7 @@ describe('hostile documents are refused at a named limit, and the process goes o
     const result = await docsAdd('bomb.xlsx', await xlsxBomb(110));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /bomb\.xlsx: the workbook unpacks to more than the limit of 100 MB \(stopped there\) \(limit maxUnpackedBytes\)/,
+      /bomb\.xlsx: the workbook unpacks to more than the limit of 100 MB \(stopped there\) \(limit documents\.maxUnpackedMegabytes in config\)/,
     );
   });
 
@@ -34,7 +34,7 @@ describe('hostile documents are refused at a named limit, and the process goes o
     const result = await docsAdd('wide.csv', csv);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /wide\.csv: the table comes to more than the limit of 20,000,000 characters \(stopped there\) \(limit maxTextChars\)/,
+      /wide\.csv: the table comes to more than the limit of 20,000,000 characters \(stopped there\) \(limit documents\.maxTextChars in config\)/,
     );
     expect(result.ms).toBeLessThan(10_000);
   });
@@ -43,7 +43,7 @@ describe('hostile documents are refused at a named limit, and the process goes o
     const result = await docsAdd('line.csv', 'a,'.repeat(22_000_000));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /line\.csv: 44,000,000 characters of text is more than the limit of 20,000,000 \(limit maxTextChars\)/,
+      /line\.csv: 44,000,000 characters of text is more than the limit of 20,000,000 \(limit documents\.maxTextChars in config\)/,
     );
   });
 
@@ -58,9 +58,24 @@ describe('hostile documents are refused at a named limit, and the process goes o
     const result = await docsAdd('bomb.pdf', await pdfBomb(150));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /bomb\.pdf: a compressed stream in the PDF unpacks to more than the limit of 100 MB \(stopped there\) \(limit maxUnpackedBytes\)/,
+      /bomb\.pdf: a compressed stream in the PDF unpacks to more than the limit of 100 MB \(stopped there\) \(limit documents\.maxUnpackedMegabytes in config\)/,
     );
     expect(result.stderr).not.toMatch(/OCR/);
+  });
+});
+
+describe('document limits from config.json', () => {
+  it('documents.* in config replace the defaults, and the error names the limit', async () => {
+    const csv = `${'a,'.repeat(200)}a\n${'a\n'.repeat(200)}`;
+    const result = await docsAdd('small-wide.csv', csv, { documents: { maxTextChars: 10_000 } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /small-wide\.csv: the table comes to more than the limit of 10,000 characters/,
+    );
+    const xlsx = await docsAdd('bomb.xlsx', await xlsxBomb(3), { documents: { maxUnpackedMegabytes: 2 } });
+    expect(xlsx.stderr).toMatch(/unpacks to more than the limit of 2 MB/);
+    const big = await docsAdd('big.txt', 'x'.repeat(2 * 1024 * 1024), { documents: { maxFileMegabytes: 1 } });
+    expect(big.stderr).toMatch(/big\.txt: 2\.0 MB is more than the limit of 1\.0 MB/);
   });
 });
 
@@ -77,7 +92,7 @@ describe('the parse worker memory cap', () => {
         { limits: { parseMemoryMb: 32 } },
       ),
     ).rejects.toThrow(
-      /heavy\.html: reading it needed more than 32 MB of memory and was stopped \(limit parseMemoryMb\)/,
+      /heavy\.html: reading it needed more than 32 MB of memory and was stopped \(limit documents\.parseMemoryMb in config\)/,
     );
   });
 });
