@@ -70,6 +70,24 @@ describe('auth', () => {
     expect((await app.request('/api/sessions', { headers: bearer(bob.token) })).status).toBe(200);
   });
 
+  it("keeps each user's runs theirs: another's run id is a 404 to read, follow or stop", async () => {
+    const { app, cadre } = await testServer(() => ({ text: 'an answer' }));
+    const alice = bearer((await cadre.users.add('alice')).token);
+    const bob = bearer((await cadre.users.add('bob')).token);
+    const chunks = await readChunks(
+      await app.request('/api/chat', post(chatBody('a-runs', 'question'), alice)),
+    );
+    const root = chunks.find((chunk) => chunk.type === 'data-run') as { data: { runId: string } };
+    const runId = root.data.runId;
+    expect((await app.request(`/api/runs/${runId}`, { headers: alice })).status).toBe(200);
+    expect((await app.request(`/api/runs/${runId}/events`, { headers: alice })).status).toBe(200);
+    expect((await app.request(`/api/runs/${runId}`, { headers: bob })).status).toBe(404);
+    expect((await app.request(`/api/runs/${runId}/events`, { headers: bob })).status).toBe(404);
+    expect((await app.request(`/api/runs/${runId}/cancel`, { method: 'POST', headers: bob })).status).toBe(
+      404,
+    );
+  });
+
   it('keeps only a scrypt hash of each token', async () => {
     const { cadre, store } = await testServer([{ text: 'hi' }]);
     const { token } = await cadre.users.add('carol');
