@@ -10,7 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseJsonEventStream, readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import type { CadreEvent } from '../src/core/events.ts';
 import type { CadreUIMessage, RunPartData } from '../src/server/chat-protocol.ts';
 
@@ -97,25 +97,34 @@ async function oneStream(url: string, sessionId: string): Promise<StreamResult> 
       headers: { 'content-type': 'application/json' },
     });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    // Read as a lean client does (split the SSE frames, JSON.parse each): the time measured is the
+    // server's and the wire's, not a schema validator's. The chunks are checked after, with AI SDK's reader.
     let bytes = 0;
-    const counted = response.body!.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          bytes += chunk.byteLength;
-          controller.enqueue(chunk);
-        },
-      }),
-    );
+    let buffered = '';
     const chunks: UIMessageChunk[] = [];
     const lags: number[] = [];
-    const reader = parseJsonEventStream({ stream: counted, schema: uiMessageChunkSchema }).getReader();
+    const decoder = new TextDecoder();
+    const reader = response.body!.getReader();
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      if (!value.success) throw value.error;
-      chunks.push(value.value);
-      if (value.value.type === 'data-run-event')
-        lags.push(Date.now() - (value.value.data as CadreEvent).time);
+      bytes += value.byteLength;
+      buffered += decoder.decode(value, { stream: true });
+      let end = buffered.indexOf('\n\n');
+      while (end >= 0) {
+        const frame = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        end = buffered.indexOf('\n\n');
+        const data = frame.startsWith('data: ') ? frame.slice(6) : undefined;
+        if (!data || data === '[DONE]') continue;
+        const chunk = JSON.parse(data) as UIMessageChunk;
+        chunks.push(chunk);
+        if (chunk.type === 'data-run-event') lags.push(Date.now() - (chunk.data as CadreEvent).time);
+      }
+    }
+    for (const chunk of chunks) {
+      const checked = await uiMessageChunkSchema().validate?.(chunk);
+      if (checked && !checked.success) throw checked.error;
     }
     const ms = performance.now() - started;
     return { ms, startedAt, endedAt: startedAt + ms, bytes, chunks, lags, sessionId };

@@ -7,7 +7,6 @@ import { UserError } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
 import { AnswerMessageBuilder } from '../answer-message.ts';
-import { batchWrites } from '../batch-writes.ts';
 import type { CadreUIMessage, ChatMessageMetadata } from '../chat-protocol.ts';
 import { type CadreChunk, ChatStreamTranslator } from '../chat-stream.ts';
 import { type CoalescerOptions, DeltaCoalescer } from '../delta-coalescer.ts';
@@ -117,8 +116,7 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       },
       onError: (error) => httpError(error).body.error.message,
     });
-    const response = createUIMessageStreamResponse({ stream });
-    return new Response(batchWrites(response.body!), { status: response.status, headers: response.headers });
+    return createUIMessageStreamResponse({ stream });
   });
   return routes;
 }
