@@ -2,6 +2,21 @@ import { UserError } from '../core/errors.ts';
 import type { RunRequest } from '../core/runtime.ts';
 import type { FlagSpec } from './command-args.ts';
 
+/** The flags that choose what `ask` and `chat` run with. */
+export const RUN_SETUP_FLAGS = {
+  model: {
+    type: 'string',
+    placeholder: 'P:M',
+    description: 'the model, as provider:model (over CADRE_MODEL)',
+  },
+  workspace: {
+    type: 'string',
+    placeholder: 'DIR',
+    description: 'the folder the workspace tools may read (default: the current one)',
+  },
+  config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+} as const satisfies Record<string, FlagSpec>;
+
 /** The limit flags `ask` and `chat` share. */
 export const RUN_LIMIT_FLAGS = {
   'max-turns': {

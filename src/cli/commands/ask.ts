@@ -7,7 +7,7 @@ import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { DEFAULT_MAX_QUESTION_CHARS, questionFrom } from '../question-input.ts';
-import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, runLimits } from '../run-flags.ts';
+import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { workspaceOption } from '../workspace-option.ts';
 
@@ -23,11 +23,6 @@ export const ASK = {
     'mistake, 130 when cancelled.',
   flags: {
     agent: { type: 'string', placeholder: 'NAME', description: 'ask this agent instead of main' },
-    model: {
-      type: 'string',
-      placeholder: 'P:M',
-      description: 'the model, as provider:model (over CADRE_MODEL)',
-    },
     json: { type: 'boolean', description: 'print one JSON object: {answer, status, sessionId, run, usage}' },
     events: {
       type: 'boolean',
@@ -39,18 +34,13 @@ export const ASK = {
       description: 'continue this session (see cadre sessions list)',
     },
     continue: { type: 'boolean', short: 'c', description: 'continue the most recent session' },
-    workspace: {
-      type: 'string',
-      placeholder: 'DIR',
-      description: 'the folder the workspace tools may read (default: the current one)',
-    },
-    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
     input: {
       type: 'string',
       multiple: true,
       placeholder: 'NAME=VALUE',
       description: "an input of --agent besides the task (e.g. analyze_document's document_id)",
     },
+    ...RUN_SETUP_FLAGS,
     ...RUN_LIMIT_FLAGS,
     ...APPROVAL_FLAGS,
   },

@@ -5,7 +5,7 @@ import { askOnce } from '../ask-once.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
-import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, runLimits } from '../run-flags.ts';
+import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { workspaceOption } from '../workspace-option.ts';
@@ -23,18 +23,8 @@ export const CHAT = {
       description: 'continue this session, showing its earlier turns (see cadre sessions list)',
     },
     continue: { type: 'boolean', short: 'c', description: 'continue the most recent session' },
-    model: {
-      type: 'string',
-      placeholder: 'P:M',
-      description: 'the model, as provider:model (over CADRE_MODEL)',
-    },
     agent: { type: 'string', placeholder: 'NAME', description: 'talk to this agent instead of main' },
-    workspace: {
-      type: 'string',
-      placeholder: 'DIR',
-      description: 'the folder the workspace tools may read (default: the current one)',
-    },
-    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+    ...RUN_SETUP_FLAGS,
     ...RUN_LIMIT_FLAGS,
     ...APPROVAL_FLAGS,
   },
