@@ -28,6 +28,8 @@ export interface RunTree {
   summary: string;
   data?: unknown;
   sources?: Source[];
+  /** True when the result is derived from untrusted external content (web pages, API answers). */
+  untrusted?: boolean;
   model: string;
   /** Model calls made so far. */
   turns: number;
@@ -111,6 +113,7 @@ export class RunTreeBuilder {
         node.summary = event.summary;
         if (event.data !== undefined) node.data = event.data;
         if (event.sources) node.sources = event.sources;
+        if (event.untrusted) node.untrusted = true;
         node.usage = event.usage;
         node.subtreeUsage = event.subtreeUsage;
         node.endedAt = new Date(event.time).toISOString();
