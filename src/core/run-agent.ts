@@ -1,10 +1,11 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage, type StopCondition, type ToolSet } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
+import type { ChildRunner, ChildRunRequest } from './child-runs.ts';
 import { messagesForChild } from './conversation.ts';
 import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
-import { describeError } from './errors.ts';
+import { describeError, SystemError } from './errors.ts';
 import { childJournalKey, journaledModel } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
 import { isModelCallTimeout, limitModelCall } from './model-call-timeout.ts';
@@ -31,6 +32,8 @@ export interface LoopServices {
   modelRefFor: (definition: AgentDefinition, parent: RunFrame | undefined) => string;
   limitsFor: (definition: AgentDefinition) => RuntimeLimits;
   prepareAgent?: PrepareAgent;
+  /** Wraps the in-process child runner (a queue, an observer); default: children run here. */
+  childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
 
 /** Adds run-specific instructions (e.g. a document's text) or refuses the run with a clear error. */
@@ -113,6 +116,7 @@ export async function runAgent(
     directTools: new Set(),
     seq: 0,
   };
+  tree.frames.set(frame.id, frame);
 
   // 1.
   if (!spec.parent) {
@@ -364,16 +368,52 @@ function reuseFor(services: LoopServices, tree: TreeState, frame: RunFrame, agen
   return { memory: tree.reuse.memory, ttlMs, model: services.modelRefFor(agent, frame) };
 }
 
+/**
+ * Starts a child through the runner seam: the live request becomes plain data (see child-runs.ts), and
+ * the runner (in process unless the runtime was given another) runs it and hands back the envelope.
+ */
 function startChild(services: LoopServices, tree: TreeState, request: ChildRequest): Promise<ResultEnvelope> {
-  return runAgent(services, tree, {
-    definition: request.definition,
+  const { parent } = request;
+  const data: ChildRunRequest = {
+    agent: request.definition.name,
     task: request.task,
     inputs: request.inputs,
-    parent: request.parent,
-    history: messagesForChild(request.parent.conversation(), request.definition.context),
-    signal: request.parent.signal,
+    context: messagesForChild(parent.conversation(), request.definition.context),
+    rootRunId: tree.rootRunId,
+    parentRunId: parent.id,
     ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
-  });
+    depth: parent.depth + 1,
+    userId: tree.userId,
+    ...(tree.sessionId ? { sessionId: tree.sessionId } : {}),
+  };
+  const local = inProcessChildRunner(services, tree);
+  const runner = services.childRunner ? services.childRunner(local) : local;
+  return runner.run(data, { signal: parent.signal });
+}
+
+/** Runs child requests in this process, under their parent's live frame, with the tree's shared state. */
+function inProcessChildRunner(services: LoopServices, tree: TreeState): ChildRunner {
+  return {
+    run: (request, cancellation) => {
+      const parent = tree.frames.get(request.parentRunId);
+      const definition = services.agents.get(request.agent);
+      if (!parent || !definition) {
+        const missing = parent ? `agent "${request.agent}"` : `parent run ${request.parentRunId}`;
+        throw new SystemError('child_unrunnable', `A child run cannot start here: no ${missing}.`, {
+          agent: request.agent,
+        });
+      }
+      return runAgent(services, tree, {
+        definition,
+        task: request.task,
+        inputs: request.inputs,
+        parent,
+        history: request.context,
+        signal: cancellation.signal,
+        ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
+      });
+    },
+  };
 }
 
 /** Runs the prefetch agent as a child; its summary, or undefined when it did not succeed. */
@@ -429,6 +469,7 @@ async function closeRun(
   extra: { data?: unknown; sources?: Source[] },
 ): Promise<ResultEnvelope> {
   await Promise.allSettled(frame.children);
+  frame.tree.frames.delete(frame.id);
   const envelope: ResultEnvelope = {
     status,
     summary,

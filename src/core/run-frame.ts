@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ApprovalSettings } from './approvals.ts';
+import type { BudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
 import type { TreeJournal } from './journal.ts';
@@ -15,7 +16,9 @@ export interface TreeState {
   bus: EventBus;
   limits: RuntimeLimits;
   /** Tokens spent by every run of the tree so far. */
-  tokensUsed: number;
+  ledger: BudgetLedger;
+  /** The tree's runs still going, by id: where an in-process child runner finds a request's parent. */
+  frames: Map<string, RunFrame>;
   /** How deep delegation may nest in this tree: the root run's limit, which no sub-agent can raise. */
   maxDepth: number;
   userId: string;
@@ -99,11 +102,11 @@ export function subtreeUsage(frame: RunFrame): Usage {
 export function budgetSpent(frame: RunFrame): boolean {
   const { runBudget, treeBudget } = frame.limits;
   if (runBudget !== undefined && frame.usage.totalTokens >= runBudget) return true;
-  return treeBudget !== undefined && frame.tree.tokensUsed >= treeBudget;
+  return treeBudget !== undefined && frame.tree.ledger.spent() >= treeBudget;
 }
 
 /** Adds one model call's usage to the run and to its tree. */
 export function countUsage(frame: RunFrame, usage: Usage): void {
   frame.usage = addUsage(frame.usage, usage);
-  frame.tree.tokensUsed += usage.totalTokens;
+  frame.tree.ledger.charge(usage.totalTokens);
 }

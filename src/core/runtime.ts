@@ -1,6 +1,7 @@
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import { type ApprovalSettings, type Approver, NO_APPROVALS } from './approvals.ts';
+import { type ChildRunner, InMemoryBudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
@@ -32,6 +33,11 @@ export interface RuntimeOptions {
   resultMemory?: ResultMemory;
   /** How long a kept result may be reused, unless its agent's `reuseTtl` says otherwise; 0 turns reuse off. */
   reuseTtlMs?: number;
+  /**
+   * Wraps the in-process child runner (e.g. to hand child runs to a queue, or to watch them); default:
+   * children run here.
+   */
+  childRunner?: (inProcess: ChildRunner) => ChildRunner;
   /** Approval rules and the default approver; without them calls that need approval are denied. */
   approvals?: ApprovalSettings;
   now?: () => number;
@@ -111,7 +117,8 @@ export class Runtime {
     const tree: TreeState = {
       bus: treeBus,
       limits: this.limits,
-      tokensUsed: 0,
+      ledger: new InMemoryBudgetLedger(),
+      frames: new Map(),
       maxDepth: this.limits.maxDepth,
       userId: request.userId ?? 'local',
       sessionId: request.sessionId,
@@ -146,6 +153,7 @@ export class Runtime {
         modelRefFor: (agent, parent) => this.#modelRefFor(agent, parent),
         limitsFor: (agent) => this.#limitsFor(agent),
         ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
+        ...(this.options.childRunner ? { childRunner: this.options.childRunner } : {}),
       },
       tree,
       {

@@ -1,0 +1,57 @@
+import type { ModelMessage } from 'ai';
+import type { ResultEnvelope } from './envelope.ts';
+
+/**
+ * The seam a child run starts through. Everything a child needs to start is plain data (the request
+ * below), so a runner may run it here or hand it to another process (a job queue) that has the same agent
+ * definitions; the parent only ever sees the envelope. What the tree shares (its token budget and its
+ * cancellation) sits behind the two small interfaces after it. Today's implementations are in process.
+ */
+
+/** A child run as data: serialisable with JSON, nothing live in it. */
+export interface ChildRunRequest {
+  /** The agent definition's name; the runner resolves it. */
+  agent: string;
+  task: string;
+  /** The agent's declared inputs besides its task. */
+  inputs: Record<string, unknown>;
+  /** The parent's conversation, already cut to what the child's context policy lets through. */
+  context: ModelMessage[];
+  rootRunId: string;
+  parentRunId: string;
+  /** The parent's tool call this run answers. */
+  parentToolCallId?: string;
+  /** The child's depth in the tree (the root is 0). */
+  depth: number;
+  userId: string;
+  sessionId?: string;
+}
+
+/** Runs a child and resolves to its envelope; never rejects for what happens inside the run. */
+export interface ChildRunner {
+  run(request: ChildRunRequest, cancellation: Cancellation): Promise<ResultEnvelope>;
+}
+
+/** The tokens a whole tree has spent, shared by every run in it (the tree budget's ledger). */
+export interface BudgetLedger {
+  spent(): number;
+  charge(tokens: number): void;
+}
+
+/** A tree's ledger in this process's memory. */
+export class InMemoryBudgetLedger implements BudgetLedger {
+  #spent = 0;
+
+  spent(): number {
+    return this.#spent;
+  }
+
+  charge(tokens: number): void {
+    this.#spent += tokens;
+  }
+}
+
+/** How a run learns it has been stopped. In process it is an AbortSignal linked to the parent's. */
+export interface Cancellation {
+  readonly signal: AbortSignal;
+}
