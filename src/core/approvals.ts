@@ -76,8 +76,15 @@ export async function gateToolCall(
   if (decision.rule === 'deny') {
     throw new ToolCallDeniedError(`${call.name} was refused by the approval rules (${decision.because})`);
   }
+  // A call that was already waiting when its process died waits again under the same id and deadline.
+  const journal = frame.tree.journal;
+  const earlier = journal?.get(frame.journalKey, 'approval', call.toolCallId) as
+    | { approvalId: string; expiresAt: number }
+    | undefined;
   const request: ApprovalRequest = {
-    approvalId: `apr_${frame.tree.now().toString(36)}${(++approvalCounter).toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+    approvalId:
+      earlier?.approvalId ??
+      `apr_${frame.tree.now().toString(36)}${(++approvalCounter).toString(36)}${Math.random().toString(36).slice(2, 8)}`,
     runId: frame.id,
     toolCallId: call.toolCallId,
     tool: call.name,
@@ -85,8 +92,14 @@ export async function gateToolCall(
     path: runPath(frame),
     userId: frame.tree.userId,
     sessionId: frame.tree.sessionId,
-    expiresAt: frame.tree.now() + settings.timeoutMs,
+    expiresAt: earlier?.expiresAt ?? frame.tree.now() + settings.timeoutMs,
   };
+  if (journal && !earlier) {
+    await journal.put(frame.journalKey, 'approval', call.toolCallId, {
+      approvalId: request.approvalId,
+      expiresAt: request.expiresAt,
+    });
+  }
   emit(frame, {
     type: 'approval-request',
     approvalId: request.approvalId,
@@ -96,7 +109,7 @@ export async function gateToolCall(
     path: request.path,
     expiresAt: request.expiresAt,
   });
-  const answer = await waitForDecision(settings, request, frame.signal);
+  const answer = await waitForDecision(settings, request, frame.signal, request.expiresAt - frame.tree.now());
   emit(frame, {
     type: 'approval-result',
     approvalId: request.approvalId,
@@ -117,6 +130,7 @@ async function waitForDecision(
   settings: ApprovalSettings,
   request: ApprovalRequest,
   runSignal: AbortSignal,
+  remainingMs: number,
 ): Promise<ApprovalDecision> {
   if (!settings.approver) {
     return { approved: false, by: 'none', reason: 'nobody can be asked for approval here' };
@@ -132,7 +146,7 @@ async function waitForDecision(
           by: 'timeout',
           reason: `no decision within ${Math.round(settings.timeoutMs / 1000)} s`,
         }),
-      Math.max(0, settings.timeoutMs),
+      Math.max(0, remainingMs),
     );
   });
   const cancelled = new Promise<ApprovalDecision>((resolve) => {

@@ -101,3 +101,67 @@ describe('run journal', () => {
     }
   });
 });
+
+describe('approvals across a restart', () => {
+  it('a call that was waiting for approval waits again under the same id and deadline', async () => {
+    const deploy = defineTool({
+      name: 'deploy',
+      family: 'test',
+      description: 'deploys',
+      needsApproval: true,
+      input: z.object({}),
+      async execute() {
+        return { deployed: true };
+      },
+    });
+    const build = () => {
+      const model = new ScriptedModel((request: ScriptedRequest) =>
+        request.toolResults.length
+          ? { text: `done: ${JSON.stringify(request.toolResults[0]?.output)}` }
+          : { toolCalls: [{ name: 'deploy', input: {}, id: 'call_deploy' }] },
+      );
+      const agents = new Map([
+        ['ops', agentDefinitionSchema.parse({ name: 'ops', description: 'ops', tools: ['deploy'] })],
+      ]);
+      return new Runtime({
+        agents,
+        tools: new ToolRegistry([deploy]),
+        resolveModel: () => model,
+        mainModel: 'scripted:x',
+        approvals: { rules: { allow: [], ask: [], deny: [] }, approver: undefined, timeoutMs: 60_000 },
+      });
+    };
+    const journal = new MemoryJournal();
+    const asked: Array<{ approvalId: string; expiresAt: number }> = [];
+    const stop = new AbortController();
+    // First attempt: the process "dies" while the person has not answered yet.
+    await build().run({
+      agent: 'ops',
+      task: 'deploy',
+      journal,
+      signal: stop.signal,
+      approver: {
+        decide: async (request) => {
+          asked.push({ approvalId: request.approvalId, expiresAt: request.expiresAt });
+          stop.abort();
+          return new Promise(() => {});
+        },
+      },
+    });
+    expect(journal.entries.some((entry) => entry.kind === 'tool-result')).toBe(false);
+    const resumed = await build().run({
+      agent: 'ops',
+      task: 'deploy',
+      journal,
+      approver: {
+        decide: async (request) => {
+          asked.push({ approvalId: request.approvalId, expiresAt: request.expiresAt });
+          return { approved: true, by: 'person' };
+        },
+      },
+    });
+    expect(resumed.envelope.summary).toBe('done: {"deployed":true}');
+    expect(asked).toHaveLength(2);
+    expect(asked[1]).toEqual(asked[0]);
+  });
+});

@@ -15,7 +15,8 @@ export interface TreeJournal {
   put(runKey: string, kind: JournalKind, key: string, body: unknown): void | Promise<void>;
 }
 
-export type JournalKind = 'model-step' | 'tool-result';
+/** `approval`: a call that started waiting for a person (its id and deadline), so a resume waits on. */
+export type JournalKind = 'model-step' | 'tool-result' | 'approval';
 
 /** A committed tool result: the output, or the error the model was shown. */
 export interface JournaledToolResult {
