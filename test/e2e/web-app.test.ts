@@ -302,4 +302,20 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expect(await prompts.count()).toBe(0);
     expectNoConsoleErrors(browser);
   }, 60_000);
+
+  it('shows a failed answer in place, and Retry asks again', async () => {
+    let providerUp = false;
+    const { page, browser } = await setup(
+      ({ system }) => (providerUp ? { text: isMain(system) ? 'Back again.' : 'x' } : { status: 500 }),
+      { config: { retry: { maxRetries: 0 } } },
+    );
+    await ask(page, 'Are you there?');
+    const failure = page.getByRole('alert').filter({ hasText: 'error' });
+    await failure.waitFor({ timeout: 20_000 });
+    providerUp = true;
+    await failure.getByRole('button', { name: 'Retry' }).click();
+    await page.getByText('Back again.').waitFor();
+    // The provider's refusals are the browser's own log lines, not the page's errors.
+    expect(browser.errors.filter((error) => !error.includes('500'))).toEqual([]);
+  }, 60_000);
 });
