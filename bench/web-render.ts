@@ -105,6 +105,7 @@ async function measureSiblings(): Promise<{ frames: number; moves: number; layou
   const browser = await openBrowser();
   try {
     const { page } = browser;
+    if (process.env.BENCH_DEBUG) page.on('console', (message) => console.log(message.text()));
     await page.goto(app.url);
     await page.evaluate(() => {
       const state = { frames: 0, moves: 0, shift: 0, running: true, tops: new Map<Element, number>() };
@@ -119,7 +120,10 @@ async function measureSiblings(): Promise<{ frames: number; moves: number; layou
           for (const header of document.querySelectorAll('.run-header')) {
             const top = header.getBoundingClientRect().top - origin;
             const before = state.tops.get(header);
-            if (before !== undefined && Math.abs(before - top) > 0.5) state.moves++;
+            if (before !== undefined && Math.abs(before - top) > 0.5) {
+              state.moves++;
+              console.log(`moved: ${header.textContent?.slice(0, 40)} ${before} -> ${top}`);
+            }
             state.tops.set(header, top);
           }
           state.frames++;

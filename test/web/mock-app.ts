@@ -55,6 +55,7 @@ export async function startMockApp(options: {
       return json(response, { model: 'compatible:fixture', delegationMode: 'delegate' });
     if (path === '/api/agents') return json(response, { agents: [] });
     if (path === '/api/documents') return json(response, { documents: [] });
+    if (path === '/api/approvals') return json(response, { approvals: [] });
     if (path === '/api/chat') {
       const chunks = options
         .chat()

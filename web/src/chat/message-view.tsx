@@ -62,7 +62,7 @@ export const MessageView = memo(function MessageView({
   const rootRunId = rootRunIdOf(message);
   return (
     <article className="message assistant" aria-label="Answer">
-      {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} />}
+      {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} place="before" />}
       {message.parts.map((part, index) => {
         const key = `${message.id}-${index}`;
         if (part.type === 'text') return <Markdown key={key} text={part.text} />;
@@ -81,6 +81,7 @@ export const MessageView = memo(function MessageView({
         }
         return null;
       })}
+      {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} place="after" />}
       {streaming && message.parts.every((part) => part.type !== 'text') && (
         <p className="thinking" aria-live="polite">
           <span className="spinner small" aria-hidden="true" /> Working…
@@ -119,15 +120,22 @@ function DelegationOrTool({ store, tool }: { store: RunStore; tool: ToolPartLike
   );
 }
 
-/** Child runs of the root that no tool part of the message started (the prefetch mode's runs). */
+/**
+ * Child runs of the root without a tool part in the message. Prefetched runs (no tool call started them)
+ * come `before` the answer. A delegation whose run was announced before its tool part reached the
+ * message (the message updates are throttled) waits `after` the parts: exactly where its tool part will
+ * appear, so it does not jump when that part arrives.
+ */
 function LooseRuns({
   store,
   rootRunId,
   message,
+  place,
 }: {
   store: RunStore;
   rootRunId: string;
   message: CadreMessage;
+  place: 'before' | 'after';
 }) {
   const children = useChildren(store, rootRunId);
   const called = new Set(
@@ -137,7 +145,7 @@ function LooseRuns({
   );
   const loose = children.filter((child) => {
     const toolCallId = store.get(child)?.parentToolCallId;
-    return !toolCallId || !called.has(toolCallId);
+    return place === 'before' ? !toolCallId : toolCallId !== undefined && !called.has(toolCallId);
   });
   if (loose.length === 0) return null;
   return (
