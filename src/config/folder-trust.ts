@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.ts';
+import { readJsonFile } from './read-json-file.ts';
 
 /**
  * A folder Cadre runs in may be a stranger's repository. Its own `.cadre/config.json` and `.mcp.json`
@@ -82,15 +83,7 @@ function canonicalFolder(folder: string): string {
 function readTrustFile(home: string): TrustFile {
   const path = trustFilePath(home);
   if (!existsSync(path)) return { folders: {} };
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UserError('config_invalid', `${path}: not valid JSON (${(error as Error).message}).`, {
-      file: path,
-    });
-  }
-  const parsed = trustFileSchema.safeParse(raw);
+  const parsed = trustFileSchema.safeParse(readJsonFile(path));
   if (!parsed.success)
     throw new UserError('config_invalid', `${path}: expected {"folders": {PATH: {digest, trustedAt}}}.`, {
       file: path,

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { type FolderTrust, folderTrust, type ProjectRequests } from './folder-trust.ts';
 import { mcpJsonServers, readMcpJson } from './mcp-json.ts';
+import { readJsonFile } from './read-json-file.ts';
 import { type CadreConfig, configSchema } from './schema.ts';
 
 export interface ConfigSources {
@@ -171,13 +172,7 @@ function projectApprovals(layer: CadreConfig, base: CadreConfig, file: string): 
 }
 
 function readConfigFile(file: string): CadreConfig {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new UserError('config_invalid', `${file}: not valid JSON (${(error as Error).message}).`, { file });
-  }
-  return validate(raw, file);
+  return validate(readJsonFile(file), file);
 }
 
 function fromEnvironment(env: Record<string, string | undefined>): CadreConfig {

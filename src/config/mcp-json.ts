@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../core/errors.ts';
 import { formatIssues } from './load-config.ts';
+import { readJsonFile } from './read-json-file.ts';
 import { type McpServerConfig, mcpServerNameSchema, mcpServerSchema } from './schema.ts';
 
 /** The fields of a `.mcp.json` server entry Cadre understands; other tools' extra fields are ignored. */
@@ -17,14 +18,7 @@ export interface McpJsonFile {
 export function readMcpJson(cwd: string): McpJsonFile | undefined {
   const path = join(cwd, '.mcp.json');
   if (!existsSync(path)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UserError('config_invalid', `${path}: not valid JSON (${(error as Error).message}).`, {
-      file: path,
-    });
-  }
+  const parsed = readJsonFile(path);
   const raw = (parsed as { mcpServers?: unknown } | null)?.mcpServers;
   if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))
     throw new UserError('config_invalid', `${path}: mcpServers: expected an object of servers by name.`, {

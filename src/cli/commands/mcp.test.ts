@@ -42,6 +42,17 @@ function projectWithMcpJson() {
   return { home, project, mcpJson };
 }
 
+/** A CADRE_HOME whose own config names a working server and one whose command does not exist. */
+function homeWithFlakyAndGhost(): string {
+  const home = tempHome();
+  const mcpServers = {
+    flaky: { command: process.execPath, args: [FLAKY_SERVER] },
+    ghost: { command: '/nonexistent/server' },
+  };
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mcpServers }));
+  return home;
+}
+
 describe('cadre mcp list · trust · untrust', () => {
   it("refuses a project's .mcp.json command until the folder is trusted, and again when it changes", async () => {
     const { home, project, mcpJson } = projectWithMcpJson();
@@ -92,16 +103,7 @@ describe('cadre mcp list · trust · untrust', () => {
   });
 
   it('user-level servers start without trust; one that cannot start says why', async () => {
-    const home = tempHome();
-    writeFileSync(
-      join(home, 'config.json'),
-      JSON.stringify({
-        mcpServers: {
-          flaky: { command: process.execPath, args: [FLAKY_SERVER] },
-          ghost: { command: '/nonexistent/server' },
-        },
-      }),
-    );
+    const home = homeWithFlakyAndGhost();
     const listed = await cli(['mcp', 'list', '--json'], { home, cwd: tempHome() });
     const servers = JSON.parse(listed.stdout).servers;
     expect(servers).toMatchObject([
@@ -115,16 +117,7 @@ describe('cadre mcp list · trust · untrust', () => {
   });
 
   it('agents show lists the MCP tools an agent may use, and why a server is not available', async () => {
-    const home = tempHome();
-    writeFileSync(
-      join(home, 'config.json'),
-      JSON.stringify({
-        mcpServers: {
-          flaky: { command: process.execPath, args: [FLAKY_SERVER] },
-          ghost: { command: '/nonexistent/server' },
-        },
-      }),
-    );
+    const home = homeWithFlakyAndGhost();
     mkdirSync(join(home, 'agents'));
     writeFileSync(
       join(home, 'agents', 'worker.md'),
