@@ -18,6 +18,7 @@ printCore(await benchCore(iterations));
 
 const families: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'web', run: async () => (await import('./web-cache.ts')).runWebCacheBench() },
+  { name: 'web-render', run: async () => void (await import('./web-render.ts')).runWebRenderBench() },
   { name: 'server', run: async () => (await import('./server-load.ts')).runServerLoadBench() },
   { name: 'tracing', run: async () => (await import('./tracing.ts')).runTracingBench(iterations) },
   { name: 'context', run: async () => (await import('./context-efficiency.ts')).runContextEfficiencyBench() },
