@@ -1,4 +1,5 @@
 import { parse as parseYaml } from 'yaml';
+import { UserError } from '../core/errors.ts';
 
 /** A Markdown file split into its YAML front matter (parsed) and its body. */
 export interface FrontMatterDocument {
@@ -12,15 +13,21 @@ const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)(
 export function parseFrontMatter(text: string): FrontMatterDocument {
   const match = text.match(FRONT_MATTER);
   if (!match)
-    throw new Error('no front matter: the file must start with a "---" line, YAML fields, and another "---"');
+    throw new UserError(
+      'definition_invalid',
+      'no front matter: the file must start with a "---" line, YAML fields, and another "---"',
+    );
   let attributes: unknown;
   try {
     attributes = parseYaml(match[1] ?? '') ?? {};
   } catch (error) {
-    throw new Error(`front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    throw new UserError(
+      'definition_invalid',
+      `front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   if (typeof attributes !== 'object' || Array.isArray(attributes) || attributes === null) {
-    throw new Error('front matter must be a set of "field: value" lines');
+    throw new UserError('definition_invalid', 'front matter must be a set of "field: value" lines');
   }
   return { attributes: attributes as Record<string, unknown>, body: (match[2] ?? '').trim() };
 }

@@ -3,7 +3,7 @@ import type { AgentDefinition } from './agent-definition.ts';
 import { type ApprovalSettings, type Approver, NO_APPROVALS } from './approvals.ts';
 import { type ChildRunner, InMemoryBudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
-import { UserError } from './errors.ts';
+import { SystemError, UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
 import type { TreeJournal } from './journal.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
@@ -171,7 +171,7 @@ export class Runtime {
       },
     );
     const root = builder.get(envelope.runId);
-    if (!root) throw new Error(`run ${envelope.runId} produced no run-start event`);
+    if (!root) throw new SystemError('no_run_start', `run ${envelope.runId} produced no run-start event`);
     return { envelope, tree: root };
   }
 

@@ -1,6 +1,6 @@
 import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
-import { describeError, ModelBehaviorError } from './errors.ts';
+import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
 import type { JournaledToolResult } from './journal.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
@@ -87,14 +87,14 @@ async function callAllowedTool(
   signal: AbortSignal,
 ) {
   const target = frame.directTools.has(name) ? registry.get(name) : undefined;
-  if (!target) throw new Error(`no tool named "${name}" is available here`);
+  if (!target) throw new ModelBehaviorError('tool_input', `no tool named "${name}" is available here`);
   const parsed = target.input.safeParse(input);
   const toolCallId = `nested-${++nestedCallCounter}`;
   if (!parsed.success) {
     const message = `invalid input for ${name}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}`;
     emit(frame, { type: 'tool-call', toolCallId, name, input, refused: message });
     emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: message, ms: 0 });
-    throw new Error(message);
+    throw new ModelBehaviorError('tool_input', message);
   }
   const call = { toolCallId, name, input: parsed.data };
   const output = await traceToolCall(frame, call, async () => {
@@ -149,7 +149,7 @@ export async function journaledCall<T>(
     | undefined;
   if (recorded) {
     if (recorded.ok) return recorded.output as T;
-    throw new Error(recorded.error ?? 'the tool failed');
+    throw new SystemError('tool_failed', recorded.error ?? 'the tool failed');
   }
   try {
     const output = await execute();

@@ -1,3 +1,4 @@
+import { UserError } from './errors.ts';
 import type { CadreTool, ToolUnavailable } from './tool.ts';
 
 /**
@@ -22,7 +23,8 @@ export class ToolRegistry {
   }
 
   register(tool: CadreTool): this {
-    if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
+    if (this.#tools.has(tool.name))
+      throw new UserError('tool_duplicate', `tool "${tool.name}" is registered twice`);
     this.#tools.set(tool.name, tool);
     return this;
   }

@@ -1,3 +1,5 @@
+import { ModelBehaviorError } from './errors.ts';
+
 /** A run's own scratch store: what `vault_set` writes and `vault_get` reads. Never shared between runs. */
 export class Vault {
   #entries = new Map<string, unknown>();
@@ -12,10 +14,16 @@ export class Vault {
   set(key: string, value: unknown): void {
     const size = Buffer.byteLength(JSON.stringify(value) ?? 'null');
     if (size > this.maxValueBytes) {
-      throw new Error(`vault value for "${key}" is ${size} bytes; the limit is ${this.maxValueBytes}`);
+      throw new ModelBehaviorError(
+        'tool_input',
+        `vault value for "${key}" is ${size} bytes; the limit is ${this.maxValueBytes}`,
+      );
     }
     if (!this.#entries.has(key) && this.#entries.size >= this.maxEntries) {
-      throw new Error(`the vault is full (${this.maxEntries} keys); overwrite an existing key instead`);
+      throw new ModelBehaviorError(
+        'tool_input',
+        `the vault is full (${this.maxEntries} keys); overwrite an existing key instead`,
+      );
     }
     this.#entries.set(key, structuredClone(value));
   }

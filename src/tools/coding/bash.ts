@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
+import { SystemError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from '../workspace/confine.ts';
 import { HeadTailBuffer } from './output-buffer.ts';
@@ -115,7 +116,7 @@ function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
     child.on('error', (error) => {
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
-      reject(new Error(`could not start ${options.shell}: ${error.message}`));
+      reject(new SystemError('bash_start_failed', `could not start ${options.shell}: ${error.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -128,7 +129,8 @@ function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
       if (stopped === 'timeout') {
         const tail = (stdout.text() + stderr.text()).slice(-2000);
         reject(
-          new Error(
+          new SystemError(
+            'bash_failed',
             `the command ran past its time limit of ${options.timeoutMs / 1000} s and was killed` +
               (tail.trim() ? `; its last output:\n${tail}` : ''),
           ),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from '../workspace/confine.ts';
 import { diffStat, readTextFile, unifiedDiff, writeTextFile } from './file-text.ts';
@@ -30,18 +31,21 @@ export function createEditFileTool(workspace: Workspace) {
       new: z.string().max(200_000).describe('The text to put in its place'),
     }),
     async execute(input): Promise<EditFileOutput> {
-      if (input.old === input.new) throw new Error('old and new are the same text; nothing to change');
+      if (input.old === input.new)
+        throw new ModelBehaviorError('tool_input', 'old and new are the same text; nothing to change');
       const file = await workspace.resolve(input.path);
       const before = await readTextFile(file.absolute, input.path);
       const first = before.indexOf(input.old);
       if (first === -1) {
-        throw new Error(
+        throw new ModelBehaviorError(
+          'tool_input',
           `the text to replace was not found in "${file.relative}"; read the file and copy it exactly`,
         );
       }
       const count = countOccurrences(before, input.old);
       if (count > 1) {
-        throw new Error(
+        throw new ModelBehaviorError(
+          'tool_input',
           `the text to replace appears ${count} times in "${file.relative}"; include more surrounding lines so it appears once`,
         );
       }

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readFile } from 'node:fs/promises';
 import { createTwoFilesPatch } from 'diff';
+import { ModelBehaviorError } from '../../core/errors.ts';
 
 /** Files larger than this are neither edited nor diffed: a coding tool is for source, not data dumps. */
 export const MAX_EDIT_BYTES = 5 * 1024 * 1024;
@@ -13,15 +14,17 @@ export const MAX_DIFF_CHARS = 40_000;
  */
 export async function readTextFile(absolute: string, requested: string): Promise<string> {
   const info = await lstat(absolute);
-  if (info.isDirectory()) throw new Error(`"${requested}" is a directory`);
-  if (!info.isFile()) throw new Error(`"${requested}" is not a regular file`);
+  if (info.isDirectory()) throw new ModelBehaviorError('tool_input', `"${requested}" is a directory`);
+  if (!info.isFile()) throw new ModelBehaviorError('tool_input', `"${requested}" is not a regular file`);
   if (info.size > MAX_EDIT_BYTES) {
-    throw new Error(
+    throw new ModelBehaviorError(
+      'tool_input',
       `"${requested}" is ${info.size} bytes; files over ${MAX_EDIT_BYTES} bytes are not edited`,
     );
   }
   const buffer = await readFile(absolute);
-  if (buffer.subarray(0, 8192).includes(0)) throw new Error(`"${requested}" is a binary file`);
+  if (buffer.subarray(0, 8192).includes(0))
+    throw new ModelBehaviorError('tool_input', `"${requested}" is a binary file`);
   return buffer.toString('utf8');
 }
 
@@ -31,7 +34,8 @@ export async function readTextFile(absolute: string, requested: string): Promise
  */
 export async function writeTextFile(absolute: string, content: string): Promise<void> {
   const existing = await lstat(absolute).catch(() => undefined);
-  if (existing && !existing.isFile()) throw new Error('the path exists and is not a regular file');
+  if (existing && !existing.isFile())
+    throw new ModelBehaviorError('tool_input', 'the path exists and is not a regular file');
   const handle = await open(
     absolute,
     constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 
 const keySchema = z
@@ -29,7 +30,8 @@ export const vaultGetTool = defineTool({
   async execute({ key }, context) {
     if (!context.vault.has(key)) {
       const known = context.vault.keys();
-      throw new Error(
+      throw new ModelBehaviorError(
+        'tool_input',
         `no vault entry "${key}"${known.length ? `; keys: ${known.join(', ')}` : '; the vault is empty'}`,
       );
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import {
   DOCUMENT_TYPES,
   type DocumentFilter,
@@ -55,7 +56,10 @@ export function toDocumentFilter(input: FilterInput | undefined, now: number): D
 function parseDate(field: string, value: string): number {
   const time = Date.parse(value);
   if (Number.isNaN(time))
-    throw new Error(`${field}: "${value}" is not a date; use ISO 8601, e.g. "2025-03-01"`);
+    throw new ModelBehaviorError(
+      'tool_input',
+      `${field}: "${value}" is not a date; use ISO 8601, e.g. "2025-03-01"`,
+    );
   return time;
 }
 
@@ -94,7 +98,8 @@ export function describeHit(hit: SearchHit) {
 
 /** The same message for an unknown id and for someone else's: nothing tells them apart. */
 export function documentNotFound(id: string): Error {
-  return new Error(
+  return new ModelBehaviorError(
+    'tool_input',
     `No document with id "${id}" in your collection. Use search_documents or query_documents (operation "list") to find the right id.`,
   );
 }

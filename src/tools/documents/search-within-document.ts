@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { DocumentStore } from '../../documents/document-store.ts';
 import { searchDocuments } from '../../documents/search.ts';
@@ -23,7 +24,8 @@ export function searchWithinDocumentTool(store: DocumentStore, options: Document
     async execute({ query, limit }, context) {
       const documentId = context.inputs.document_id;
       if (typeof documentId !== 'string' || !documentId) {
-        throw new Error(
+        throw new ModelBehaviorError(
+          'tool_input',
           'search_within_document only works inside analyze_document, which names its document.',
         );
       }

@@ -8,6 +8,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
+import { SystemError } from '../../core/errors.ts';
 import type { LanguageServerConfig } from './server-config.ts';
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -73,7 +74,8 @@ export class LspClient {
 
   async #start(): Promise<void> {
     const [program, ...args] = this.config.command;
-    if (!program) throw new Error(`language server "${this.config.name}" has no command`);
+    if (!program)
+      throw new SystemError('lsp_unavailable', `language server "${this.config.name}" has no command`);
     const child = spawn(program, args, { cwd: this.root, stdio: ['pipe', 'pipe', 'pipe'] });
     this.#process = child;
     // The process and its pipes never keep Cadre alive by themselves; pending requests do (their timers).
@@ -179,7 +181,13 @@ export class LspClient {
         quiet = setTimeout(() => done(), DIAGNOSTICS_QUIET_MS);
       };
       const overall = setTimeout(
-        () => done(new Error(`${this.config.name} language server sent no diagnostics in time`)),
+        () =>
+          done(
+            new SystemError(
+              'lsp_unavailable',
+              `${this.config.name} language server sent no diagnostics in time`,
+            ),
+          ),
         Math.max(0, deadline - Date.now()),
       );
       this.#diagnosticWaiters.add(wake);
@@ -201,18 +209,30 @@ export class LspClient {
   async #request(method: string, params: unknown): Promise<any> {
     const connection = this.#connection;
     if (!connection || this.#exited)
-      throw new Error(`${this.config.name} language server is not running${this.#lastError()}`);
+      throw new SystemError(
+        'lsp_unavailable',
+        `${this.config.name} language server is not running${this.#lastError()}`,
+      );
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`${this.config.name} language server did not answer ${method} in time`)),
+        () =>
+          reject(
+            new SystemError(
+              'lsp_unavailable',
+              `${this.config.name} language server did not answer ${method} in time`,
+            ),
+          ),
         REQUEST_TIMEOUT_MS,
       );
     });
     try {
       return await Promise.race([connection.sendRequest(method, params), timeout]);
     } catch (error) {
-      throw new Error(`${this.config.name} language server: ${(error as Error).message}${this.#lastError()}`);
+      throw new SystemError(
+        'lsp_unavailable',
+        `${this.config.name} language server: ${(error as Error).message}${this.#lastError()}`,
+      );
     } finally {
       clearTimeout(timer);
     }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { SystemError } from '../../core/errors.ts';
 import { LspClient } from './client.ts';
 import { type LanguageServerConfig, typescriptServer } from './server-config.ts';
 
@@ -41,7 +42,8 @@ export class LspManager {
     const server = this.servers.find((candidate) => candidate.extensions.includes(extension));
     if (!server) {
       const served = this.servers.flatMap((candidate) => candidate.extensions).join(', ');
-      throw new Error(
+      throw new SystemError(
+        'lsp_unavailable',
         `no language server is configured for "${extension || file}" files (served: ${served})`,
       );
     }

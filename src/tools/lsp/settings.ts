@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserError } from '../../core/errors.ts';
 import type { LspManagerOptions } from './manager.ts';
 import { configuredServer, typescriptServer } from './server-config.ts';
 
@@ -28,7 +29,10 @@ export function lspOptionsFromSettings(settings: Record<string, unknown> | undef
   const parsed = lspSettingsSchema.safeParse(settings?.lsp ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`settings.lsp.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new UserError(
+      'config_invalid',
+      `settings.lsp.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return {
     servers: [...parsed.data.servers.map((server) => configuredServer(server)), typescriptServer()],

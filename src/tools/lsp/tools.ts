@@ -2,6 +2,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { type CadreTool, defineTool } from '../../core/tool.ts';
 import type { Workspace } from '../workspace/confine.ts';
 import type { LspDiagnostic, LspRange } from './client.ts';
@@ -183,9 +184,10 @@ function describeCompletion(item: CompletionItem) {
 async function servedFile(workspace: Workspace, requested: string) {
   const file = await workspace.resolve(requested);
   const info = await stat(file.absolute);
-  if (!info.isFile()) throw new Error(`"${requested}" is not a regular file`);
+  if (!info.isFile()) throw new ModelBehaviorError('tool_input', `"${requested}" is not a regular file`);
   if (info.size > MAX_FILE_BYTES) {
-    throw new Error(
+    throw new ModelBehaviorError(
+      'tool_input',
       `"${requested}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not opened`,
     );
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { type CadreTool, defineTool, type ToolContext } from '../../core/tool.ts';
 import { vaultGetTool, vaultSetTool } from '../compute/vault.ts';
 import type { SandboxLimits } from './protocol.ts';
@@ -42,12 +43,19 @@ export function createRunJsTool(options: RunJsOptions) {
         callTool: (name, input) => callFromSandbox(context, allowed, name, input, sandboxGone.signal),
         signal: context.signal,
         ...(options.limits ? { limits: options.limits } : {}),
-      }).finally(() => sandboxGone.abort(new Error('run_js ended before this tool call finished')));
+      }).finally(() =>
+        sandboxGone.abort(
+          new ModelBehaviorError('tool_input', 'run_js ended before this tool call finished'),
+        ),
+      );
       const consoleTail = result.droppedConsoleChars
         ? `${result.console}\n[console output cut: ${result.droppedConsoleChars} more characters]`
         : result.console;
       if (!result.ok) {
-        throw new Error(consoleTail ? `${result.error}\nconsole output:\n${consoleTail}` : result.error);
+        throw new ModelBehaviorError(
+          'tool_input',
+          consoleTail ? `${result.error}\nconsole output:\n${consoleTail}` : result.error,
+        );
       }
       return { result: result.value, ...(consoleTail ? { console: consoleTail } : {}), ms: result.ms };
     },
@@ -63,9 +71,13 @@ function callFromSandbox(
 ) {
   if (allowed.has(name)) return context.callTool(name, input, { signal });
   const vaultTool = VAULT_TOOLS.find((tool) => tool.name === name);
-  if (!vaultTool) throw new Error(`no tool named "${name}" is available here`);
+  if (!vaultTool) throw new ModelBehaviorError('tool_input', `no tool named "${name}" is available here`);
   const parsed = vaultTool.input.safeParse(input);
-  if (!parsed.success) throw new Error(`invalid input for ${name}: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new ModelBehaviorError(
+      'tool_input',
+      `invalid input for ${name}: ${parsed.error.issues[0]?.message}`,
+    );
   return vaultTool.execute(parsed.data, context);
 }
 

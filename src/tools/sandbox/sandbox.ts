@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { ModelBehaviorError, UserError } from '../../core/errors.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
   type HostMessage,
@@ -122,7 +123,8 @@ export async function sandboxWarm(): Promise<void> {
  */
 export async function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
   const limits = { ...DEFAULT_SANDBOX_LIMITS, ...request.limits };
-  if (limits.stackBytes > 256 * 1024) throw new Error('the sandbox stack limit may not exceed 256 KiB');
+  if (limits.stackBytes > 256 * 1024)
+    throw new UserError('config_invalid', 'the sandbox stack limit may not exceed 256 KiB');
   const started = performance.now();
   const job: WorkerJob = {
     code: request.code,
@@ -184,20 +186,25 @@ async function answerCall(
   let reply: HostMessage;
   try {
     if (!request.toolNames.includes(call.name))
-      throw new Error(`no tool named "${call.name}" is available here`);
+      throw new ModelBehaviorError('tool_input', `no tool named "${call.name}" is available here`);
     if (call.input.length > MAX_TOOL_INPUT_CHARS) {
-      throw new Error(
+      throw new ModelBehaviorError(
+        'tool_input',
         `the ${call.name} input is ${call.input.length} characters of JSON; the limit inside run_js is ${MAX_TOOL_INPUT_CHARS}`,
       );
     }
     const depth = jsonDepth(call.input);
     if (depth > MAX_JSON_DEPTH) {
-      throw new Error(`the ${call.name} input nests ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}`);
+      throw new ModelBehaviorError(
+        'tool_input',
+        `the ${call.name} input nests ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}`,
+      );
     }
     const output = await request.callTool(call.name, JSON.parse(call.input));
     const value = JSON.stringify(output ?? null);
     if (value.length > MAX_TOOL_RESULT_CHARS) {
-      throw new Error(
+      throw new ModelBehaviorError(
+        'tool_input',
         `${call.name} returned ${value.length} characters of JSON; the limit inside run_js is ${MAX_TOOL_RESULT_CHARS}`,
       );
     }

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { ModelBehaviorError } from '../../core/errors.ts';
 
 /** A path the model asked for that lies outside the workspace root (or could not be checked). */
 export class OutsideWorkspaceError extends Error {
@@ -56,7 +57,7 @@ export class Workspace {
       real = await realpath(lexical);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-        throw new Error(`no such file or directory: ${requested}`);
+        throw new ModelBehaviorError('tool_input', `no such file or directory: ${requested}`);
       throw error;
     }
     if (!this.contains(real)) {
@@ -75,7 +76,8 @@ export class Workspace {
    */
   async resolveForWrite(requested: string): Promise<ConfinedPath & { exists: boolean }> {
     const lexical = this.#lexical(requested);
-    if (lexical === this.root) throw new Error('the workspace root is a folder, not a file');
+    if (lexical === this.root)
+      throw new ModelBehaviorError('tool_input', 'the workspace root is a folder, not a file');
     const existing = await lstat(lexical).catch(() => undefined);
     if (existing?.isSymbolicLink()) {
       let target: string;

@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { runScope } from './run-scope.ts';
@@ -40,7 +41,10 @@ export function createGlobTool(workspace: Workspace) {
 export function compileGlob(pattern: string): (relative: string) => boolean {
   const cleaned = pattern.trim().replace(/^\.\//, '');
   if (cleaned.startsWith('/') || cleaned.split('/').includes('..')) {
-    throw new Error(`"${pattern}" reaches outside the workspace; use a pattern relative to its root`);
+    throw new ModelBehaviorError(
+      'tool_input',
+      `"${pattern}" reaches outside the workspace; use a pattern relative to its root`,
+    );
   }
   return picomatch(cleaned, { dot: true, basename: !cleaned.includes('/') });
 }

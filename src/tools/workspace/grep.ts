@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob.ts';
@@ -38,7 +39,8 @@ export function createGrepTool(workspace: Workspace) {
       try {
         regex = RE2JS.compile(pattern);
       } catch (error) {
-        throw new Error(
+        throw new ModelBehaviorError(
+          'tool_input',
           `invalid regular expression (RE2 syntax; no lookaround or backreferences): ${(error as Error).message}`,
         );
       }

@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { outsideScope, runScope } from './run-scope.ts';
@@ -25,7 +26,7 @@ export function createListDirTool(workspace: Workspace) {
       if (scope.scope && !scope.includesFolder(folder.relative)) throw outsideScope(path, scope.scope);
       const dirents = await readdir(folder.absolute, { withFileTypes: true }).catch((error) => {
         if ((error as NodeJS.ErrnoException).code === 'ENOTDIR')
-          throw new Error(`"${path}" is a file; use read_file`);
+          throw new ModelBehaviorError('tool_input', `"${path}" is a file; use read_file`);
         throw error;
       });
       const entries: Array<{ name: string; type: 'file' | 'dir' | 'link'; size?: number; ignored?: true }> =

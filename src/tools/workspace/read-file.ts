@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { outsideScope, runScope } from './run-scope.ts';
@@ -27,16 +28,21 @@ export function createReadFileTool(workspace: Workspace) {
       const scope = runScope(context);
       if (scope.scope && !scope.includes(file.relative)) throw outsideScope(path, scope.scope);
       const info = await stat(file.absolute);
-      if (info.isDirectory()) throw new Error(`"${path}" is a directory; use list_dir`);
+      if (info.isDirectory())
+        throw new ModelBehaviorError('tool_input', `"${path}" is a directory; use list_dir`);
       // A named pipe or device would block the read (and a libuv thread) until something writes to it.
-      if (!info.isFile()) throw new Error(`"${path}" is not a regular file`);
+      if (!info.isFile()) throw new ModelBehaviorError('tool_input', `"${path}" is not a regular file`);
       if (info.size > MAX_FILE_BYTES) {
-        throw new Error(`"${path}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`);
+        throw new ModelBehaviorError(
+          'tool_input',
+          `"${path}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`,
+        );
       }
       const refused = scope.noteRead(file.relative);
-      if (refused) throw new Error(refused);
+      if (refused) throw new ModelBehaviorError('tool_input', refused);
       const buffer = await readFile(file.absolute);
-      if (buffer.subarray(0, 8192).includes(0)) throw new Error(`"${path}" is a binary file`);
+      if (buffer.subarray(0, 8192).includes(0))
+        throw new ModelBehaviorError('tool_input', `"${path}" is a binary file`);
       const lines = buffer.toString('utf8').split(/\r?\n/);
       const start = Math.min(offset ?? 1, lines.length);
       const wanted = lines.slice(start - 1, start - 1 + (limit ?? DEFAULT_LINES));

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { ModelBehaviorError } from '../../core/errors.ts';
 import type { ToolContext } from '../../core/tool.ts';
 import { compileGlob } from './glob.ts';
 
@@ -64,7 +65,10 @@ export function runScope(context: Pick<ToolContext, 'runId' | 'inputs'>): RunSco
 
 /** A refusal for a path outside the run's scope. */
 export function outsideScope(path: string, scope: string): Error {
-  return new Error(`"${path}" is outside this run's scope "${scope}"; stay within it`);
+  return new ModelBehaviorError(
+    'tool_input',
+    `"${path}" is outside this run's scope "${scope}"; stay within it`,
+  );
 }
 
 function normalize(scope: string): string {
