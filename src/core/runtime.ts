@@ -6,6 +6,7 @@ import type { ResultEnvelope } from './envelope.ts';
 import { SystemError, UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
 import type { TreeJournal } from './journal.ts';
+import { namedLimits } from './limit-names.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
@@ -187,21 +188,7 @@ export class Runtime {
   }
 
   #limitsFor(definition: AgentDefinition): RuntimeLimits {
-    return {
-      ...this.limits,
-      ...stripUndefined({
-        maxTurns: definition.maxTurns,
-        maxDepth: definition.maxDepth,
-        timeoutMs: definition.timeout === undefined ? undefined : definition.timeout * 1000,
-        runBudget: definition.budget,
-        maxConcurrency: definition.maxConcurrency,
-        maxFanOut: definition.maxFanOut,
-        maxOutputTokens: definition.maxOutputTokens,
-        modelCallTimeoutMs:
-          definition.modelCallTimeout === undefined ? undefined : definition.modelCallTimeout * 1000,
-        maxResultChars: definition.maxResultChars,
-      }),
-    };
+    return { ...this.limits, ...namedLimits(definition, 'definition') };
   }
 }
 

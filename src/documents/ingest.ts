@@ -7,7 +7,7 @@ import type { DocumentStore } from './document-store.ts';
 import { type Embedder, embedChunks } from './embeddings.ts';
 import { DocumentRejectedError } from './errors.ts';
 import { parseInWorker } from './parse-in-worker.ts';
-import type { DocumentRecord, DocumentType } from './types.ts';
+import type { DocumentRecord } from './types.ts';
 
 export interface IngestLimits {
   /** Largest file accepted, in bytes. */
