@@ -312,31 +312,14 @@ export async function runServerLoadBench(
       http.push(await httpRound(url, child.pid!, streams, round));
     }
     const rss = peakRssMb(child.pid!);
+    // Each figure: the percentile within each round, then the median over rounds.
     const at = (runs: number[][], p: number) => median(runs.map((values) => percentile(values, p)));
-    const inP50 = at(
-      inproc.map((run) => run.latencies),
-      50,
-    );
-    const inP95 = at(
-      inproc.map((run) => run.latencies),
-      95,
-    );
-    const httpP50 = at(
-      http.map((run) => run.latencies),
-      50,
-    );
-    const httpP95 = at(
-      http.map((run) => run.latencies),
-      95,
-    );
-    const lagP50 = at(
-      http.map((run) => run.allLags),
-      50,
-    );
-    const lagP95 = at(
-      http.map((run) => run.allLags),
-      95,
-    );
+    const inLatencies = inproc.map((run) => run.latencies);
+    const httpLatencies = http.map((run) => run.latencies);
+    const allLags = http.map((run) => run.allLags);
+    const [inP50, inP95] = [at(inLatencies, 50), at(inLatencies, 95)];
+    const [httpP50, httpP95] = [at(httpLatencies, 50), at(httpLatencies, 95)];
+    const [lagP50, lagP95] = [at(allLags, 50), at(allLags, 95)];
     const streamLagP95 = at(
       http.map((run) => run.lags),
       95,

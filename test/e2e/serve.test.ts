@@ -80,10 +80,7 @@ describe('cadre serve over real HTTP', () => {
     const response = await post(`${server.url}/api/chat`, chatBody('e1', 'What is 6 times 7?'));
     expect(response.status).toBe(200);
     const message = await readMessage(await readChunks(response));
-    const runs = message.parts
-      .filter((part) => part.type === 'data-run')
-      .map((part) => part.data as RunPartData);
-    expect(runs.map((run) => [run.agent, run.status])).toEqual([
+    expect(runStatuses(message)).toEqual([
       ['main', 'ok'],
       ['math', 'ok'],
     ]);
@@ -176,11 +173,7 @@ describe('cadre serve over real HTTP', () => {
       if (done) break;
       if (value.success) seen.push(value.value);
     }
-    const message = await readMessage(seen);
-    const runs = message.parts
-      .filter((part) => part.type === 'data-run')
-      .map((part) => part.data as RunPartData);
-    expect(runs.map((run) => [run.agent, run.status])).toEqual([
+    expect(runStatuses(await readMessage(seen))).toEqual([
       ['main', 'cancelled'],
       ['math', 'cancelled'],
     ]);
@@ -192,6 +185,14 @@ describe('cadre serve over real HTTP', () => {
     expect(tree.status).toBe('cancelled');
   }, 20_000);
 });
+
+/** Each run's agent and status, from a message's data-run parts. */
+function runStatuses(message: { parts: Array<{ type: string; data?: unknown }> }): string[][] {
+  return message.parts
+    .filter((part) => part.type === 'data-run')
+    .map((part) => part.data as RunPartData)
+    .map((run) => [run.agent, run.status]);
+}
 
 function parseSse(text: string): Array<{ id: string; event: CadreEvent }> {
   return text
