@@ -148,8 +148,15 @@ export async function runAgent(
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
     const provider = (await services.resolveModel(modelRef)) as LanguageModelV4;
-    // Innermost, so a replayed step is bounded, metered and counted like a fresh one.
-    const journaled = tree.journal ? journaledModel(provider, tree.journal, frame.journalKey) : provider;
+    // The journal records what the bounds let through (never a refused 10 MB argument), and sits inside the
+    // rest, so a replayed step is bounded again (its refusals registered), metered and counted like a fresh one.
+    const journaled = tree.journal
+      ? journaledModel(
+          boundToolCalls(provider, limits, () => {}),
+          tree.journal,
+          frame.journalKey,
+        )
+      : provider;
     const resolved = boundToolCalls(
       limitModelCall(journaled, limits.modelCallTimeoutMs),
       limits,

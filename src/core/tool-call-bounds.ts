@@ -56,7 +56,7 @@ export function boundToolCalls(
                 return;
               }
               calls++;
-              const reason = refusal(part.input, calls, bounds);
+              const reason = earlierRefusal(part.input) ?? refusal(part.input, calls, bounds);
               if (!reason) {
                 controller.enqueue(part);
                 return;
@@ -70,6 +70,17 @@ export function boundToolCalls(
       },
     },
   }) as LanguageModelV4;
+}
+
+/** The reason of a call refused before (by an inner bound, or in a journaled step now replayed). */
+function earlierRefusal(input: string): string | undefined {
+  if (!input.startsWith(`{"${REFUSED_INPUT_KEY}":`)) return undefined;
+  try {
+    const reason = (JSON.parse(input) as Record<string, unknown>)[REFUSED_INPUT_KEY];
+    return typeof reason === 'string' ? reason : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Why a call with these raw arguments must not run, or undefined when it may. */
