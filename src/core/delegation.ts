@@ -4,7 +4,7 @@ import type { AgentDefinition, DeclaredInput } from './agent-definition.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
 import type { ResultKey, ResultMemory } from './result-memory.ts';
-import { emit, type RunFrame } from './run-frame.ts';
+import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { journaledCall, refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';
@@ -102,15 +102,7 @@ export function bindAgentTool(
       parent.stepDelegations++;
       if (parent.stepDelegations > parent.limits.maxFanOut) {
         const message = `refused: at most ${parent.limits.maxFanOut} delegations per step; ask for the rest in a later step`;
-        emit(parent, { type: 'tool-call', toolCallId, name: definition.name, input, refused: message });
-        emit(parent, {
-          type: 'tool-result',
-          toolCallId,
-          name: definition.name,
-          ok: false,
-          error: message,
-          ms: 0,
-        });
+        emitRefusedCall(parent, { toolCallId, name: definition.name, input }, message);
         throw new ModelBehaviorError('fan_out', message, { limit: parent.limits.maxFanOut });
       }
       const key = delegationKey(definition.name, input);

@@ -94,6 +94,23 @@ export function emit(frame: RunFrame, body: EventBody): void {
   frame.tree.bus.publish(event);
 }
 
+/** A call refused before it ran: its `tool-call` (marked refused) and failed `tool-result`, written once. */
+export function emitRefusedCall(
+  frame: RunFrame,
+  call: { toolCallId: string; name: string; input: unknown },
+  reason: string,
+): void {
+  emit(frame, { type: 'tool-call', ...call, refused: reason });
+  emit(frame, {
+    type: 'tool-result',
+    toolCallId: call.toolCallId,
+    name: call.name,
+    ok: false,
+    error: reason,
+    ms: 0,
+  });
+}
+
 export function subtreeUsage(frame: RunFrame): Usage {
   return addUsage(frame.usage, frame.childUsage);
 }

@@ -8,7 +8,7 @@ import {
   type ToolSet,
 } from 'ai';
 import { describeError } from './errors.ts';
-import { countUsage, emit, type RunFrame } from './run-frame.ts';
+import { countUsage, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { usageFromSdk } from './usage.ts';
 
 /**
@@ -129,6 +129,5 @@ function refuseCall(frame: RunFrame, toolCallId: string, name: string, input: un
       : InvalidToolInputError.isInstance(error)
         ? `invalid arguments for ${name}: ${describeError(error.cause ?? error)}`
         : describeError(error));
-  emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
-  emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
+  emitRefusedCall(frame, { toolCallId, name, input }, reason);
 }

@@ -2,7 +2,7 @@ import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
 import type { JournaledToolResult } from './journal.ts';
-import { emit, type RunFrame } from './run-frame.ts';
+import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
 import type { CadreTool, ToolContext } from './tool.ts';
@@ -92,8 +92,7 @@ async function callAllowedTool(
   const toolCallId = `nested-${++nestedCallCounter}`;
   if (!parsed.success) {
     const message = `invalid input for ${name}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}`;
-    emit(frame, { type: 'tool-call', toolCallId, name, input, refused: message });
-    emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: message, ms: 0 });
+    emitRefusedCall(frame, { toolCallId, name, input }, message);
     throw new ModelBehaviorError('tool_input', message);
   }
   const call = { toolCallId, name, input: parsed.data };
@@ -127,8 +126,7 @@ export function boundedModelOutput(value: unknown, maxChars: number) {
 export function refuseBoundedCall(frame: RunFrame, toolCallId: string, name: string, input: unknown): void {
   const reason = frame.refusedCalls.get(toolCallId);
   if (!reason) return;
-  emit(frame, { type: 'tool-call', toolCallId, name, input, refused: reason });
-  emit(frame, { type: 'tool-result', toolCallId, name, ok: false, error: reason, ms: 0 });
+  emitRefusedCall(frame, { toolCallId, name, input }, reason);
   throw new ModelBehaviorError('tool_call_refused', reason);
 }
 
