@@ -218,6 +218,21 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expectNoConsoleErrors(browser);
   }, 60_000);
 
+  it('delegation mode Off leaves the main agent without sub-agents from the next request on', async () => {
+    const { page, browser, model } = await setup(({ system }) => ({ text: isMain(system) ? 'Hello.' : 'x' }));
+    await page.getByRole('button', { name: 'Agents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Agents' });
+    await panel.getByRole('radio', { name: /^Off/ }).check();
+    await panel.getByRole('status').getByText('Delegation mode: off.').waitFor({ state: 'attached' });
+    await panel.getByRole('button', { name: 'Close agents' }).click();
+    await ask(page, 'A question');
+    await page.getByText('Hello.').waitFor();
+    const request = model.requests.filter((entry) => isMain(entry.system)).at(-1)!;
+    expect(toolNames(request)).not.toContain('research');
+    expect(toolNames(request)).not.toContain('math');
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
   it('fits a 375 px wide screen in the dark theme', async () => {
     const { page, browser } = await setup(delegation(), { width: 375, colorScheme: 'dark' });
     await ask(page, 'What is 17 times 23?');

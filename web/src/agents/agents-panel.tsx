@@ -14,6 +14,7 @@ import {
 } from '../api/resources.ts';
 
 const MODES: Array<{ value: DelegationMode; label: string; help: string }> = [
+  { value: 'off', label: 'Off', help: 'The main agent answers alone; no sub-agent is offered.' },
   { value: 'delegate', label: 'Delegate', help: 'The main agent decides when to hand work to a sub-agent.' },
   {
     value: 'prefetch',

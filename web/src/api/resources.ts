@@ -222,7 +222,7 @@ export async function listPendingApprovals(): Promise<PendingApproval[]> {
   });
 }
 
-export type DelegationMode = 'delegate' | 'prefetch';
+export type DelegationMode = 'off' | 'delegate' | 'prefetch';
 
 export interface Settings {
   delegationMode?: DelegationMode | undefined;
@@ -238,7 +238,7 @@ export async function getSettings(): Promise<Settings> {
   const body = await apiJson<Json>('/api/settings');
   const mode = body.delegationMode ?? body.delegation_mode;
   return {
-    delegationMode: mode === 'delegate' || mode === 'prefetch' ? mode : undefined,
+    delegationMode: mode === 'off' || mode === 'delegate' || mode === 'prefetch' ? mode : undefined,
     prefetch:
       body.prefetch && typeof body.prefetch === 'object'
         ? {
