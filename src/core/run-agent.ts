@@ -1,26 +1,26 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { isStepCount, type LanguageModel, type ModelMessage, type StopCondition, type ToolSet } from 'ai';
+import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
-import type { ChildRunner, ChildRunRequest } from './child-runs.ts';
-import { messagesForChild } from './conversation.ts';
-import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
+import type { ChildRunner } from './child-runs.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
-import { describeError, SystemError } from './errors.ts';
+import { describeError } from './errors.ts';
 import { childJournalKey, journaledModel } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
 import { isModelCallTimeout, limitModelCall } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
 import { repairStructuredOutput } from './output-repair.ts';
-import { budgetSpent, countUsage, emit, type RunFrame, subtreeUsage, type TreeState } from './run-frame.ts';
+import { bindTools, prefetch } from './run-children.ts';
+import { closeRun, finishInterrupted, interruption } from './run-close.ts';
+import { budgetSpent, countUsage, emit, type RunFrame, type TreeState } from './run-frame.ts';
 import { Semaphore } from './semaphore.ts';
 import { citedSources } from './sources.ts';
 import type { RunStatus } from './status.ts';
+import { budgetExhausted, stopReasonAfter, stopWhenOf, turnLimitReached } from './stop-conditions.ts';
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
-import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
 import { boundToolCalls } from './tool-call-bounds.ts';
 import type { ToolRegistry } from './tool-registry.ts';
-import { addUsage, zeroUsage } from './usage.ts';
+import { zeroUsage } from './usage.ts';
 import { gate, meterUsage } from './usage-meter.ts';
 import { Vault } from './vault.ts';
 
@@ -59,8 +59,6 @@ export interface RunSpec {
   /** Limits for this run only, over its definition's (e.g. `cadre ask --max-turns 3` for the root). */
   limits?: Partial<RuntimeLimits>;
 }
-
-type StopReason = 'max_turns' | 'budget' | undefined;
 
 /**
  * Runs one agent on one task and returns its result envelope. It never throws for things that happen
@@ -199,26 +197,16 @@ export async function runAgent(
   }
 
   // 3.
-  const tools = bindTools(services, tree, frame);
+  const tools = bindTools(services, tree, frame, runAgent);
 
   // 4.
   if (spec.prefetch) {
-    const knowledge = await prefetch(services, tree, frame, spec.prefetch);
+    const knowledge = await prefetch(services, tree, frame, spec.prefetch, runAgent);
     if (knowledge) instructions = `${instructions}\n\n## External knowledge\n${knowledge}`;
   }
 
   // 5.
-  let stopReason: StopReason;
-  const stopWhen: StopCondition<ToolSet>[] = [
-    (options) => {
-      if (isStepCount(limits.maxTurns)(options)) stopReason = 'max_turns';
-      return stopReason === 'max_turns';
-    },
-    () => {
-      if (budgetSpent(frame)) stopReason = 'budget';
-      return stopReason === 'budget';
-    },
-  ];
+  const stops = [turnLimitReached(limits.maxTurns), budgetExhausted(frame)];
   const turn = await streamTurns(frame, {
     model,
     instructions,
@@ -227,7 +215,7 @@ export async function runAgent(
     temperature: definition.temperature,
     maxOutputTokens: limits.maxOutputTokens,
     metered: budgeted,
-    stopWhen,
+    stopWhen: stopWhenOf(stops),
     prepareStep: ({ stepNumber, responseMessages: soFar }) => {
       responseMessages = soFar;
       frame.stepDelegations = 0;
@@ -243,6 +231,7 @@ export async function runAgent(
     },
   });
   let answer = turn.answer;
+  const stopReason = stopReasonAfter(stops, turn.steps);
 
   const interrupted = interruption(frame);
   if (interrupted) return finishInterrupted(frame, interrupted, answer);
@@ -344,156 +333,4 @@ function taskMessage(spec: RunSpec): string {
   if (!inputs.length) return spec.task;
   const lines = inputs.map(([key, value]) => `- ${key}: ${JSON.stringify(value)}`);
   return `${spec.task}\n\nInputs:\n${lines.join('\n')}`;
-}
-
-function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame): ToolSet {
-  const tools: ToolSet = {};
-  for (const name of frame.definition.tools.flatMap((entry) => services.tools.expand(entry))) {
-    const agent = services.agents.get(name);
-    if (agent) {
-      if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {
-        tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request), {
-          maxResultChars: services.limitsFor(agent).maxResultChars,
-          reuse: reuseFor(services, tree, frame, agent),
-        });
-      }
-      continue;
-    }
-    const cadreTool = services.tools.get(name);
-    if (!cadreTool || cadreTool.unavailable?.()) continue;
-    tools[name] = bindDirectTool(frame, services.tools, cadreTool);
-    frame.directTools.add(name);
-  }
-  return tools;
-}
-
-/** Reuse of `agent`'s earlier results in this session, when the tree has a memory and the TTL is above 0. */
-function reuseFor(services: LoopServices, tree: TreeState, frame: RunFrame, agent: AgentDefinition) {
-  if (!tree.reuse || !tree.sessionId) return undefined;
-  const ttlMs = agent.reuseTtl === undefined ? tree.reuse.ttlMs : agent.reuseTtl * 1000;
-  if (ttlMs <= 0) return undefined;
-  return { memory: tree.reuse.memory, ttlMs, model: services.modelRefFor(agent, frame) };
-}
-
-/**
- * Starts a child through the runner seam: the live request becomes plain data (see child-runs.ts), and
- * the runner (in process unless the runtime was given another) runs it and hands back the envelope.
- */
-function startChild(services: LoopServices, tree: TreeState, request: ChildRequest): Promise<ResultEnvelope> {
-  const { parent } = request;
-  const data: ChildRunRequest = {
-    agent: request.definition.name,
-    task: request.task,
-    inputs: request.inputs,
-    context: messagesForChild(parent.conversation(), request.definition.context),
-    rootRunId: tree.rootRunId,
-    parentRunId: parent.id,
-    ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
-    depth: parent.depth + 1,
-    userId: tree.userId,
-    ...(tree.sessionId ? { sessionId: tree.sessionId } : {}),
-  };
-  const local = inProcessChildRunner(services, tree);
-  const runner = services.childRunner ? services.childRunner(local) : local;
-  return runner.run(data, { signal: parent.signal });
-}
-
-/** Runs child requests in this process, under their parent's live frame, with the tree's shared state. */
-function inProcessChildRunner(services: LoopServices, tree: TreeState): ChildRunner {
-  return {
-    run: (request, cancellation) => {
-      const parent = tree.frames.get(request.parentRunId);
-      const definition = services.agents.get(request.agent);
-      if (!parent || !definition) {
-        const missing = parent ? `agent "${request.agent}"` : `parent run ${request.parentRunId}`;
-        throw new SystemError('child_unrunnable', `A child run cannot start here: no ${missing}.`, {
-          agent: request.agent,
-        });
-      }
-      return runAgent(services, tree, {
-        definition,
-        task: request.task,
-        inputs: request.inputs,
-        parent,
-        history: request.context,
-        signal: cancellation.signal,
-        ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
-      });
-    },
-  };
-}
-
-/** Runs the prefetch agent as a child; its summary, or undefined when it did not succeed. */
-async function prefetch(
-  services: LoopServices,
-  tree: TreeState,
-  frame: RunFrame,
-  request: { agent: string; task: string },
-): Promise<string | undefined> {
-  const definition = services.agents.get(request.agent);
-  if (!definition?.enabled) return undefined;
-  const input = { task: request.task };
-  try {
-    const envelope = await traceToolCall(
-      frame,
-      { toolCallId: 'prefetch', name: definition.name, input },
-      () =>
-        startChild(services, tree, {
-          definition,
-          task: request.task,
-          inputs: {},
-          parent: frame,
-          toolCallId: 'prefetch',
-        }),
-      delegationFailure,
-    );
-    frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);
-    return envelope.status === 'ok' || envelope.status === 'partial' ? envelope.summary : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function interruption(frame: RunFrame): 'timeout' | 'cancelled' | undefined {
-  if (frame.timeoutSignal.aborted) return 'timeout';
-  if (frame.signal.aborted) return 'cancelled';
-  return undefined;
-}
-
-function finishInterrupted(frame: RunFrame, status: 'timeout' | 'cancelled', partial: string) {
-  const reason =
-    status === 'timeout'
-      ? `Stopped: the run went past its time limit of ${Math.round(frame.limits.timeoutMs / 1000)} s.`
-      : 'Cancelled before it finished.';
-  emit(frame, { type: 'run-error', status, message: reason });
-  return closeRun(frame, status, partial ? `${partial}\n\n[${reason}]` : reason, {});
-}
-
-async function closeRun(
-  frame: RunFrame,
-  status: RunStatus,
-  summary: string,
-  extra: { data?: unknown; sources?: Source[] },
-): Promise<ResultEnvelope> {
-  await Promise.allSettled(frame.children);
-  frame.tree.frames.delete(frame.id);
-  const envelope: ResultEnvelope = {
-    status,
-    summary,
-    ...extra,
-    usage: frame.usage,
-    subtreeUsage: subtreeUsage(frame),
-    runId: frame.id,
-    ...(frame.readUntrusted ? { untrusted: true } : {}),
-  };
-  emit(frame, {
-    type: 'run-finish',
-    status,
-    summary,
-    ...extra,
-    usage: envelope.usage,
-    subtreeUsage: envelope.subtreeUsage,
-    ...(envelope.untrusted ? { untrusted: true } : {}),
-  });
-  return envelope;
 }

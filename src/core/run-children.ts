@@ -1,0 +1,133 @@
+import type { ToolSet } from 'ai';
+import type { AgentDefinition } from './agent-definition.ts';
+import type { ChildRunner, ChildRunRequest } from './child-runs.ts';
+import { messagesForChild } from './conversation.ts';
+import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
+import type { ResultEnvelope } from './envelope.ts';
+import { SystemError } from './errors.ts';
+import type { LoopServices, RunSpec } from './run-agent.ts';
+import type { RunFrame, TreeState } from './run-frame.ts';
+import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
+import { addUsage } from './usage.ts';
+
+/**
+ * A run's tools and the children they start. Children go through the runner seam (see child-runs.ts); the
+ * in-process runner runs them with `run` (the loop itself, passed in so this file does not import it back).
+ */
+
+/** The loop that runs one agent (runAgent), as children need it. */
+export type RunAgent = (services: LoopServices, tree: TreeState, spec: RunSpec) => Promise<ResultEnvelope>;
+
+/** The tools `frame`'s agent may call: its direct tools, and its sub-agents where depth allows. */
+export function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame, run: RunAgent): ToolSet {
+  const tools: ToolSet = {};
+  for (const name of frame.definition.tools.flatMap((entry) => services.tools.expand(entry))) {
+    const agent = services.agents.get(name);
+    if (agent) {
+      if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {
+        tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request, run), {
+          maxResultChars: services.limitsFor(agent).maxResultChars,
+          reuse: reuseFor(services, tree, frame, agent),
+        });
+      }
+      continue;
+    }
+    const cadreTool = services.tools.get(name);
+    if (!cadreTool || cadreTool.unavailable?.()) continue;
+    tools[name] = bindDirectTool(frame, services.tools, cadreTool);
+    frame.directTools.add(name);
+  }
+  return tools;
+}
+
+/** Reuse of `agent`'s earlier results in this session, when the tree has a memory and the TTL is above 0. */
+function reuseFor(services: LoopServices, tree: TreeState, frame: RunFrame, agent: AgentDefinition) {
+  if (!tree.reuse || !tree.sessionId) return undefined;
+  const ttlMs = agent.reuseTtl === undefined ? tree.reuse.ttlMs : agent.reuseTtl * 1000;
+  if (ttlMs <= 0) return undefined;
+  return { memory: tree.reuse.memory, ttlMs, model: services.modelRefFor(agent, frame) };
+}
+
+/**
+ * Starts a child through the runner seam: the live request becomes plain data (see child-runs.ts), and
+ * the runner (in process unless the runtime was given another) runs it and hands back the envelope.
+ */
+function startChild(
+  services: LoopServices,
+  tree: TreeState,
+  request: ChildRequest,
+  run: RunAgent,
+): Promise<ResultEnvelope> {
+  const { parent } = request;
+  const data: ChildRunRequest = {
+    agent: request.definition.name,
+    task: request.task,
+    inputs: request.inputs,
+    context: messagesForChild(parent.conversation(), request.definition.context),
+    rootRunId: tree.rootRunId,
+    parentRunId: parent.id,
+    ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
+    depth: parent.depth + 1,
+    userId: tree.userId,
+    ...(tree.sessionId ? { sessionId: tree.sessionId } : {}),
+  };
+  const local = inProcessChildRunner(services, tree, run);
+  const runner = services.childRunner ? services.childRunner(local) : local;
+  return runner.run(data, { signal: parent.signal });
+}
+
+/** Runs child requests in this process, under their parent's live frame, with the tree's shared state. */
+function inProcessChildRunner(services: LoopServices, tree: TreeState, run: RunAgent): ChildRunner {
+  return {
+    run: (request, cancellation) => {
+      const parent = tree.frames.get(request.parentRunId);
+      const definition = services.agents.get(request.agent);
+      if (!parent || !definition) {
+        const missing = parent ? `agent "${request.agent}"` : `parent run ${request.parentRunId}`;
+        throw new SystemError('child_unrunnable', `A child run cannot start here: no ${missing}.`, {
+          agent: request.agent,
+        });
+      }
+      return run(services, tree, {
+        definition,
+        task: request.task,
+        inputs: request.inputs,
+        parent,
+        history: request.context,
+        signal: cancellation.signal,
+        ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
+      });
+    },
+  };
+}
+
+/** Runs the prefetch agent as a child; its summary, or undefined when it did not succeed. */
+export async function prefetch(
+  services: LoopServices,
+  tree: TreeState,
+  frame: RunFrame,
+  request: { agent: string; task: string },
+  run: RunAgent,
+): Promise<string | undefined> {
+  const definition = services.agents.get(request.agent);
+  if (!definition?.enabled) return undefined;
+  const input = { task: request.task };
+  try {
+    const envelope = await traceToolCall(
+      frame,
+      { toolCallId: 'prefetch', name: definition.name, input },
+      () =>
+        startChild(
+          services,
+          tree,
+          { definition, task: request.task, inputs: {}, parent: frame, toolCallId: 'prefetch' },
+          run,
+        ),
+      delegationFailure,
+    );
+    frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);
+    return envelope.status === 'ok' || envelope.status === 'partial' ? envelope.summary : undefined;
+  } catch {
+    return undefined;
+  }
+}
