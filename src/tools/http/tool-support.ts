@@ -81,13 +81,17 @@ export async function callApi<T>(api: string, work: () => Promise<T>, notFound?:
   }
 }
 
-/** GETs a JSON document from a trusted endpoint, cached under the tool's TTL. */
-export async function getJson(
+/**
+ * Fetches a JSON document from a trusted endpoint, cached under the tool's TTL: the one JSON fetch of the
+ * network tools. A GET unless `options` say otherwise (method, body, headers); `options.accept` narrows
+ * the content types taken (the default also takes SPARQL results and JSONP-typed JSON).
+ */
+export async function fetchJson<T = unknown>(
   deps: NetworkToolDeps,
   tool: string,
   url: string,
   options: Partial<HttpRequest> = {},
-): Promise<{ json: unknown; response: HttpResponse }> {
+): Promise<{ json: T; response: HttpResponse }> {
   const response = await deps.http.request({
     url,
     trust: 'endpoint',
@@ -100,7 +104,7 @@ export async function getJson(
     cache: { namespace: tool, ttlSeconds: deps.cacheTtl(tool) },
     ...options,
   });
-  return { json: JSON.parse(bodyText(response)), response };
+  return { json: JSON.parse(bodyText(response)) as T, response };
 }
 
 /** Base URL helper re-exported for tool files. */

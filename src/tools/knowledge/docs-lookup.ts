@@ -5,7 +5,7 @@ import {
   apiBase,
   callApi,
   clip,
-  getJson,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   ToolCallError,
@@ -71,7 +71,7 @@ export function docsLookupTool(deps: NetworkToolDeps) {
           let libraryId = name.startsWith('/') ? name : undefined;
           let title: string | undefined;
           if (!libraryId) {
-            const found = await getJson(
+            const found = await fetchJson(
               deps,
               'docs_lookup',
               withQuery(`${base}/api/v2/libs/search`, { libraryName: name, query: question }),

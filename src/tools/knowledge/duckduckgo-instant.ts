@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import { apiBase, callApi, getJson, metaOf, type NetworkToolDeps, withQuery } from '../http/tool-support.ts';
+import {
+  apiBase,
+  callApi,
+  fetchJson,
+  metaOf,
+  type NetworkToolDeps,
+  withQuery,
+} from '../http/tool-support.ts';
 import { asUntrusted } from '../http/untrusted.ts';
 
 const topic = z.object({ Text: z.string().optional(), FirstURL: z.string().optional() }).loose();
@@ -44,7 +51,9 @@ export function duckduckgoInstantTool(deps: NetworkToolDeps) {
           skip_disambig: 1,
           t: 'cadre',
         });
-        const { json, response } = await getJson(deps, 'duckduckgo_instant', url, { signal: context.signal });
+        const { json, response } = await fetchJson(deps, 'duckduckgo_instant', url, {
+          signal: context.signal,
+        });
         const answer = instantAnswer.parse(json);
         const related = answer.RelatedTopics.flatMap((item): Topic[] =>
           'Topics' in item && Array.isArray(item.Topics) ? (item.Topics as Topic[]) : [item as Topic],

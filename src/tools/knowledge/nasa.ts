@@ -4,7 +4,7 @@ import { type HostRate, RateLimiter } from '../http/rate-limiter.ts';
 import {
   apiBase,
   callApi,
-  getJson,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   ToolCallError,
@@ -75,7 +75,7 @@ export function nasaApodTool(
           date,
           thumbs: 'true',
         });
-        const { json, response } = await getJson(deps, 'nasa_apod', url, { signal: context.signal });
+        const { json, response } = await fetchJson(deps, 'nasa_apod', url, { signal: context.signal });
         const picture = apod.parse(json);
         return {
           date: picture.date,

@@ -4,7 +4,7 @@ import type { ApiName } from '../http/endpoints.ts';
 import {
   apiBase,
   callApi,
-  getJson,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   ToolCallError,
@@ -45,7 +45,7 @@ function sparqlTool(
       const base = apiBase(deps, options.api);
       return callApi(options.label, async () => {
         const url = withQuery(`${base}/sparql`, { query, format: 'json' });
-        const { json, response } = await getJson(deps, options.name, url, {
+        const { json, response } = await fetchJson(deps, options.name, url, {
           signal: context.signal,
           headers: { accept: 'application/sparql-results+json' },
           timeoutMs: 30_000,

@@ -4,7 +4,7 @@ import {
   apiBase,
   callApi,
   decodeEntities,
-  getJson,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   ToolCallError,
@@ -55,7 +55,7 @@ export function stackexchangeSearchTool(deps: NetworkToolDeps) {
           site: siteName,
           pagesize: 6,
         });
-        const { json, response } = await getJson(deps, 'stackexchange_search', url, {
+        const { json, response } = await fetchJson(deps, 'stackexchange_search', url, {
           signal: context.signal,
         });
         const parsed = searchResponse.parse(json);

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import { apiBase, callApi, getJson, metaOf, type NetworkToolDeps, withQuery } from '../http/tool-support.ts';
+import {
+  apiBase,
+  callApi,
+  fetchJson,
+  metaOf,
+  type NetworkToolDeps,
+  withQuery,
+} from '../http/tool-support.ts';
 import { asUntrusted } from '../http/untrusted.ts';
 
 const entitySearch = z.object({
@@ -39,7 +46,7 @@ export function wikidataSearchTool(deps: NetworkToolDeps) {
           limit: limit ?? 5,
           format: 'json',
         });
-        const { json, response } = await getJson(deps, 'wikidata_search', url, { signal: context.signal });
+        const { json, response } = await fetchJson(deps, 'wikidata_search', url, { signal: context.signal });
         const { search } = entitySearch.parse(json);
         return {
           query,

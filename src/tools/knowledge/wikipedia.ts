@@ -4,7 +4,7 @@ import {
   apiBase,
   callApi,
   clip,
-  getJson,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   plainText,
@@ -58,7 +58,7 @@ export function wikipediaSearchTool(deps: NetworkToolDeps) {
           format: 'json',
           formatversion: 2,
         });
-        const { json, response } = await getJson(deps, 'wikipedia_search', url, { signal: context.signal });
+        const { json, response } = await fetchJson(deps, 'wikipedia_search', url, { signal: context.signal });
         const hits = searchResponse.parse(json).query.search;
         return {
           query,
@@ -88,7 +88,7 @@ export function wikipediaSummaryTool(deps: NetworkToolDeps) {
         'Wikipedia',
         async () => {
           const path = encodeURIComponent(title.trim().replace(/ /g, '_'));
-          const { json, response } = await getJson(
+          const { json, response } = await fetchJson(
             deps,
             'wikipedia_summary',
             `${base}/api/rest_v1/page/summary/${path}`,

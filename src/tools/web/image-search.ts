@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import { bodyText, type HttpResponse } from '../http/http-client.ts';
+import type { HttpRequest, HttpResponse } from '../http/http-client.ts';
 import {
   apiBase,
   callApi,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   plainText,
@@ -30,28 +31,19 @@ interface ImageCall {
   signal: AbortSignal;
 }
 
-async function json(
-  call: ImageCall,
-  url: string,
-  init: { method?: 'POST'; headers?: Record<string, string>; body?: string } = {},
-) {
-  const response = await call.deps.http.request({
-    url,
-    trust: 'endpoint',
-    accept: ['application/json'],
-    signal: call.signal,
-    cache: { namespace: 'image_search', ttlSeconds: call.deps.cacheTtl('image_search') },
-    ...init,
-  });
-  return { body: JSON.parse(bodyText(response)) as any, response };
-}
+/** Image APIs answer JSON only; anything else is an error page. */
+const JSON_ONLY = ['application/json'];
+
+/** One image API's JSON answer, cached under image_search's TTL. */
+const fetchImageJson = (call: ImageCall, url: string, init: Partial<HttpRequest> = {}) =>
+  fetchJson<any>(call.deps, 'image_search', url, { accept: JSON_ONLY, signal: call.signal, ...init });
 
 const isHttp = (value: unknown): value is string => typeof value === 'string' && /^https?:\/\//.test(value);
 
 /** Wikimedia Commons file search: keyless, with licences, the default when the search provider has no image API. */
 async function commons(call: ImageCall) {
   const base = apiBase(call.deps, 'COMMONS');
-  const { body, response } = await json(
+  const { json: body, response } = await fetchImageJson(
     call,
     withQuery(`${base}/w/api.php`, {
       action: 'query',
@@ -91,7 +83,7 @@ async function commons(call: ImageCall) {
 async function brave(call: ImageCall) {
   const key = call.deps.env.BRAVE_API_KEY;
   if (!key) throw new ToolCallError('Brave image search needs BRAVE_API_KEY.');
-  const { body, response } = await json(
+  const { json: body, response } = await fetchImageJson(
     call,
     withQuery(`${apiBase(call.deps, 'BRAVE')}/res/v1/images/search`, { q: call.query, count: call.max }),
     { headers: { 'x-subscription-token': key } },
@@ -116,7 +108,7 @@ async function brave(call: ImageCall) {
 async function serpapi(call: ImageCall) {
   const key = call.deps.env.SERPAPI_API_KEY;
   if (!key) throw new ToolCallError('SerpAPI image search needs SERPAPI_API_KEY.');
-  const { body, response } = await json(
+  const { json: body, response } = await fetchImageJson(
     call,
     withQuery(`${apiBase(call.deps, 'SERPAPI')}/search.json`, {
       engine: 'google_images',
@@ -143,7 +135,7 @@ async function serpapi(call: ImageCall) {
 
 async function searxng(call: ImageCall) {
   const base = apiBase(call.deps, 'SEARXNG');
-  const { body, response } = await json(
+  const { json: body, response } = await fetchImageJson(
     call,
     withQuery(`${base}/search`, { q: call.query, format: 'json', categories: 'images' }),
   );

@@ -1,6 +1,13 @@
 import type { ApiName } from '../http/endpoints.ts';
-import { bodyText, type HttpRequest, type HttpResponse } from '../http/http-client.ts';
-import { apiBase, type NetworkToolDeps, plainText, ToolCallError, withQuery } from '../http/tool-support.ts';
+import { bodyText, type HttpResponse } from '../http/http-client.ts';
+import {
+  apiBase,
+  fetchJson,
+  type NetworkToolDeps,
+  plainText,
+  ToolCallError,
+  withQuery,
+} from '../http/tool-support.ts';
 
 /**
  * The web search back-ends `CADRE_SEARCH_PROVIDER` chooses between. Each is a thin client of its API
@@ -29,19 +36,8 @@ export interface SearchCall {
   tool: string;
 }
 
-async function fetchJson(
-  call: SearchCall,
-  request: Omit<HttpRequest, 'trust'>,
-): Promise<{ json: any; response: HttpResponse }> {
-  const response = await call.deps.http.request({
-    trust: 'endpoint',
-    accept: ['application/json'],
-    signal: call.signal,
-    cache: { namespace: call.tool, ttlSeconds: call.deps.cacheTtl(call.tool) },
-    ...request,
-  });
-  return { json: JSON.parse(bodyText(response)), response };
-}
+/** Search APIs answer JSON only; anything else is an error page. */
+const JSON_ONLY = ['application/json'];
 
 function key(call: SearchCall, env: string): string {
   const value = call.deps.env[env];
@@ -114,13 +110,19 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     api: 'BRAVE',
     keyEnv: 'BRAVE_API_KEY',
     async search(call) {
-      const { json, response } = await fetchJson(call, {
-        url: withQuery(`${apiBase(call.deps, 'BRAVE')}/res/v1/web/search`, {
+      const { json, response } = await fetchJson<any>(
+        call.deps,
+        call.tool,
+        withQuery(`${apiBase(call.deps, 'BRAVE')}/res/v1/web/search`, {
           q: call.query,
           count: call.max,
         }),
-        headers: { 'x-subscription-token': key(call, 'BRAVE_API_KEY') },
-      });
+        {
+          accept: JSON_ONLY,
+          signal: call.signal,
+          headers: { 'x-subscription-token': key(call, 'BRAVE_API_KEY') },
+        },
+      );
       const results: any[] = json?.web?.results ?? [];
       return {
         hits: defined(results.map((item) => hit(item.title, item.url, item.description))),
@@ -133,15 +135,21 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     api: 'TAVILY',
     keyEnv: 'TAVILY_API_KEY',
     async search(call) {
-      const { json, response } = await fetchJson(call, {
-        url: `${apiBase(call.deps, 'TAVILY')}/search`,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${key(call, 'TAVILY_API_KEY')}`,
+      const { json, response } = await fetchJson<any>(
+        call.deps,
+        call.tool,
+        `${apiBase(call.deps, 'TAVILY')}/search`,
+        {
+          accept: JSON_ONLY,
+          signal: call.signal,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${key(call, 'TAVILY_API_KEY')}`,
+          },
+          body: JSON.stringify({ query: call.query, max_results: call.max, search_depth: 'basic' }),
         },
-        body: JSON.stringify({ query: call.query, max_results: call.max, search_depth: 'basic' }),
-      });
+      );
       const results: any[] = json?.results ?? [];
       return {
         hits: defined(results.map((item) => hit(item.title, item.url, item.content))),
@@ -154,16 +162,22 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     api: 'EXA',
     keyEnv: 'EXA_API_KEY',
     async search(call) {
-      const { json, response } = await fetchJson(call, {
-        url: `${apiBase(call.deps, 'EXA')}/search`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': key(call, 'EXA_API_KEY') },
-        body: JSON.stringify({
-          query: call.query,
-          numResults: call.max,
-          contents: { text: { maxCharacters: 400 } },
-        }),
-      });
+      const { json, response } = await fetchJson<any>(
+        call.deps,
+        call.tool,
+        `${apiBase(call.deps, 'EXA')}/search`,
+        {
+          accept: JSON_ONLY,
+          signal: call.signal,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key(call, 'EXA_API_KEY') },
+          body: JSON.stringify({
+            query: call.query,
+            numResults: call.max,
+            contents: { text: { maxCharacters: 400 } },
+          }),
+        },
+      );
       const results: any[] = json?.results ?? [];
       return {
         hits: defined(
@@ -178,14 +192,20 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     api: 'SERPAPI',
     keyEnv: 'SERPAPI_API_KEY',
     async search(call) {
-      const { json, response } = await fetchJson(call, {
-        url: withQuery(`${apiBase(call.deps, 'SERPAPI')}/search.json`, {
+      const { json, response } = await fetchJson<any>(
+        call.deps,
+        call.tool,
+        withQuery(`${apiBase(call.deps, 'SERPAPI')}/search.json`, {
           engine: 'google',
           q: call.query,
           num: call.max,
           api_key: key(call, 'SERPAPI_API_KEY'),
         }),
-      });
+        {
+          accept: JSON_ONLY,
+          signal: call.signal,
+        },
+      );
       if (typeof json?.error === 'string' && !/hasn't returned any results/i.test(json.error)) {
         throw new ToolCallError(`SerpAPI: ${json.error}`);
       }
@@ -202,9 +222,15 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     async search(call) {
       const base = apiBase(call.deps, 'SEARXNG');
       if (!base) throw new ToolCallError('SearXNG needs CADRE_ENDPOINT_SEARXNG (your instance URL).');
-      const { json, response } = await fetchJson(call, {
-        url: withQuery(`${base}/search`, { q: call.query, format: 'json' }),
-      });
+      const { json, response } = await fetchJson<any>(
+        call.deps,
+        call.tool,
+        withQuery(`${base}/search`, { q: call.query, format: 'json' }),
+        {
+          accept: JSON_ONLY,
+          signal: call.signal,
+        },
+      );
       const results: any[] = json?.results ?? [];
       return {
         hits: defined(results.map((item) => hit(item.title, item.url, item.content))).slice(0, call.max),

@@ -6,7 +6,7 @@ import {
   apiBase,
   callApi,
   decodeEntities,
-  getJson,
+  fetchJson,
   metaOf,
   type NetworkToolDeps,
   ToolCallError,
@@ -123,7 +123,7 @@ export function youtubeTranscriptTool(deps: NetworkToolDeps) {
       if (!videoId) throw new ToolCallError(`"${url}" is not a YouTube video URL.`);
       const base = apiBase(deps, 'YOUTUBE');
       return callApi('YouTube', async () => {
-        const { json, response } = await getJson(
+        const { json, response } = await fetchJson(
           deps,
           'youtube_transcript',
           `${base}/youtubei/v1/player?prettyPrint=false`,
