@@ -8,6 +8,7 @@ import {
   ToolCallError,
   withQuery,
 } from '../http/tool-support.ts';
+import { braveImages, type ImageHit, searxngImages, serpapiImages } from './image-providers.ts';
 
 /**
  * The web search back-ends `CADRE_SEARCH_PROVIDER` chooses between. Each is a thin client of its API
@@ -25,6 +26,8 @@ export interface SearchProvider {
   /** Environment variable holding the key, when the provider needs one. */
   keyEnv?: string;
   search(call: SearchCall): Promise<{ hits: SearchHit[]; responses: HttpResponse[] }>;
+  /** Its image search, when it has one (image_search uses it; Wikimedia Commons otherwise). */
+  images?(call: SearchCall): Promise<{ provider: string; hits: ImageHit[]; responses: HttpResponse[] }>;
 }
 
 export interface SearchCall {
@@ -109,6 +112,7 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     name: 'brave',
     api: 'BRAVE',
     keyEnv: 'BRAVE_API_KEY',
+    images: braveImages,
     async search(call) {
       const { json, response } = await fetchJson<any>(
         call.deps,
@@ -191,6 +195,7 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
     name: 'serpapi',
     api: 'SERPAPI',
     keyEnv: 'SERPAPI_API_KEY',
+    images: serpapiImages,
     async search(call) {
       const { json, response } = await fetchJson<any>(
         call.deps,
@@ -219,6 +224,7 @@ export const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
   searxng: {
     name: 'searxng',
     api: 'SEARXNG',
+    images: searxngImages,
     async search(call) {
       const base = apiBase(call.deps, 'SEARXNG');
       if (!base) throw new ToolCallError('SearXNG needs CADRE_ENDPOINT_SEARXNG (your instance URL).');
