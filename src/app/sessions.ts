@@ -4,6 +4,13 @@ import type { CadreParts } from './create-cadre.ts';
 
 export type { Session, SessionSummary, StoredMessage };
 
+/** A question whose answer was cut off by the process dying, and the run to resume. */
+export interface InterruptedAnswer {
+  runId: string;
+  task: string;
+  startedAt: string;
+}
+
 /** A user's sessions: list, read, start, delete. Someone else's session is "no such session". */
 export class SessionsUseCases {
   #parts: CadreParts;
@@ -21,6 +28,24 @@ export class SessionsUseCases {
     const session = await this.#parts.store.sessions.get(userId, sessionId);
     if (!session) throw unknownSession(sessionId);
     return session;
+  }
+
+  /**
+   * Questions of the session whose answer never came because the process running it died: root runs
+   * recorded as `interrupted` that no later attempt has resumed, oldest first. Each can be resumed.
+   */
+  async interrupted(userId: string, sessionId: string): Promise<InterruptedAnswer[]> {
+    const { runs, journal } = this.#parts.store;
+    const roots = (await runs.listRuns(userId, { limit: 200 })).filter(
+      (run) => run.sessionId === sessionId && run.status === 'interrupted',
+    );
+    const open: InterruptedAnswer[] = [];
+    for (const run of roots) {
+      const found = await journal.find(userId, run.id);
+      if (found?.attempts.at(-1) === run.id)
+        open.push({ runId: run.id, task: run.task, startedAt: run.startedAt });
+    }
+    return open.reverse();
   }
 
   create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {

@@ -233,6 +233,57 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expectNoConsoleErrors(browser);
   }, 60_000);
 
+  it('an answer cut off by the server dying shows Resume after a restart, and Resume completes it', async () => {
+    let mathCalls = 0;
+    const base = delegation();
+    const model = await startOpenAIServer((request) => {
+      // The sub-agent's first model call never answers in time: the server is killed while it waits.
+      if (isMath(request.system) && request.body.messages.at(-1)?.role === 'user' && mathCalls++ === 0)
+        return { ...base(request), delayMs: 60_000 };
+      return base(request);
+    });
+    cleanups.push(() => model.close());
+    const home = tempHome();
+    const env = {
+      CADRE_HOME: home,
+      CADRE_MODEL: 'compatible:fixture',
+      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    };
+    const first = await startServe(['--port', '0'], env);
+    const browser = await openBrowser({});
+    cleanups.push(() => browser.close());
+    const { page } = browser;
+    await page.goto(first.url);
+    await ask(page, 'What is 17 times 23?');
+    await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 15_000 });
+    const path = new URL(page.url()).pathname;
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startServe(['--port', '0'], env);
+    cleanups.push(() => {
+      if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    });
+    await page.goto(`${second.url}${path}`);
+    const notice = page.getByRole('status', { name: 'Interrupted answer' });
+    await notice.getByText('was interrupted').waitFor();
+    // The killed server's cut stream and refused connections were logged by the browser before the restart.
+    browser.errors.length = 0;
+    await page.screenshot({ path: join(SCREENSHOTS, 'interrupted.png') });
+    await notice.getByRole('button', { name: 'Resume' }).click();
+    await page.getByText('The product is').waitFor({ timeout: 20_000 });
+    expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
+    // main's committed step (the delegation) was not asked again: main saw its question once.
+    const mainQuestions = model.requests.filter(
+      (request) => isMain(request.system) && request.body.messages.at(-1)?.role === 'user',
+    );
+    expect(mainQuestions).toHaveLength(1);
+    await page.reload();
+    await page.getByText('The product is').waitFor();
+    expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
   it('fits a 375 px wide screen in the dark theme', async () => {
     const { page, browser } = await setup(delegation(), { width: 375, colorScheme: 'dark' });
     await ask(page, 'What is 17 times 23?');

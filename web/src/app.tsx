@@ -9,6 +9,7 @@ import {
   deleteSession,
   getSession,
   getSettings,
+  type InterruptedAnswer,
   listPendingApprovals,
   listSessions,
   type SessionSummary,
@@ -24,7 +25,13 @@ import { TokenPrompt } from './setup/token-prompt.tsx';
 
 type Loaded =
   | { state: 'loading'; id: string }
-  | { state: 'ready'; id: string; messages: CadreMessage[]; isNew: boolean }
+  | {
+      state: 'ready';
+      id: string;
+      messages: CadreMessage[];
+      isNew: boolean;
+      interrupted?: InterruptedAnswer[];
+    }
   | { state: 'missing'; id: string; message: string };
 
 type Panel = 'documents' | 'agents';
@@ -82,7 +89,13 @@ export function App() {
         for (const message of session.messages)
           for (const part of message.parts)
             if (part.type === 'data-run') store.putHeader(part.data as RunPartData);
-        setLoaded({ state: 'ready', id, messages: session.messages, isNew: false });
+        setLoaded({
+          state: 'ready',
+          id,
+          messages: session.messages,
+          isNew: false,
+          interrupted: session.interrupted,
+        });
       } catch (caught) {
         if (caught instanceof ApiError && caught.status === 401) return;
         setLoaded({
@@ -196,6 +209,11 @@ export function App() {
           <ChatView
             key={loaded.id}
             sessionId={loaded.id}
+            interrupted={loaded.interrupted ?? []}
+            onResumed={() => {
+              void open(loaded.id);
+              void refreshSessions();
+            }}
             initialMessages={loaded.messages}
             store={store}
             noModelMessage={noModelMessage}

@@ -22,8 +22,10 @@ export function sessionRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/', async (c) => c.json({ sessions: await c.var.cadre.sessions.list(c.var.userId) }));
   routes.get('/:id', async (c) => {
-    const session = await c.var.cadre.sessions.get(c.var.userId, c.req.param('id'));
-    return c.json({ ...session, messages: session.messages.map(toUIMessage) });
+    const { cadre, userId } = c.var;
+    const session = await cadre.sessions.get(userId, c.req.param('id'));
+    const interrupted = await cadre.sessions.interrupted(userId, session.id);
+    return c.json({ ...session, messages: session.messages.map(toUIMessage), interrupted });
   });
   routes.delete('/:id', async (c) => {
     await c.var.cadre.sessions.delete(c.var.userId, c.req.param('id'));

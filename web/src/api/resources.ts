@@ -50,16 +50,38 @@ function toMessage(item: Json, index: number): CadreMessage {
   };
 }
 
+/** A question whose answer was cut off when the server's process died; it can be resumed. */
+export interface InterruptedAnswer {
+  runId: string;
+  task: string;
+}
+
 export async function getSession(
   id: string,
-): Promise<{ id: string; title: string; messages: CadreMessage[] }> {
+): Promise<{ id: string; title: string; messages: CadreMessage[]; interrupted: InterruptedAnswer[] }> {
   const body = await apiJson<Json>(`/api/sessions/${encodeURIComponent(id)}`);
   const session = (body.session as Json | undefined) ?? body;
   return {
     id: String(session.id ?? id),
     title: text(session.title) || 'Untitled chat',
     messages: list(session.messages ?? body.messages, 'messages').map(toMessage),
+    interrupted: (Array.isArray(body.interrupted) ? (body.interrupted as Json[]) : []).map((item) => ({
+      runId: String(item.runId),
+      task: String(item.task ?? ''),
+    })),
   };
+}
+
+/** Continues an interrupted tree from its journal; answers with the new attempt's root run id. */
+export async function resumeRun(runId: string): Promise<string> {
+  const body = await apiJson<Json>(`/api/runs/${encodeURIComponent(runId)}/resume`, { method: 'POST' });
+  return String(body.runId);
+}
+
+/** A run tree's status (`running` until it ends). */
+export async function runStatus(runId: string): Promise<string> {
+  const body = await apiJson<Json>(`/api/runs/${encodeURIComponent(runId)}`);
+  return String(body.status);
 }
 
 export async function deleteSession(id: string): Promise<void> {

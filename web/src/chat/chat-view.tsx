@@ -6,6 +6,7 @@
 import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { apiFetch, authHeaders } from '../api/client.ts';
+import type { InterruptedAnswer } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunInspector } from '../runs/run-inspector.tsx';
@@ -13,6 +14,7 @@ import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
 import { CadreChatTransport } from './chat-transport.ts';
 import { Composer } from './composer.tsx';
+import { InterruptedNotice } from './interrupted-notice.tsx';
 import { MessageView, rootRunIdOf } from './message-view.tsx';
 
 /** The message of a failed chat request: the server's JSON error when it sent one. */
@@ -35,6 +37,8 @@ export function ChatView({
   noModelMessage,
   onFirstMessage,
   onAnswered,
+  interrupted = [],
+  onResumed,
 }: {
   sessionId: string;
   initialMessages: CadreMessage[];
@@ -43,6 +47,9 @@ export function ChatView({
   noModelMessage?: string | undefined;
   onFirstMessage: () => void;
   onAnswered: (delegationUsed: boolean) => void;
+  /** Questions whose answer the server's process never finished (it died); each can be resumed. */
+  interrupted?: InterruptedAnswer[];
+  onResumed?: () => void;
 }) {
   const liveRoot = useRef<string | undefined>(undefined);
   const [inspecting, setInspecting] = useState<string | undefined>();
@@ -152,6 +159,10 @@ export function ChatView({
               onRetry={index === lastIndex && !busy ? retry : undefined}
             />
           ))}
+          {!busy &&
+            interrupted.map((answer) => (
+              <InterruptedNotice key={answer.runId} interrupted={answer} onResumed={() => onResumed?.()} />
+            ))}
           {status === 'submitted' && messages.at(-1)?.role === 'user' && (
             <p className="thinking" aria-live="polite">
               <span className="spinner small" aria-hidden="true" /> Starting…
