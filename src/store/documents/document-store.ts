@@ -13,14 +13,11 @@ import type {
   StoredChunk,
 } from '../../documents/types.ts';
 import { type Database, transaction } from '../database.ts';
-import { allocateSlot, chunkCount, reserveChunkIds } from './chunk-ids.ts';
+import { allocateSlot, reserveChunkIds } from './chunk-ids.ts';
 import { collectionStats, countBy } from './collection-queries.ts';
+import { DocumentSearch, statementCache } from './document-search.ts';
 import { filterConditions } from './filter-sql.ts';
-import { hasOperators, onlyCommonTerms, plainTerms, toMatchExpression } from './fts-query.ts';
 import { createUserIndex, indexForSlot, userIndex } from './user-index.ts';
-
-/** In the any-term fallback, words found in more than this share of chunks are dropped. */
-const FALLBACK_COMMON_SHARE = 0.05;
 
 const ORDER_COLUMNS: Record<DocumentOrder, string> = {
   added: 'd.added_at',
@@ -30,15 +27,19 @@ const ORDER_COLUMNS: Record<DocumentOrder, string> = {
 };
 
 /**
- * The document store. Every method takes the caller's user id and every statement filters on it, so an id
+ * The document store: the catalogue (documents, tags, chunks, counts) here, search and vectors in
+ * document-search.ts. Every method takes the caller's user id and every statement filters on it, so an id
  * that belongs to someone else behaves exactly like an id that does not exist.
  */
 export class SqliteDocumentStore implements DocumentStore {
   readonly db: Database;
-  #statements = new Map<string, StatementSync>();
+  readonly #statements: (sql: string) => StatementSync;
+  readonly #search: DocumentSearch;
 
   constructor(db: Database) {
     this.db = db;
+    this.#statements = statementCache(db);
+    this.#search = new DocumentSearch(db);
   }
 
   /** Stores a document with its tags and chunks in one transaction, indexing the chunks in the user's index. */
@@ -152,113 +153,27 @@ export class SqliteDocumentStore implements DocumentStore {
     return rows.map(toChunk);
   }
 
-  /**
-   * Keyword search: chunks matching an FTS5 expression (see `toMatchExpression`), best BM25 first.
-   *
-   * 1. Rank: in the caller's own index (see user-index.ts), so neither the matches nor BM25's statistics
-   *    involve anyone else's chunks; a filter adds a join on a covering index of owners. `ranked: false` (a
-   *    query of only very common words, which BM25 cannot rank anyway) takes the first matches in
-   *    collection order and scores just those.
-   * 2. Snippets for the top rows, in one pass over the index between the lowest and highest of their ids.
-   *    Looking each row up on its own would set the query up again per row: a prefix term's doclist is
-   *    rebuilt each time, and bm25 recounts every term's matches in the whole index to get its weight.
-   * 3. Titles and texts for the top rows, which are checked against the caller once more.
-   */
+  /** Keyword search over an FTS5 expression (see document-search.ts). */
   search(
     userId: string,
     match: string,
     options: { filter?: DocumentFilter; limit?: number; ranked?: boolean } = {},
   ): SearchHit[] {
-    const index = userIndex(this.db, userId);
-    if (!index) return [];
-    const fts = index.fts;
-    const { documentIds, ...rest } = options.filter ?? {};
-    const { sql, params } = filterConditions(rest);
-    const conditions = [`${fts} MATCH ?`];
-    const joined = sql.length > 0 || Boolean(documentIds?.length);
-    if (joined) conditions.push('c.user_id = ?', ...sql);
-    const idParams: SQLInputValue[] = documentIds?.length ? documentIds : [];
-    if (idParams.length) conditions.push(`c.document_id IN (${idParams.map(() => '?').join(', ')})`);
-    const ranked = options.ranked ?? true;
-    const rows = this.db
-      .prepare(
-        `WITH top AS MATERIALIZED (
-           SELECT ${fts}.rowid AS id, bm25(${fts}) AS score
-           FROM ${fts}
-           ${joined ? `JOIN chunks c INDEXED BY chunks_owner ON c.id = ${fts}.rowid` : ''}
-           ${sql.length ? 'JOIN documents d ON d.id = c.document_id' : ''}
-           WHERE ${conditions.join(' AND ')}
-           ${ranked ? 'ORDER BY score' : ''} LIMIT ?
-         ),
-         snippets AS MATERIALIZED (
-           SELECT ${fts}.rowid AS id, snippet(${fts}, 0, '«', '»', '…', 24) AS snippet
-           FROM ${fts}
-           WHERE ${fts} MATCH ?
-             AND ${fts}.rowid >= (SELECT min(id) FROM top) AND ${fts}.rowid <= (SELECT max(id) FROM top)
-             AND +${fts}.rowid IN (SELECT id FROM top)
-         )
-         SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type,
-                s.snippet, top.score
-         FROM top
-         JOIN snippets s ON s.id = top.id
-         JOIN chunks c ON c.id = top.id
-         JOIN documents d ON d.id = c.document_id
-         WHERE c.user_id = ? AND d.user_id = ?
-         ORDER BY top.score, c.id`,
-      )
-      .all(
-        match,
-        ...(joined ? [userId, ...params] : []),
-        ...idParams,
-        options.limit ?? 10,
-        match,
-        userId,
-        userId,
-      );
-    return rows.map((row) => toHit(row, String(row.snippet), -Number(row.score)));
+    return this.#search.search(userId, match, options);
   }
 
-  /**
-   * Which of these words are in more than `share` of the caller's chunks (once they have at least
-   * `minChunks`). Such words carry almost no BM25 weight, and ranking every chunk that holds them is what
-   * makes a query slow. Only the caller's own chunks count, so the answer says nothing of anyone else's.
-   * Words are looked up as typed; a word the stemmer changes is simply never reported common.
-   */
-  commonTerms(userId: string, words: string[], share = 0.2, minChunks = 2_000): Set<string> {
-    const common = new Set<string>();
-    const index = userIndex(this.db, userId);
-    if (!words.length || !index) return common;
-    const total = chunkCount(this.db, index.slot);
-    if (total < minChunks) return common;
-    const lookup = this.#statement(`SELECT doc FROM ${index.vocab} WHERE term = ?`);
-    for (const word of new Set(words.map((item) => item.toLowerCase()))) {
-      const row = lookup.get(word) as { doc: number } | undefined;
-      if (row && row.doc > total * share) common.add(word);
-    }
-    return common;
+  /** Which of these words are in more than `share` of the caller's chunks (see document-search.ts). */
+  commonTerms(userId: string, words: string[], share?: number, minChunks?: number): Set<string> {
+    return this.#search.commonTerms(userId, words, share, minChunks);
   }
 
-  /**
-   * BM25 search over FTS5 for a person's query, all terms first, any term as the fallback. Words found
-   * in a fifth of the caller's chunks or more are left out of the match (they carry little BM25 weight);
-   * a query made only of them is answered unranked.
-   */
+  /** BM25 search for a person's query, all terms first, any term as the fallback. */
   keywordSearch(
     userId: string,
     query: string,
     options: { limit: number; filter?: DocumentFilter },
   ): SearchHit[] {
-    const common = this.commonTerms(userId, plainTerms(query));
-    const strict = toMatchExpression(query, 'all', common);
-    if (!strict) return [];
-    const ranked = !onlyCommonTerms(query, common);
-    const hits = this.search(userId, strict, { ...options, ranked });
-    if (hits.length || hasOperators(query)) return hits;
-    // "Any term" ranks the union of every term's matches; words in many chunks would make that union
-    // large while adding little to the ranking, so the fallback leaves them out when rarer words remain.
-    const frequent = this.commonTerms(userId, plainTerms(query), FALLBACK_COMMON_SHARE);
-    const loose = toMatchExpression(query, 'any', frequent);
-    return loose && loose !== strict ? this.search(userId, loose, { ...options, ranked }) : hits;
+    return this.#search.keywordSearch(userId, query, options);
   }
 
   countBy(
@@ -275,19 +190,7 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** Chunks by id (for vector hits), the caller's only, in the order asked. */
   hitsForChunks(userId: string, chunkIds: number[]): SearchHit[] {
-    if (!chunkIds.length) return [];
-    const rows = this.db
-      .prepare(
-        `SELECT c.id, c.document_id, c.page, c.start, c.end, c.text, d.title, d.filename, d.type
-         FROM chunks c JOIN documents d ON d.id = c.document_id
-         WHERE c.user_id = ? AND c.id IN (${chunkIds.map(() => '?').join(', ')})`,
-      )
-      .all(userId, ...chunkIds);
-    const byId = new Map(rows.map((row) => [Number(row.id), row]));
-    return chunkIds.flatMap((id) => {
-      const row = byId.get(id);
-      return row ? [toHit(row, excerpt(String(row.text)), 0)] : [];
-    });
+    return this.#search.hitsForChunks(userId, chunkIds);
   }
 
   /** Stores embedding vectors for chunks of one of the caller's documents. */
@@ -297,15 +200,7 @@ export class SqliteDocumentStore implements DocumentStore {
     model: string,
     rows: Array<{ chunkId: number; vector: number[] }>,
   ) {
-    transaction(this.db, () => {
-      const insert = this.#statement(
-        'INSERT OR REPLACE INTO chunk_vectors (chunk_id, user_id, document_id, model, vector) VALUES (?, ?, ?, ?, ?)',
-      );
-      for (const row of rows) {
-        const blob = new Uint8Array(new Float32Array(row.vector).buffer);
-        insert.run(row.chunkId, userId, documentId, model, blob);
-      }
-    });
+    this.#search.putVectors(userId, documentId, model, rows);
   }
 
   /** The caller's vectors for one embedding model, narrowed by a filter. */
@@ -314,27 +209,11 @@ export class SqliteDocumentStore implements DocumentStore {
     model: string,
     filter?: DocumentFilter,
   ): Array<{ chunkId: number; vector: Float32Array }> {
-    const { sql, params } = filterConditions(filter);
-    const rows = this.db
-      .prepare(
-        `SELECT v.chunk_id, v.vector FROM chunk_vectors v JOIN documents d ON d.id = v.document_id
-         WHERE ${['v.user_id = ?', 'v.model = ?', 'd.user_id = v.user_id', ...sql].join(' AND ')}`,
-      )
-      .all(userId, model, ...params);
-    return rows.map((row) => {
-      const bytes = row.vector as Uint8Array;
-      const copy = bytes.slice();
-      return { chunkId: Number(row.chunk_id), vector: new Float32Array(copy.buffer, 0, copy.byteLength / 4) };
-    });
+    return this.#search.vectors(userId, model, filter);
   }
 
   #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return this.#statements(sql);
   }
 }
 
@@ -371,25 +250,4 @@ function toChunk(row: Row): StoredChunk {
     end: Number(row.end),
     text: String(row.text),
   };
-}
-
-function toHit(row: Row, snippet: string, score: number): SearchHit {
-  return {
-    chunkId: Number(row.id),
-    documentId: String(row.document_id),
-    title: String(row.title),
-    filename: String(row.filename),
-    type: row.type as DocumentType,
-    page: Number(row.page),
-    start: Number(row.start),
-    end: Number(row.end),
-    snippet,
-    text: String(row.text),
-    score,
-  };
-}
-
-function excerpt(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }
