@@ -1,11 +1,34 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WEB_DIST } from './routes/web-app.ts';
 
 const WEB_CONFIG = fileURLToPath(new URL('../../web/vite.config.ts', import.meta.url));
+/** What the built app is made from: a change to any of these makes a built app out of date. */
+const WEB_SOURCES = [
+  fileURLToPath(new URL('../../web/', import.meta.url)),
+  fileURLToPath(new URL('./chat-protocol.ts', import.meta.url)),
+];
+
+/** The newest modification time among the web app's sources (its built files excluded), in ms. */
+function newestSource(paths = WEB_SOURCES, skip = 'dist'): number {
+  let newest = 0;
+  for (const path of paths) {
+    if (!existsSync(path)) continue;
+    const stat = statSync(path);
+    if (!stat.isDirectory()) {
+      newest = Math.max(newest, stat.mtimeMs);
+      continue;
+    }
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (entry.name === skip || entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+      newest = Math.max(newest, newestSource([join(path, entry.name)], skip));
+    }
+  }
+  return newest;
+}
 
 /** Where this package's Vite command is, or undefined when Vite is not installed (a production install). */
 function viteCommand(): string | undefined {
@@ -26,7 +49,11 @@ function viteCommand(): string | undefined {
  * app is there afterwards; the API works either way.
  */
 export function ensureWebApp(report: (line: string) => void, root = WEB_DIST): boolean {
-  if (existsSync(join(root, 'index.html'))) return true;
+  const index = join(root, 'index.html');
+  const built = existsSync(index);
+  // A checkout updated without `npm install` (which rebuilds) would otherwise serve yesterday's page.
+  const stale = built && statSync(index).mtimeMs < newestSource();
+  if (built && !stale) return true;
   const vite = viteCommand();
   if (!vite || !existsSync(WEB_CONFIG)) {
     report(
@@ -34,17 +61,41 @@ export function ensureWebApp(report: (line: string) => void, root = WEB_DIST): b
     );
     return false;
   }
-  report('Building the web app (once; `npm run build:web` rebuilds it)…');
+  report(
+    stale
+      ? 'The web app is older than its sources: rebuilding it…'
+      : 'Building the web app (once; `npm run build:web` rebuilds it)…',
+  );
+  // Built beside the served folder and swapped in whole, so a page being served (or another process
+  // building at the same time) never sees half a build.
+  const parent = join(root, '..');
+  const staging = mkdtempSync(join(parent, '.web-build-'));
   const result = spawnSync(
     process.execPath,
-    [vite, 'build', '--config', WEB_CONFIG, '--outDir', root, '--emptyOutDir', '--logLevel', 'warn'],
+    [vite, 'build', '--config', WEB_CONFIG, '--outDir', staging, '--emptyOutDir', '--logLevel', 'warn'],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  if (result.status !== 0 || !existsSync(join(root, 'index.html'))) {
+  if (result.status !== 0 || !existsSync(join(staging, 'index.html'))) {
+    rmSync(staging, { recursive: true, force: true });
     report(
-      `Building the web app failed; the API works without it. Vite said:\n${result.stderr || result.stdout}`,
+      `Building the web app failed; ${built ? 'serving the older build' : 'the API works without it'}. Vite said:\n${result.stderr || result.stdout}`,
     );
-    return false;
+    return built;
   }
-  return true;
+  swapIn(staging, root);
+  return existsSync(index);
+}
+
+/** Replaces `root` with `staging`; when another process swapped its own build in first, keeps that one. */
+function swapIn(staging: string, root: string): void {
+  const old = `${staging}-old`;
+  try {
+    if (existsSync(root)) renameSync(root, old);
+    renameSync(staging, root);
+  } catch {
+    // Another build won the race: its files are as new as ours.
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+    rmSync(old, { recursive: true, force: true });
+  }
 }
