@@ -53,20 +53,26 @@ function cadreRuntime(model: LanguageModel, store: Store, maxConcurrency = 8) {
   return runtime;
 }
 
-function sdkEcho() {
+function sdkEcho(output: (text: string) => unknown = (text) => ({ text })) {
   return tool({
     description: 'echo',
     inputSchema: z.object({ text: z.string() }),
-    execute: async ({ text }) => ({ text }),
+    execute: async ({ text }) => output(text),
   });
 }
 
-/** The plain AI SDK way to delegate: a ToolLoopAgent whose tool streams another ToolLoopAgent. */
-function sdkNestedMain(model: LanguageModel) {
+/**
+ * The plain AI SDK way to delegate: a ToolLoopAgent whose tool streams another ToolLoopAgent. The worker's
+ * `echo` tool answers with `output(text)` (by default `{text}`), so benchmarks can vary its size.
+ */
+export function sdkNestedMain(
+  model: LanguageModel,
+  output: (text: string) => unknown = (text) => ({ text }),
+) {
   const worker = new ToolLoopAgent({
     model,
     instructions: 'WORKER',
-    tools: { echo: sdkEcho() },
+    tools: { echo: sdkEcho(output) },
     stopWhen: isStepCount(20),
   });
   return new ToolLoopAgent({

@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { isStepCount, type LanguageModel, ToolLoopAgent, tool } from 'ai';
+import type { LanguageModel } from 'ai';
 import { z } from 'zod';
 import { agentDefinitionSchema } from '../src/core/agent-definition.ts';
 import { Runtime } from '../src/core/runtime.ts';
@@ -18,6 +18,7 @@ import { defineTool } from '../src/core/tool.ts';
 import { ToolRegistry } from '../src/core/tool-registry.ts';
 import { ScriptedModel, type ScriptedRequest } from '../src/models/scripted-model.ts';
 import { openSqliteStore } from '../src/store/sqlite-store.ts';
+import { sdkNestedMain } from './core.ts';
 
 const STEPS = 6;
 const usage = { inputTokens: 100, outputTokens: 10 };
@@ -53,41 +54,6 @@ function cadreRuntime(model: LanguageModel, output: (text: string) => unknown) {
     resolveModel: () => model,
     mainModel: 'scripted:bench',
     limits: { maxToolOutputChars: 1_000_000 },
-  });
-}
-
-function sdkMain(model: LanguageModel, output: (text: string) => unknown) {
-  const worker = new ToolLoopAgent({
-    model,
-    instructions: 'WORKER',
-    tools: {
-      echo: tool({
-        description: 'echo',
-        inputSchema: z.object({ text: z.string() }),
-        execute: async ({ text }) => output(text),
-      }),
-    },
-    stopWhen: isStepCount(20),
-  });
-  return new ToolLoopAgent({
-    model,
-    instructions: 'MAIN',
-    stopWhen: isStepCount(20),
-    tools: {
-      worker: tool({
-        description: 'worker',
-        inputSchema: z.object({ task: z.string() }),
-        execute: async ({ task }, { abortSignal }) => {
-          const result = await worker.stream({ prompt: task, abortSignal } as Parameters<
-            typeof worker.stream
-          >[0]);
-          for await (const _part of result.stream) {
-            // drain
-          }
-          return { text: await result.text };
-        },
-      }),
-    },
   });
 }
 
@@ -141,7 +107,7 @@ export async function benchDelegationStore(
     storedEvents++;
     if (process.env.BENCH_STORE !== 'off') store.runs.record(event);
   });
-  const sdk = sdkMain(model, output);
+  const sdk = sdkNestedMain(model, output);
   const runSdk = async () => {
     const result = await sdk.stream({ prompt: 'delegate' } as Parameters<typeof sdk.stream>[0]);
     for await (const _part of result.stream) {
