@@ -21,7 +21,7 @@ export function openDatabase(path: string): Database {
     // The wait comes first: switching a fresh file to WAL takes a lock that another process opening the
     // same folder at the same moment may hold.
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    db.exec('PRAGMA journal_mode = WAL');
+    switchToWal(db);
   } catch (error) {
     throw unusableDatabase(path, error);
   }
@@ -30,6 +30,27 @@ export function openDatabase(path: string): Database {
   migrate(db);
   return db;
 }
+
+/**
+ * Sets WAL mode, retrying while another process holds the lock. SQLite does not always call the busy
+ * handler for a journal-mode change (seen: "database is locked" at once when six processes open a fresh
+ * folder together), so the wait is done here, briefly and only at start-up.
+ */
+function switchToWal(db: DatabaseSync): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== SQLITE_BUSY || Date.now() + pause > deadline)
+        throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
+const SQLITE_BUSY = 5;
 
 /** The error for a file SQLite cannot open as a database: which file, and what the person can do. */
 function unusableDatabase(path: string, error: unknown): SystemError {
