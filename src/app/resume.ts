@@ -1,6 +1,9 @@
 import type { Approver } from '../core/approvals.ts';
+import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
+import type { RunTree } from '../core/run-tree.ts';
+import type { RunStatus } from '../core/status.ts';
 import type { AskResult } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
 
@@ -42,6 +45,13 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
     });
   }
   const tree = await cadre.store.runs.getRunTree(userId, latest);
+  const { spec } = found;
+  // Killed after the tree ended but before its answer reached the session: the stored tree has the
+  // answer, so the session is completed from it (nothing runs again).
+  if (tree && tree.status !== 'interrupted' && tree.status !== 'running' && spec.sessionId) {
+    const completed = await completeSession(cadre, userId, spec.sessionId, tree);
+    if (completed) return { ...completed, resumedFrom: latest };
+  }
   if (tree && tree.status !== 'interrupted') {
     throw new UserError(
       'not_interrupted',
@@ -49,7 +59,6 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
       { runId: latest, status: tree.status },
     );
   }
-  const { spec } = found;
   const runtime = await cadre.runtime({ userId });
   const live = cadre.live.begin(userId);
   const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
@@ -95,4 +104,47 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
     await cadre.store.runs.flush();
     live.end();
   }
+}
+
+/**
+ * Appends a finished tree's answer to its session when the session lacks it (the process died between
+ * the two writes); undefined when the session already has it.
+ */
+async function completeSession(
+  cadre: Cadre,
+  userId: string,
+  sessionId: string,
+  tree: RunTree,
+): Promise<AskResult | undefined> {
+  const session = await cadre.store.sessions.get(userId, sessionId);
+  if (
+    !session ||
+    session.messages.some((message) => message.role === 'assistant' && message.runId === tree.id)
+  ) {
+    return undefined;
+  }
+  const status = tree.status as RunStatus;
+  await cadre.store.sessions.append(userId, sessionId, {
+    role: 'assistant',
+    content: tree.summary,
+    runId: tree.id,
+  });
+  const envelope: ResultEnvelope = {
+    status,
+    summary: tree.summary,
+    usage: tree.usage,
+    subtreeUsage: tree.subtreeUsage,
+    runId: tree.id,
+    ...(tree.data !== undefined ? { data: tree.data } : {}),
+    ...(tree.sources ? { sources: tree.sources } : {}),
+  };
+  return {
+    answer: tree.summary,
+    status,
+    sessionId,
+    runId: tree.id,
+    envelope,
+    run: tree,
+    usage: tree.subtreeUsage,
+  };
 }
