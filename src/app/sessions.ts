@@ -36,9 +36,7 @@ export class SessionsUseCases {
    */
   async interrupted(userId: string, sessionId: string): Promise<InterruptedAnswer[]> {
     const { runs, journal } = this.#parts.store;
-    const roots = (await runs.listRuns(userId, { limit: 200 })).filter(
-      (run) => run.sessionId === sessionId && run.status === 'interrupted',
-    );
+    const roots = await runs.listRuns(userId, { sessionId, status: 'interrupted', limit: 200 });
     const open: InterruptedAnswer[] = [];
     for (const run of roots) {
       const found = await journal.find(userId, run.id);

@@ -56,6 +56,8 @@ export function ensureWebApp(report: (line: string) => void, root = WEB_DIST): b
   if (built && !stale) return true;
   const vite = viteCommand();
   if (!vite || !existsSync(WEB_CONFIG)) {
+    // Without Vite (a production install) an older build is still the best page there is.
+    if (built) return true;
     report(
       'The web app is not built and cannot be built here (Vite is not installed): the API works without it.',
     );

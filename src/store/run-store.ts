@@ -1,5 +1,6 @@
 import type { CadreEvent } from '../core/events.ts';
 import { buildRunTree, type RunTree } from '../core/run-tree.ts';
+import type { RunState } from '../core/status.ts';
 import type { Database } from './database.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import type { Migration } from './migrations.ts';
@@ -58,14 +59,27 @@ export class SqliteRunStore implements RunStore {
     this.#writer.onWriteError = handler;
   }
 
-  async listRuns(userId: string, options: { limit?: number } = {}): Promise<RunSummary[]> {
+  async listRuns(
+    userId: string,
+    options: { limit?: number; sessionId?: string; status?: RunState } = {},
+  ): Promise<RunSummary[]> {
     await this.flush();
+    // A filter left out matches every row (`? IS NULL`), so one statement serves every combination.
     const rows = this.#db
       .prepare(
         `SELECT r.id, r.agent, r.task, r.status, r.summary, r.model, r.session_id, r.started_at, r.ended_at, r.envelope
-         FROM runs r WHERE r.parent_id IS NULL AND r.user_id = ? ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?`,
+         FROM runs r WHERE r.parent_id IS NULL AND r.user_id = ?
+           AND (? IS NULL OR r.session_id = ?) AND (? IS NULL OR r.status = ?)
+         ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?`,
       )
-      .all(userId, options.limit ?? 50) as Array<Record<string, any>>;
+      .all(
+        userId,
+        options.sessionId ?? null,
+        options.sessionId ?? null,
+        options.status ?? null,
+        options.status ?? null,
+        options.limit ?? 50,
+      ) as Array<Record<string, any>>;
     return rows.map((row) => ({
       id: row.id,
       agent: row.agent,

@@ -57,7 +57,11 @@ export interface StoredEvent {
 export interface RunStore {
   record(event: CadreEvent): void;
   flush(): Promise<void>;
-  listRuns(userId: string, options?: { limit?: number }): Promise<RunSummary[]>;
+  /** The caller's root runs, newest first; optionally only one session's, or only those in one status. */
+  listRuns(
+    userId: string,
+    options?: { limit?: number; sessionId?: string; status?: RunState },
+  ): Promise<RunSummary[]>;
   /** The tree rooted at `runId`, or the subtree when `runId` is a child; undefined when not the caller's. */
   getRunTree(userId: string, runId: string): Promise<RunTree | undefined>;
   /** The id of the root of `runId`'s tree, when the run is the caller's. */

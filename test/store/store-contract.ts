@@ -63,6 +63,9 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
           expect.objectContaining({ id: tree.id, status: 'ok', agent: 'main' }),
         ]);
         expect(await store.runs.rootOf('alice', child.id)).toBe(tree.id);
+        expect(await store.runs.listRuns('alice', { status: 'ok' })).toHaveLength(1);
+        expect(await store.runs.listRuns('alice', { status: 'interrupted' })).toEqual([]);
+        expect(await store.runs.listRuns('alice', { sessionId: 'no-such-session' })).toEqual([]);
         expect(await store.runs.getRunTree('bob', tree.id)).toBeUndefined();
         expect(await store.runs.listRuns('bob')).toEqual([]);
         expect(await store.runs.events('bob', tree.id)).toEqual([]);
