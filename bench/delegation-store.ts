@@ -1,11 +1,14 @@
 /**
  * Does storing stall the loop? One delegation (main 2 model calls, a sub-agent 6 calls and 5 tool calls)
- * run by Cadre with every event stored in a SQLite file, against AI SDK's own streaming loop doing the same
- * (a ToolLoopAgent whose tool streams another ToolLoopAgent), same scripted model, alternating one of each
- * so load on the machine hits both alike. Reports the per-delegation ratio at the median and at p90, and
- * the event loop's worst delay (`perf_hooks.monitorEventLoopDelay`) while each ran. Run alone:
- * `npx node bench/delegation-store.ts` (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs).
+ * run by Cadre storing what `cadre ask` stores (every event, and the run journal's model steps and tool
+ * results) in a SQLite file, against AI SDK's own streaming loop doing the same (a ToolLoopAgent whose
+ * tool streams another ToolLoopAgent), same scripted model, alternating one of each so load on the machine
+ * hits both alike. Reports the per-delegation ratio at the median and at p90, the event loop's worst delay
+ * (`perf_hooks.monitorEventLoopDelay`) while each ran, and the longest the store itself held the loop
+ * (one slice of inserts, or securing a step in the spool). Run alone: `npx node bench/delegation-store.ts`
+ * (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs, BENCH_JOURNAL=off for events only).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +60,17 @@ function cadreRuntime(model: LanguageModel, output: (text: string) => unknown) {
   });
 }
 
+/** A journal kept in a map: what the journal's bookkeeping costs without storing it. */
+function memoryJournal() {
+  const entries = new Map<string, unknown>();
+  return {
+    get: (runKey: string, kind: string, key: string) => entries.get(`${runKey} ${kind} ${key}`),
+    put: (runKey: string, kind: string, key: string, body: unknown) => {
+      entries.set(`${runKey} ${kind} ${key}`, JSON.parse(JSON.stringify(body ?? null)));
+    },
+  };
+}
+
 interface Sample {
   ms: number;
   /** The event loop's worst delay while this one ran, in milliseconds. */
@@ -88,6 +102,9 @@ export interface DelegationStoreResult {
   sdk: { medianMs: number; p90Ms: number; worstDelayMs: number; p99DelayMs: number };
   ratio: { median: number; p90: number };
   storedEvents: number;
+  journal: boolean;
+  /** The longest the store held the event loop at once: a slice of inserts, or securing a step. */
+  storeStallMs: { slice: number; secure: number };
 }
 
 export async function benchDelegationStore(
@@ -114,7 +131,20 @@ export async function benchDelegationStore(
       // drain
     }
   };
-  const runCadre = () => runtime.run({ agent: 'main', task: 'delegate' });
+  const journal = process.env.BENCH_JOURNAL !== 'off' && process.env.BENCH_STORE !== 'off';
+  const runCadre = () =>
+    runtime.run({
+      agent: 'main',
+      task: 'delegate',
+      ...(journal
+        ? {
+            journal:
+              process.env.BENCH_JOURNAL === 'memory'
+                ? memoryJournal()
+                : store.journal.open(`jrn_${randomUUID()}`),
+          }
+        : {}),
+    });
   for (let i = 0; i < 20; i++) {
     await runSdk();
     await runCadre();
@@ -151,6 +181,11 @@ export async function benchDelegationStore(
     sdk: s,
     ratio: { median: c.medianMs / s.medianMs, p90: c.p90Ms / s.p90Ms },
     storedEvents,
+    journal,
+    storeStallMs: {
+      slice: store.runs.writerStats.longestSliceMs,
+      secure: store.runs.writerStats.longestSecureMs,
+    },
   };
 }
 
@@ -160,7 +195,7 @@ export function printDelegationStore(result: DelegationStoreResult): void {
     ? `${Math.round(result.outputBytes / 1024)} KB tool outputs`
     : 'small outputs';
   console.log(
-    `core: one delegation with every event stored in SQLite (durability ${result.durability}) vs AI SDK's streaming loop (${size}, ${result.iterations} pairs, ${result.storedEvents} events)`,
+    `core: one delegation with every event${result.journal ? ' and journal entry' : ''} stored in SQLite (durability ${result.durability}) vs AI SDK's streaming loop (${size}, ${result.iterations} pairs, ${result.storedEvents} events)`,
   );
   console.log(
     `  median  cadre ${f(result.cadre.medianMs)} ms   ai-sdk ${f(result.sdk.medianMs)} ms   ratio ${result.ratio.median.toFixed(2)}x (target <= 1.25x)`,
@@ -169,7 +204,10 @@ export function printDelegationStore(result: DelegationStoreResult): void {
     `  p90     cadre ${f(result.cadre.p90Ms)} ms   ai-sdk ${f(result.sdk.p90Ms)} ms   ratio ${result.ratio.p90.toFixed(2)}x (target <= 1.25x)`,
   );
   console.log(
-    `  event loop worst delay  cadre ${f(result.cadre.worstDelayMs)} ms (p99 of runs ${f(result.cadre.p99DelayMs)})   ai-sdk ${f(result.sdk.worstDelayMs)} ms (p99 ${f(result.sdk.p99DelayMs)})   (target <= 5 ms)`,
+    `  event loop worst delay  cadre ${f(result.cadre.worstDelayMs)} ms (p99 of runs ${f(result.cadre.p99DelayMs)})   ai-sdk ${f(result.sdk.worstDelayMs)} ms (p99 ${f(result.sdk.p99DelayMs)})`,
+  );
+  console.log(
+    `  longest stall by the store  ${f(Math.max(result.storeStallMs.slice, result.storeStallMs.secure))} ms (slice of inserts ${f(result.storeStallMs.slice)}, securing a step ${f(result.storeStallMs.secure)})   (target <= 5 ms)`,
   );
 }
 

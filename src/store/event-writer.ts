@@ -1,16 +1,20 @@
 import type { StatementSync } from 'node:sqlite';
+import { SystemError } from '../core/errors.ts';
 import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
-import { DEFAULT_PAYLOAD_THRESHOLD, splitPayload } from './payloads.ts';
+import { JOURNAL_INSERT_SQL } from './journal-store.ts';
+import { DEFAULT_PAYLOAD_THRESHOLD, inflatePayloads, type SplitEvent, splitPayload } from './payloads.ts';
 import { currentOwner, type RunOwner } from './run-owner.ts';
 import { safeJson } from './safe-json.ts';
+import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
 
 /**
- * Events committed the moment they happen rather than with the next slice. A tool result is published
- * before the model sees it in its next request, so committing it here means a kill (SIGKILL, a closed
+ * Events secured the moment they happen rather than with the next slice. A tool result is published
+ * before the model sees it in its next request, so securing it here means a kill (SIGKILL, a closed
  * terminal) never loses a result the model already acted on; the same holds for a finished step and for
- * a run's start and end. These are a few small rows per model call; text deltas, the bulk of events, wait
- * for the time-boxed slices.
+ * a run's start and end. Secured means appended to the spool when there is one (a file database), else
+ * committed. These are a few small rows per model call; text deltas, the bulk of events, wait for the
+ * time-boxed slices (and are secured with the next event that is).
  */
 const COMMIT_AT_ONCE = new Set<CadreEvent['type']>([
   'run-start',
@@ -35,19 +39,48 @@ export interface EventWriterOptions {
    * slices, which costs the loop least; a kill may lose the last `delayMs` of events.
    */
   durability?: 'step' | 'batched';
+  /**
+   * Where events and journal entries are secured until a slice puts them in SQLite (see spool.ts); without
+   * one (an in-memory database), securing commits them at once.
+   */
+  spool?: Spool;
+  /** Called on the first write, e.g. to start background checkpoints. */
+  onFirstWrite?: () => void;
 }
 
+/** A journal entry (see journal-store.ts), secured the moment it is put. */
+export interface JournalEntry {
+  journalId: string;
+  runKey: string;
+  kind: string;
+  key: string;
+  /** JSON. */
+  body: string;
+}
+
+type Pending =
+  | { kind: 'event'; event: CadreEvent; split?: SplitEvent; replayed?: true }
+  | { kind: 'journal'; entry: JournalEntry };
+
 /**
- * Writes events to SQLite without stalling the runs that emit them. `node:sqlite` is synchronous, so a
- * big batch in one transaction holds the event loop for as long as it takes (tens of milliseconds under
- * load, during which no stream moves). Instead the queue drains in time-boxed slices: each slice is one
- * transaction that stops taking events after `sliceMs`, and the next slice waits for the event loop's
- * next turn. Every event gets its tree's next cursor in the order it was recorded.
+ * Writes events (and journal entries) to SQLite without stalling the runs that emit them. `node:sqlite` is
+ * synchronous, so a big batch in one transaction holds the event loop for as long as it takes (tens of
+ * milliseconds under load, during which no stream moves). Instead the queue drains in time-boxed slices:
+ * each slice is one transaction that stops taking events after `sliceMs`, and the next slice waits for
+ * the event loop's next turn. What must survive a kill is secured first in the spool, one append, so a
+ * step's durability costs the run microseconds rather than a commit through four indexes. Every event gets
+ * its tree's next cursor in the order it was recorded.
  */
 export class EventWriter {
   #db: Database;
-  #queue: CadreEvent[] = [];
+  #queue: Pending[] = [];
   #head = 0;
+  /** Queue entries before this index are in the spool. */
+  #spooled = 0;
+  #spool: Spool | undefined;
+  /** A slice failed: the spool keeps what SQLite lost, for the next start to apply. */
+  #lostWrites = false;
+  #onFirstWrite: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #idle: Array<() => void> = [];
@@ -60,10 +93,14 @@ export class EventWriter {
   #commitAtOnce: ReadonlySet<CadreEvent['type']>;
   #insertEvent: StatementSync;
   #insertPayload: StatementSync;
+  #insertJournal: StatementSync;
+  #eventExists: StatementSync;
   #insertRun: StatementSync;
   #finishRun: StatementSync;
   #lastCursor: StatementSync;
   #closed = false;
+  /** The longest the writer has held the event loop at once, for benchmarks and diagnostics. */
+  readonly stats = { longestSliceMs: 0, longestSecureMs: 0, slices: 0, spoolAppends: 0 };
 
   constructor(db: Database, options: EventWriterOptions = {}) {
     this.#db = db;
@@ -72,6 +109,10 @@ export class EventWriter {
     this.#threshold = options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD;
     this.#owner = options.owner ?? currentOwner();
     this.#commitAtOnce = options.durability === 'batched' ? new Set() : COMMIT_AT_ONCE;
+    this.#spool = options.spool;
+    this.#onFirstWrite = options.onFirstWrite;
+    this.#insertJournal = db.prepare(JOURNAL_INSERT_SQL);
+    this.#eventExists = db.prepare('SELECT 1 FROM events WHERE run_id = ? AND seq = ?');
     this.#insertEvent = db.prepare(
       `INSERT OR IGNORE INTO events (run_id, root_id, seq, type, time, body, root_seq, payload_hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -94,14 +135,97 @@ export class EventWriter {
 
   enqueue(event: CadreEvent): void {
     if (this.#closed) return;
-    this.#queue.push(event);
-    if (this.#commitAtOnce.has(event.type)) {
-      // Everything before it goes in the same transaction, so the tree's cursors stay in order.
-      this.#slice(Number.POSITIVE_INFINITY);
-      if (this.#head >= this.#queue.length) this.#settle();
-      return;
+    this.#push({ kind: 'event', event });
+    if (this.#commitAtOnce.has(event.type)) this.#secure();
+    else this.#schedule();
+  }
+
+  /** Queues a journal entry and secures it (with everything queued before it) before returning. */
+  enqueueJournal(entry: JournalEntry): void {
+    if (this.#closed)
+      throw new SystemError('store_closed', 'A journal entry arrived after the store was closed.', {
+        journalId: entry.journalId,
+      });
+    this.#push({ kind: 'journal', entry });
+    this.#secure();
+  }
+
+  /**
+   * Queues a dead process's spool (see spool.ts) to be applied: events its database already has (by run
+   * and sequence) are skipped, the rest get their tree's next cursors in order.
+   */
+  replay(records: SpoolRecord[]): void {
+    const payloads = new Map<string, string>();
+    for (const record of records) {
+      if (record.kind === 'payload') payloads.set(record.hash, record.json);
+      else if (record.kind === 'journal') {
+        const { journalId, runKey, entryKind, key, body } = record;
+        this.#push({ kind: 'journal', entry: { journalId, runKey, kind: entryKind, key, body } });
+      } else {
+        const body = JSON.parse(record.body) as Record<string, unknown>;
+        const event = inflatePayloads(body, record.payloadHash && (payloads.get(record.payloadHash) ?? null));
+        this.#push({ kind: 'event', event: event as CadreEvent, replayed: true });
+      }
     }
+  }
+
+  /** Applies everything queued now, in one transaction (a reader in this process needs it at once). */
+  applyNow(): void {
+    while (this.#head < this.#queue.length) this.#slice(Number.POSITIVE_INFINITY);
+    this.#settle();
+  }
+
+  #push(item: Pending): void {
+    if (this.#onFirstWrite) {
+      const start = this.#onFirstWrite;
+      this.#onFirstWrite = undefined;
+      start();
+    }
+    this.#queue.push(item);
+  }
+
+  #schedule(): void {
     if (!this.#immediate) this.#timer ??= setTimeout(() => this.#drain(), this.#delayMs);
+  }
+
+  /**
+   * Makes everything queued survive a kill before returning: appended to the spool, or without one
+   * committed (everything before it in the same transaction, so the tree's cursors stay in order).
+   */
+  #secure(): void {
+    if (this.#spool && !this.#lostWrites) {
+      try {
+        const started = performance.now();
+        this.#appendToSpool(this.#spool);
+        this.stats.spoolAppends++;
+        this.stats.longestSecureMs = Math.max(this.stats.longestSecureMs, performance.now() - started);
+        this.#schedule();
+        return;
+      } catch (error) {
+        // A full disk or a removed folder: commit instead, which may fail the same way and says so.
+        this.#lostWrites = true;
+        this.onWriteError(error);
+      }
+    }
+    this.#slice(Number.POSITIVE_INFINITY);
+    if (this.#head >= this.#queue.length) this.#settle();
+  }
+
+  #appendToSpool(spool: Spool): void {
+    let text = '';
+    for (; this.#spooled < this.#queue.length; this.#spooled++) {
+      const item = this.#queue[this.#spooled]!;
+      if (item.kind === 'journal') {
+        const { journalId, runKey, kind, key, body } = item.entry;
+        text += spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
+        continue;
+      }
+      item.split ??= splitPayload(item.event, this.#threshold);
+      const { payload, body } = item.split;
+      if (payload) text += spoolLine({ kind: 'payload', hash: payload.hash, json: payload.json });
+      text += spoolLine({ kind: 'event', payloadHash: payload?.hash ?? null, body });
+    }
+    if (text) spool.append(text);
   }
 
   /** Resolves when everything enqueued so far is written. */
@@ -123,6 +247,7 @@ export class EventWriter {
     this.#immediate = undefined;
     while (this.#head < this.#queue.length) this.#slice(Number.POSITIVE_INFINITY);
     this.#settle();
+    this.#spool?.close(this.#lostWrites);
   }
 
   #drain(): void {
@@ -137,6 +262,9 @@ export class EventWriter {
   #settle(): void {
     this.#queue = [];
     this.#head = 0;
+    this.#spooled = 0;
+    // Everything spooled is in the database now.
+    if (!this.#lostWrites) this.#spool?.clear();
     const waiting = this.#idle;
     this.#idle = [];
     for (const resolve of waiting) resolve();
@@ -147,27 +275,42 @@ export class EventWriter {
     if (this.#head >= this.#queue.length) return;
     const started = performance.now();
     const first = this.#head;
-    this.#db.exec('BEGIN');
+    // IMMEDIATE: the write lock is taken (waiting for another process's commit) before the first read, so
+    // the slice can never fail half-way trying to upgrade a read snapshot another process moved past.
+    this.#db.exec('BEGIN IMMEDIATE');
     try {
       do {
-        this.#write(this.#queue[this.#head]!);
+        const item = this.#queue[this.#head]!;
+        if (item.kind === 'event') this.#write(item);
+        else this.#writeJournal(item.entry);
         this.#head++;
       } while (this.#head < this.#queue.length && performance.now() - started < budgetMs);
       this.#db.exec('COMMIT');
+      this.stats.slices++;
+      this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, performance.now() - started);
     } catch (error) {
       this.#db.exec('ROLLBACK');
       // The cursors handed out in the failed slice were not stored; re-read them from the table.
       for (let index = first; index < this.#head; index++) {
-        this.#cursors.delete(this.#queue[index]!.rootRunId);
+        const item = this.#queue[index]!;
+        if (item.kind === 'event') this.#cursors.delete(item.event.rootRunId || item.event.runId);
       }
+      this.#lostWrites = true;
       this.onWriteError(error);
     }
   }
 
-  #write(event: CadreEvent): void {
+  #writeJournal(entry: JournalEntry): void {
+    const { journalId, runKey, kind, key, body } = entry;
+    this.#insertJournal.run(journalId, journalId, runKey, kind, key, body);
+  }
+
+  #write({ event, split: splitBefore, replayed }: Pending & { kind: 'event' }): void {
+    // Only a replayed spool can hold an event the table has; a cursor is given once the row is new.
+    if (replayed && this.#eventExists.get(event.runId, event.seq)) return;
     const rootId = event.rootRunId || event.runId;
     const cursor = this.#nextCursor(rootId);
-    const split = splitPayload(event, this.#threshold);
+    const split = splitBefore ?? splitPayload(event, this.#threshold);
     if (split.payload) this.#insertPayload.run(split.payload.hash, split.payload.json);
     this.#insertEvent.run(
       event.runId,

@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { JournalKind, TreeJournal } from '../core/journal.ts';
 import type { Database } from './database.ts';
+import type { EventWriter } from './event-writer.ts';
 import type { Migration } from './migrations.ts';
 
 /** What a resumed attempt needs to start the root run again exactly as the first attempt did. */
@@ -61,29 +62,40 @@ export const journalMigration: Migration = {
   `,
 };
 
-/** The SQLite journal: `node:sqlite` writes synchronously, so a committed entry survives a SIGKILL. */
+/** One entry, placed after the journal's last (the store's event writer uses it too). */
+export const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body)
+  VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?)`;
+
+/**
+ * The SQLite journal. With the store's event writer, an entry is secured in its spool before `put`
+ * returns and reaches the table with the writer's next slice, in order with the run's events; without
+ * one it is committed at once (`node:sqlite` writes synchronously). Either survives a SIGKILL.
+ */
 export class SqliteJournalStore implements JournalStore {
   readonly #db: Database;
+  readonly #writer: EventWriter | undefined;
 
-  constructor(db: Database) {
+  constructor(db: Database, writer?: EventWriter) {
     this.#db = db;
+    this.#writer = writer;
   }
 
   open(journalId: string): TreeJournal & { entries(): number } {
+    // Entries this process secured but has not yet put in the table are read too.
+    this.#writer?.applyNow();
     const loaded = new Map<string, unknown>();
     const rows = this.#db
       .prepare('SELECT run_key, kind, key, body FROM journal WHERE journal_id = ? ORDER BY position')
       .all(journalId) as Array<{ run_key: string; kind: string; key: string; body: string }>;
     for (const row of rows) loaded.set(entryKey(row.run_key, row.kind, row.key), JSON.parse(row.body));
-    const insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body)
-       VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?)`,
-    );
+    const writer = this.#writer;
+    const insert = writer ? undefined : this.#db.prepare(JOURNAL_INSERT_SQL);
     return {
       get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
       put: (runKey: string, kind: JournalKind, key: string, body: unknown) => {
         const text = JSON.stringify(body ?? null);
-        insert.run(journalId, journalId, runKey, kind, key, text);
+        if (writer) writer.enqueueJournal({ journalId, runKey, kind, key, body: text });
+        else insert!.run(journalId, journalId, runKey, kind, key, text);
         loaded.set(entryKey(runKey, kind, key), JSON.parse(text));
       },
       entries: () => loaded.size,

@@ -1,9 +1,11 @@
+import { rmSync } from 'node:fs';
 import type { CadreEvent } from '../core/events.ts';
 import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../core/run-tree.ts';
 import { type Database, transaction } from './database.ts';
 import { EventWriter } from './event-writer.ts';
 import { inflatePayloads } from './payloads.ts';
 import { currentOwner, processAlive, type RunOwner } from './run-owner.ts';
+import { deadSpools, readSpool, spoolDirFor } from './spool.ts';
 
 /**
  * Housekeeping of stored runs: runs whose process died are closed as `interrupted`, and whole trees can be
@@ -25,6 +27,8 @@ export interface InterruptedSweep {
 export async function markInterruptedRuns(db: Database, options: InterruptedSweep = {}): Promise<string[]> {
   const owner = options.owner ?? currentOwner();
   const isAlive = options.isAlive ?? processAlive;
+  // What a dead process secured but never put in the table comes first: its runs, events and journal.
+  recoverDeadSpools(db, { owner, isAlive });
   const rows = db
     .prepare(
       "SELECT id, root_id, user_id, depth, owner_pid FROM runs WHERE status = 'running' AND owner_host = ?",
@@ -140,4 +144,43 @@ function deleteUnreferencedPayloads(db: Database): void {
   db.prepare(
     'DELETE FROM payloads WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.payload_hash = payloads.hash)',
   ).run();
+}
+
+/**
+ * Applies the spools (see spool.ts) that processes of this machine left when they died, then removes
+ * them. Idempotent: a record already in the table is skipped, so two processes recovering the same file
+ * at once, or a process killed between a commit and emptying its spool, store nothing twice. A spool
+ * that cannot be applied now (the database busy beyond its wait) stays for the next start. Returns how
+ * many files were applied.
+ */
+export function recoverDeadSpools(
+  db: Database,
+  options: { owner?: RunOwner; isAlive?: (pid: number) => boolean } = {},
+): number {
+  const location = db.location();
+  if (!location) return 0;
+  const owner = options.owner ?? currentOwner();
+  let applied = 0;
+  const dir = spoolDirFor(location);
+  for (const { path, owner: writer } of deadSpools(dir, owner, options.isAlive ?? processAlive)) {
+    let records: ReturnType<typeof readSpool>;
+    try {
+      records = readSpool(path);
+    } catch {
+      continue; // Removed by another process recovering it.
+    }
+    // Its runs keep the dead process as their owner, so the sweep that follows marks them interrupted.
+    const replaying = new EventWriter(db, { owner: writer, durability: 'batched' });
+    let failed = false;
+    replaying.onWriteError = () => {
+      failed = true;
+    };
+    replaying.replay(records);
+    replaying.applyNow();
+    void replaying.close();
+    if (failed) continue;
+    rmSync(path, { force: true });
+    applied++;
+  }
+  return applied;
 }

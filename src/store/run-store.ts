@@ -41,9 +41,10 @@ export class SqliteRunStore implements RunStore {
   #db: Database;
   #writer: EventWriter;
 
-  constructor(db: Database, options: EventWriterOptions = {}) {
+  /** Writes through `writer` (shared with the journal) or a writer of its own made with these options. */
+  constructor(db: Database, writer: EventWriter | EventWriterOptions = {}) {
     this.#db = db;
-    this.#writer = new EventWriter(db, options);
+    this.#writer = writer instanceof EventWriter ? writer : new EventWriter(db, writer);
   }
 
   record(event: CadreEvent): void {
@@ -52,6 +53,11 @@ export class SqliteRunStore implements RunStore {
 
   flush(): Promise<void> {
     return this.#writer.flush();
+  }
+
+  /** The writer's longest stalls of the event loop so far. */
+  get writerStats(): EventWriter['stats'] {
+    return this.#writer.stats;
   }
 
   /** Called when a background write fails (a full disk, a locked file). */

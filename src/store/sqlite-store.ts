@@ -1,21 +1,30 @@
+import { Checkpointer } from './checkpointer.ts';
 import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
-import type { EventWriterOptions } from './event-writer.ts';
+import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import { SqliteHttpCache } from './http-cache.ts';
 import { SqliteJournalStore } from './journal-store.ts';
 import { SqliteResultMemory } from './result-memory-store.ts';
+import { recoverDeadSpools } from './run-maintenance.ts';
+import { currentOwner } from './run-owner.ts';
 import { SqliteRunStore } from './run-store.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteSettingsStore } from './settings-store.ts';
+import { Spool, spoolDirFor } from './spool.ts';
 import type { Store } from './store.ts';
 import { SqliteUserStore } from './user-store.ts';
 
 export interface SqliteStoreOptions {
   /** How events are written (batching delay, slice length, payload threshold). */
-  events?: EventWriterOptions;
+  events?: Omit<EventWriterOptions, 'spool' | 'onFirstWrite'>;
 }
 
-/** The embedded store: every concern over one SQLite file (or `:memory:`), WAL mode, migrated on open. */
+/**
+ * The embedded store: every concern over one SQLite file (or `:memory:`), WAL mode, migrated on open.
+ * For a file, runs' events and journal entries are secured in this process's spool before SQLite has
+ * them (see event-writer.ts), checkpoints happen on a worker thread once runs are written, and opening
+ * applies what dead processes left in their spools.
+ */
 export class SqliteStore implements Store {
   readonly runs: SqliteRunStore;
   readonly sessions: SqliteSessionStore;
@@ -27,24 +36,37 @@ export class SqliteStore implements Store {
   readonly journal: SqliteJournalStore;
   /** The open database, for this room's own tests and benchmarks; nothing outside `store/` uses it. */
   readonly database: Database;
+  #checkpointer: Checkpointer | undefined;
   #closed = false;
 
   constructor(database: Database, options: SqliteStoreOptions = {}) {
     this.database = database;
-    this.runs = new SqliteRunStore(database, options.events);
+    const location = database.location();
+    const owner = options.events?.owner ?? currentOwner();
+    if (location) {
+      recoverDeadSpools(database, { owner });
+      this.#checkpointer = new Checkpointer(database, location);
+    }
+    const writer = new EventWriter(database, {
+      ...options.events,
+      ...(location ? { spool: new Spool(spoolDirFor(location), owner) } : {}),
+      onFirstWrite: () => this.#checkpointer?.start(),
+    });
+    this.runs = new SqliteRunStore(database, writer);
     this.sessions = new SqliteSessionStore(database);
     this.documents = new SqliteDocumentStore(database);
     this.settings = new SqliteSettingsStore(database);
     this.httpCache = new SqliteHttpCache(database);
     this.users = new SqliteUserStore(database);
     this.results = new SqliteResultMemory(database);
-    this.journal = new SqliteJournalStore(database);
+    this.journal = new SqliteJournalStore(database, writer);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.runs.close();
+    await this.#checkpointer?.stop();
     this.database.close();
   }
 }

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.ts';
+import { openSqliteStore } from '../../src/store/sqlite-store.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
 
@@ -68,14 +70,19 @@ describe('the store under several processes and kills', () => {
     );
     expect(result.signal).toBe('SIGKILL');
     expect(server.requests).toHaveLength(3);
-    const db = openDatabase(join(home, 'cadre.db'));
-    const rows = db
-      .prepare("SELECT type, body FROM events WHERE type IN ('tool-call', 'tool-result')")
+    // What the killed process secured in its spool is applied by the next process to open the store.
+    expect(readdirSync(join(home, 'cadre.db-spool')).filter((name) => name.endsWith('.spool'))).toHaveLength(
+      1,
+    );
+    const store = openSqliteStore(join(home, 'cadre.db'));
+    const rows = store.database
+      .prepare("SELECT type, body FROM events WHERE type IN ('tool-call', 'tool-result') ORDER BY root_seq")
       .all() as Array<{
       type: string;
       body: string;
     }>;
-    db.close();
+    await store.close();
+    expect(readdirSync(join(home, 'cadre.db-spool'))).toEqual([]);
     expect(rows.map((row) => row.type)).toEqual(['tool-call', 'tool-result', 'tool-call', 'tool-result']);
     expect(rows[3]!.body).toContain('48');
   });

@@ -1,0 +1,31 @@
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openSqliteStore } from './sqlite-store.ts';
+
+describe('background checkpoints', () => {
+  it('copy the WAL into the database file from a worker once runs are written, not in a commit', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'checkpoint-')), 'cadre.db');
+    const store = openSqliteStore(path);
+    const autocheckpoint = () =>
+      (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+        .wal_autocheckpoint;
+    // A store that writes no runs starts no thread and keeps SQLite's own checkpoints.
+    expect(autocheckpoint()).toBe(1000);
+    const sizeBefore = statSync(path).size;
+    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
+    for (let seq = 1; seq <= 200; seq++)
+      store.runs.record({ ...base, seq, type: 'text-delta', delta: 'word '.repeat(50) });
+    await store.runs.flush();
+    // The main connection now checkpoints only as a fallback, far past what it wrote here (a few pages),
+    // so the database file can only grow by the worker's checkpoint.
+    expect(autocheckpoint()).toBe(10_000);
+    const deadline = Date.now() + 10_000;
+    while (statSync(path).size === sizeBefore && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(statSync(path).size).toBeGreaterThan(sizeBefore);
+    await store.close();
+  });
+});

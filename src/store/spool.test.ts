@@ -1,0 +1,137 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { CadreEvent } from '../core/events.ts';
+import { openDatabase } from './database.ts';
+import { recoverDeadSpools } from './run-maintenance.ts';
+import { readSpool, spoolDirFor, spoolLine } from './spool.ts';
+import { openSqliteStore } from './sqlite-store.ts';
+
+const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
+
+const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+const start = { ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'ann' } as const;
+const delta = (seq: number): CadreEvent => ({ ...base, seq, type: 'text-delta', delta: `word ${seq} ` });
+const result = (seq: number, output: unknown): CadreEvent => ({
+  ...base,
+  seq,
+  type: 'tool-result',
+  toolCallId: `c${seq}`,
+  name: 'f',
+  ok: true,
+  output,
+  ms: 1,
+});
+
+function dataPath(): string {
+  return join(mkdtempSync(join(tmpdir(), 'spool-')), 'cadre.db');
+}
+
+/**
+ * Records `events` and journal entries in a child process that then kills itself with SIGKILL before
+ * anything is written to the table (the writer's slice waits a minute).
+ */
+function recordAndDie(path: string, events: CadreEvent[], journal: Array<[string, string, string, unknown]>) {
+  const script = `const { openSqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
+const store = openSqliteStore(${JSON.stringify(path)}, { events: { delayMs: 60_000 } });
+const journal = store.journal.open('jrn_1');
+for (const event of ${JSON.stringify(events)}) store.runs.record(event);
+for (const [runKey, kind, key, body] of ${JSON.stringify(journal)}) journal.put(runKey, kind, key, body);
+process.kill(process.pid, 'SIGKILL');`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(child.stderr).toBe('');
+  expect(child.signal).toBe('SIGKILL');
+}
+
+describe('the spool', () => {
+  it('keeps what a killed process secured, and the next store applies it once, in order', async () => {
+    const path = dataPath();
+    const big = { page: 'x'.repeat(5_000) };
+    recordAndDie(
+      path,
+      [start, delta(1), delta(2), result(3, big), delta(4)],
+      [['r', 'model-step', '0', { parts: ['a'] }]],
+    );
+    // Nothing reached the table; the spool holds every event (the journal entry secured the text after
+    // the result too) and the journal entry.
+    const raw = openDatabase(path);
+    expect((raw.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n).toBe(0);
+    raw.close();
+    const [file] = readdirSync(spoolDirFor(path));
+    const records = readSpool(join(spoolDirFor(path), file!));
+    expect(records.map((record) => record.kind)).toEqual([
+      'event',
+      'event',
+      'event',
+      'payload',
+      'event',
+      'event',
+      'journal',
+    ]);
+
+    const store = openSqliteStore(path);
+    expect(readdirSync(spoolDirFor(path))).toEqual([]);
+    const events = await store.runs.events('ann', 'r1');
+    expect(events.map((stored) => [stored.cursor, stored.event.type])).toEqual([
+      [1, 'run-start'],
+      [2, 'text-delta'],
+      [3, 'text-delta'],
+      [4, 'tool-result'],
+      [5, 'text-delta'],
+    ]);
+    expect((events[3]!.event as { output: unknown }).output).toEqual(big);
+    expect(store.journal.open('jrn_1').get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
+    // The run still belongs to the dead process, so the sweep closes it.
+    expect(await store.runs.markInterrupted()).toEqual(['r1']);
+    expect((await store.runs.getRunTree('ann', 'r1'))?.status).toBe('interrupted');
+    await store.close();
+  });
+
+  it('applies a spool idempotently: rows already in the table are skipped and cursors stay gap-free', async () => {
+    const path = dataPath();
+    const store = openSqliteStore(path);
+    for (const event of [start, delta(1), result(2, 1)]) store.runs.record(event);
+    await store.runs.flush();
+    // A process killed after its commit but before emptying its spool left all of it, plus one more.
+    const dir = spoolDirFor(path);
+    const body = (event: CadreEvent) =>
+      spoolLine({ kind: 'event', payloadHash: null, body: JSON.stringify(event) });
+    const lines = [start, delta(1), result(2, 1), delta(3)].map(body).join('');
+    // A kill mid-write leaves a torn last line, which is ignored.
+    writeFileSync(
+      join(dir, `${encodeURIComponent(hostname())}~999999~abc.spool`),
+      `${lines}E\t\t{"runId":"r1","se`,
+    );
+    expect(recoverDeadSpools(store.database, { isAlive: () => false })).toBe(1);
+    const events = await store.runs.events('ann', 'r1');
+    expect(events.map((stored) => [stored.cursor, stored.event.seq])).toEqual([
+      [1, 0],
+      [2, 1],
+      [3, 2],
+      [4, 3],
+    ]);
+    await store.close();
+  });
+
+  it('leaves a live process alone and empties its own spool once the table has caught up', async () => {
+    const path = dataPath();
+    const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
+    store.runs.record(start);
+    store.runs.record(result(1, 'done'));
+    const [file] = readdirSync(spoolDirFor(path));
+    const spool = join(spoolDirFor(path), file!);
+    expect(statSync(spool).size).toBeGreaterThan(0);
+    // Another store in this process, or another live process, does not take it.
+    const other = openSqliteStore(path);
+    expect(recoverDeadSpools(other.database)).toBe(0);
+    await other.close();
+    expect(existsSync(spool)).toBe(true);
+    await store.runs.flush();
+    expect(readFileSync(spool, 'utf8')).toBe('');
+    await store.close();
+    expect(existsSync(spool)).toBe(false);
+  });
+});
