@@ -152,8 +152,8 @@ export async function benchDelegationStore(
   const cadre: Sample[] = [];
   const plain: Sample[] = [];
   for (let i = 0; i < iterations; i++) {
-    plain.push(await sample(runSdk));
-    cadre.push(await sample(runCadre));
+    if (process.env.BENCH_ONLY !== 'cadre') plain.push(await sample(runSdk));
+    if (process.env.BENCH_ONLY !== 'sdk') cadre.push(await sample(runCadre));
   }
   await store.close();
   const summary = (samples: Sample[]) => ({

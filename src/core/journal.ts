@@ -1,5 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
+import { mapStream } from './map-stream.ts';
 
 /**
  * A tree's run journal: every completed model step and tool result, committed as it happens, so that
@@ -53,26 +54,27 @@ export function journaledModel(
         const parts: LanguageModelV4StreamPart[] = [];
         const held: LanguageModelV4StreamPart[] = [];
         let failed = false;
-        const committed = result.stream.pipeThrough(
-          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-            async transform(part, controller) {
-              if (part.type === 'error') failed = true;
-              else if (part.type !== 'raw') parts.push(part);
-              if (part.type === 'finish') {
-                if (!failed)
-                  await journal.put(runKey, 'model-step', index, { parts: parts.map(serialisable) });
-                for (const waiting of held.splice(0)) controller.enqueue(waiting);
-                controller.enqueue(part);
-                return;
-              }
-              if (held.length || part.type === 'tool-call') held.push(part);
-              else controller.enqueue(part);
-            },
-            flush(controller) {
-              for (const waiting of held.splice(0)) controller.enqueue(waiting);
-            },
-          }),
-        );
+        const release = async (
+          finish: LanguageModelV4StreamPart,
+          enqueue: (part: LanguageModelV4StreamPart) => void,
+        ) => {
+          if (!failed) await journal.put(runKey, 'model-step', index, { parts: parts.map(serialisable) });
+          for (const waiting of held.splice(0)) enqueue(waiting);
+          enqueue(finish);
+        };
+        const committed = mapStream<LanguageModelV4StreamPart>(result.stream, {
+          transform(part, enqueue) {
+            if (part.type === 'error') failed = true;
+            else if (part.type !== 'raw') parts.push(part);
+            // Only the step's end waits (for the commit); every other part passes at once.
+            if (part.type === 'finish') return release(part, enqueue);
+            if (held.length || part.type === 'tool-call') held.push(part);
+            else enqueue(part);
+          },
+          flush(enqueue) {
+            for (const waiting of held.splice(0)) enqueue(waiting);
+          },
+        });
         return { ...result, stream: committed };
       },
     },

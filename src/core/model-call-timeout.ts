@@ -1,6 +1,7 @@
 import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
 import { SystemError } from './errors.ts';
+import { mapStream } from './map-stream.ts';
 
 /**
  * Bounds each model call by wall-clock time, separately from the run's own timeout: a provider that
@@ -36,17 +37,16 @@ export function limitModelCall(model: LanguageModelV4, ms: number): LanguageMode
           throw timer.aborted ? timeoutError() : error;
         }
         let onTimeout: () => void = () => {};
-        const bounded = result.stream.pipeThrough(
-          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-            start(controller) {
-              onTimeout = () => controller.error(timeoutError());
-              timer.addEventListener('abort', onTimeout, { once: true });
-            },
-            flush() {
-              timer.removeEventListener('abort', onTimeout);
-            },
-          }),
-        );
+        const bounded = mapStream<LanguageModelV4StreamPart>(result.stream, {
+          start(fail) {
+            onTimeout = () => fail(timeoutError());
+            timer.addEventListener('abort', onTimeout, { once: true });
+          },
+          transform: (part, enqueue) => enqueue(part),
+          flush() {
+            timer.removeEventListener('abort', onTimeout);
+          },
+        });
         return { ...result, stream: bounded };
       },
     },

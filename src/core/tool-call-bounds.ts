@@ -1,5 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
+import { mapStream } from './map-stream.ts';
 
 /**
  * Bounds on what one model response may ask of the tools, applied to the model's own stream before the AI
@@ -42,30 +43,28 @@ export function boundToolCalls(
         const result = await doStream();
         let calls = 0;
         const inputChars = new Map<string, number>();
-        const bounded = result.stream.pipeThrough(
-          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-            transform(part, controller) {
-              if (part.type === 'tool-input-delta') {
-                // Partial arguments past the size limit are not passed on: the whole call will be refused.
-                const seen = (inputChars.get(part.id) ?? 0) + part.delta.length;
-                inputChars.set(part.id, seen);
-                if (seen > bounds.maxToolInputChars) return;
-              }
-              if (part.type !== 'tool-call') {
-                controller.enqueue(part);
-                return;
-              }
-              calls++;
-              const reason = earlierRefusal(part.input) ?? refusal(part.input, calls, bounds);
-              if (!reason) {
-                controller.enqueue(part);
-                return;
-              }
-              onRefused(part.toolCallId, reason);
-              controller.enqueue({ ...part, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
-            },
-          }),
-        );
+        const bounded = mapStream<LanguageModelV4StreamPart>(result.stream, {
+          transform(part, enqueue) {
+            if (part.type === 'tool-input-delta') {
+              // Partial arguments past the size limit are not passed on: the whole call will be refused.
+              const seen = (inputChars.get(part.id) ?? 0) + part.delta.length;
+              inputChars.set(part.id, seen);
+              if (seen > bounds.maxToolInputChars) return;
+            }
+            if (part.type !== 'tool-call') {
+              enqueue(part);
+              return;
+            }
+            calls++;
+            const reason = earlierRefusal(part.input) ?? refusal(part.input, calls, bounds);
+            if (!reason) {
+              enqueue(part);
+              return;
+            }
+            onRefused(part.toolCallId, reason);
+            enqueue({ ...part, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
+          },
+        });
         return { ...result, stream: bounded };
       },
     },

@@ -1,5 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
+import { mapStream } from './map-stream.ts';
 import { estimateTokens, type Usage, usageFromSdk } from './usage.ts';
 
 export interface UsageMeterOptions {
@@ -33,36 +34,33 @@ export function meterUsage(model: LanguageModelV4, options: UsageMeterOptions = 
         options.onCallStart?.();
         const result = await doStream();
         let outputCharacters = 0;
-        const metered = result.stream.pipeThrough(
-          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-            transform(part, controller) {
-              if (part.type === 'text-delta' || part.type === 'reasoning-delta')
-                outputCharacters += part.delta.length;
-              else if (part.type === 'tool-call')
-                outputCharacters += part.toolName.length + part.input.length;
-              if (part.type === 'finish') {
-                options.onFinish?.();
-                let usage = part.usage;
-                const estimated =
-                  usage.inputTokens.total === undefined && usage.outputTokens.total === undefined;
-                if (estimated) {
-                  usage = estimatedUsage(promptCharacters(params), outputCharacters);
-                  options.onEstimated?.();
-                }
-                options.onUsage?.(
-                  usageFromSdk(
-                    { inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total },
-                    estimated,
-                  ),
-                );
-                controller.enqueue(estimated ? { ...part, usage } : part);
-                return;
+        const metered = mapStream<LanguageModelV4StreamPart>(result.stream, {
+          transform(part, enqueue) {
+            if (part.type === 'text-delta' || part.type === 'reasoning-delta')
+              outputCharacters += part.delta.length;
+            else if (part.type === 'tool-call') outputCharacters += part.toolName.length + part.input.length;
+            if (part.type === 'finish') {
+              options.onFinish?.();
+              let usage = part.usage;
+              const estimated =
+                usage.inputTokens.total === undefined && usage.outputTokens.total === undefined;
+              if (estimated) {
+                usage = estimatedUsage(promptCharacters(params), outputCharacters);
+                options.onEstimated?.();
               }
-              controller.enqueue(part);
-            },
-            flush: () => options.onCallEnd?.(),
-          }),
-        );
+              options.onUsage?.(
+                usageFromSdk(
+                  { inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total },
+                  estimated,
+                ),
+              );
+              enqueue(estimated ? { ...part, usage } : part);
+              return;
+            }
+            enqueue(part);
+          },
+          flush: () => options.onCallEnd?.(),
+        });
         return { ...result, stream: metered };
       },
     },

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { mapStream } from './map-stream.ts';
+
+function source(parts: number[], options: { failAt?: number; onCancel?: (reason: unknown) => void } = {}) {
+  let index = 0;
+  return new ReadableStream<number>({
+    pull(controller) {
+      if (index === options.failAt) controller.error(new Error('source broke'));
+      else if (index < parts.length) controller.enqueue(parts[index++]!);
+      else controller.close();
+    },
+    cancel: options.onCancel,
+  });
+}
+
+async function read<T>(stream: ReadableStream<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const part of stream) out.push(part);
+  return out;
+}
+
+describe('mapStream', () => {
+  it('maps, drops and adds parts in order, waiting on an asynchronous transform', async () => {
+    const mapped = mapStream(source([1, 2, 3, 4]), {
+      async transform(part, enqueue) {
+        if (part === 2) return; // dropped
+        if (part === 3) await new Promise((resolve) => setTimeout(resolve, 5));
+        enqueue(part * 10);
+      },
+      flush: (enqueue) => enqueue(99),
+    });
+    expect(await read(mapped)).toEqual([10, 30, 40, 99]);
+  });
+
+  it('passes a source error on', async () => {
+    const mapped = mapStream(source([1, 2], { failAt: 1 }), { transform: (part, enqueue) => enqueue(part) });
+    await expect(read(mapped)).rejects.toThrow('source broke');
+  });
+
+  it('a throwing transform errors the stream and cancels the source', async () => {
+    let cancelled: unknown;
+    const mapped = mapStream(source([1, 2, 3], { onCancel: (reason) => (cancelled = reason) }), {
+      transform(part) {
+        if (part === 2) throw new Error('bad part');
+      },
+    });
+    await expect(read(mapped)).rejects.toThrow('bad part');
+    expect((cancelled as Error).message).toBe('bad part');
+  });
+
+  it('fails from outside (a timer), stopping the source', async () => {
+    let cancelled = false;
+    const never = new ReadableStream<number>({
+      pull: () => new Promise(() => {}),
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const mapped = mapStream(never, {
+      start: (fail) => setTimeout(() => fail(new Error('too slow')), 5),
+      transform: (part, enqueue) => enqueue(part),
+    });
+    await expect(read(mapped)).rejects.toThrow('too slow');
+    expect(cancelled).toBe(true);
+  });
+
+  it('cancelling it cancels the source', async () => {
+    let reason: unknown;
+    const mapped = mapStream(source([1, 2, 3], { onCancel: (why) => (reason = why) }), {
+      transform: (part, enqueue) => enqueue(part),
+    });
+    const reader = mapped.getReader();
+    expect((await reader.read()).value).toBe(1);
+    await reader.cancel('enough');
+    expect(reason).toBe('enough');
+  });
+});
