@@ -15,7 +15,8 @@ function source(parts: number[], options: { failAt?: number; onCancel?: (reason:
 
 async function read<T>(stream: ReadableStream<T>): Promise<T[]> {
   const out: T[] = [];
-  for await (const part of stream) out.push(part);
+  const reader = stream.getReader();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) out.push(next.value);
   return out;
 }
 
