@@ -37,7 +37,11 @@ function script(request: ScriptedRequest) {
   return { text: 'worker answer', usage };
 }
 
-function cadreRuntime(model: LanguageModel, output: (text: string) => unknown) {
+function cadreRuntime(
+  model: LanguageModel,
+  output: (text: string) => unknown,
+  beforeModelRequest?: () => void | Promise<void>,
+) {
   const echo = defineTool({
     name: 'echo',
     family: 'bench',
@@ -57,6 +61,8 @@ function cadreRuntime(model: LanguageModel, output: (text: string) => unknown) {
     resolveModel: () => model,
     mainModel: 'scripted:bench',
     limits: { maxToolOutputChars: 1_000_000 },
+    // As `cadre` wires it: what the runs published is secured before each model request.
+    ...(beforeModelRequest ? { beforeModelRequest } : {}),
   });
 }
 
@@ -118,11 +124,12 @@ export async function benchDelegationStore(
   const filler = 'x'.repeat(outputBytes);
   const output = (text: string) => (outputBytes ? { text, page: filler } : { text });
   const model = new ScriptedModel(script);
-  const runtime = cadreRuntime(model, output);
+  const storing = process.env.BENCH_STORE !== 'off';
+  const runtime = cadreRuntime(model, output, storing ? () => store.runs.secure() : undefined);
   let storedEvents = 0;
   runtime.bus.subscribe((event) => {
     storedEvents++;
-    if (process.env.BENCH_STORE !== 'off') store.runs.record(event);
+    if (storing) store.runs.record(event);
   });
   const sdk = sdkNestedMain(model, output);
   const runSdk = async () => {
@@ -131,7 +138,7 @@ export async function benchDelegationStore(
       // drain
     }
   };
-  const journal = process.env.BENCH_JOURNAL !== 'off' && process.env.BENCH_STORE !== 'off';
+  const journal = storing && process.env.BENCH_JOURNAL !== 'off';
   const runCadre = () =>
     runtime.run({
       agent: 'main',
@@ -155,6 +162,7 @@ export async function benchDelegationStore(
     if (process.env.BENCH_ONLY !== 'cadre') plain.push(await sample(runSdk));
     if (process.env.BENCH_ONLY !== 'sdk') cadre.push(await sample(runCadre));
   }
+  if (process.env.BENCH_DEBUG) console.log(store.runs.writerStats);
   await store.close();
   const summary = (samples: Sample[]) => ({
     medianMs: quantile(

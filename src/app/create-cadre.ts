@@ -294,6 +294,7 @@ export class Cadre {
         : {}),
       prepareAgent,
       approvals: this.approvalSettings(),
+      beforeModelRequest: () => this.store.runs.secure(),
     });
   }
 

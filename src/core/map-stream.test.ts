@@ -76,3 +76,25 @@ describe('mapStream', () => {
     expect(reason).toBe('enough');
   });
 });
+
+describe('mapStream end', () => {
+  it('is told once when the stream is over, however it ended', async () => {
+    const ends: string[] = [];
+    const done = mapStream(source([1]), {
+      transform: (part, enqueue) => enqueue(part),
+      end: () => ends.push('closed'),
+    });
+    await read(done);
+    const broken = mapStream(source([1], { failAt: 0 }), {
+      transform: () => {},
+      end: () => ends.push('failed'),
+    });
+    await read(broken).catch(() => {});
+    const cancelled = mapStream(source([1, 2]), {
+      transform: (part, enqueue) => enqueue(part),
+      end: () => ends.push('cancelled'),
+    });
+    await cancelled.cancel('stop');
+    expect(ends).toEqual(['closed', 'failed', 'cancelled']);
+  });
+});

@@ -6,6 +6,8 @@ export interface PartMapper<T> {
   transform(part: T, enqueue: (part: T) => void): void | Promise<void>;
   /** The source ended: the last parts, if any. */
   flush?(enqueue: (part: T) => void): void;
+  /** The stream is over however it ended (closed, failed or cancelled); called once. */
+  end?(): void;
 }
 
 /**
@@ -22,6 +24,12 @@ export function mapStream<T>(source: ReadableStream<T>, mapper: PartMapper<T>): 
   let failed = false;
   let enqueued = false;
   let target: ReadableStreamDefaultController<T>;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    mapper.end?.();
+  };
   const enqueue = (part: T) => {
     if (failed) return;
     target.enqueue(part);
@@ -32,6 +40,7 @@ export function mapStream<T>(source: ReadableStream<T>, mapper: PartMapper<T>): 
     failed = true;
     target.error(error);
     reader.cancel(error).catch(() => {});
+    end();
   };
   return new ReadableStream<T>(
     {
@@ -49,6 +58,7 @@ export function mapStream<T>(source: ReadableStream<T>, mapper: PartMapper<T>): 
             if (done) {
               mapper.flush?.(enqueue);
               if (!failed) target.close();
+              end();
               return;
             }
             const pending = mapper.transform(value, enqueue);
@@ -60,6 +70,7 @@ export function mapStream<T>(source: ReadableStream<T>, mapper: PartMapper<T>): 
       },
       cancel(reason) {
         failed = true;
+        end();
         return reader.cancel(reason);
       },
     },

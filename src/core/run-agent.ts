@@ -1,6 +1,7 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
+import { beforeEachRequest } from './before-request.ts';
 import type { ChildRunner } from './child-runs.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
@@ -34,6 +35,8 @@ export interface LoopServices {
   prepareAgent?: PrepareAgent;
   /** Wraps the in-process child runner (a queue, an observer); default: children run here. */
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
+  /** Awaited before each model request: the store's durability barrier (see RuntimeOptions). */
+  beforeModelRequest?: () => void | Promise<void>;
 }
 
 /** Adds run-specific instructions (e.g. a document's text) or refuses the run with a clear error. */
@@ -145,7 +148,10 @@ export async function runAgent(
   let stepGate = gate();
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
-    const provider = (await services.resolveModel(modelRef)) as LanguageModelV4;
+    const resolvedProvider = (await services.resolveModel(modelRef)) as LanguageModelV4;
+    const provider = services.beforeModelRequest
+      ? beforeEachRequest(resolvedProvider, services.beforeModelRequest)
+      : resolvedProvider;
     // The journal records what the bounds let through (never a refused 10 MB argument), and sits inside the
     // rest, so a replayed step is bounded again (its refusals registered), metered and counted like a fresh one.
     const journaled = tree.journal

@@ -41,6 +41,12 @@ export interface RuntimeOptions {
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
   /** Approval rules and the default approver; without them calls that need approval are denied. */
   approvals?: ApprovalSettings;
+  /**
+   * Awaited before each request to a model (not for a step replayed from the journal). The store's
+   * `secure`: what the runs published so far (tool results, their journal entries) will survive a kill
+   * before any model sees it.
+   */
+  beforeModelRequest?: () => void | Promise<void>;
   now?: () => number;
   newId?: () => string;
 }
@@ -155,6 +161,7 @@ export class Runtime {
         limitsFor: (agent) => this.#limitsFor(agent),
         ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
         ...(this.options.childRunner ? { childRunner: this.options.childRunner } : {}),
+        ...(this.options.beforeModelRequest ? { beforeModelRequest: this.options.beforeModelRequest } : {}),
       },
       tree,
       {

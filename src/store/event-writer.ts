@@ -9,14 +9,17 @@ import { safeJson } from './safe-json.ts';
 import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
 
 /**
- * Events secured the moment they happen rather than with the next slice. A tool result is published
- * before the model sees it in its next request, so securing it here means a kill (SIGKILL, a closed
- * terminal) never loses a result the model already acted on; the same holds for a finished step and for
- * a run's start and end. Secured means appended to the spool when there is one (a file database), else
- * committed. These are a few small rows per model call; text deltas, the bulk of events, wait for the
- * time-boxed slices (and are secured with the next event that is).
+ * Events that must be secured before the next model request (the runtime's `beforeModelRequest` barrier
+ * calls `secure`) and at the latest within this turn of the event loop: a tool result, a finished step,
+ * a run's end. Secured means appended to the spool when there is one (a file database), else committed.
+ * A kill (SIGKILL, a closed terminal) then never loses a result a model acted on. Securing waits for the
+ * barrier or the end of the turn so one append covers a step's result, its journal entry and its end
+ * (measured: 32 appends per scripted delegation at once against 17 this way). The root's end is secured
+ * at once: its answer is printed right after. A run's start is secured before its first request, so a
+ * sub-agent killed while its model works is still found and marked interrupted. Text deltas go with the
+ * next secured event.
  */
-const COMMIT_AT_ONCE = new Set<CadreEvent['type']>([
+const SECURE_SOON = new Set<CadreEvent['type']>([
   'run-start',
   'tool-result',
   'step-finish',
@@ -34,9 +37,9 @@ export interface EventWriterOptions {
   /** The process that runs what is recorded (defaults to this one); see markInterruptedRuns. */
   owner?: RunOwner;
   /**
-   * `step` (default): tool results, finished steps and run starts and ends are committed the moment they
-   * happen, so a kill never loses what a model has seen. `batched`: everything goes in the time-boxed
-   * slices, which costs the loop least; a kill may lose the last `delayMs` of events.
+   * `step` (default): tool results, finished steps and run ends are secured before the next model request
+   * (see SECURE_SOON), so a kill never loses what a model has seen. `batched`: events go in the time-boxed
+   * slices only, which costs the loop least; a kill may lose the last `delayMs` of events.
    */
   durability?: 'step' | 'batched';
   /**
@@ -90,7 +93,12 @@ export class EventWriter {
   #sliceMs: number;
   #threshold: number;
   #owner: RunOwner;
-  #commitAtOnce: ReadonlySet<CadreEvent['type']>;
+  #secureSoon: ReadonlySet<CadreEvent['type']>;
+  /** Something queued must be secured by the next barrier (or the end of this turn). */
+  #unsecured = false;
+  /** Queue entries before this index must be secured (the last one that asked for it, and all before). */
+  #secureEnd = 0;
+  #endOfTurn: NodeJS.Immediate | undefined;
   #insertEvent: StatementSync;
   #insertPayload: StatementSync;
   #insertJournal: StatementSync;
@@ -108,7 +116,7 @@ export class EventWriter {
     this.#sliceMs = options.sliceMs ?? 2;
     this.#threshold = options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD;
     this.#owner = options.owner ?? currentOwner();
-    this.#commitAtOnce = options.durability === 'batched' ? new Set() : COMMIT_AT_ONCE;
+    this.#secureSoon = options.durability === 'batched' ? new Set() : SECURE_SOON;
     this.#spool = options.spool;
     this.#onFirstWrite = options.onFirstWrite;
     this.#insertJournal = db.prepare(JOURNAL_INSERT_SQL);
@@ -136,18 +144,29 @@ export class EventWriter {
   enqueue(event: CadreEvent): void {
     if (this.#closed) return;
     this.#push({ kind: 'event', event });
-    if (this.#commitAtOnce.has(event.type)) this.#secure();
-    else this.#schedule();
+    if (!this.#secureSoon.has(event.type)) this.#schedule();
+    else if (event.parentRunId === null && (event.type === 'run-finish' || event.type === 'run-error'))
+      this.#secureNow();
+    else this.#secureThisTurn();
   }
 
-  /** Queues a journal entry and secures it (with everything queued before it) before returning. */
-  enqueueJournal(entry: JournalEntry): void {
+  /**
+   * Queues a journal entry and secures it (with everything queued before it): before returning when
+   * `now` (a model step: no tool may run for a step a kill could lose), else like a tool result event.
+   */
+  enqueueJournal(entry: JournalEntry, now: boolean): void {
     if (this.#closed)
       throw new SystemError('store_closed', 'A journal entry arrived after the store was closed.', {
         journalId: entry.journalId,
       });
     this.#push({ kind: 'journal', entry });
-    this.#secure();
+    if (now) this.#secureNow();
+    else this.#secureThisTurn();
+  }
+
+  /** Secures what is queued, if anything queued needs it: the barrier before each model request. */
+  secure(): void {
+    if (this.#unsecured) this.#secure();
   }
 
   /**
@@ -188,11 +207,27 @@ export class EventWriter {
     if (!this.#immediate) this.#timer ??= setTimeout(() => this.#drain(), this.#delayMs);
   }
 
+  #secureNow(): void {
+    this.#secureEnd = this.#queue.length;
+    this.#secure();
+  }
+
+  /** Secures at the barrier or, at the latest, when this turn of the event loop ends. */
+  #secureThisTurn(): void {
+    this.#unsecured = true;
+    this.#secureEnd = this.#queue.length;
+    this.#endOfTurn ??= setImmediate(() => {
+      this.#endOfTurn = undefined;
+      this.secure();
+    });
+  }
+
   /**
    * Makes everything queued survive a kill before returning: appended to the spool, or without one
    * committed (everything before it in the same transaction, so the tree's cursors stay in order).
    */
   #secure(): void {
+    this.#unsecured = false;
     if (this.#spool && !this.#lostWrites) {
       try {
         const started = performance.now();
@@ -207,8 +242,10 @@ export class EventWriter {
         this.onWriteError(error);
       }
     }
-    this.#slice(Number.POSITIVE_INFINITY);
+    // Without a spool only what must be secured is committed now; text queued after it keeps to slices.
+    this.#slice(Number.POSITIVE_INFINITY, this.#secureEnd);
     if (this.#head >= this.#queue.length) this.#settle();
+    else this.#schedule();
   }
 
   #appendToSpool(spool: Spool): void {
@@ -243,8 +280,10 @@ export class EventWriter {
     this.#closed = true;
     clearTimeout(this.#timer);
     if (this.#immediate) clearImmediate(this.#immediate);
+    if (this.#endOfTurn) clearImmediate(this.#endOfTurn);
     this.#timer = undefined;
     this.#immediate = undefined;
+    this.#endOfTurn = undefined;
     while (this.#head < this.#queue.length) this.#slice(Number.POSITIVE_INFINITY);
     this.#settle();
     this.#spool?.close(this.#lostWrites);
@@ -263,6 +302,7 @@ export class EventWriter {
     this.#queue = [];
     this.#head = 0;
     this.#spooled = 0;
+    this.#secureEnd = 0;
     // Everything spooled is in the database now.
     if (!this.#lostWrites) this.#spool?.clear();
     const waiting = this.#idle;
@@ -271,8 +311,8 @@ export class EventWriter {
   }
 
   /** One transaction: events in order until the queue is empty or `budgetMs` has passed. */
-  #slice(budgetMs: number): void {
-    if (this.#head >= this.#queue.length) return;
+  #slice(budgetMs: number, end = this.#queue.length): void {
+    if (this.#head >= end) return;
     const started = performance.now();
     const first = this.#head;
     // IMMEDIATE: the write lock is taken (waiting for another process's commit) before the first read, so
@@ -284,7 +324,7 @@ export class EventWriter {
         if (item.kind === 'event') this.#write(item);
         else this.#writeJournal(item.entry);
         this.#head++;
-      } while (this.#head < this.#queue.length && performance.now() - started < budgetMs);
+      } while (this.#head < end && performance.now() - started < budgetMs);
       this.#db.exec('COMMIT');
       this.stats.slices++;
       this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, performance.now() - started);

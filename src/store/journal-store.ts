@@ -94,9 +94,13 @@ export class SqliteJournalStore implements JournalStore {
       get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
       put: (runKey: string, kind: JournalKind, key: string, body: unknown) => {
         const text = JSON.stringify(body ?? null);
-        if (writer) writer.enqueueJournal({ journalId, runKey, kind, key, body: text });
+        // A tool result is secured with the step's events, before the next model request; a model step or
+        // an approval before this returns.
+        if (writer)
+          writer.enqueueJournal({ journalId, runKey, kind, key, body: text }, kind !== 'tool-result');
         else insert!.run(journalId, journalId, runKey, kind, key, text);
-        loaded.set(entryKey(runKey, kind, key), JSON.parse(text));
+        // Read back only by a later attempt (which loads from the table); kept for `entries`.
+        loaded.set(entryKey(runKey, kind, key), body ?? null);
       },
       entries: () => loaded.size,
     };

@@ -28,7 +28,8 @@ describe('SQLite run store', () => {
     for (const event of someEvents(10)) store.record(event);
     const other = openDatabase(path);
     const count = () => (other.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
-    // The run's start is committed at once; its text waits for the writer.
+    // The barrier before the next model request secures the run's start; its text waits for the writer.
+    store.secure();
     expect(count()).toBe(1);
     await store.flush();
     expect(count()).toBe(10);
@@ -36,14 +37,14 @@ describe('SQLite run store', () => {
     expect(journal).toBe('wal');
   });
 
-  it('commits tool results, steps and run ends the moment they happen, with the text before them', async () => {
+  it('secures tool results and steps before the next model request or at the end of the turn, a root end at once', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'store-')), 'cadre.db');
+    // No spool here (a store built on its own), so securing commits.
     const store = new SqliteRunStore(openDatabase(path), { delayMs: 60_000 });
     const other = openDatabase(path);
     const count = (type: string) =>
       (other.prepare('SELECT COUNT(*) AS n FROM events WHERE type = ?').get(type) as { n: number }).n;
     for (const event of someEvents(5)) store.record(event);
-    expect(count('text-delta')).toBe(0);
     store.record({
       ...base,
       seq: 5,
@@ -54,17 +55,33 @@ describe('SQLite run store', () => {
       output: 1,
       ms: 1,
     });
+    // The barrier before the next model request secures the result and the text before it.
+    expect(count('tool-result')).toBe(0);
+    store.secure();
     expect(count('tool-result')).toBe(1);
     expect(count('text-delta')).toBe(4);
-    store.record({
+    const step = {
       ...base,
       seq: 6,
-      type: 'step-finish',
+      type: 'step-finish' as const,
       step: 0,
       finishReason: 'stop',
       usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
-    });
+    };
+    store.record(step);
+    // Without a barrier, by the end of this turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(count('step-finish')).toBe(1);
+    store.record({
+      ...base,
+      seq: 7,
+      type: 'run-finish',
+      status: 'ok',
+      summary: 'done',
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      subtreeUsage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+    } as CadreEvent);
+    expect(count('run-finish')).toBe(1);
   });
 
   it('holds the event loop for at most one short slice per turn, however many events wait', async () => {

@@ -51,6 +51,10 @@ export class SqliteRunStore implements RunStore {
     this.#writer.enqueue(event);
   }
 
+  secure(): void {
+    this.#writer.secure();
+  }
+
   flush(): Promise<void> {
     return this.#writer.flush();
   }

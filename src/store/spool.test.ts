@@ -121,6 +121,8 @@ describe('the spool', () => {
     const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
     store.runs.record(start);
     store.runs.record(result(1, 'done'));
+    // The barrier before the next model request.
+    store.runs.secure();
     const [file] = readdirSync(spoolDirFor(path));
     const spool = join(spoolDirFor(path), file!);
     expect(statSync(spool).size).toBeGreaterThan(0);

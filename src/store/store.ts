@@ -56,6 +56,12 @@ export interface StoredEvent {
  */
 export interface RunStore {
   record(event: CadreEvent): void;
+  /**
+   * Makes what was recorded so far (and the journal's entries) survive a kill of this process; the
+   * runtime calls it before each model request. Tool results, finished steps and run ends are secured
+   * by the end of the event loop's turn anyway; this brings that forward.
+   */
+  secure(): void | Promise<void>;
   flush(): Promise<void>;
   /** The caller's root runs, newest first; optionally only one session's, or only those in one status. */
   listRuns(
