@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/store/sqlite-store.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { CLI_ENTRY, tempHome } from '../helpers/cli.ts';
 import { cadreInProcess } from '../helpers/cli-in-process.ts';
@@ -154,6 +155,9 @@ it('SIGKILL at 22 points, then cadre runs resume: same answer, nothing lost, not
     figures.killPoints++;
     const preKill = server.requests.slice(before).map(bodyOf);
     const dbPath = join(home, 'cadre.db');
+    // What the killed process secured but had not yet put in the tables (its spool) is applied by the next
+    // process to open the store, as `cadre runs resume` below would.
+    await openSqliteStore(dbPath).close();
     const snapshot = new DatabaseSync(dbPath, { readOnly: true });
     const committedRows = snapshot.prepare('SELECT run_key, kind, key FROM journal').all() as Array<{
       run_key: string;
