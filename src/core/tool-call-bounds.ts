@@ -122,19 +122,34 @@ export function nestingDepth(json: string, limit = Number.POSITIVE_INFINITY): nu
   return deepest;
 }
 
-/** The prompt with every tool error text cut to MAX_ECHOED_ERROR_CHARS (an echoed argument may be huge). */
+/**
+ * The prompt with every tool error text cut to MAX_ECHOED_ERROR_CHARS (an echoed argument may be huge).
+ * The same prompt when nothing needs cutting, which is almost always: no copy per model call.
+ */
 function withShortErrors(prompt: LanguageModelV4Prompt): LanguageModelV4Prompt {
+  if (!prompt.some((message) => message.role === 'tool' && message.content.some(isLongError))) return prompt;
   return prompt.map((message) => {
-    if (message.role !== 'tool') return message;
+    if (message.role !== 'tool' || !message.content.some(isLongError)) return message;
     return {
       ...message,
       content: message.content.map((part) => {
-        if (part.type !== 'tool-result' || part.output.type !== 'error-text') return part;
+        if (!isLongError(part)) return part;
         const text = part.output.value;
-        if (text.length <= MAX_ECHOED_ERROR_CHARS) return part;
         const cut = `${text.slice(0, MAX_ECHOED_ERROR_CHARS)}… [${(text.length - MAX_ECHOED_ERROR_CHARS).toLocaleString('en')} more characters not repeated]`;
         return { ...part, output: { ...part.output, value: cut } };
       }),
     };
   });
+}
+
+type ToolMessagePart = Extract<LanguageModelV4Prompt[number], { role: 'tool' }>['content'][number];
+
+function isLongError(
+  part: ToolMessagePart,
+): part is ToolMessagePart & { type: 'tool-result'; output: { type: 'error-text'; value: string } } {
+  return (
+    part.type === 'tool-result' &&
+    part.output.type === 'error-text' &&
+    part.output.value.length > MAX_ECHOED_ERROR_CHARS
+  );
 }

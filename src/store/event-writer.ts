@@ -164,6 +164,15 @@ export class EventWriter {
     else this.#secureThisTurn();
   }
 
+  /** True when an entry of this journal is queued and not yet in the table. */
+  holdsJournal(journalId: string): boolean {
+    for (let index = this.#head; index < this.#queue.length; index++) {
+      const item = this.#queue[index]!;
+      if (item.kind === 'journal' && item.entry.journalId === journalId) return true;
+    }
+    return false;
+  }
+
   /** Secures what is queued, if anything queued needs it: the barrier before each model request. */
   secure(): void {
     if (this.#unsecured) this.#secure();

@@ -1,3 +1,4 @@
+import type { StatementSync } from 'node:sqlite';
 import type { ModelMessage } from 'ai';
 import type { JournalKind, TreeJournal } from '../core/journal.ts';
 import type { Database } from './database.ts';
@@ -74,6 +75,8 @@ export const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, po
 export class SqliteJournalStore implements JournalStore {
   readonly #db: Database;
   readonly #writer: EventWriter | undefined;
+  #select: StatementSync | undefined;
+  #insert: StatementSync | undefined;
 
   constructor(db: Database, writer?: EventWriter) {
     this.#db = db;
@@ -82,14 +85,20 @@ export class SqliteJournalStore implements JournalStore {
 
   open(journalId: string): TreeJournal & { entries(): number } {
     // Entries this process secured but has not yet put in the table are read too.
-    this.#writer?.applyNow();
+    if (this.#writer?.holdsJournal(journalId)) this.#writer.applyNow();
     const loaded = new Map<string, unknown>();
-    const rows = this.#db
-      .prepare('SELECT run_key, kind, key, body FROM journal WHERE journal_id = ? ORDER BY position')
-      .all(journalId) as Array<{ run_key: string; kind: string; key: string; body: string }>;
+    this.#select ??= this.#db.prepare(
+      'SELECT run_key, kind, key, body FROM journal WHERE journal_id = ? ORDER BY position',
+    );
+    const rows = this.#select.all(journalId) as Array<{
+      run_key: string;
+      kind: string;
+      key: string;
+      body: string;
+    }>;
     for (const row of rows) loaded.set(entryKey(row.run_key, row.kind, row.key), JSON.parse(row.body));
     const writer = this.#writer;
-    const insert = writer ? undefined : this.#db.prepare(JOURNAL_INSERT_SQL);
+    const insert = writer ? undefined : (this.#insert ??= this.#db.prepare(JOURNAL_INSERT_SQL));
     return {
       get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
       put: (runKey: string, kind: JournalKind, key: string, body: unknown) => {
