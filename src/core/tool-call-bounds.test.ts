@@ -1,9 +1,10 @@
+import type { LanguageModelV4, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedModel } from '../models/scripted-model.ts';
 import { agentDefinitionSchema } from './agent-definition.ts';
 import { Runtime } from './runtime.ts';
-import { nestingDepth } from './tool-call-bounds.ts';
+import { boundToolCalls, nestingDepth } from './tool-call-bounds.ts';
 import { ToolRegistry } from './tool-registry.ts';
 
 describe('tool call bounds', () => {
@@ -55,5 +56,52 @@ describe('tool call bounds', () => {
       expect.stringMatching(/at most 1 tool calls per step/),
     ]);
     expect(JSON.stringify(model.calls[1]!.toolResults)).toMatch(/more than 64 levels deep/);
+  });
+});
+
+describe('tool errors repeated to the model', () => {
+  it('are cut to 2,000 characters in later requests; a prompt with none too long is passed as it is', async () => {
+    const seen: unknown[] = [];
+    const inner = {
+      specificationVersion: 'v4',
+      provider: 'test',
+      modelId: 'm',
+      supportedUrls: {},
+      doGenerate: async () => {
+        throw new Error('unused');
+      },
+      doStream: async (params: { prompt: unknown }) => {
+        seen.push(params.prompt);
+        return { stream: new ReadableStream({ start: (controller) => controller.close() }) };
+      },
+    } as unknown as LanguageModelV4;
+    const bounded = boundToolCalls(
+      inner,
+      { maxToolInputChars: 1e6, maxToolInputDepth: 100, maxToolCallsPerStep: 10 },
+      () => {},
+    );
+    const toolMessage = (value: string) => ({
+      role: 'tool' as const,
+      content: [
+        {
+          type: 'tool-result' as const,
+          toolCallId: 'c',
+          toolName: 't',
+          output: { type: 'error-text' as const, value },
+        },
+      ],
+    });
+    const short: LanguageModelV4Prompt = [
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      toolMessage('bad input'),
+    ];
+    await bounded.doStream({ prompt: short } as Parameters<LanguageModelV4['doStream']>[0]);
+    const long: LanguageModelV4Prompt = [toolMessage('x'.repeat(10_000))];
+    await bounded.doStream({ prompt: long } as Parameters<LanguageModelV4['doStream']>[0]);
+    expect(seen[0]).toBe(short);
+    const cut = (seen[1] as Array<{ content: Array<{ output: { value: string } }> }>)[0]!.content[0]!.output
+      .value;
+    expect(cut).toBe(`${'x'.repeat(2_000)}… [8,000 more characters not repeated]`);
+    expect(long[0]).toEqual(toolMessage('x'.repeat(10_000)));
   });
 });
