@@ -99,7 +99,7 @@ export class DocumentsUseCases {
   }
 
   async list(userId: string): Promise<DocumentView[]> {
-    return this.#parts.store.documents.list(userId).map(describeDocument);
+    return (await this.#parts.store.documents.list(userId)).map(describeDocument);
   }
 
   /** Keyword search (BM25) over the caller's documents, best first. */
@@ -138,8 +138,8 @@ export class DocumentsUseCases {
   /** Removes one of the caller's documents; `UserError('unknown_document')` when they have none by that id. */
   async remove(userId: string, documentId: string): Promise<DocumentView> {
     const documents = this.#parts.store.documents;
-    const document = documents.get(userId, documentId);
-    if (!document || !documents.remove(userId, documentId)) {
+    const document = await documents.get(userId, documentId);
+    if (!document || !(await documents.remove(userId, documentId))) {
       throw new UserError('unknown_document', `There is no document "${documentId}" (see cadre docs list).`, {
         documentId,
       });

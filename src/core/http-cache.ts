@@ -11,10 +11,15 @@ export interface CachedResponse {
   storedAt: number;
 }
 
-/** Successful responses by request key, each until it expires. */
+/**
+ * Successful responses by request key, each until it expires. Async like every store interface, so any
+ * backend can implement it (the embedded SQLite one answers at once, a server database over the network).
+ */
 export interface HttpCacheStore {
-  get(key: string, now: number): CachedResponse | undefined;
-  put(key: string, namespace: string, response: CachedResponse, expiresAt: number): void;
+  /** The entry for `key` when it has not expired by `now` (ms since the epoch). */
+  get(key: string, now: number): Promise<CachedResponse | undefined>;
+  /** Stores or replaces the entry for `key` until `expiresAt` (ms since the epoch). */
+  put(key: string, namespace: string, response: CachedResponse, expiresAt: number): Promise<void>;
   /** Removes expired entries; returns how many went. */
-  prune(now: number): number;
+  prune(now: number): Promise<number>;
 }

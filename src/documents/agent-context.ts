@@ -34,7 +34,7 @@ export function documentContextProvider(
         `${agent} needs a document_id. Find one with search_documents or query_documents (operation "list").`,
       );
     }
-    const document = store.get(request.userId, id.trim());
+    const document = await store.get(request.userId, id.trim());
     if (!document) {
       throw new DocumentRejectedError(
         'document_not_found',
@@ -42,7 +42,8 @@ export function documentContextProvider(
         { document_id: id },
       );
     }
-    return { instructions: documentContext(document, store.chunks(request.userId, document.id), maxChars) };
+    const chunks = await store.chunks(request.userId, document.id);
+    return { instructions: documentContext(document, chunks, maxChars) };
   };
 }
 
@@ -90,9 +91,9 @@ export async function documentsInstructionFragment(
   userId: string,
   listed = 20,
 ): Promise<string | undefined> {
-  const total = store.count(userId);
+  const total = await store.count(userId);
   if (!total) return undefined;
-  const recent = store.list(userId, { limit: listed });
+  const recent = await store.list(userId, { limit: listed });
   const lines = [
     '## Documents',
     `The user has ${total} document${total === 1 ? '' : 's'} in Cadre${total > listed ? ` (the ${listed} most recent below)` : ''}:`,
@@ -109,7 +110,7 @@ export async function documentsInstructionFragment(
 
 /** True when the user has at least one document: the document agents are only relevant then. */
 export async function hasDocuments(store: DocumentStore, userId: string): Promise<boolean> {
-  return store.count(userId) > 0;
+  return (await store.count(userId)) > 0;
 }
 
 function unit(document: DocumentRecord, singular = false): string {

@@ -30,7 +30,7 @@ export async function embedChunks(
       values: batch.map((chunk) => chunk.text),
       ...(signal ? { abortSignal: signal } : {}),
     });
-    store.putVectors(
+    await store.putVectors(
       userId,
       documentId,
       embedder.name,

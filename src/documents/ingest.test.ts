@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { MockEmbeddingModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { makePdf, makeXlsx } from '../../test/fixtures/documents/build-fixtures.ts';
+import { answeringLater } from '../../test/helpers/later-store.ts';
 import { openDatabase } from '../store/database.ts';
 import { SqliteDocumentStore as DocumentStore } from '../store/documents/document-store.ts';
 import { ingestDocument, ingestFile } from './ingest.ts';
@@ -13,11 +15,8 @@ function setup() {
   return { store };
 }
 
-function fullText(store: DocumentStore, userId: string, id: string): string {
-  return store
-    .chunks(userId, id)
-    .map((chunk) => chunk.text)
-    .join('');
+async function fullText(store: DocumentStore, userId: string, id: string): Promise<string> {
+  return (await store.chunks(userId, id)).map((chunk) => chunk.text).join('');
 }
 
 describe('ingestDocument', () => {
@@ -34,11 +33,11 @@ describe('ingestDocument', () => {
     expect(duplicate).toBe(false);
     expect(document).toMatchObject({ title: 'Q3 Report', filename: 'q3.pdf', type: 'pdf', pages: 2 });
     expect(document.size).toBe(bytes.byteLength);
-    const chunks = store.chunks('local', document.id);
+    const chunks = await store.chunks('local', document.id);
     expect(chunks.map((chunk) => chunk.page)).toEqual([1, 2]);
     expect(chunks[1]!.text).toContain('invoice backlog');
     expect(chunks[1]!.start).toBe(chunks[0]!.end);
-    expect(fullText(store, 'local', document.id)).toContain('Costs stayed flat.\n\nThe invoice');
+    expect(await fullText(store, 'local', document.id)).toContain('Costs stayed flat.\n\nThe invoice');
   });
 
   it('reads Markdown with its front matter title, and keeps its text whole', async () => {
@@ -51,14 +50,14 @@ describe('ingestDocument', () => {
     });
     expect(document).toMatchObject({ title: 'Employee Handbook', type: 'markdown', pages: 1 });
     expect(document.tags).toEqual(['hr', 'policies']);
-    expect(fullText(store, 'local', document.id)).toContain('25 days of annual leave');
+    expect(await fullText(store, 'local', document.id)).toContain('25 days of annual leave');
   });
 
   it('keeps the readable text of HTML, without navigation, scripts or footers', async () => {
     const { store } = setup();
     const bytes = new Uint8Array(readFileSync(fixture('article.html')));
     const { document } = await ingestDocument(store, 'local', { filename: 'tidal.html', bytes });
-    const body = fullText(store, 'local', document.id);
+    const body = await fullText(store, 'local', document.id);
     expect(document.title).toContain('Tidal Power Explained');
     expect(body).toContain('La Rance station in Brittany');
     expect(body).toContain('## Costs');
@@ -70,7 +69,7 @@ describe('ingestDocument', () => {
     const { store } = setup();
     const bytes = new Uint8Array(readFileSync(fixture('budget.csv')));
     const { document } = await ingestDocument(store, 'local', { filename: 'budget.csv', bytes });
-    const body = fullText(store, 'local', document.id);
+    const body = await fullText(store, 'local', document.id);
     expect(document.type).toBe('csv');
     expect(body).toContain('| Department | Quarter | Budget | Note |');
     expect(body).toContain('| Research | Q1 | 120000 | includes "lab" equipment |');
@@ -89,7 +88,7 @@ describe('ingestDocument', () => {
     });
     const { document } = await ingestDocument(store, 'local', { filename: 'sales.xlsx', bytes });
     expect(document).toMatchObject({ type: 'xlsx', pages: 2, title: 'sales' });
-    const chunks = store.chunks('local', document.id);
+    const chunks = await store.chunks('local', document.id);
     expect(chunks[0]!.text).toContain('## Sheet: Sales');
     expect(chunks[0]!.text).toContain('| North | 1200.5 | 2024-03-01 | TRUE |');
     expect(chunks.at(-1)!.page).toBe(2);
@@ -103,7 +102,47 @@ describe('ingestDocument', () => {
     const second = await ingestDocument(store, 'local', { filename: 'b.txt', bytes });
     expect(second.duplicate).toBe(true);
     expect(second.document.id).toBe(first.document.id);
-    expect(store.count('local')).toBe(1);
+    expect(await store.count('local')).toBe(1);
+  });
+
+  it('gives one document to the same bytes added twice at once', async () => {
+    const { store } = setup();
+    const remote = answeringLater(store);
+    const bytes = text('Two uploads of these words, at the same moment.');
+    const both = await Promise.all([
+      ingestDocument(remote, 'local', { filename: 'a.txt', bytes }),
+      ingestDocument(remote, 'local', { filename: 'b.txt', bytes }),
+    ]);
+    expect(both.map((result) => result.duplicate).sort()).toEqual([false, true]);
+    expect(both[0].document.id).toBe(both[1].document.id);
+    expect(await store.count('local')).toBe(1);
+  });
+
+  it('undoes a document whose embedding fails, so none is left half-indexed', async () => {
+    const { store } = setup();
+    // Through a store that answers later (as one over the network does), then looked at directly.
+    const remote = answeringLater(store);
+    let calls = 0;
+    const model = new MockEmbeddingModelV4({
+      maxEmbeddingsPerCall: 100,
+      doEmbed: async ({ values }) => {
+        calls++;
+        if (calls > 1) throw new Error('embedding service unavailable');
+        return { embeddings: values.map(() => [1, 0]), warnings: [] };
+      },
+    });
+    const pages = ['alpha '.repeat(400), 'beta '.repeat(400), 'gamma '.repeat(400)];
+    await expect(
+      ingestDocument(
+        remote,
+        'local',
+        { filename: 'three.txt', bytes: text(pages.join('\n\n')) },
+        { embedder: { model, name: 'toy', batchSize: 1 } },
+      ),
+    ).rejects.toThrow(/embedding service unavailable/);
+    expect(calls).toBe(2);
+    expect(await store.count('local')).toBe(0);
+    expect(await store.vectors('local', 'toy')).toEqual([]);
   });
 
   it('refuses content that does not match its type, saying what it is', async () => {
@@ -127,7 +166,7 @@ describe('ingestDocument', () => {
         bytes: new Uint8Array([0x63, 0x61, 0x66, 0xe9]),
       }),
     ).rejects.toThrow(/not valid UTF-8/);
-    expect(store.count('local')).toBe(0);
+    expect(await store.count('local')).toBe(0);
   });
 
   it('refuses a ZIP that is not a workbook and a PDF that does not parse', async () => {

@@ -85,7 +85,7 @@ export async function ingestDocument(
     options.onProgress?.({ filename, phase, done, total });
   checkSize(filename, bytes.byteLength, limits);
   const hash = createHash('sha256').update(bytes).digest('hex');
-  const existing = store.findByHash(userId, hash);
+  const existing = await store.findByHash(userId, hash);
   if (existing) return { document: existing, duplicate: true };
 
   const type = detectType(filename, bytes, input.mimeType);
@@ -118,18 +118,27 @@ export async function ingestDocument(
 
   const chunks = chunkPages(parsed.pages);
   progress('indexing', 0, chunks.length);
-  const document = store.insert(userId, {
-    id: (options.newId ?? newDocumentId)(),
-    title: (input.title ?? parsed.title ?? stem(filename)).slice(0, 500),
-    filename: basename(filename),
-    type,
-    pages: parsed.pages.length,
-    size: bytes.byteLength,
-    hash,
-    tags: input.tags ?? [],
-    addedAt: (options.now ?? Date.now)(),
-    chunks,
-  });
+  let document: DocumentRecord;
+  try {
+    document = await store.insert(userId, {
+      id: (options.newId ?? newDocumentId)(),
+      title: (input.title ?? parsed.title ?? stem(filename)).slice(0, 500),
+      filename: basename(filename),
+      type,
+      pages: parsed.pages.length,
+      size: bytes.byteLength,
+      hash,
+      tags: input.tags ?? [],
+      addedAt: (options.now ?? Date.now)(),
+      chunks,
+    });
+  } catch (error) {
+    // The same bytes added twice at once (two uploads, two processes) both pass the check above; the
+    // store keeps one document per user and hash, so the later insert fails and gets the earlier one.
+    const added = await store.findByHash(userId, hash);
+    if (added) return { document: added, duplicate: true };
+    throw error;
+  }
   progress('indexing', chunks.length, chunks.length);
   if (options.embedder) {
     progress('embedding', 0, chunks.length);
@@ -138,13 +147,13 @@ export async function ingestDocument(
         store,
         userId,
         document.id,
-        store.chunks(userId, document.id),
+        await store.chunks(userId, document.id),
         options.embedder,
         options.signal,
       );
     } catch (error) {
       // Keyword search works without vectors; a document half-embedded would rank unevenly, so undo it whole.
-      store.remove(userId, document.id);
+      await store.remove(userId, document.id);
       throw error;
     }
   }

@@ -26,7 +26,7 @@ export async function searchDocuments(
   options: SearchOptions = {},
 ): Promise<SearchHit[]> {
   const limit = options.limit ?? 10;
-  const keyword = keywordSearch(store, userId, query, {
+  const keyword = await keywordSearch(store, userId, query, {
     limit: options.embedder ? CANDIDATES : limit,
     ...(options.filter ? { filter: options.filter } : {}),
   });
@@ -41,7 +41,7 @@ export function keywordSearch(
   userId: string,
   query: string,
   options: { limit: number; filter?: DocumentFilter },
-): SearchHit[] {
+): Promise<SearchHit[]> {
   return store.keywordSearch(userId, query, options);
 }
 
@@ -53,7 +53,7 @@ async function vectorSearch(
   filter: DocumentFilter | undefined,
   signal: AbortSignal | undefined,
 ): Promise<number[]> {
-  const vectors = store.vectors(userId, embedder.name, filter);
+  const vectors = await store.vectors(userId, embedder.name, filter);
   if (!vectors.length) return [];
   const queryVector = await embedQuery(embedder, query, signal);
   return vectors
@@ -79,16 +79,16 @@ export function reciprocalRankFusion(
     .sort((a, b) => b.score - a.score || a.chunkId - b.chunkId);
 }
 
-function fuse(
+async function fuse(
   store: DocumentStore,
   userId: string,
   keyword: SearchHit[],
   vector: number[],
   limit: number,
-): SearchHit[] {
+): Promise<SearchHit[]> {
   const fused = reciprocalRankFusion([keyword.map((hit) => hit.chunkId), vector]).slice(0, limit);
   const known = new Map(keyword.map((hit) => [hit.chunkId, hit]));
-  const missing = store.hitsForChunks(
+  const missing = await store.hitsForChunks(
     userId,
     fused.filter((entry) => !known.has(entry.chunkId)).map((entry) => entry.chunkId),
   );

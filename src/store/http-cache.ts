@@ -26,7 +26,10 @@ export const httpCacheMigration: Migration = {
   `,
 };
 
-/** The SQLite-backed cache (table from `003-http-cache`). */
+/**
+ * The SQLite-backed cache (table from `003-http-cache`). node:sqlite is synchronous: each method does its
+ * work at once and hands back a settled promise.
+ */
 export class SqliteHttpCache implements HttpCacheStore {
   #db: Database;
 
@@ -34,7 +37,7 @@ export class SqliteHttpCache implements HttpCacheStore {
     this.#db = db;
   }
 
-  get(key: string, now: number): CachedResponse | undefined {
+  async get(key: string, now: number): Promise<CachedResponse | undefined> {
     const row = this.#db
       .prepare(
         'SELECT url, status, content_type, body, stored_at FROM http_cache WHERE key = ? AND expires_at > ?',
@@ -52,7 +55,7 @@ export class SqliteHttpCache implements HttpCacheStore {
     };
   }
 
-  put(key: string, namespace: string, response: CachedResponse, expiresAt: number): void {
+  async put(key: string, namespace: string, response: CachedResponse, expiresAt: number): Promise<void> {
     this.#db
       .prepare(
         `INSERT INTO http_cache (key, namespace, url, status, content_type, body, stored_at, expires_at)
@@ -73,7 +76,7 @@ export class SqliteHttpCache implements HttpCacheStore {
       );
   }
 
-  prune(now: number): number {
+  async prune(now: number): Promise<number> {
     const result = this.#db.prepare('DELETE FROM http_cache WHERE expires_at <= ?').run(now);
     return Number(result.changes);
   }

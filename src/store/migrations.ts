@@ -1,4 +1,4 @@
-import { documentsMigration } from './documents/migration.ts';
+import { documentsMigration, vectorsPerModelMigration } from './documents/migration.ts';
 import { httpCacheMigration } from './http-cache.ts';
 import { journalMigration } from './journal-store.ts';
 import { resultMemoryMigration } from './result-memory-store.ts';
@@ -106,4 +106,5 @@ export const MIGRATIONS: Migration[] = [
   eventCursorMigration,
   agentSettingsPerUserMigration,
   journalMigration,
+  vectorsPerModelMigration,
 ];

@@ -17,6 +17,10 @@ import { SqliteDocumentStore as DocumentStore } from '../../src/store/documents/
 import { calculateTool } from '../../src/tools/compute/calculate.ts';
 import { documentTools } from '../../src/tools/documents/index.ts';
 import { makePdf } from '../fixtures/documents/build-fixtures.ts';
+import { answeringLater } from '../helpers/later-store.ts';
+
+/** The tools and agents over a store that answers later, as a networked backend does (every await counts). */
+const storeOver = (database: Database) => answeringLater(new DocumentStore(database));
 
 const text = (value: string) => new TextEncoder().encode(value);
 const agentFile = (name: string) => fileURLToPath(new URL(`../../src/agents/${name}.md`, import.meta.url));
@@ -36,19 +40,19 @@ beforeAll(async () => {
     "INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)",
   ).run();
   reportId = (
-    await ingestDocument(new DocumentStore(db), 'alice', {
+    await ingestDocument(storeOver(db), 'alice', {
       filename: 'report.pdf',
       bytes: makePdf([PAGE_ONE, PAGE_TWO], 'Annual Report'),
     })
   ).document.id;
   handbookId = (
-    await ingestDocument(new DocumentStore(db), 'alice', {
+    await ingestDocument(storeOver(db), 'alice', {
       filename: 'handbook.md',
       bytes: text('# Handbook\n\nContracts with suppliers end with ninety days notice of termination.\n'),
     })
   ).document.id;
   bobId = (
-    await ingestDocument(new DocumentStore(db), 'bob', {
+    await ingestDocument(storeOver(db), 'bob', {
       filename: 'bob.txt',
       bytes: text('Bob confidential termination memo.'),
     })
@@ -66,14 +70,11 @@ beforeAll(async () => {
   ]);
 });
 
-function runtime(
-  script: Script,
-  prepareAgent: PrepareAgent = documentContextProvider(new DocumentStore(db)),
-) {
+function runtime(script: Script, prepareAgent: PrepareAgent = documentContextProvider(storeOver(db))) {
   const model = new ScriptedModel(script);
   const instance = new Runtime({
     agents,
-    tools: new ToolRegistry([...documentTools(new DocumentStore(db)), calculateTool]),
+    tools: new ToolRegistry([...documentTools(storeOver(db)), calculateTool]),
     resolveModel: () => model,
     mainModel: 'scripted:x',
     prepareAgent,
@@ -121,7 +122,7 @@ describe('analyze_document', () => {
   it('shows a visible truncation notice when the document is longer than the cap', async () => {
     const { model, runtime: instance } = runtime(
       [{ text: 'Partial summary.' }],
-      documentContextProvider(new DocumentStore(db), { maxChars: 40 }),
+      documentContextProvider(storeOver(db), { maxChars: 40 }),
     );
     await instance.run({
       agent: 'analyze_document',
@@ -141,7 +142,7 @@ describe('analyze_document', () => {
       { length: 1500 },
       (_, index) => `Paragraph ${index} of a very long policy text.`,
     ).join('\n\n');
-    const { document } = await ingestDocument(new DocumentStore(db), 'alice', {
+    const { document } = await ingestDocument(storeOver(db), 'alice', {
       filename: 'long.txt',
       bytes: text(long),
     });
@@ -236,7 +237,7 @@ describe('docqa', () => {
 
 describe('main instructions', () => {
   it('mention documents only when the user has some', async () => {
-    const documents = new DocumentStore(db);
+    const documents = storeOver(db);
     expect(await documentsInstructionFragment(documents, 'nobody')).toBeUndefined();
     expect(await hasDocuments(documents, 'nobody')).toBe(false);
     const fragment = (await documentsInstructionFragment(documents, 'alice'))!;

@@ -7,6 +7,8 @@ import { ToolRegistry } from '../../src/core/tool-registry.ts';
 import { ScriptedModel } from '../../src/models/scripted-model.ts';
 import type { Store } from '../../src/store/store.ts';
 import { calculateTool } from '../../src/tools/compute/calculate.ts';
+import { describeDocumentStoreContract } from './document-store-contract.ts';
+import { describeHttpCacheContract } from './http-cache-contract.ts';
 
 /** A main agent that delegates 6*7 to a math agent that calls `calculate`: a three-level tree. */
 function delegatingRuntime(store: Store) {
@@ -177,5 +179,8 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
     });
+
+    describeDocumentStoreContract(open);
+    describeHttpCacheContract(open);
   });
 }

@@ -163,7 +163,11 @@ export class DocumentSearch {
     });
   }
 
-  /** Stores embedding vectors for chunks of one of the caller's documents. */
+  /**
+   * Stores embedding vectors for chunks of one of the caller's documents, one per chunk and model. A row
+   * whose chunk is not in that document of the caller's is left out, so nobody can overwrite another
+   * user's vectors by naming their chunk ids.
+   */
   putVectors(
     userId: string,
     documentId: string,
@@ -172,11 +176,12 @@ export class DocumentSearch {
   ) {
     transaction(this.db, () => {
       const insert = this.#statements(
-        'INSERT OR REPLACE INTO chunk_vectors (chunk_id, user_id, document_id, model, vector) VALUES (?, ?, ?, ?, ?)',
+        `INSERT OR REPLACE INTO chunk_vectors (chunk_id, user_id, document_id, model, vector)
+         SELECT id, user_id, document_id, ?, ? FROM chunks WHERE id = ? AND user_id = ? AND document_id = ?`,
       );
       for (const row of rows) {
         const blob = new Uint8Array(new Float32Array(row.vector).buffer);
-        insert.run(row.chunkId, userId, documentId, model, blob);
+        insert.run(model, blob, row.chunkId, userId, documentId);
       }
     });
   }

@@ -29,7 +29,9 @@ const ORDER_COLUMNS: Record<DocumentOrder, string> = {
 /**
  * The document store: the catalogue (documents, tags, chunks, counts) here, search and vectors in
  * document-search.ts. Every method takes the caller's user id and every statement filters on it, so an id
- * that belongs to someone else behaves exactly like an id that does not exist.
+ * that belongs to someone else behaves exactly like an id that does not exist. node:sqlite is synchronous,
+ * so each method does its work at once and hands back a settled promise (the interface is async for
+ * backends that are not); a multi-statement write is one SQLite transaction inside one call.
  */
 export class SqliteDocumentStore implements DocumentStore {
   readonly db: Database;
@@ -43,7 +45,7 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /** Stores a document with its tags and chunks in one transaction, indexing the chunks in the user's index. */
-  insert(userId: string, document: NewDocument): DocumentRecord {
+  async insert(userId: string, document: NewDocument): Promise<DocumentRecord> {
     const tags = normalizeTags(document.tags);
     const chars = document.chunks.reduce((total, chunk) => total + chunk.text.length, 0);
     transaction(this.db, () => {
@@ -92,17 +94,21 @@ export class SqliteDocumentStore implements DocumentStore {
     return { ...metadata, userId, tags, chars };
   }
 
-  get(userId: string, id: string): DocumentRecord | undefined {
+  async get(userId: string, id: string): Promise<DocumentRecord | undefined> {
+    return this.#get(userId, id);
+  }
+
+  #get(userId: string, id: string): DocumentRecord | undefined {
     const row = this.#statement('SELECT * FROM documents WHERE id = ? AND user_id = ?').get(id, userId);
     return row ? toRecord(row) : undefined;
   }
 
-  findByHash(userId: string, hash: string): DocumentRecord | undefined {
+  async findByHash(userId: string, hash: string): Promise<DocumentRecord | undefined> {
     const row = this.#statement('SELECT * FROM documents WHERE hash = ? AND user_id = ?').get(hash, userId);
     return row ? toRecord(row) : undefined;
   }
 
-  list(userId: string, options: ListOptions = {}): DocumentRecord[] {
+  async list(userId: string, options: ListOptions = {}): Promise<DocumentRecord[]> {
     const { sql, params } = filterConditions(options.filter);
     const order = ORDER_COLUMNS[options.orderBy ?? 'added'];
     const direction = (options.descending ?? true) ? 'DESC' : 'ASC';
@@ -115,7 +121,7 @@ export class SqliteDocumentStore implements DocumentStore {
     return rows.map(toRecord);
   }
 
-  count(userId: string, filter?: DocumentFilter): number {
+  async count(userId: string, filter?: DocumentFilter): Promise<number> {
     const { sql, params } = filterConditions(filter);
     const row = this.db
       .prepare(`SELECT count(*) AS n FROM documents d WHERE ${['d.user_id = ?', ...sql].join(' AND ')}`)
@@ -124,10 +130,10 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /** Removes a document and everything derived from it; false when the caller has no such document. */
-  remove(userId: string, id: string): boolean {
+  async remove(userId: string, id: string): Promise<boolean> {
     return transaction(this.db, () => {
       const index = userIndex(this.db, userId);
-      if (!index || !this.get(userId, id)) return false;
+      if (!index || !this.#get(userId, id)) return false;
       this.#statement('DELETE FROM chunk_vectors WHERE document_id = ? AND user_id = ?').run(id, userId);
       // An external-content index forgets a row only when told its old text, so before the row goes.
       this.#statement(
@@ -141,7 +147,11 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /** A document's chunks in order, optionally only those overlapping [from, to). */
-  chunks(userId: string, documentId: string, range?: { from: number; to: number }): StoredChunk[] {
+  async chunks(
+    userId: string,
+    documentId: string,
+    range?: { from: number; to: number },
+  ): Promise<StoredChunk[]> {
     const rows = range
       ? this.#statement(
           `SELECT * FROM chunks WHERE document_id = ? AND user_id = ? AND end > ? AND start < ? ORDER BY seq`,
@@ -153,7 +163,7 @@ export class SqliteDocumentStore implements DocumentStore {
     return rows.map(toChunk);
   }
 
-  /** Keyword search over an FTS5 expression (see document-search.ts). */
+  /** Keyword search over an FTS5 expression (see document-search.ts); SQLite's own, synchronous, for tests. */
   search(
     userId: string,
     match: string,
@@ -162,53 +172,53 @@ export class SqliteDocumentStore implements DocumentStore {
     return this.#search.search(userId, match, options);
   }
 
-  /** Which of these words are in more than `share` of the caller's chunks (see document-search.ts). */
+  /** Which of these words are in more than `share` of the caller's chunks (see document-search.ts); synchronous. */
   commonTerms(userId: string, words: string[], share?: number, minChunks?: number): Set<string> {
     return this.#search.commonTerms(userId, words, share, minChunks);
   }
 
   /** BM25 search for a person's query, all terms first, any term as the fallback. */
-  keywordSearch(
+  async keywordSearch(
     userId: string,
     query: string,
     options: { limit: number; filter?: DocumentFilter },
-  ): SearchHit[] {
+  ): Promise<SearchHit[]> {
     return this.#search.keywordSearch(userId, query, options);
   }
 
-  countBy(
+  async countBy(
     userId: string,
     groupBy: GroupBy,
     filter?: DocumentFilter,
-  ): Array<{ group: string; count: number }> {
+  ): Promise<Array<{ group: string; count: number }>> {
     return countBy(this.db, userId, groupBy, filter);
   }
 
-  collectionStats(userId: string, filter?: DocumentFilter): CollectionStats {
+  async collectionStats(userId: string, filter?: DocumentFilter): Promise<CollectionStats> {
     return collectionStats(this.db, userId, filter);
   }
 
   /** Chunks by id (for vector hits), the caller's only, in the order asked. */
-  hitsForChunks(userId: string, chunkIds: number[]): SearchHit[] {
+  async hitsForChunks(userId: string, chunkIds: number[]): Promise<SearchHit[]> {
     return this.#search.hitsForChunks(userId, chunkIds);
   }
 
   /** Stores embedding vectors for chunks of one of the caller's documents. */
-  putVectors(
+  async putVectors(
     userId: string,
     documentId: string,
     model: string,
     rows: Array<{ chunkId: number; vector: number[] }>,
-  ) {
+  ): Promise<void> {
     this.#search.putVectors(userId, documentId, model, rows);
   }
 
   /** The caller's vectors for one embedding model, narrowed by a filter. */
-  vectors(
+  async vectors(
     userId: string,
     model: string,
     filter?: DocumentFilter,
-  ): Array<{ chunkId: number; vector: Float32Array }> {
+  ): Promise<Array<{ chunkId: number; vector: Float32Array }>> {
     return this.#search.vectors(userId, model, filter);
   }
 

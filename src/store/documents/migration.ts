@@ -59,3 +59,28 @@ export const documentsMigration: Migration = {
     CREATE INDEX chunk_vectors_by_user ON chunk_vectors(user_id, model);
   `,
 };
+
+/**
+ * A chunk's vectors keyed by chunk and embedding model, not by chunk alone: the store promises one vector
+ * per chunk and model (`Embedder.name` keys them), so storing one model's vector must not replace
+ * another's. Existing vectors are kept.
+ */
+export const vectorsPerModelMigration: Migration = {
+  id: '011-vectors-per-model',
+  sql: `
+    CREATE TABLE chunk_vectors_per_model (
+      chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+      model TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      document_id TEXT NOT NULL,
+      vector BLOB NOT NULL,
+      PRIMARY KEY (chunk_id, model)
+    );
+    INSERT INTO chunk_vectors_per_model (chunk_id, model, user_id, document_id, vector)
+      SELECT chunk_id, model, user_id, document_id, vector FROM chunk_vectors;
+    DROP TABLE chunk_vectors;
+    ALTER TABLE chunk_vectors_per_model RENAME TO chunk_vectors;
+    CREATE INDEX chunk_vectors_by_user ON chunk_vectors(user_id, model);
+    CREATE INDEX chunk_vectors_by_document ON chunk_vectors(document_id, user_id);
+  `,
+};

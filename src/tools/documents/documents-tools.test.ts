@@ -1,12 +1,16 @@
 import { MockEmbeddingModelV4 } from 'ai/test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makePdf } from '../../../test/fixtures/documents/build-fixtures.ts';
+import { answeringLater } from '../../../test/helpers/later-store.ts';
 import { testToolContext } from '../../core/test-tool-context.ts';
 import type { CadreTool, ToolContext } from '../../core/tool.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { type Database, openDatabase } from '../../store/database.ts';
 import { SqliteDocumentStore as DocumentStore } from '../../store/documents/document-store.ts';
 import { documentTools } from './index.ts';
+
+/** The tools and agents over a store that answers later, as a networked backend does (every await counts). */
+const storeOver = (database: Database) => answeringLater(new DocumentStore(database));
 
 const NOW = Date.UTC(2025, 5, 15, 12);
 const DAY = 86_400_000;
@@ -32,10 +36,10 @@ beforeEach(async () => {
   db.prepare(
     "INSERT INTO users (id, name, created_at) VALUES ('alice', 'alice', 0), ('bob', 'bob', 0)",
   ).run();
-  tools = new Map(documentTools(new DocumentStore(db), { now: () => NOW }).map((tool) => [tool.name, tool]));
+  tools = new Map(documentTools(storeOver(db), { now: () => NOW }).map((tool) => [tool.name, tool]));
   aliceContract = (
     await ingestDocument(
-      new DocumentStore(db),
+      storeOver(db),
       'alice',
       {
         filename: 'contract.md',
@@ -47,7 +51,7 @@ beforeEach(async () => {
   ).document.id;
   alicePdf = (
     await ingestDocument(
-      new DocumentStore(db),
+      storeOver(db),
       'alice',
       {
         filename: 'report.pdf',
@@ -60,7 +64,7 @@ beforeEach(async () => {
     )
   ).document.id;
   bobSecret = (
-    await ingestDocument(new DocumentStore(db), 'bob', {
+    await ingestDocument(storeOver(db), 'bob', {
       filename: 'secret.txt',
       bytes: text('Bob private termination plan: the merger with Initech.'),
     })
@@ -257,20 +261,20 @@ describe('hybrid search', () => {
     } as any);
     const embedder = { model, name: 'toy' };
     const { document: contract } = await ingestDocument(
-      new DocumentStore(hybridDb),
+      storeOver(hybridDb),
       'local',
       { filename: 'c.txt', bytes: text('Termination requires ninety days notice.') },
       { embedder },
     );
     await ingestDocument(
-      new DocumentStore(hybridDb),
+      storeOver(hybridDb),
       'local',
       { filename: 'p.txt', bytes: text('Pets: the cat and the dog.') },
       { embedder },
     );
     const [keywordOnly, hybrid] = [
-      documentTools(new DocumentStore(hybridDb)),
-      documentTools(new DocumentStore(hybridDb), { embedder }),
+      documentTools(storeOver(hybridDb)),
+      documentTools(storeOver(hybridDb), { embedder }),
     ].map((family) => family.find((tool) => tool.name === 'search_documents')!);
     const input = { query: 'how to cancel' };
     expect((await keywordOnly!.execute(input, context('local'))) as any).toMatchObject({ results: [] });

@@ -32,18 +32,18 @@ export function queryDocumentsTool(store: DocumentStore, options: DocumentToolOp
       switch (input.operation) {
         case 'count':
           if (input.group_by) {
-            const groups = store.countBy(userId, input.group_by, filter);
+            const groups = await store.countBy(userId, input.group_by, filter);
             return {
               operation: 'count',
               group_by: input.group_by,
-              total: store.count(userId, filter),
+              total: await store.count(userId, filter),
               groups,
             };
           }
-          return { operation: 'count', count: store.count(userId, filter) };
+          return { operation: 'count', count: await store.count(userId, filter) };
         case 'list': {
           const limit = input.limit ?? 50;
-          const documents = store.list(userId, {
+          const documents = await store.list(userId, {
             filter,
             orderBy: input.order_by ?? 'added',
             descending: input.descending ?? true,
@@ -51,12 +51,12 @@ export function queryDocumentsTool(store: DocumentStore, options: DocumentToolOp
           });
           return {
             operation: 'list',
-            total: store.count(userId, filter),
+            total: await store.count(userId, filter),
             documents: documents.map(describeDocument),
           };
         }
         case 'stats': {
-          const stats = store.collectionStats(userId, filter);
+          const stats = await store.collectionStats(userId, filter);
           return {
             operation: 'stats',
             documents: stats.documents,

@@ -20,10 +20,10 @@ export function readDocumentTool(store: DocumentStore) {
       max_chars: z.number().int().min(100).max(MAX_CHARS).optional(),
     }),
     async execute({ document_id, offset = 0, max_chars = DEFAULT_CHARS }, context) {
-      const document = store.get(context.userId, document_id);
+      const document = await store.get(context.userId, document_id);
       if (!document) throw documentNotFound(document_id);
       const end = Math.min(offset + max_chars, document.chars);
-      const chunks = store.chunks(context.userId, document_id, { from: offset, to: end });
+      const chunks = await store.chunks(context.userId, document_id, { from: offset, to: end });
       const text = chunks
         .map((chunk) => chunk.text)
         .join('')

@@ -29,7 +29,7 @@ export function searchWithinDocumentTool(store: DocumentStore, options: Document
           'search_within_document only works inside analyze_document, which names its document.',
         );
       }
-      if (!store.get(context.userId, documentId)) throw documentNotFound(documentId);
+      if (!(await store.get(context.userId, documentId))) throw documentNotFound(documentId);
       const hits = await searchDocuments(store, context.userId, query, {
         limit: limit ?? 6,
         filter: { documentIds: [documentId] },

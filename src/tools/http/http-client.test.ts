@@ -5,6 +5,7 @@ import {
   sendJson,
   startFixtureServer,
 } from '../../../test/fixtures/apis/fixture-server.ts';
+import { answeringLater } from '../../../test/helpers/later-store.ts';
 import { openDatabase } from '../../store/database.ts';
 import { SqliteHttpCache } from '../../store/http-cache.ts';
 import { classifyAddress, isPublicAddress } from './address-policy.ts';
@@ -80,6 +81,19 @@ describe('response cache', () => {
     now += 2_000;
     expect((await client.request(request)).cache).toBe('miss');
     expect(server.requests.length - before).toBe(2);
+  });
+
+  it('has stored a response by the time the request resolves, whenever the cache answers', async () => {
+    const db = openDatabase(':memory:');
+    const client = new HttpClient({ cache: answeringLater(new SqliteHttpCache(db)) });
+    const request = {
+      url: `${server.url}/later`,
+      trust: 'endpoint' as const,
+      cache: { namespace: 't', ttlSeconds: 60 },
+    };
+    expect((await client.request(request)).cache).toBe('miss');
+    expect(db.prepare('SELECT namespace FROM http_cache').all()).toEqual([{ namespace: 't' }]);
+    expect((await client.request(request)).cache).toBe('hit');
   });
 
   it('keys by namespace and never caches with a TTL of 0', async () => {

@@ -106,7 +106,7 @@ export class HttpClient {
     if (cacheKey && this.options.cache) {
       // A guarded URL is checked even when cached, so a host refused now is refused from the cache too.
       if (request.trust === 'guarded') await checkUrl(parseUrl(String(request.url)), this.#guard);
-      const hit = this.options.cache.get(cacheKey, this.#now());
+      const hit = await this.options.cache.get(cacheKey, this.#now());
       if (hit) {
         return {
           url: hit.url,
@@ -136,7 +136,7 @@ export class HttpClient {
       throw error;
     }
     if (cacheKey && this.options.cache && request.cache) {
-      this.options.cache.put(
+      await this.options.cache.put(
         cacheKey,
         request.cache.namespace,
         {
