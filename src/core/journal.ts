@@ -1,6 +1,5 @@
 import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
-import { wrapLanguageModel } from 'ai';
-import { mapStream } from './map-stream.ts';
+import type { PartMapper } from './map-stream.ts';
 
 /**
  * A tree's run journal: every completed model step and tool result, committed as it happens, so that
@@ -31,54 +30,49 @@ export function childJournalKey(parentKey: string, toolCallId: string): string {
   return `${parentKey}/${toolCallId}`;
 }
 
-/**
- * Wraps a run's model so each call is first looked up in the journal (a committed step is replayed, never
- * asked again) and otherwise committed when the model's answer is complete. Tool calls are held back until
- * the step is committed, so no tool runs for a step the journal does not have.
- */
-export function journaledModel(
-  model: LanguageModelV4,
+/** The model step an earlier attempt committed at this place, as a stream, or undefined. */
+export function recordedStep(
   journal: TreeJournal,
   runKey: string,
-): LanguageModelV4 {
-  let calls = 0;
-  return wrapLanguageModel({
-    model,
-    middleware: {
-      specificationVersion: 'v4',
-      wrapStream: async ({ doStream }) => {
-        const index = String(calls++);
-        const recorded = journal.get(runKey, 'model-step', index) as { parts: unknown[] } | undefined;
-        if (recorded) return { stream: replay(recorded.parts) };
-        const result = await doStream();
-        const parts: LanguageModelV4StreamPart[] = [];
-        const held: LanguageModelV4StreamPart[] = [];
-        let failed = false;
-        const release = async (
-          finish: LanguageModelV4StreamPart,
-          enqueue: (part: LanguageModelV4StreamPart) => void,
-        ) => {
-          if (!failed) await journal.put(runKey, 'model-step', index, { parts: parts.map(serialisable) });
-          for (const waiting of held.splice(0)) enqueue(waiting);
-          enqueue(finish);
-        };
-        const committed = mapStream<LanguageModelV4StreamPart>(result.stream, {
-          transform(part, enqueue) {
-            if (part.type === 'error') failed = true;
-            else if (part.type !== 'raw') parts.push(part);
-            // Only the step's end waits (for the commit); every other part passes at once.
-            if (part.type === 'finish') return release(part, enqueue);
-            if (held.length || part.type === 'tool-call') held.push(part);
-            else enqueue(part);
-          },
-          flush(enqueue) {
-            for (const waiting of held.splice(0)) enqueue(waiting);
-          },
-        });
-        return { ...result, stream: committed };
-      },
+  index: string,
+): ReadableStream<LanguageModelV4StreamPart> | undefined {
+  const recorded = journal.get(runKey, 'model-step', index) as { parts: unknown[] } | undefined;
+  return recorded ? replay(recorded.parts) : undefined;
+}
+
+/**
+ * Commits one model call's answer when its `finish` part arrives, holding its tool calls (and what follows
+ * them) until the commit is done, so no tool runs for a step the journal does not have.
+ */
+export function journalMapper(
+  journal: TreeJournal,
+  runKey: string,
+  index: string,
+): PartMapper<LanguageModelV4StreamPart> {
+  const parts: LanguageModelV4StreamPart[] = [];
+  const held: LanguageModelV4StreamPart[] = [];
+  let failed = false;
+  const release = async (
+    finish: LanguageModelV4StreamPart,
+    enqueue: (part: LanguageModelV4StreamPart) => void,
+  ) => {
+    if (!failed) await journal.put(runKey, 'model-step', index, { parts: parts.map(serialisable) });
+    for (const waiting of held.splice(0)) enqueue(waiting);
+    enqueue(finish);
+  };
+  return {
+    transform(part, enqueue) {
+      if (part.type === 'error') failed = true;
+      else if (part.type !== 'raw') parts.push(part);
+      // Only the step's end waits (for the commit); every other part passes at once.
+      if (part.type === 'finish') return release(part, enqueue);
+      if (held.length || part.type === 'tool-call') held.push(part);
+      else enqueue(part);
     },
-  });
+    flush(enqueue) {
+      for (const waiting of held.splice(0)) enqueue(waiting);
+    },
+  };
 }
 
 function serialisable(part: LanguageModelV4StreamPart): unknown {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapStream } from './map-stream.ts';
+import { chainMappers, mapStream } from './map-stream.ts';
 
 function source(parts: number[], options: { failAt?: number; onCancel?: (reason: unknown) => void } = {}) {
   let index = 0;
@@ -96,5 +96,29 @@ describe('mapStream end', () => {
     });
     await cancelled.cancel('stop');
     expect(ends).toEqual(['closed', 'failed', 'cancelled']);
+  });
+});
+
+describe('chainMappers', () => {
+  it('passes parts through each mapper in order, one waiting mapper holding back what follows it', async () => {
+    const log: string[] = [];
+    const doubled = { transform: (part: number, enqueue: (part: number) => void) => enqueue(part * 2) };
+    const holdsTwo = {
+      async transform(part: number, enqueue: (part: number) => void) {
+        if (part === 4) await new Promise((resolve) => setTimeout(resolve, 5));
+        enqueue(part);
+      },
+      flush: (enqueue: (part: number) => void) => enqueue(100),
+    };
+    const logged = {
+      transform(part: number, enqueue: (part: number) => void) {
+        log.push(`saw ${part}`);
+        enqueue(part + 1);
+      },
+      end: () => log.push('end'),
+    };
+    const mapped = mapStream(source([1, 2, 3]), chainMappers([doubled, holdsTwo, logged]));
+    expect(await read(mapped)).toEqual([3, 5, 7, 101]);
+    expect(log).toEqual(['saw 2', 'saw 4', 'saw 6', 'saw 100', 'end']);
   });
 });

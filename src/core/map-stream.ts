@@ -77,3 +77,45 @@ export function mapStream<T>(source: ReadableStream<T>, mapper: PartMapper<T>): 
     { highWaterMark: 0 },
   );
 }
+
+/**
+ * One mapper that passes each part through `mappers` in order, as `mapStream`s stacked one on another
+ * would, in a single stream: a model call's checks cost one pull per part, not one per check. A mapper that
+ * waits holds back what comes after it, so parts keep their order.
+ */
+export function chainMappers<T>(mappers: PartMapper<T>[]): PartMapper<T> {
+  const through = (index: number, part: T, enqueue: (part: T) => void): void | Promise<void> => {
+    const mapper = mappers[index];
+    if (!mapper) {
+      enqueue(part);
+      return;
+    }
+    let chain: Promise<void> | undefined;
+    const next = (out: T) => {
+      if (chain) chain = chain.then(() => through(index + 1, out, enqueue));
+      else {
+        const pending = through(index + 1, out, enqueue);
+        if (pending) chain = pending;
+      }
+    };
+    const own = mapper.transform(part, next);
+    // Parts passed on after an await are chained by `next`; wait for the mapper, then for them.
+    if (own) return own.then(() => chain);
+    return chain;
+  };
+  return {
+    start(fail) {
+      for (const mapper of mappers) mapper.start?.(fail);
+    },
+    transform: (part, enqueue) => through(0, part, enqueue),
+    flush(enqueue) {
+      // Each mapper's last parts still pass through the mappers after it (which have not ended yet).
+      mappers.forEach((mapper, index) => {
+        mapper.flush?.((part) => void through(index + 1, part, enqueue));
+      });
+    },
+    end() {
+      for (const mapper of mappers) mapper.end?.();
+    },
+  };
+}

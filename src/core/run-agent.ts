@@ -1,13 +1,13 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
-import { beforeEachRequest } from './before-request.ts';
 import type { ChildRunner } from './child-runs.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
-import { childJournalKey, journaledModel } from './journal.ts';
+import { guardModel } from './guarded-model.ts';
+import { childJournalKey } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
-import { isModelCallTimeout, limitModelCall } from './model-call-timeout.ts';
+import { isModelCallTimeout } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
 import { repairStructuredOutput } from './output-repair.ts';
 import { bindTools, prefetch } from './run-children.ts';
@@ -19,10 +19,9 @@ import type { RunStatus } from './status.ts';
 import { budgetExhausted, stopReasonAfter, stopWhenOf, turnLimitReached } from './stop-conditions.ts';
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
-import { boundToolCalls } from './tool-call-bounds.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import { zeroUsage } from './usage.ts';
-import { gate, meterUsage } from './usage-meter.ts';
+import { gate } from './usage-meter.ts';
 import { Vault } from './vault.ts';
 
 /** What the loop needs from the runtime that owns it. */
@@ -148,47 +147,37 @@ export async function runAgent(
   let stepGate = gate();
   const budgeted = limits.runBudget !== undefined || limits.treeBudget !== undefined;
   try {
-    const resolvedProvider = (await services.resolveModel(modelRef)) as LanguageModelV4;
-    const provider = services.beforeModelRequest
-      ? beforeEachRequest(resolvedProvider, services.beforeModelRequest)
-      : resolvedProvider;
-    // The journal records what the bounds let through (never a refused 10 MB argument), and sits inside the
-    // rest, so a replayed step is bounded again (its refusals registered), metered and counted like a fresh one.
-    const journaled = tree.journal
-      ? journaledModel(
-          boundToolCalls(provider, limits, () => {}),
-          tree.journal,
-          frame.journalKey,
-        )
-      : provider;
-    const resolved = boundToolCalls(
-      limitModelCall(journaled, limits.modelCallTimeoutMs),
-      limits,
-      (toolCallId, reason) => frame.refusedCalls.set(toolCallId, reason),
-    );
+    const provider = (await services.resolveModel(modelRef)) as LanguageModelV4;
     // Every call's usage is read from the model's own stream (estimated when the provider sends none).
     // With a budget it is counted as soon as each call ends, so a delegation in the same step already sees
     // it; without one, counting at the end of each step (in streamTurns) is enough.
-    model = meterUsage(resolved, {
-      onEstimated: () => {
-        frame.lastCallEstimated = true;
+    model = guardModel(provider, {
+      bounds: limits,
+      onRefused: (toolCallId, reason) => frame.refusedCalls.set(toolCallId, reason),
+      timeoutMs: limits.modelCallTimeoutMs,
+      ...(tree.journal ? { journal: { journal: tree.journal, runKey: frame.journalKey } } : {}),
+      ...(services.beforeModelRequest ? { beforeRequest: services.beforeModelRequest } : {}),
+      usage: {
+        onEstimated: () => {
+          frame.lastCallEstimated = true;
+        },
+        // When the model itself was busy, for traces: a step's end also waits for its tools.
+        onCallStart: () => {
+          frame.lastCall = { startedAt: tree.now() };
+        },
+        onFinish: () => {
+          if (frame.lastCall) frame.lastCall.endedAt = tree.now();
+        },
+        ...(budgeted
+          ? {
+              onUsage: (usage) => {
+                countUsage(frame, usage);
+                stepGate.open();
+              },
+              onCallEnd: () => stepGate.open(),
+            }
+          : {}),
       },
-      // When the model itself was busy, for traces: a step's end also waits for its tools.
-      onCallStart: () => {
-        frame.lastCall = { startedAt: tree.now() };
-      },
-      onFinish: () => {
-        if (frame.lastCall) frame.lastCall.endedAt = tree.now();
-      },
-      ...(budgeted
-        ? {
-            onUsage: (usage) => {
-              countUsage(frame, usage);
-              stepGate.open();
-            },
-            onCallEnd: () => stepGate.open(),
-          }
-        : {}),
     });
     const prepared = await services.prepareAgent?.({
       agent: definition.name,

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedModel } from '../models/scripted-model.ts';
 import { agentDefinitionSchema } from './agent-definition.ts';
+import { guardModel } from './guarded-model.ts';
 import { Runtime } from './runtime.ts';
-import { boundToolCalls, nestingDepth } from './tool-call-bounds.ts';
+import { nestingDepth } from './tool-call-bounds.ts';
 import { ToolRegistry } from './tool-registry.ts';
 
 describe('tool call bounds', () => {
@@ -75,11 +76,12 @@ describe('tool errors repeated to the model', () => {
         return { stream: new ReadableStream({ start: (controller) => controller.close() }) };
       },
     } as unknown as LanguageModelV4;
-    const bounded = boundToolCalls(
-      inner,
-      { maxToolInputChars: 1e6, maxToolInputDepth: 100, maxToolCallsPerStep: 10 },
-      () => {},
-    );
+    const bounded = guardModel(inner, {
+      bounds: { maxToolInputChars: 1e6, maxToolInputDepth: 100, maxToolCallsPerStep: 10 },
+      onRefused: () => {},
+      timeoutMs: 60_000,
+      usage: {},
+    });
     const toolMessage = (value: string) => ({
       role: 'tool' as const,
       content: [

@@ -1,6 +1,5 @@
 import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
-import { wrapLanguageModel } from 'ai';
-import { mapStream } from './map-stream.ts';
+import type { PartMapper } from './map-stream.ts';
 
 /**
  * Bounds on what one model response may ask of the tools, applied to the model's own stream before the AI
@@ -25,50 +24,38 @@ export const REFUSED_INPUT_KEY = 'cadre_refused';
 export const MAX_ECHOED_ERROR_CHARS = 2_000;
 
 /**
- * Wraps `model` so every tool call it makes is checked against `bounds`. Refused calls are reported to
- * `onRefused` (by tool call id, with the reason the model will read) before the SDK sees them; error
- * results repeated in later prompts are cut to MAX_ECHOED_ERROR_CHARS.
+ * Checks every tool call in one model call's stream against `bounds` (see guarded-model.ts). Refused calls
+ * are reported to `onRefused` (by tool call id, with the reason the model will read) before the SDK sees
+ * them, their arguments replaced by a short notice.
  */
-export function boundToolCalls(
-  model: LanguageModelV4,
+export function toolCallBoundsMapper(
   bounds: ToolCallBounds,
   onRefused: (toolCallId: string, reason: string) => void,
-): LanguageModelV4 {
-  return wrapLanguageModel({
-    model,
-    middleware: {
-      specificationVersion: 'v4',
-      transformParams: async ({ params }) => ({ ...params, prompt: withShortErrors(params.prompt) }),
-      wrapStream: async ({ doStream }) => {
-        const result = await doStream();
-        let calls = 0;
-        const inputChars = new Map<string, number>();
-        const bounded = mapStream<LanguageModelV4StreamPart>(result.stream, {
-          transform(part, enqueue) {
-            if (part.type === 'tool-input-delta') {
-              // Partial arguments past the size limit are not passed on: the whole call will be refused.
-              const seen = (inputChars.get(part.id) ?? 0) + part.delta.length;
-              inputChars.set(part.id, seen);
-              if (seen > bounds.maxToolInputChars) return;
-            }
-            if (part.type !== 'tool-call') {
-              enqueue(part);
-              return;
-            }
-            calls++;
-            const reason = earlierRefusal(part.input) ?? refusal(part.input, calls, bounds);
-            if (!reason) {
-              enqueue(part);
-              return;
-            }
-            onRefused(part.toolCallId, reason);
-            enqueue({ ...part, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
-          },
-        });
-        return { ...result, stream: bounded };
-      },
+): PartMapper<LanguageModelV4StreamPart> {
+  let calls = 0;
+  const inputChars = new Map<string, number>();
+  return {
+    transform(part, enqueue) {
+      if (part.type === 'tool-input-delta') {
+        // Partial arguments past the size limit are not passed on: the whole call will be refused.
+        const seen = (inputChars.get(part.id) ?? 0) + part.delta.length;
+        inputChars.set(part.id, seen);
+        if (seen > bounds.maxToolInputChars) return;
+      }
+      if (part.type !== 'tool-call') {
+        enqueue(part);
+        return;
+      }
+      calls++;
+      const reason = earlierRefusal(part.input) ?? refusal(part.input, calls, bounds);
+      if (!reason) {
+        enqueue(part);
+        return;
+      }
+      onRefused(part.toolCallId, reason);
+      enqueue({ ...part, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
     },
-  }) as LanguageModelV4;
+  };
 }
 
 /** The reason of a call refused before (by an inner bound, or in a journaled step now replayed). */
@@ -126,7 +113,7 @@ export function nestingDepth(json: string, limit = Number.POSITIVE_INFINITY): nu
  * The prompt with every tool error text cut to MAX_ECHOED_ERROR_CHARS (an echoed argument may be huge).
  * The same prompt when nothing needs cutting, which is almost always: no copy per model call.
  */
-function withShortErrors(prompt: LanguageModelV4Prompt): LanguageModelV4Prompt {
+export function withShortErrors(prompt: LanguageModelV4Prompt): LanguageModelV4Prompt {
   if (!prompt.some((message) => message.role === 'tool' && message.content.some(isLongError))) return prompt;
   return prompt.map((message) => {
     if (message.role !== 'tool' || !message.content.some(isLongError)) return message;

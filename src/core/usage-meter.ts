@@ -1,6 +1,5 @@
 import type { LanguageModelV4, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
-import { wrapLanguageModel } from 'ai';
-import { mapStream } from './map-stream.ts';
+import type { PartMapper } from './map-stream.ts';
 import { estimateTokens, type Usage, usageFromSdk } from './usage.ts';
 
 export interface UsageMeterOptions {
@@ -25,46 +24,38 @@ export interface UsageMeterOptions {
  * - `onUsage` comes earlier than the SDK's `finish-step` (which waits for the step's tools), so a
  *   delegation started in the same step already sees the tokens its parent just spent.
  */
-export function meterUsage(model: LanguageModelV4, options: UsageMeterOptions = {}) {
-  return wrapLanguageModel({
-    model,
-    middleware: {
-      specificationVersion: 'v4',
-      wrapStream: async ({ doStream, params }) => {
-        options.onCallStart?.();
-        const result = await doStream();
-        let outputCharacters = 0;
-        const metered = mapStream<LanguageModelV4StreamPart>(result.stream, {
-          transform(part, enqueue) {
-            if (part.type === 'text-delta' || part.type === 'reasoning-delta')
-              outputCharacters += part.delta.length;
-            else if (part.type === 'tool-call') outputCharacters += part.toolName.length + part.input.length;
-            if (part.type === 'finish') {
-              options.onFinish?.();
-              let usage = part.usage;
-              const estimated =
-                usage.inputTokens.total === undefined && usage.outputTokens.total === undefined;
-              if (estimated) {
-                usage = estimatedUsage(promptCharacters(params), outputCharacters);
-                options.onEstimated?.();
-              }
-              options.onUsage?.(
-                usageFromSdk(
-                  { inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total },
-                  estimated,
-                ),
-              );
-              enqueue(estimated ? { ...part, usage } : part);
-              return;
-            }
-            enqueue(part);
-          },
-          flush: () => options.onCallEnd?.(),
-        });
-        return { ...result, stream: metered };
-      },
+/** Reads one call's usage from its stream (see guarded-model.ts); `params` are the call's. */
+export function usageMapper(
+  options: UsageMeterOptions,
+  params: { prompt: unknown; tools?: unknown },
+): PartMapper<LanguageModelV4StreamPart> {
+  let outputCharacters = 0;
+  return {
+    transform(part, enqueue) {
+      if (part.type === 'text-delta' || part.type === 'reasoning-delta')
+        outputCharacters += part.delta.length;
+      else if (part.type === 'tool-call') outputCharacters += part.toolName.length + part.input.length;
+      if (part.type === 'finish') {
+        options.onFinish?.();
+        let usage = part.usage;
+        const estimated = usage.inputTokens.total === undefined && usage.outputTokens.total === undefined;
+        if (estimated) {
+          usage = estimatedUsage(promptCharacters(params), outputCharacters);
+          options.onEstimated?.();
+        }
+        options.onUsage?.(
+          usageFromSdk(
+            { inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total },
+            estimated,
+          ),
+        );
+        enqueue(estimated ? { ...part, usage } : part);
+        return;
+      }
+      enqueue(part);
     },
-  });
+    flush: () => options.onCallEnd?.(),
+  };
 }
 
 function promptCharacters(params: { prompt: unknown; tools?: unknown }): number {

@@ -98,7 +98,8 @@ export class SqliteJournalStore implements JournalStore {
     }>;
     for (const row of rows) loaded.set(entryKey(row.run_key, row.kind, row.key), JSON.parse(row.body));
     const writer = this.#writer;
-    const insert = writer ? undefined : (this.#insert ??= this.#db.prepare(JOURNAL_INSERT_SQL));
+    if (!writer) this.#insert ??= this.#db.prepare(JOURNAL_INSERT_SQL);
+    const insert = this.#insert;
     return {
       get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
       put: (runKey: string, kind: JournalKind, key: string, body: unknown) => {
