@@ -1,12 +1,13 @@
-import type { StatementSync } from 'node:sqlite';
 import { SystemError } from '../core/errors.ts';
 import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
-import { JOURNAL_INSERT_SQL } from './journal-store.ts';
-import { DEFAULT_PAYLOAD_THRESHOLD, inflatePayloads, type SplitEvent, splitPayload } from './payloads.ts';
+import { EventRows, type JournalEntry } from './event-rows.ts';
+import { DEFAULT_PAYLOAD_THRESHOLD, inflatePayloads } from './payloads.ts';
 import { currentOwner, type RunOwner } from './run-owner.ts';
-import { safeJson } from './safe-json.ts';
-import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
+import type { Spool, SpoolRecord } from './spool.ts';
+import { type Pending, WriterSpool } from './writer-spool.ts';
+
+export type { JournalEntry } from './event-rows.ts';
 
 /**
  * Events that must be secured before the next model request (the runtime's `beforeModelRequest` barrier
@@ -51,19 +52,13 @@ export interface EventWriterOptions {
   onFirstWrite?: () => void;
 }
 
-/** A journal entry (see journal-store.ts), secured the moment it is put. */
-export interface JournalEntry {
-  journalId: string;
-  runKey: string;
-  kind: string;
-  key: string;
-  /** JSON. */
-  body: string;
-}
-
-type Pending =
-  | { kind: 'event'; event: CadreEvent; split?: SplitEvent; replayed?: true }
-  | { kind: 'journal'; entry: JournalEntry };
+/** SQLite's result codes for a lock another connection holds: worth waiting for, nothing is wrong. */
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+/** How often a slice that found the database locked (after waiting its busy timeout) is tried again. */
+const LOCKED_RETRIES = 5;
+/** Written items the queue keeps before it drops them, when the queue has not emptied meanwhile. */
+const COMPACT_AFTER_ITEMS = 1_024;
 
 /**
  * Writes events (and journal entries) to SQLite without stalling the runs that emit them. `node:sqlite` is
@@ -76,67 +71,61 @@ type Pending =
  */
 export class EventWriter {
   #db: Database;
+  #rows: EventRows;
   #queue: Pending[] = [];
   #head = 0;
   /** Queue entries before this index are in the spool. */
   #spooled = 0;
-  #spool: Spool | undefined;
-  /** A slice failed: the spool keeps what SQLite lost, for the next start to apply. */
-  #lostWrites = false;
+  #spool: WriterSpool | undefined;
+  /** A slice failed and none has succeeded since: the failure was reported, its repeats are not. */
+  #failing = false;
+  #lockedRetries = 0;
+  /** Items dropped after failed writes, ever. */
+  #dropped = 0;
   #onFirstWrite: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #idle: Array<() => void> = [];
-  /** The last cursor given in each tree still running; a tree forgets its entry when its root finishes. */
-  #cursors = new Map<string, number>();
   #delayMs: number;
   #sliceMs: number;
-  #threshold: number;
-  #owner: RunOwner;
   #secureSoon: ReadonlySet<CadreEvent['type']>;
   /** Something queued must be secured by the next barrier (or the end of this turn). */
   #unsecured = false;
   /** Queue entries before this index must be secured (the last one that asked for it, and all before). */
   #secureEnd = 0;
   #endOfTurn: NodeJS.Immediate | undefined;
-  #insertEvent: StatementSync;
-  #insertPayload: StatementSync;
-  #insertJournal: StatementSync;
-  #eventExists: StatementSync;
-  #insertRun: StatementSync;
-  #finishRun: StatementSync;
-  #lastCursor: StatementSync;
   #closed = false;
-  /** The longest the writer has held the event loop at once, for benchmarks and diagnostics. */
-  readonly stats = { longestSliceMs: 0, longestSecureMs: 0, slices: 0, spoolAppends: 0 };
+  /**
+   * The longest the writer has held the event loop at once, for benchmarks and diagnostics; `queueLength`
+   * is what the queue holds after the last slice (written items it still keeps included).
+   */
+  readonly stats = { longestSliceMs: 0, longestSecureMs: 0, slices: 0, spoolAppends: 0, queueLength: 0 };
 
   constructor(db: Database, options: EventWriterOptions = {}) {
     this.#db = db;
+    this.#rows = new EventRows(
+      db,
+      options.owner ?? currentOwner(),
+      options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD,
+    );
     this.#delayMs = options.delayMs ?? 20;
     this.#sliceMs = options.sliceMs ?? 2;
-    this.#threshold = options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD;
-    this.#owner = options.owner ?? currentOwner();
     this.#secureSoon = options.durability === 'batched' ? new Set() : SECURE_SOON;
-    this.#spool = options.spool;
+    this.#spool =
+      options.spool &&
+      new WriterSpool(
+        options.spool,
+        (event) => this.#rows.split(event),
+        (error) => this.onWriteError(error),
+      );
     this.#onFirstWrite = options.onFirstWrite;
-    this.#insertJournal = db.prepare(JOURNAL_INSERT_SQL);
-    this.#eventExists = db.prepare('SELECT 1 FROM events WHERE run_id = ? AND seq = ?');
-    this.#insertEvent = db.prepare(
-      `INSERT OR IGNORE INTO events (run_id, root_id, seq, type, time, body, root_seq, payload_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#insertPayload = db.prepare('INSERT OR IGNORE INTO payloads (hash, body) VALUES (?, ?)');
-    this.#insertRun = db.prepare(
-      `INSERT OR IGNORE INTO runs (id, parent_id, root_id, session_id, user_id, agent, task, model, depth, status, started_at, owner_pid, owner_host)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
-    );
-    this.#finishRun = db.prepare(
-      'UPDATE runs SET status = ?, summary = ?, envelope = ?, ended_at = ? WHERE id = ?',
-    );
-    this.#lastCursor = db.prepare('SELECT max(root_seq) AS last FROM events WHERE root_id = ?');
   }
 
-  /** Reported when a slice fails (a full disk, a locked file); that slice's events are lost. */
+  /**
+   * Reported when a write fails (a full disk, a file locked for longer than the busy timeout), once per
+   * run of failures. A locked file is waited for; otherwise what could not be written stays in the spool,
+   * which is kept for the next start to apply.
+   */
   onWriteError: (error: unknown) => void = (error) => {
     process.stderr.write(`cadre: could not store run events: ${(error as Error).message}\n`);
   };
@@ -197,10 +186,24 @@ export class EventWriter {
     }
   }
 
-  /** Applies everything queued now, in one transaction (a reader in this process needs it at once). */
+  /**
+   * Applies everything queued now (a reader in this process needs it at once). A database locked by
+   * another process leaves the rest queued for the writer's next try.
+   */
   applyNow(): void {
-    while (this.#head < this.#queue.length) this.#slice(Number.POSITIVE_INFINITY);
+    if (this.#writeQueued(true)) this.#settle();
+    else this.#retryLater();
+  }
+
+  /**
+   * Applies everything queued now, without waiting for a lock more than once; true when all of it reached
+   * the table (what did not is dropped, and kept in the spool when there is one).
+   */
+  applyAll(): boolean {
+    const droppedBefore = this.#dropped;
+    this.#writeQueued(false);
     this.#settle();
+    return this.#dropped === droppedBefore;
   }
 
   #push(item: Pending): void {
@@ -214,6 +217,14 @@ export class EventWriter {
 
   #schedule(): void {
     if (!this.#immediate) this.#timer ??= setTimeout(() => this.#drain(), this.#delayMs);
+  }
+
+  /** After a slice found the database locked: the next try waits a little longer each time. */
+  #retryLater(): void {
+    if (this.#immediate) clearImmediate(this.#immediate);
+    this.#immediate = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#drain(), this.#delayMs * this.#lockedRetries);
   }
 
   #secureNow(): void {
@@ -237,41 +248,24 @@ export class EventWriter {
    */
   #secure(): void {
     this.#unsecured = false;
-    if (this.#spool && !this.#lostWrites) {
+    if (this.#spool && !this.#spool.broken) {
       try {
         const started = performance.now();
-        this.#appendToSpool(this.#spool);
+        this.#spool.append(this.#queue, this.#spooled);
+        this.#spooled = this.#queue.length;
         this.stats.spoolAppends++;
         this.stats.longestSecureMs = Math.max(this.stats.longestSecureMs, performance.now() - started);
         this.#schedule();
         return;
       } catch (error) {
         // A full disk or a removed folder: commit instead, which may fail the same way and says so.
-        this.#lostWrites = true;
         this.onWriteError(error);
       }
     }
     // Without a spool only what must be secured is committed now; text queued after it keeps to slices.
-    this.#slice(Number.POSITIVE_INFINITY, this.#secureEnd);
-    if (this.#head >= this.#queue.length) this.#settle();
+    if (!this.#writeQueued(true, true)) this.#retryLater();
+    else if (this.#head >= this.#queue.length) this.#settle();
     else this.#schedule();
-  }
-
-  #appendToSpool(spool: Spool): void {
-    let text = '';
-    for (; this.#spooled < this.#queue.length; this.#spooled++) {
-      const item = this.#queue[this.#spooled]!;
-      if (item.kind === 'journal') {
-        const { journalId, runKey, kind, key, body } = item.entry;
-        text += spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
-        continue;
-      }
-      item.split ??= splitPayload(item.event, this.#threshold);
-      const { payload, body } = item.split;
-      if (payload) text += spoolLine({ kind: 'payload', hash: payload.hash, json: payload.json });
-      text += spoolLine({ kind: 'event', payloadHash: payload?.hash ?? null, body });
-    }
-    if (text) spool.append(text);
   }
 
   /** Resolves when everything enqueued so far is written. */
@@ -293,18 +287,31 @@ export class EventWriter {
     this.#timer = undefined;
     this.#immediate = undefined;
     this.#endOfTurn = undefined;
-    while (this.#head < this.#queue.length) this.#slice(Number.POSITIVE_INFINITY);
+    this.#writeQueued(false);
     this.#settle();
-    this.#spool?.close(this.#lostWrites);
+    this.#spool?.close();
   }
 
   #drain(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#immediate = undefined;
-    this.#slice(this.#sliceMs);
-    if (this.#head < this.#queue.length) this.#immediate = setImmediate(() => this.#drain());
+    if (!this.#slice(this.#sliceMs, true)) this.#retryLater();
+    else if (this.#head < this.#queue.length) this.#immediate = setImmediate(() => this.#drain());
     else this.#settle();
+  }
+
+  /**
+   * Slices until the queue is written (or only what must be secured); false when the database stayed locked (`waitForLock`) and the rest
+   * is still queued. Each failed slice drops at least one item, so this ends.
+   */
+  #writeQueued(waitForLock: boolean, onlySecured = false): boolean {
+    // The end is read again after each slice: a failed one may have dropped an item before it.
+    const end = () => (onlySecured ? Math.min(this.#secureEnd, this.#queue.length) : this.#queue.length);
+    while (this.#head < end()) {
+      if (!this.#slice(Number.POSITIVE_INFINITY, waitForLock, end())) return false;
+    }
+    return true;
   }
 
   #settle(): void {
@@ -312,102 +319,102 @@ export class EventWriter {
     this.#head = 0;
     this.#spooled = 0;
     this.#secureEnd = 0;
+    this.stats.queueLength = 0;
     // Everything spooled is in the database now.
-    if (!this.#lostWrites) this.#spool?.clear();
+    this.#spool?.empty();
     const waiting = this.#idle;
     this.#idle = [];
     for (const resolve of waiting) resolve();
   }
 
-  /** One transaction: events in order until the queue is empty or `budgetMs` has passed. */
-  #slice(budgetMs: number, end = this.#queue.length): void {
-    if (this.#head >= end) return;
+  /**
+   * One transaction: items in order until the queue is empty or `budgetMs` has passed. False when the
+   * database was locked and `waitForLock` asks to try again later (the items stay queued). Any other
+   * failure drops the item that failed (or, when the transaction itself failed, the rest of the queue):
+   * the spool keeps it, and a run's events never stop being written because of one of them.
+   */
+  #slice(budgetMs: number, waitForLock: boolean, end = this.#queue.length): boolean {
+    if (this.#head >= end) return true;
     const started = performance.now();
     const first = this.#head;
-    // IMMEDIATE: the write lock is taken (waiting for another process's commit) before the first read, so
-    // the slice can never fail half-way trying to upgrade a read snapshot another process moved past.
-    this.#db.exec('BEGIN IMMEDIATE');
+    let failed: number | undefined;
     try {
+      // IMMEDIATE: the write lock is taken (waiting for another process's commit) before the first read,
+      // so the slice can never fail half-way trying to upgrade a read snapshot another process moved past.
+      this.#db.exec('BEGIN IMMEDIATE');
       do {
         const item = this.#queue[this.#head]!;
-        if (item.kind === 'event') this.#write(item);
-        else this.#writeJournal(item.entry);
+        failed = this.#head;
+        if (item.kind === 'event') this.#rows.writeEvent(item.event, item.split, item.replayed === true);
+        else this.#rows.writeJournal(item.entry);
+        failed = undefined;
         this.#head++;
       } while (this.#head < end && performance.now() - started < budgetMs);
       this.#db.exec('COMMIT');
-      this.stats.slices++;
-      this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, performance.now() - started);
     } catch (error) {
-      this.#db.exec('ROLLBACK');
-      // The cursors handed out in the failed slice were not stored; re-read them from the table.
-      for (let index = first; index < this.#head; index++) {
-        const item = this.#queue[index]!;
-        if (item.kind === 'event') this.#cursors.delete(item.event.rootRunId || item.event.runId);
-      }
-      this.#lostWrites = true;
-      this.onWriteError(error);
+      return this.#failed(error, first, failed, waitForLock);
     }
+    this.#failing = false;
+    this.#lockedRetries = 0;
+    this.stats.slices++;
+    this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, performance.now() - started);
+    this.#written(first);
+    return true;
   }
 
-  #writeJournal(entry: JournalEntry): void {
-    const { journalId, runKey, kind, key, body } = entry;
-    this.#insertJournal.run(journalId, journalId, runKey, kind, key, body);
+  #failed(error: unknown, first: number, failed: number | undefined, waitForLock: boolean): boolean {
+    if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+    // The cursors handed out in the failed slice were not stored; re-read them from the table.
+    for (let index = first; index <= this.#head && index < this.#queue.length; index++) {
+      const item = this.#queue[index]!;
+      if (item.kind === 'event') this.#rows.forgetCursor(item.event);
+    }
+    this.#head = first;
+    if (!this.#failing) this.onWriteError(error);
+    this.#failing = true;
+    const code = (error as { errcode?: number }).errcode ?? 0;
+    const locked = (code & 0xff) === SQLITE_BUSY || (code & 0xff) === SQLITE_LOCKED;
+    if (locked && waitForLock && this.#lockedRetries < LOCKED_RETRIES) {
+      this.#lockedRetries++;
+      return false;
+    }
+    this.#lockedRetries = 0;
+    // What is dropped from the queue stays in the spool, kept for the next process to apply.
+    this.#spool?.keep(this.#queue, this.#spooled);
+    this.#spooled = this.#queue.length;
+    if (failed !== undefined) {
+      this.#dropped++;
+      this.#queue.splice(failed, 1);
+      if (failed < this.#spooled) this.#spooled--;
+      if (failed < this.#secureEnd) this.#secureEnd--;
+    } else {
+      // The transaction itself could not start or commit: nothing queued can be written now.
+      this.#dropped += this.#queue.length - first;
+      this.#queue.length = first;
+      this.#spooled = Math.min(this.#spooled, first);
+      this.#secureEnd = Math.min(this.#secureEnd, first);
+    }
+    return true;
   }
 
-  #write({ event, split: splitBefore, replayed }: Pending & { kind: 'event' }): void {
-    // Only a replayed spool can hold an event the table has; a cursor is given once the row is new.
-    if (replayed && this.#eventExists.get(event.runId, event.seq)) return;
-    const rootId = event.rootRunId || event.runId;
-    const cursor = this.#nextCursor(rootId);
-    const split = splitBefore ?? splitPayload(event, this.#threshold);
-    if (split.payload) this.#insertPayload.run(split.payload.hash, split.payload.json);
-    this.#insertEvent.run(
-      event.runId,
-      rootId,
-      event.seq,
-      event.type,
-      event.time,
-      split.body,
-      cursor,
-      split.payload?.hash ?? null,
-    );
-    if (event.type === 'run-start') {
-      this.#insertRun.run(
-        event.runId,
-        event.parentRunId,
-        rootId,
-        event.sessionId ?? null,
-        event.userId,
-        event.agent,
-        event.task,
-        event.model,
-        event.depth,
-        event.time,
-        this.#owner.pid,
-        this.#owner.host,
-      );
-    } else if (event.type === 'run-finish') {
-      const envelope = {
-        status: event.status,
-        summary: event.summary,
-        data: event.data,
-        sources: event.sources,
-        usage: event.usage,
-        subtreeUsage: event.subtreeUsage,
-        runId: event.runId,
-      };
-      this.#finishRun.run(event.status, event.summary, safeJson(envelope), event.time, event.runId);
-      if (event.parentRunId === null) this.#cursors.delete(rootId);
+  /**
+   * After a slice committed the items from `first`: the spool is emptied once the table has everything
+   * in it, and the queue lets go of written items, so neither grows while the queue never empties (a
+   * sustained load the slices only just keep up with).
+   */
+  #written(first: number): void {
+    const spool = this.#spool;
+    if (spool) {
+      spool.written(this.#queue, first, Math.min(this.#head, this.#spooled));
+      if (this.#head >= this.#spooled) spool.empty();
+      else if (spool.wantsRewrite) spool.rewrite(this.#queue, this.#head, this.#spooled);
     }
-  }
-
-  #nextCursor(rootId: string): number {
-    let last = this.#cursors.get(rootId);
-    if (last === undefined) {
-      const row = this.#lastCursor.get(rootId) as { last: number | null };
-      last = row.last ?? 0;
+    if (this.#head >= COMPACT_AFTER_ITEMS && this.#head * 2 >= this.#queue.length) {
+      this.#queue.splice(0, this.#head);
+      this.#spooled = Math.max(0, this.#spooled - this.#head);
+      this.#secureEnd = Math.max(0, this.#secureEnd - this.#head);
+      this.#head = 0;
     }
-    this.#cursors.set(rootId, last + 1);
-    return last + 1;
+    this.stats.queueLength = this.#queue.length;
   }
 }

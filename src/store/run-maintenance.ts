@@ -171,14 +171,11 @@ export function recoverDeadSpools(
     }
     // Its runs keep the dead process as their owner, so the sweep that follows marks them interrupted.
     const replaying = new EventWriter(db, { owner: writer, durability: 'batched' });
-    let failed = false;
-    replaying.onWriteError = () => {
-      failed = true;
-    };
+    replaying.onWriteError = () => {};
     replaying.replay(records);
-    replaying.applyNow();
+    const complete = replaying.applyAll();
     void replaying.close();
-    if (failed) continue;
+    if (!complete) continue;
     rmSync(path, { force: true });
     applied++;
   }

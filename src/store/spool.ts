@@ -5,7 +5,9 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -58,6 +60,20 @@ export class Spool {
     if (this.#fd === undefined || this.#bytes === 0) return;
     ftruncateSync(this.#fd, 0);
     this.#bytes = 0;
+  }
+
+  /**
+   * Replaces the file's content with `text` (what the database still lacks): written beside it and renamed
+   * over it, so a kill meanwhile leaves either the old file or the new one, whole.
+   */
+  replace(text: string): void {
+    if (this.#fd === undefined) return;
+    const next = `${this.path}.next`;
+    writeFileSync(next, text);
+    renameSync(next, this.path);
+    closeSync(this.#fd);
+    this.#fd = openSync(this.path, 'a');
+    this.#bytes = Buffer.byteLength(text);
   }
 
   /** Closes the file; removes it unless `keep` (it still holds records the database lacks). */

@@ -1,0 +1,129 @@
+import type { CadreEvent } from '../core/events.ts';
+import type { JournalEntry } from './event-rows.ts';
+import type { SplitEvent } from './payloads.ts';
+import { type Spool, spoolLine } from './spool.ts';
+
+/** One item of the event writer's queue. */
+export type Pending =
+  | {
+      kind: 'event';
+      event: CadreEvent;
+      split?: SplitEvent;
+      replayed?: true;
+      /** Characters its lines took in the spool, once spooled. */
+      spooledChars?: number;
+    }
+  | { kind: 'journal'; entry: JournalEntry; spooledChars?: number };
+
+/** Characters of spooled records already in the table after which the spool is rewritten without them. */
+const REWRITE_AFTER_CHARS = 1 << 20;
+
+/**
+ * The event writer's side of its spool (see spool.ts): which queue items it holds, how much of it the
+ * table has caught up with, and whether it may be emptied. Failures to write it are reported and turn it
+ * off (`broken`): securing then commits instead.
+ */
+export class WriterSpool {
+  #spool: Spool;
+  #split: (event: CadreEvent) => SplitEvent;
+  #report: (error: unknown) => void;
+  /** Appending failed (a full disk, a removed folder). */
+  broken = false;
+  /** Something was dropped after a failed write: the spool keeps it (never emptied) for the next start. */
+  #keep = false;
+  /** Characters in the spool since it was last emptied, and how many of them the table has already. */
+  #chars = 0;
+  #charsWritten = 0;
+
+  constructor(spool: Spool, split: (event: CadreEvent) => SplitEvent, report: (error: unknown) => void) {
+    this.#spool = spool;
+    this.#split = split;
+    this.#report = report;
+  }
+
+  /** Appends `items` from index `from` in one write; throws (after marking itself broken) when it fails. */
+  append(items: Pending[], from: number): void {
+    let text = '';
+    for (let index = from; index < items.length; index++) {
+      const item = items[index]!;
+      const lines = this.#lines(item);
+      item.spooledChars = lines.length;
+      text += lines;
+    }
+    if (!text) return;
+    try {
+      this.#spool.append(text);
+    } catch (error) {
+      this.broken = true;
+      throw error;
+    }
+    this.#chars += text.length;
+  }
+
+  /**
+   * Keeps what the spool holds, and appends `items` from `from` when it can, for the next start to apply:
+   * they were dropped from the queue.
+   */
+  keep(items: Pending[], from: number): void {
+    this.#keep = true;
+    if (this.broken) return;
+    try {
+      this.append(items, from);
+    } catch (error) {
+      this.#report(error);
+    }
+  }
+
+  /** Spooled items the table now has. */
+  written(items: Pending[], from: number, to: number): void {
+    for (let index = from; index < to; index++) this.#charsWritten += items[index]!.spooledChars ?? 0;
+  }
+
+  /** True when most of the spool, and a lot, is in the table already while the queue has not emptied. */
+  get wantsRewrite(): boolean {
+    return !this.#keep && this.#charsWritten > REWRITE_AFTER_CHARS && this.#charsWritten * 2 > this.#chars;
+  }
+
+  /** Empties the file: everything in it is in the table. */
+  empty(): void {
+    if (this.#keep || this.#chars === 0) return;
+    try {
+      this.#spool.clear();
+      this.#chars = 0;
+      this.#charsWritten = 0;
+    } catch (error) {
+      // What stays in it is in the table already; a later start skips it.
+      this.broken = true;
+      this.#report(error);
+    }
+  }
+
+  /** The spool again with only `items` (what the table lacks), swapped in whole (see Spool.replace). */
+  rewrite(items: Pending[], from: number, to: number): void {
+    let text = '';
+    for (let index = from; index < to; index++) text += this.#lines(items[index]!);
+    try {
+      this.#spool.replace(text);
+      this.#chars = text.length;
+      this.#charsWritten = 0;
+    } catch (error) {
+      this.broken = true;
+      this.#report(error);
+    }
+  }
+
+  close(): void {
+    this.#spool.close(this.#keep);
+  }
+
+  #lines(item: Pending): string {
+    if (item.kind === 'journal') {
+      const { journalId, runKey, kind, key, body } = item.entry;
+      return spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
+    }
+    item.split ??= this.#split(item.event);
+    const { payload, body } = item.split;
+    const event = spoolLine({ kind: 'event', payloadHash: payload?.hash ?? null, body });
+    return payload ? spoolLine({ kind: 'payload', hash: payload.hash, json: payload.json }) + event : event;
+  }
+}
