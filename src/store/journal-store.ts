@@ -75,12 +75,20 @@ export const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, po
 export class SqliteJournalStore implements JournalStore {
   readonly #db: Database;
   readonly #writer: EventWriter | undefined;
+  readonly #recover: () => void;
   #select: StatementSync | undefined;
   #insert: StatementSync | undefined;
 
-  constructor(db: Database, writer?: EventWriter) {
+  /**
+   * `recoverDeadSpools` applies what processes that died since this store opened left in their spools
+   * (see spool.ts): a long-lived process (`cadre serve`) resuming a tree another one (`cadre ask`) was
+   * running when it was killed needs that tree's last entries and events. `find` (how a resume starts)
+   * applies them; `open` of a fresh journal stays off the disk.
+   */
+  constructor(db: Database, writer?: EventWriter, recoverDeadSpools: () => void = () => {}) {
     this.#db = db;
     this.#writer = writer;
+    this.#recover = recoverDeadSpools;
   }
 
   open(journalId: string): TreeJournal & { entries(): number } {
@@ -125,6 +133,8 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async find(userId: string, rootRunId: string): Promise<FoundJournal | undefined> {
+    // Resuming reads the attempt's tree next: it must have what a dead process secured.
+    this.#recover();
     const row = this.#db
       .prepare('SELECT journal_id, user_id FROM journal_attempts WHERE root_run_id = ?')
       .get(rootRunId) as { journal_id: string; user_id: string } | undefined;

@@ -37,6 +37,7 @@ function dataPath(): string {
 function recordAndDie(path: string, events: CadreEvent[], journal: Array<[string, string, string, unknown]>) {
   const script = `const { openSqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
 const store = openSqliteStore(${JSON.stringify(path)}, { events: { delayMs: 60_000 } });
+await store.journal.begin('jrn_1', 'r1', 'ann', { agent: 'main', task: 't', history: [], inputs: {} });
 const journal = store.journal.open('jrn_1');
 for (const event of ${JSON.stringify(events)}) store.runs.record(event);
 for (const [runKey, kind, key, body] of ${JSON.stringify(journal)}) journal.put(runKey, kind, key, body);
@@ -135,5 +136,19 @@ describe('the spool', () => {
     expect(readFileSync(spool, 'utf8')).toBe('');
     await store.close();
     expect(existsSync(spool)).toBe(false);
+  });
+
+  it('is applied by a store that was already open (cadre serve) before it resumes from the journal', async () => {
+    const path = dataPath();
+    const serve = openSqliteStore(path);
+    // A \`cadre ask\` sharing the folder dies after serve opened it, with its last step only in its spool.
+    recordAndDie(path, [start, result(1, 'fetched')], [['r', 'model-step', '0', { parts: ['a'] }]]);
+    const found = await serve.journal.find('ann', 'r1');
+    expect(found?.journalId).toBe('jrn_1');
+    const tree = await serve.runs.getRunTree('ann', 'r1');
+    expect(tree?.status).toBe('running');
+    expect(serve.journal.open('jrn_1').get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
+    expect(readdirSync(spoolDirFor(path))).toEqual([]);
+    await serve.close();
   });
 });

@@ -59,7 +59,9 @@ export class SqliteStore implements Store {
     this.httpCache = new SqliteHttpCache(database);
     this.users = new SqliteUserStore(database);
     this.results = new SqliteResultMemory(database);
-    this.journal = new SqliteJournalStore(database, writer);
+    this.journal = new SqliteJournalStore(database, writer, () => {
+      if (location) recoverDeadSpools(database, { owner });
+    });
   }
 
   async close(): Promise<void> {
