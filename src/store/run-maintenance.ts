@@ -177,6 +177,8 @@ export function recoverDeadSpools(
     void replaying.close();
     if (!complete) continue;
     rmSync(path, { force: true });
+    // A rewrite the process was killed in the middle of (see Spool.replace).
+    rmSync(`${path}.next`, { force: true });
     applied++;
   }
   return applied;

@@ -47,7 +47,11 @@ export class Spool {
       this.#fd = openSync(this.path, 'a');
       openHere.add(this.path);
     }
-    this.#bytes += writeSync(this.#fd, text);
+    // One write; the rest of a short one (a disk filling up) is written after it, or the error thrown.
+    const bytes = Buffer.from(text);
+    let written = writeSync(this.#fd, bytes);
+    while (written < bytes.length) written += writeSync(this.#fd, bytes, written);
+    this.#bytes += written;
   }
 
   /** True when something was appended since the file was last emptied. */
@@ -170,19 +174,23 @@ export function deadSpools(
     return [];
   }
   const host = encodeURIComponent(owner.host);
-  const found: Array<{ path: string; owner: RunOwner }> = [];
-  for (const name of names.sort()) {
+  const found: Array<{ path: string; owner: RunOwner; created: string }> = [];
+  for (const name of names) {
     const parts = /^(.+)~(\d+)~([a-z0-9]+)\.spool$/.exec(name);
     if (!parts || parts[1] !== host) continue;
     const pid = Number(parts[2]);
     const path = join(dir, name);
     if (openHere.has(path) || (pid !== owner.pid && isAlive(pid))) continue;
-    found.push({ path, owner: { pid, host: owner.host } });
+    found.push({ path, owner: { pid, host: owner.host }, created: parts[3]! });
   }
-  return found;
+  // The last part starts with the time the spool was made (see spoolName), not the process id's order.
+  return found
+    .sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : 0))
+    .map(({ path, owner }) => ({ path, owner }));
 }
 
 function spoolName(owner: RunOwner): string {
+  // Time first, so names sort by age; base 36 milliseconds keep eight digits until 2059.
   const unique = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   return `${encodeURIComponent(owner.host)}~${owner.pid}~${unique}.spool`;
 }
