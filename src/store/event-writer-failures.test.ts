@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +100,21 @@ process.stdout.write(String(reported));`;
     const events = await store.runs.events('ann', 'r1');
     expect(events.map((stored) => stored.event.seq)).toEqual([0, 1, 2, 3]);
     expect(readdirSync(spoolDirFor(path))).toEqual([]);
+    await store.close();
+  });
+
+  it('commits at once when the spool cannot be written (its folder is a file), saying so once', async () => {
+    const path = dataPath();
+    writeFileSync(spoolDirFor(path), 'not a folder');
+    const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
+    const errors: unknown[] = [];
+    store.runs.onWriteError = (error) => errors.push(error);
+    for (const event of [start, delta(1), result(2), result(3)]) store.runs.record(event);
+    expect(errors).toHaveLength(1);
+    // Committed before record() returned, without waiting for the minute-long slice delay.
+    const raw = openDatabase(path);
+    expect((raw.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n).toBe(4);
+    raw.close();
     await store.close();
   });
 });
