@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { CadreEvent } from '../core/events.ts';
 import { openDatabase } from './database.ts';
-import { spoolDirFor } from './spool.ts';
+import { readSpool, spoolDirFor } from './spool.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
 const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
@@ -116,5 +116,26 @@ process.stdout.write(String(reported));`;
     expect((raw.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n).toBe(4);
     raw.close();
     await store.close();
+  });
+
+  it('keeps only what it dropped in the spool afterwards, so the spool does not grow with every later event', async () => {
+    const path = dataPath();
+    const store = openSqliteStore(path);
+    store.runs.onWriteError = () => {};
+    const bad = { ...start, runId: 'r2', rootRunId: 'r2', task: undefined } as unknown as CadreEvent;
+    for (const event of [start, delta(1), bad, result(2)]) store.runs.record(event);
+    await store.runs.flush();
+    const [file] = readdirSync(spoolDirFor(path));
+    const spool = join(spoolDirFor(path), file!);
+    const onlyTheDropped = readFileSync(spool, 'utf8');
+    expect(
+      readSpool(spool).map((record) => record.kind === 'event' && JSON.parse(record.body).runId),
+    ).toEqual(['r2']);
+    for (let seq = 3; seq < 50; seq++) store.runs.record(result(seq));
+    await store.runs.flush();
+    expect(readFileSync(spool, 'utf8')).toBe(onlyTheDropped);
+    await store.close();
+    // Kept at close for the next start, which tries it again.
+    expect(readdirSync(spoolDirFor(path))).toEqual([file]);
   });
 });

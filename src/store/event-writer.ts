@@ -380,7 +380,8 @@ export class EventWriter {
     }
     this.#lockedRetries = 0;
     // What is dropped from the queue stays in the spool, kept for the next process to apply.
-    this.#spool?.keep(this.#queue, this.#spooled);
+    const dropped = failed === undefined ? this.#queue.slice(first) : [this.#queue[failed]!];
+    this.#spool?.keep(this.#queue, this.#spooled, dropped);
     this.#spooled = this.#queue.length;
     if (failed !== undefined) {
       this.#dropped++;

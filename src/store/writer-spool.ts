@@ -29,8 +29,10 @@ export class WriterSpool {
   #report: (error: unknown) => void;
   /** Appending failed (a full disk, a removed folder). */
   broken = false;
-  /** Something was dropped after a failed write: the spool keeps it (never emptied) for the next start. */
-  #keep = false;
+  /** Lines of items dropped after failed writes: the spool keeps them, for the next start to apply. */
+  #lost = '';
+  /** Something was dropped while the spool was broken: whatever it holds stays. */
+  #keepAll = false;
   /** Characters in the spool since it was last emptied, and how many of them the table has already. */
   #chars = 0;
   #charsWritten = 0;
@@ -61,17 +63,19 @@ export class WriterSpool {
   }
 
   /**
-   * Keeps what the spool holds, and appends `items` from `from` when it can, for the next start to apply:
-   * they were dropped from the queue.
+   * Secures `items` from `from` when it can, and keeps `dropped` (items a failed write dropped from the
+   * queue) in the spool from now on, however often it is emptied, for the next start to apply.
    */
-  keep(items: Pending[], from: number): void {
-    this.#keep = true;
-    if (this.broken) return;
+  keep(items: Pending[], from: number, dropped: Pending[]): void {
     try {
+      if (this.broken) throw new Error('the spool could not be written');
       this.append(items, from);
     } catch (error) {
-      this.#report(error);
+      if (!this.#keepAll) this.#report(error);
+      this.#keepAll = true;
+      return;
     }
+    for (const item of dropped) this.#lost += this.#lines(item);
   }
 
   /** Spooled items the table now has. */
@@ -81,12 +85,21 @@ export class WriterSpool {
 
   /** True when most of the spool, and a lot, is in the table already while the queue has not emptied. */
   get wantsRewrite(): boolean {
-    return !this.#keep && this.#charsWritten > REWRITE_AFTER_CHARS && this.#charsWritten * 2 > this.#chars;
+    return (
+      !this.broken &&
+      !this.#keepAll &&
+      this.#charsWritten > REWRITE_AFTER_CHARS &&
+      this.#charsWritten * 2 > this.#chars
+    );
   }
 
-  /** Empties the file: everything in it is in the table. */
+  /** Empties the file (but for what was dropped): everything else in it is in the table. */
   empty(): void {
-    if (this.#keep || this.#chars === 0) return;
+    if (this.#keepAll || this.#chars === this.#lost.length) return;
+    if (this.#lost) {
+      this.rewrite([], 0, 0);
+      return;
+    }
     try {
       this.#spool.clear();
       this.#chars = 0;
@@ -100,7 +113,7 @@ export class WriterSpool {
 
   /** The spool again with only `items` (what the table lacks), swapped in whole (see Spool.replace). */
   rewrite(items: Pending[], from: number, to: number): void {
-    let text = '';
+    let text = this.#lost;
     for (let index = from; index < to; index++) text += this.#lines(items[index]!);
     try {
       this.#spool.replace(text);
@@ -113,7 +126,7 @@ export class WriterSpool {
   }
 
   close(): void {
-    this.#spool.close(this.#keep);
+    this.#spool.close(this.#lost !== '' || this.#keepAll);
   }
 
   #lines(item: Pending): string {
