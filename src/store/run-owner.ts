@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /** The process that runs a run: recorded with it, so a later start can tell whether it is still going. */
@@ -20,4 +21,23 @@ export function processAlive(pid: number): boolean {
     // EPERM: it exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+let boot: string | undefined;
+
+/**
+ * This boot of the machine, where the system says (Linux): no process of an earlier boot is alive, however
+ * its process id has been reused since. Empty where unknown.
+ */
+export function currentBoot(): string {
+  if (boot === undefined) {
+    try {
+      boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')
+        .replace(/[^0-9a-f]/g, '')
+        .slice(0, 12);
+    } catch {
+      boot = '';
+    }
+  }
+  return boot;
 }

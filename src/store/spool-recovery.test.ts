@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { CadreEvent } from '../core/events.ts';
 import { openDatabase } from './database.ts';
+import { recoverDeadSpools } from './run-maintenance.ts';
+import { currentBoot } from './run-owner.ts';
 import { spoolDirFor, spoolLine } from './spool.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
@@ -92,4 +94,26 @@ describe('recovering a dead process spool', () => {
     expect(readdirSync(spoolDirFor(path))).toEqual([]);
     await store.close();
   });
+
+  it.skipIf(!existsSync('/proc/sys/kernel/random/boot_id'))(
+    'applies a spool from before a reboot even when its process id is taken by a live process now',
+    async () => {
+      const path = join(mkdtempSync(join(tmpdir(), 'spool-recovery-')), 'cadre.db');
+      const store = openSqliteStore(path);
+      mkdirSync(spoolDirFor(path), { recursive: true });
+      const host = encodeURIComponent(hostname());
+      const line = spoolLine({ kind: 'event', payloadHash: null, body: JSON.stringify(start) });
+      // The process id 4242 belongs to a live process now; one spool is from this boot, one from before.
+      const thisBoot = `${host}~4242~${Date.now().toString(36)}aaaaaa~${currentBoot()}.spool`;
+      writeFileSync(join(spoolDirFor(path), thisBoot), line);
+      writeFileSync(
+        join(spoolDirFor(path), `${host}~4242~${Date.now().toString(36)}bbbbbb~0123abcd.spool`),
+        line,
+      );
+      expect(recoverDeadSpools(store.database, { isAlive: () => true })).toBe(1);
+      expect(readdirSync(spoolDirFor(path))).toEqual([thisBoot]);
+      expect((await store.runs.events('ann', 'r1')).map((row) => row.event.type)).toEqual(['run-start']);
+      await store.close();
+    },
+  );
 });

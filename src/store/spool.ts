@@ -11,7 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import type { RunOwner } from './run-owner.ts';
+import { currentBoot, type RunOwner } from './run-owner.ts';
 
 /**
  * A process's spool: an append-only file beside the database that holds what must survive a kill
@@ -158,14 +158,17 @@ function parseLine(line: string): SpoolRecord | undefined {
 }
 
 /**
- * Spools left by processes of this machine that are gone (SIGKILL, a closed terminal), oldest first.
- * The process that wrote a spool is in its name, so a live one's file is never touched; a file with this
- * process's own id (ids are reused, often in containers) is an earlier process's unless it is open here.
+ * Spools left by processes of this machine that are gone (SIGKILL, a closed terminal, a reboot), oldest
+ * first. The process that wrote a spool is in its name, so a live one's file is never touched; a file with
+ * this process's own id (ids are reused, often in containers) is an earlier process's unless it is open
+ * here, and a file from an earlier boot (its name says which, on Linux) is dead whatever process has its
+ * id now (ids start again at each boot, so after a reboot the id is often another process's).
  */
 export function deadSpools(
   dir: string,
   owner: RunOwner,
   isAlive: (pid: number) => boolean,
+  boot = currentBoot(),
 ): Array<{ path: string; owner: RunOwner }> {
   let names: string[];
   try {
@@ -176,11 +179,12 @@ export function deadSpools(
   const host = encodeURIComponent(owner.host);
   const found: Array<{ path: string; owner: RunOwner; created: string }> = [];
   for (const name of names) {
-    const parts = /^(.+)~(\d+)~([a-z0-9]+)\.spool$/.exec(name);
+    const parts = /^([^~]+)~(\d+)~([a-z0-9]+)(?:~([0-9a-f]+))?\.spool$/.exec(name);
     if (!parts || parts[1] !== host) continue;
     const pid = Number(parts[2]);
     const path = join(dir, name);
-    if (openHere.has(path) || (pid !== owner.pid && isAlive(pid))) continue;
+    const earlierBoot = Boolean(boot && parts[4] && parts[4] !== boot);
+    if (openHere.has(path) || (pid !== owner.pid && !earlierBoot && isAlive(pid))) continue;
     found.push({ path, owner: { pid, host: owner.host }, created: parts[3]! });
   }
   // The last part starts with the time the spool was made (see spoolName), not the process id's order.
@@ -192,5 +196,6 @@ export function deadSpools(
 function spoolName(owner: RunOwner): string {
   // Time first, so names sort by age; base 36 milliseconds keep eight digits until 2059.
   const unique = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  return `${encodeURIComponent(owner.host)}~${owner.pid}~${unique}.spool`;
+  const boot = currentBoot();
+  return `${encodeURIComponent(owner.host)}~${owner.pid}~${unique}${boot ? `~${boot}` : ''}.spool`;
 }
