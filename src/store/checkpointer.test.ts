@@ -7,7 +7,7 @@ import { openSqliteStore } from './sqlite-store.ts';
 describe('background checkpoints', () => {
   it('copy the WAL into the database file from a worker once runs are written, not in a commit', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'checkpoint-')), 'cadre.db');
-    const store = openSqliteStore(path);
+    const store = openSqliteStore(path, { checkpoints: { delayMs: 0 } });
     const autocheckpoint = () =>
       (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
         .wal_autocheckpoint;
@@ -26,6 +26,33 @@ describe('background checkpoints', () => {
     while (statSync(path).size === sizeBefore && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     expect(statSync(path).size).toBeGreaterThan(sizeBefore);
+    await store.close();
+  });
+
+  it('do not start a worker for a store closed within the delay after its first write (a short command)', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'checkpoint-')), 'cadre.db');
+    const store = openSqliteStore(path, { checkpoints: { delayMs: 200 } });
+    const autocheckpoint = () =>
+      (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+        .wal_autocheckpoint;
+    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
+    await store.runs.flush();
+    // No worker started (SQLite's own threshold stands), so closing does not wait 40-65 ms for one to load.
+    expect(autocheckpoint()).toBe(1000);
+    await store.close();
+  });
+
+  it('start the worker once the delay has passed while the store is still writing', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'checkpoint-')), 'cadre.db');
+    const store = openSqliteStore(path, { checkpoints: { delayMs: 50 } });
+    const autocheckpoint = () =>
+      (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+        .wal_autocheckpoint;
+    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(autocheckpoint()).toBe(10_000);
     await store.close();
   });
 });

@@ -11,26 +11,42 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  * crosses 1,000 WAL pages, and with `synchronous = NORMAL` it fsyncs: measured at 5–7 ms on this machine,
  * a stall of every stream on the event loop every few hundred commits. While a process is writing runs,
  * a worker thread with its own connection checkpoints instead, and the main connection's threshold is
- * raised to a fallback it only reaches if that worker falls far behind. Started on the first write, so
- * short commands (`cadre runs`) never pay for a thread.
+ * raised to a fallback it only reaches if that worker falls far behind. Started `delayMs` after the first
+ * write, so short commands (`cadre runs`, a one-line `cadre ask`) never pay for a thread: starting one and
+ * stopping it at exit costs 40–65 ms, mostly the worker loading, which a command that ends first skips.
  */
 export class Checkpointer {
   #db: Database;
   #path: string;
   #intervalMs: number;
+  #delayMs: number;
   #worker: Worker | undefined;
+  #starting: NodeJS.Timeout | undefined;
 
-  constructor(db: Database, path: string, options: { intervalMs?: number } = {}) {
+  constructor(db: Database, path: string, options: { intervalMs?: number; delayMs?: number } = {}) {
     this.#db = db;
     this.#path = path;
     this.#intervalMs = options.intervalMs ?? 500;
+    this.#delayMs = options.delayMs ?? 1_000;
   }
 
   get running(): boolean {
     return this.#worker !== undefined;
   }
 
+  /** Starts the worker after the delay (at once with `delayMs: 0`). */
   start(): void {
+    if (this.#worker || this.#starting) return;
+    if (this.#delayMs <= 0) {
+      this.#spawn();
+      return;
+    }
+    this.#starting = setTimeout(() => this.#spawn(), this.#delayMs);
+    this.#starting.unref();
+  }
+
+  #spawn(): void {
+    this.#starting = undefined;
     if (this.#worker) return;
     this.#worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), {
       workerData: { path: this.#path, intervalMs: this.#intervalMs },
@@ -43,6 +59,8 @@ export class Checkpointer {
 
   /** Stops the worker (it closes its connection) before the main connection closes. */
   async stop(): Promise<void> {
+    clearTimeout(this.#starting);
+    this.#starting = undefined;
     const worker = this.#worker;
     if (!worker) return;
     this.#fallBack();

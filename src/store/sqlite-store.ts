@@ -17,6 +17,11 @@ import { SqliteUserStore } from './user-store.ts';
 export interface SqliteStoreOptions {
   /** How events are written (batching delay, slice length, payload threshold). */
   events?: Omit<EventWriterOptions, 'spool' | 'onFirstWrite'>;
+  /**
+   * Background checkpoints (see checkpointer.ts): how long after the first write the worker starts
+   * (default 1,000 ms) and how often it checkpoints (default 500 ms).
+   */
+  checkpoints?: { delayMs?: number; intervalMs?: number };
 }
 
 /**
@@ -45,7 +50,7 @@ export class SqliteStore implements Store {
     const owner = options.events?.owner ?? currentOwner();
     if (location) {
       recoverDeadSpools(database, { owner });
-      this.#checkpointer = new Checkpointer(database, location);
+      this.#checkpointer = new Checkpointer(database, location, options.checkpoints);
     }
     const writer = new EventWriter(database, {
       ...options.events,
