@@ -3,7 +3,7 @@ import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
 import { EventRows, type JournalEntry } from './event-rows.ts';
 import { DEFAULT_PAYLOAD_THRESHOLD, inflatePayloads } from './payloads.ts';
-import { currentOwner, type RunOwner } from './run-owner.ts';
+import { currentOwner, type RunOwner, runsStartedHere } from './run-owner.ts';
 import type { Spool, SpoolRecord } from './spool.ts';
 import { type Pending, WriterSpool } from './writer-spool.ts';
 
@@ -132,6 +132,8 @@ export class EventWriter {
 
   enqueue(event: CadreEvent): void {
     if (this.#closed) return;
+    if (event.type === 'run-start') runsStartedHere.add(event.runId);
+    else if (event.type === 'run-finish') runsStartedHere.delete(event.runId);
     this.#push({ kind: 'event', event });
     if (!this.#secureSoon.has(event.type)) this.#schedule();
     else if (event.parentRunId === null && (event.type === 'run-finish' || event.type === 'run-error'))

@@ -4,7 +4,7 @@ import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../core/run-tree.ts'
 import { type Database, transaction } from './database.ts';
 import { EventWriter } from './event-writer.ts';
 import { inflatePayloads } from './payloads.ts';
-import { currentOwner, processAlive, type RunOwner } from './run-owner.ts';
+import { currentOwner, processAlive, type RunOwner, runsStartedHere } from './run-owner.ts';
 import { deadSpools, readSpool, spoolDirFor } from './spool.ts';
 
 /**
@@ -13,7 +13,10 @@ import { deadSpools, readSpool, spoolDirFor } from './spool.ts';
  */
 
 export interface InterruptedSweep {
-  /** This process: its own runs are alive by definition, and only runs of this host can be checked. */
+  /**
+   * This process: the runs it started are alive by definition (others recorded with its id are an earlier
+   * process's), and only runs of this host can be checked.
+   */
   owner?: RunOwner;
   isAlive?: (pid: number) => boolean;
   now?: () => number;
@@ -40,7 +43,10 @@ export async function markInterruptedRuns(db: Database, options: InterruptedSwee
     depth: number;
     owner_pid: number;
   }>;
-  const dead = rows.filter((row) => row.owner_pid !== owner.pid && !isAlive(row.owner_pid));
+  // A run recorded with this process's id is an earlier process's (ids are reused) unless started here.
+  const dead = rows.filter((row) =>
+    row.owner_pid === owner.pid ? !runsStartedHere.has(row.id) : !isAlive(row.owner_pid),
+  );
   if (!dead.length) return [];
   const now = options.now?.() ?? Date.now();
   const byRoot = Map.groupBy(dead, (row) => row.root_id);

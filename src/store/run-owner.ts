@@ -7,6 +7,13 @@ export interface RunOwner {
   host: string;
 }
 
+/**
+ * Runs this process has recorded as started and not yet as finished. The sweep (markInterruptedRuns) tells
+ * this process's runs from an earlier process's with the same id by it: in a container every start is often
+ * process 1, so the id alone would keep a crashed server's runs "running" for ever.
+ */
+export const runsStartedHere = new Set<string>();
+
 /** This process. */
 export function currentOwner(): RunOwner {
   return { pid: process.pid, host: hostname() };

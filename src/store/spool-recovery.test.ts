@@ -116,4 +116,21 @@ describe('recovering a dead process spool', () => {
       await store.close();
     },
   );
+
+  it('closes the runs of an earlier process that had this process id (a restarted container), not its own', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'spool-recovery-')), 'cadre.db');
+    mkdirSync(spoolDirFor(path), { recursive: true });
+    // `cadre serve` as process 1 of a container crashed mid-run; the restarted one is process 1 again.
+    const line = spoolLine({ kind: 'event', payloadHash: null, body: JSON.stringify(start) });
+    const name = `${encodeURIComponent(hostname())}~${process.pid}~${Date.now().toString(36)}aaaaaa.spool`;
+    writeFileSync(join(spoolDirFor(path), name), line);
+    const store = openSqliteStore(path);
+    // A run this process is running, recorded with the same process id.
+    store.runs.record({ ...start, runId: 'r2', rootRunId: 'r2' });
+    await store.runs.flush();
+    expect(await store.runs.markInterrupted()).toEqual(['r1']);
+    expect((await store.runs.getRunTree('ann', 'r1'))?.status).toBe('interrupted');
+    expect((await store.runs.getRunTree('ann', 'r2'))?.status).toBe('running');
+    await store.close();
+  });
 });
