@@ -103,15 +103,17 @@ process.stdout.write(String(reported));`;
     await store.close();
   });
 
-  it('commits at once when the spool cannot be written (its folder is a file), saying so once', async () => {
+  it('commits at the barrier when the spool cannot be written (its folder is a file), saying so once', async () => {
     const path = dataPath();
     writeFileSync(spoolDirFor(path), 'not a folder');
     const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
     const errors: unknown[] = [];
     store.runs.onWriteError = (error) => errors.push(error);
     for (const event of [start, delta(1), result(2), result(3)]) store.runs.record(event);
+    // The barrier before the next model request.
+    store.runs.secure();
     expect(errors).toHaveLength(1);
-    // Committed before record() returned, without waiting for the minute-long slice delay.
+    // Committed by the barrier, without waiting for the minute-long slice delay.
     const raw = openDatabase(path);
     expect((raw.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n).toBe(4);
     raw.close();

@@ -2,10 +2,10 @@ import { SystemError } from '../core/errors.ts';
 import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
 import { EventRows, type JournalEntry } from './event-rows.ts';
-import { DEFAULT_PAYLOAD_THRESHOLD, inflatePayloads } from './payloads.ts';
+import { DEFAULT_PAYLOAD_THRESHOLD } from './payloads.ts';
 import { currentOwner, type RunOwner, runsStartedHere } from './run-owner.ts';
 import type { Spool, SpoolRecord } from './spool.ts';
-import { type Pending, WriterSpool } from './writer-spool.ts';
+import { type Pending, replayedItems, WriterSpool } from './writer-spool.ts';
 
 export type { JournalEntry } from './event-rows.ts';
 
@@ -103,21 +103,13 @@ export class EventWriter {
 
   constructor(db: Database, options: EventWriterOptions = {}) {
     this.#db = db;
-    this.#rows = new EventRows(
-      db,
-      options.owner ?? currentOwner(),
-      options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD,
-    );
+    const threshold = options.payloadThreshold ?? DEFAULT_PAYLOAD_THRESHOLD;
+    this.#rows = new EventRows(db, options.owner ?? currentOwner(), threshold);
     this.#delayMs = options.delayMs ?? 20;
     this.#sliceMs = options.sliceMs ?? 2;
     this.#secureSoon = options.durability === 'batched' ? new Set() : SECURE_SOON;
-    this.#spool =
-      options.spool &&
-      new WriterSpool(
-        options.spool,
-        (event) => this.#rows.split(event),
-        (error) => this.onWriteError(error),
-      );
+    const report = (error: unknown) => this.onWriteError(error);
+    this.#spool = options.spool && new WriterSpool(options.spool, (event) => this.#rows.split(event), report);
     this.#onFirstWrite = options.onFirstWrite;
   }
 
@@ -174,18 +166,7 @@ export class EventWriter {
    * and sequence) are skipped, the rest get their tree's next cursors in order.
    */
   replay(records: SpoolRecord[]): void {
-    const payloads = new Map<string, string>();
-    for (const record of records) {
-      if (record.kind === 'payload') payloads.set(record.hash, record.json);
-      else if (record.kind === 'journal') {
-        const { journalId, runKey, entryKind, key, body } = record;
-        this.#push({ kind: 'journal', entry: { journalId, runKey, kind: entryKind, key, body } });
-      } else {
-        const body = JSON.parse(record.body) as Record<string, unknown>;
-        const event = inflatePayloads(body, record.payloadHash && (payloads.get(record.payloadHash) ?? null));
-        this.#push({ kind: 'event', event: event as CadreEvent, replayed: true });
-      }
-    }
+    for (const item of replayedItems(records)) this.#push(item);
   }
 
   /**
@@ -253,7 +234,8 @@ export class EventWriter {
     if (this.#spool && !this.#spool.broken) {
       try {
         const started = performance.now();
-        this.#spool.append(this.#queue, this.#spooled);
+        // What slices have written since the last append needs no spooling.
+        this.#spool.append(this.#queue, Math.max(this.#spooled, this.#head));
         this.#spooled = this.#queue.length;
         this.stats.spoolAppends++;
         this.stats.longestSecureMs = Math.max(this.stats.longestSecureMs, performance.now() - started);
@@ -383,7 +365,7 @@ export class EventWriter {
     this.#lockedRetries = 0;
     // What is dropped from the queue stays in the spool, kept for the next process to apply.
     const dropped = failed === undefined ? this.#queue.slice(first) : [this.#queue[failed]!];
-    this.#spool?.keep(this.#queue, this.#spooled, dropped);
+    this.#spool?.keep(this.#queue, Math.max(this.#spooled, this.#head), dropped);
     this.#spooled = this.#queue.length;
     if (failed !== undefined) {
       this.#dropped++;

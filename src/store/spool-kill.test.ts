@@ -10,7 +10,8 @@ const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url)
 
 /**
  * A child that records a run as fast as it can (text, a tool result every few events, its journal entry,
- * a large output now and then) and prints each secured sequence number once record() has returned.
+ * a large output now and then) and prints each sequence number secured by the barrier the runtime passes
+ * before each model request.
  */
 function recordUntilKilled(path: string, killAfterMs: number): Promise<number> {
   const script = `const { openSqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
@@ -25,6 +26,8 @@ for (let seq = 1; ; seq++) {
     const output = seq % 15 ? seq : { page: String(seq).repeat(3000) };
     store.runs.record({ ...base, seq, type: 'tool-result', toolCallId: 'c' + seq, name: 'f', ok: true, output, ms: 1 });
     journal.put('r', 'tool-result', String(seq), { seq });
+    // The barrier the runtime passes before the next model request.
+    store.runs.secure();
     process.stdout.write(seq + '\\n');
   }
   if (seq % 3 === 0) await new Promise((resolve) => setImmediate(resolve));

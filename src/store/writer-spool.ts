@@ -1,7 +1,7 @@
 import type { CadreEvent } from '../core/events.ts';
 import type { JournalEntry } from './event-rows.ts';
-import type { SplitEvent } from './payloads.ts';
-import { type Spool, spoolLine } from './spool.ts';
+import { inflatePayloads, type SplitEvent } from './payloads.ts';
+import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
 
 /** One item of the event writer's queue. */
 export type Pending =
@@ -14,6 +14,24 @@ export type Pending =
       spooledChars?: number;
     }
   | { kind: 'journal'; entry: JournalEntry; spooledChars?: number };
+
+/** A dead process's spool as queue items (see EventWriter.replay), its large outputs put back. */
+export function replayedItems(records: SpoolRecord[]): Pending[] {
+  const payloads = new Map<string, string>();
+  const items: Pending[] = [];
+  for (const record of records) {
+    if (record.kind === 'payload') payloads.set(record.hash, record.json);
+    else if (record.kind === 'journal') {
+      const { journalId, runKey, entryKind, key, body } = record;
+      items.push({ kind: 'journal', entry: { journalId, runKey, kind: entryKind, key, body } });
+    } else {
+      const body = JSON.parse(record.body) as Record<string, unknown>;
+      const event = inflatePayloads(body, record.payloadHash && (payloads.get(record.payloadHash) ?? null));
+      items.push({ kind: 'event', event: event as CadreEvent, replayed: true });
+    }
+  }
+  return items;
+}
 
 /** Characters of spooled records already in the table after which the spool is rewritten without them. */
 const REWRITE_AFTER_CHARS = 1 << 20;
