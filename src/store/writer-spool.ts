@@ -85,15 +85,17 @@ export class WriterSpool {
    * queue) in the spool from now on, however often it is emptied, for the next start to apply.
    */
   keep(items: Pending[], from: number, dropped: Pending[]): void {
-    try {
-      if (this.broken) throw new Error('the spool could not be written');
-      this.append(items, from);
-    } catch (error) {
-      if (!this.#keepAll) this.#report(error);
-      this.#keepAll = true;
-      return;
+    if (!this.broken) {
+      try {
+        this.append(items, from);
+        for (const item of dropped) this.#lost += this.#lines(item);
+        return;
+      } catch (error) {
+        this.#report(error);
+      }
     }
-    for (const item of dropped) this.#lost += this.#lines(item);
+    // Dropped items it could not take may still be anywhere in it from before: all of it stays.
+    this.#keepAll = true;
   }
 
   /** Spooled items the table now has. */
