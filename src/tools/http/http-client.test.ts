@@ -96,6 +96,34 @@ describe('response cache', () => {
     expect((await client.request(request)).cache).toBe('hit');
   });
 
+  it('removes expired entries when it stores, at most once an interval', async () => {
+    let now = 1_000_000;
+    const db = openDatabase(':memory:');
+    const client = new HttpClient({
+      cache: new SqliteHttpCache(db),
+      now: () => now,
+      cachePruneIntervalMs: 60_000,
+    });
+    const keys = () =>
+      (db.prepare('SELECT url FROM http_cache ORDER BY url').all() as Array<{ url: string }>).map(
+        (row) => new URL(row.url).pathname,
+      );
+    const fetch = (path: string, ttlSeconds: number) =>
+      client.request({
+        url: `${server.url}${path}`,
+        trust: 'endpoint',
+        cache: { namespace: 't', ttlSeconds },
+      });
+    await fetch('/short', 10);
+    now += 20_000;
+    await fetch('/long', 3_600);
+    // Expired, but the last removal (at the first store) was less than an interval ago.
+    expect(keys()).toEqual(['/long', '/short']);
+    now += 40_000;
+    await fetch('/later', 3_600);
+    expect(keys()).toEqual(['/later', '/long']);
+  });
+
   it('keys by namespace and never caches with a TTL of 0', async () => {
     const client = new HttpClient({ cache: new SqliteHttpCache(openDatabase(':memory:')) });
     const url = `${server.url}/keys`;

@@ -25,7 +25,8 @@ import { USER_AGENT } from './user-agent.ts';
  *    trusted endpoint's origin, wait for the host's rate limit, connect to the checked address only.
  * 3. Check the content type before reading; read the body with the size cap after decompression.
  * 4. Retry 429/5xx and network failures with backoff, honouring `Retry-After` up to a cap.
- * 5. Store successful responses in the cache with the caller's TTL.
+ * 5. Store successful responses in the cache with the caller's TTL; at most once an interval (an hour by
+ *    default), remove the expired ones, so the cache of a long-running server does not only grow.
  * The whole request, retries included, runs under one time cap.
  */
 export interface HttpRequest {
@@ -64,6 +65,8 @@ export interface HttpClientOptions {
   guard?: Partial<GuardOptions>;
   rateLimiter?: RateLimiter;
   cache?: HttpCacheStore;
+  /** Least time between two removals of expired cache entries, in ms (default an hour); 0 never removes. */
+  cachePruneIntervalMs?: number;
   retry?: Partial<RetryPolicy>;
   maxRedirects?: number;
   defaultTimeoutMs?: number;
@@ -78,6 +81,7 @@ export interface HttpClientOptions {
 
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 20_000;
+const CACHE_PRUNE_INTERVAL_MS = 3_600_000;
 
 export class HttpClient {
   readonly options: HttpClientOptions;
@@ -86,6 +90,8 @@ export class HttpClient {
   #now: () => number;
   #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   #random: () => number;
+  /** When expired entries were last removed; the first store after start-up removes them. */
+  #prunedAt: number | undefined;
 
   constructor(options: HttpClientOptions = {}) {
     this.options = options;
@@ -148,8 +154,17 @@ export class HttpClient {
         },
         response.fetchedAt + request.cache.ttlSeconds * 1000,
       );
+      await this.#pruneCache(this.options.cache);
     }
     return { ...response, cache: cacheKey && this.options.cache ? 'miss' : 'off' };
+  }
+
+  async #pruneCache(cache: HttpCacheStore): Promise<void> {
+    const interval = this.options.cachePruneIntervalMs ?? CACHE_PRUNE_INTERVAL_MS;
+    const now = this.#now();
+    if (interval <= 0 || (this.#prunedAt !== undefined && now - this.#prunedAt < interval)) return;
+    this.#prunedAt = now;
+    await cache.prune(now);
   }
 
   async #withRetries(request: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
