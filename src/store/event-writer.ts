@@ -80,8 +80,8 @@ export class EventWriter {
   /** A slice failed and none has succeeded since: the failure was reported, its repeats are not. */
   #failing = false;
   #lockedRetries = 0;
-  /** Items dropped after failed writes, ever. */
-  #dropped = 0;
+  /** Items dropped after failed writes, while applyAll collects them. */
+  #dropped: Pending[] | undefined;
   #onFirstWrite: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
@@ -179,14 +179,16 @@ export class EventWriter {
   }
 
   /**
-   * Applies everything queued now, without waiting for a lock more than once; true when all of it reached
-   * the table (what did not is dropped, and kept in the spool when there is one).
+   * Applies everything queued now, without waiting for a lock more than once; returns what did not reach
+   * the table (dropped, and kept in the spool when there is one).
    */
-  applyAll(): boolean {
-    const droppedBefore = this.#dropped;
+  applyAll(): Pending[] {
+    const dropped: Pending[] = [];
+    this.#dropped = dropped;
     this.#writeQueued(false);
+    this.#dropped = undefined;
     this.#settle();
-    return this.#dropped === droppedBefore;
+    return dropped;
   }
 
   #push(item: Pending): void {
@@ -368,13 +370,13 @@ export class EventWriter {
     this.#spool?.keep(this.#queue, Math.max(this.#spooled, this.#head), dropped);
     this.#spooled = this.#queue.length;
     if (failed !== undefined) {
-      this.#dropped++;
+      this.#dropped?.push(this.#queue[failed]!);
       this.#queue.splice(failed, 1);
       if (failed < this.#spooled) this.#spooled--;
       if (failed < this.#secureEnd) this.#secureEnd--;
     } else {
       // The transaction itself could not start or commit: nothing queued can be written now.
-      this.#dropped += this.#queue.length - first;
+      this.#dropped?.push(...this.#queue.slice(first));
       this.#queue.length = first;
       this.#spooled = Math.min(this.#spooled, first);
       this.#secureEnd = Math.min(this.#secureEnd, first);

@@ -1,11 +1,12 @@
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { CadreEvent } from '../core/events.ts';
 import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../core/run-tree.ts';
 import { type Database, transaction } from './database.ts';
 import { EventWriter } from './event-writer.ts';
-import { inflatePayloads } from './payloads.ts';
+import { inflatePayloads, splitPayload } from './payloads.ts';
 import { currentOwner, processAlive, type RunOwner, runsStartedHere } from './run-owner.ts';
 import { deadSpools, readSpool, spoolDirFor } from './spool.ts';
+import { pendingLines } from './writer-spool.ts';
 
 /**
  * Housekeeping of stored runs: runs whose process died are closed as `interrupted`, and whole trees can be
@@ -156,8 +157,8 @@ function deleteUnreferencedPayloads(db: Database): void {
  * Applies the spools (see spool.ts) that processes of this machine left when they died, then removes
  * them. Idempotent: a record already in the table is skipped, so two processes recovering the same file
  * at once, or a process killed between a commit and emptying its spool, store nothing twice. A spool
- * that cannot be applied now (the database busy beyond its wait) stays for the next start. Returns how
- * many files were applied.
+ * that cannot be applied now (the database busy beyond its wait) stays for the next start, with only what
+ * the table still lacks. Returns how many files were applied.
  */
 export function recoverDeadSpools(
   db: Database,
@@ -179,9 +180,19 @@ export function recoverDeadSpools(
     const replaying = new EventWriter(db, { owner: writer, durability: 'batched' });
     replaying.onWriteError = () => {};
     replaying.replay(records);
-    const complete = replaying.applyAll();
+    const dropped = replaying.applyAll();
     void replaying.close();
-    if (!complete) continue;
+    if (dropped.length) {
+      // Only what the table still lacks stays, so the next try (every start, every resume) is short.
+      const split = (event: CadreEvent) => splitPayload(event);
+      try {
+        writeFileSync(`${path}.next`, dropped.map((item) => pendingLines(item, split)).join(''));
+        renameSync(`${path}.next`, path);
+      } catch {
+        // Left whole: applying it again skips what the table has.
+      }
+      continue;
+    }
     rmSync(path, { force: true });
     // A rewrite the process was killed in the middle of (see Spool.replace).
     rmSync(`${path}.next`, { force: true });

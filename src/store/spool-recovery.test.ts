@@ -8,7 +8,7 @@ import type { CadreEvent } from '../core/events.ts';
 import { openDatabase } from './database.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
 import { currentBoot } from './run-owner.ts';
-import { spoolDirFor, spoolLine } from './spool.ts';
+import { readSpool, spoolDirFor, spoolLine } from './spool.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
 const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
@@ -131,6 +131,31 @@ describe('recovering a dead process spool', () => {
     expect(await store.runs.markInterrupted()).toEqual(['r1']);
     expect((await store.runs.getRunTree('ann', 'r1'))?.status).toBe('interrupted');
     expect((await store.runs.getRunTree('ann', 'r2'))?.status).toBe('running');
+    await store.close();
+  });
+
+  it('keeps only the records it could not apply, so trying again at every start stays short', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'spool-recovery-')), 'cadre.db');
+    const store = openSqliteStore(path);
+    mkdirSync(spoolDirFor(path), { recursive: true });
+    // A run start without its task (a bug, a damaged file) cannot become a runs row.
+    const bad = { ...start, runId: 'r2', rootRunId: 'r2', task: undefined };
+    const events = [start, bad, ...Array.from({ length: 100 }, (_, index) => ({ ...start, seq: index + 1 }))];
+    const file = join(
+      spoolDirFor(path),
+      `${encodeURIComponent(hostname())}~999999~${Date.now().toString(36)}aaaaaa.spool`,
+    );
+    writeFileSync(
+      file,
+      events
+        .map((event) => spoolLine({ kind: 'event', payloadHash: null, body: JSON.stringify(event) }))
+        .join(''),
+    );
+    expect(recoverDeadSpools(store.database, { isAlive: () => false })).toBe(0);
+    expect(await store.runs.events('ann', 'r1')).toHaveLength(101);
+    expect(readSpool(file).map((record) => record.kind === 'event' && JSON.parse(record.body).runId)).toEqual(
+      ['r2'],
+    );
     await store.close();
   });
 });

@@ -150,13 +150,18 @@ export class WriterSpool {
   }
 
   #lines(item: Pending): string {
-    if (item.kind === 'journal') {
-      const { journalId, runKey, kind, key, body } = item.entry;
-      return spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
-    }
-    item.split ??= this.#split(item.event);
-    const { payload, body } = item.split;
-    const event = spoolLine({ kind: 'event', payloadHash: payload?.hash ?? null, body });
-    return payload ? spoolLine({ kind: 'payload', hash: payload.hash, json: payload.json }) + event : event;
+    return pendingLines(item, this.#split);
   }
+}
+
+/** An item's lines in a spool (see spool.ts): a large output's own line first. */
+export function pendingLines(item: Pending, split: (event: CadreEvent) => SplitEvent): string {
+  if (item.kind === 'journal') {
+    const { journalId, runKey, kind, key, body } = item.entry;
+    return spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
+  }
+  item.split ??= split(item.event);
+  const { payload, body } = item.split;
+  const event = spoolLine({ kind: 'event', payloadHash: payload?.hash ?? null, body });
+  return payload ? spoolLine({ kind: 'payload', hash: payload.hash, json: payload.json }) + event : event;
 }
