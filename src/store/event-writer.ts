@@ -365,22 +365,15 @@ export class EventWriter {
       return false;
     }
     this.#lockedRetries = 0;
-    // What is dropped from the queue stays in the spool, kept for the next process to apply.
-    const dropped = failed === undefined ? this.#queue.slice(first) : [this.#queue[failed]!];
+    // The item SQLite refused, or all the rest when the transaction itself could not start or commit. What
+    // is dropped from the queue stays in the spool, kept for the next process to apply.
+    const from = failed ?? first;
+    const dropped = this.#queue.slice(from, failed === undefined ? undefined : failed + 1);
     this.#spool?.keep(this.#queue, Math.max(this.#spooled, this.#head), dropped);
+    this.#dropped?.push(...dropped);
+    this.#queue.splice(from, dropped.length);
     this.#spooled = this.#queue.length;
-    if (failed !== undefined) {
-      this.#dropped?.push(this.#queue[failed]!);
-      this.#queue.splice(failed, 1);
-      if (failed < this.#spooled) this.#spooled--;
-      if (failed < this.#secureEnd) this.#secureEnd--;
-    } else {
-      // The transaction itself could not start or commit: nothing queued can be written now.
-      this.#dropped?.push(...this.#queue.slice(first));
-      this.#queue.length = first;
-      this.#spooled = Math.min(this.#spooled, first);
-      this.#secureEnd = Math.min(this.#secureEnd, first);
-    }
+    if (this.#secureEnd > from) this.#secureEnd = Math.max(from, this.#secureEnd - dropped.length);
     return true;
   }
 
