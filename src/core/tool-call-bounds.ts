@@ -1,4 +1,4 @@
-import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import type { PartMapper } from './map-stream.ts';
 
 /**

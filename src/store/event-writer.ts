@@ -109,7 +109,7 @@ export class EventWriter {
     this.#sliceMs = options.sliceMs ?? 2;
     this.#secureSoon = options.durability === 'batched' ? new Set() : SECURE_SOON;
     const report = (error: unknown) => this.onWriteError(error);
-    this.#spool = options.spool && new WriterSpool(options.spool, (event) => this.#rows.split(event), report);
+    this.#spool = options.spool && new WriterSpool(options.spool, report);
     this.#onFirstWrite = options.onFirstWrite;
   }
 

@@ -3,7 +3,7 @@ import type { CadreEvent } from '../core/events.ts';
 import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../core/run-tree.ts';
 import { type Database, transaction } from './database.ts';
 import { EventWriter } from './event-writer.ts';
-import { inflatePayloads, splitPayload } from './payloads.ts';
+import { inflatePayloads } from './payloads.ts';
 import { currentOwner, processAlive, type RunOwner, runsStartedHere } from './run-owner.ts';
 import { deadSpools, readSpool, spoolDirFor } from './spool.ts';
 import { pendingLines } from './writer-spool.ts';
@@ -184,9 +184,8 @@ export function recoverDeadSpools(
     void replaying.close();
     if (dropped.length) {
       // Only what the table still lacks stays, so the next try (every start, every resume) is short.
-      const split = (event: CadreEvent) => splitPayload(event);
       try {
-        writeFileSync(`${path}.next`, dropped.map((item) => pendingLines(item, split)).join(''));
+        writeFileSync(`${path}.next`, dropped.map((item) => pendingLines(item)).join(''));
         renameSync(`${path}.next`, path);
       } catch {
         // Left whole: applying it again skips what the table has.
