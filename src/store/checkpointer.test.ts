@@ -38,8 +38,10 @@ describe('background checkpoints', () => {
     const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
     store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
     await store.runs.flush();
-    // No worker started (SQLite's own threshold stands), so closing does not wait 40-65 ms for one to load.
-    expect(autocheckpoint()).toBe(1000);
+    // No worker started, so closing does not wait 40-65 ms for one to load; meanwhile the main connection
+    // no longer checkpoints at SQLite's 1,000 pages (the worker is on its way).
+    expect(store.checkpointsInBackground).toBe(false);
+    expect(autocheckpoint()).toBe(10_000);
     await store.close();
   });
 
@@ -52,6 +54,7 @@ describe('background checkpoints', () => {
     const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
     store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
     await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(store.checkpointsInBackground).toBe(true);
     expect(autocheckpoint()).toBe(10_000);
     await store.close();
   });

@@ -69,6 +69,11 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** True while a worker thread checkpoints this store's WAL (see checkpointer.ts). */
+  get checkpointsInBackground(): boolean {
+    return this.#checkpointer?.running ?? false;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
