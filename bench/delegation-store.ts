@@ -6,7 +6,9 @@
  * hits both alike. Reports the per-delegation ratio at the median and at p90, the event loop's worst delay
  * (`perf_hooks.monitorEventLoopDelay`) while each ran, and the longest the store itself held the loop
  * (one slice of inserts, or securing a step in the spool). Run alone: `npx node bench/delegation-store.ts`
- * (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs, BENCH_JOURNAL=off for events only).
+ * (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs, BENCH_JOURNAL=off for events only,
+ * BENCH_STORE=off for the runtime alone; for profiling, BENCH_SIDE=cadre or sdk runs one side and
+ * BENCH_DEBUG=1 prints the writer's statistics).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -159,8 +161,8 @@ export async function benchDelegationStore(
   const cadre: Sample[] = [];
   const plain: Sample[] = [];
   for (let i = 0; i < iterations; i++) {
-    if (process.env.BENCH_ONLY !== 'cadre') plain.push(await sample(runSdk));
-    if (process.env.BENCH_ONLY !== 'sdk') cadre.push(await sample(runCadre));
+    if (process.env.BENCH_SIDE !== 'cadre') plain.push(await sample(runSdk));
+    if (process.env.BENCH_SIDE !== 'sdk') cadre.push(await sample(runCadre));
   }
   if (process.env.BENCH_DEBUG) console.log(store.runs.writerStats);
   await store.close();
