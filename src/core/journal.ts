@@ -11,8 +11,17 @@ import type { PartMapper } from './map-stream.ts';
 export interface TreeJournal {
   /** What an earlier attempt committed, or undefined. */
   get(runKey: string, kind: JournalKind, key: string): unknown;
-  /** Commits one entry; durable when it returns (or when its promise resolves). */
-  put(runKey: string, kind: JournalKind, key: string, body: unknown): void | Promise<void>;
+  /**
+   * Commits one entry: durable when it returns (or when its promise resolves), or with `soon` by the next
+   * model request at the latest (the runtime's `beforeModelRequest`), when nothing acts on it before then.
+   */
+  put(
+    runKey: string,
+    kind: JournalKind,
+    key: string,
+    body: unknown,
+    when?: 'now' | 'soon',
+  ): void | Promise<void>;
 }
 
 /** `approval`: a call that started waiting for a person (its id and deadline), so a resume waits on. */
@@ -56,7 +65,15 @@ export function journalMapper(
     finish: LanguageModelV4StreamPart,
     enqueue: (part: LanguageModelV4StreamPart) => void,
   ) => {
-    if (!failed) await journal.put(runKey, 'model-step', index, { parts: parts.map(serialisable) });
+    // A step that calls tools is durable before they run; a final answer only before anything uses it.
+    if (!failed)
+      await journal.put(
+        runKey,
+        'model-step',
+        index,
+        { parts: parts.map(serialisable) },
+        held.length ? 'now' : 'soon',
+      );
     for (const waiting of held.splice(0)) enqueue(waiting);
     enqueue(finish);
   };

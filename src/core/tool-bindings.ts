@@ -153,14 +153,17 @@ export async function journaledCall<T>(
     const output = await execute();
     // A child that ended because its tree is being stopped has no result worth keeping.
     if (!frame.signal.aborted)
-      await journal.put(frame.journalKey, 'tool-result', toolCallId, { ok: true, output });
+      await journal.put(frame.journalKey, 'tool-result', toolCallId, { ok: true, output }, 'soon');
     return output;
   } catch (error) {
     if (!frame.signal.aborted) {
-      await journal.put(frame.journalKey, 'tool-result', toolCallId, {
-        ok: false,
-        error: describeError(error),
-      });
+      await journal.put(
+        frame.journalKey,
+        'tool-result',
+        toolCallId,
+        { ok: false, error: describeError(error) },
+        'soon',
+      );
     }
     throw error;
   }

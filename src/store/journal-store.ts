@@ -110,12 +110,11 @@ export class SqliteJournalStore implements JournalStore {
     const insert = this.#insert;
     return {
       get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
-      put: (runKey: string, kind: JournalKind, key: string, body: unknown) => {
+      put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
         const text = JSON.stringify(body ?? null);
-        // A tool result is secured with the step's events, before the next model request; a model step or
-        // an approval before this returns.
-        if (writer)
-          writer.enqueueJournal({ journalId, runKey, kind, key, body: text }, kind !== 'tool-result');
+        // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
+        // request or at the end of this turn; anything else before this returns.
+        if (writer) writer.enqueueJournal({ journalId, runKey, kind, key, body: text }, when === 'now');
         else insert!.run(journalId, journalId, runKey, kind, key, text);
         // Read back only by a later attempt (which loads from the table); kept for `entries`.
         loaded.set(entryKey(runKey, kind, key), body ?? null);

@@ -152,3 +152,24 @@ describe('the spool', () => {
     await serve.close();
   });
 });
+
+describe('journal entries in the spool', () => {
+  it('are secured before put returns, or with `soon` by the barrier before the next model request', async () => {
+    const path = dataPath();
+    const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
+    const journal = store.journal.open('jrn_soon');
+    const spooled = () => {
+      const files = existsSync(spoolDirFor(path)) ? readdirSync(spoolDirFor(path)) : [];
+      return files
+        .flatMap((file) => readSpool(join(spoolDirFor(path), file)))
+        .filter((record) => record.kind === 'journal');
+    };
+    journal.put('r', 'tool-result', 'c1', { ok: true, output: 1 }, 'soon');
+    expect(spooled()).toHaveLength(0);
+    store.runs.secure();
+    expect(spooled()).toHaveLength(1);
+    journal.put('r', 'model-step', '1', { parts: [] });
+    expect(spooled()).toHaveLength(2);
+    await store.close();
+  });
+});
