@@ -4,13 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { CadreEvent } from '../core/events.ts';
+import { base, runStart, toolResult } from '../../test/helpers/run-events.ts';
 import { spoolDirFor } from './spool.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
 const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
-const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
-const start = { ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'ann' } as const;
+const start = runStart('ann');
 
 describe('the event writer under a load it only just keeps up with', () => {
   it('keeps neither every written event in memory nor every secured one in the spool', async () => {
@@ -28,16 +27,7 @@ describe('the event writer under a load it only just keeps up with', () => {
     let longestQueue = 0;
     const turns = 3_000;
     for (let turn = 0; turn < turns; turn++, seq++) {
-      const result: CadreEvent = {
-        ...base,
-        seq,
-        type: 'tool-result',
-        toolCallId: `c${seq}`,
-        name: 'f',
-        ok: true,
-        output: 'x'.repeat(1_200),
-        ms: 1,
-      };
+      const result = toolResult(seq, 'x'.repeat(1_200));
       store.runs.record(result);
       await new Promise((resolve) => setImmediate(resolve));
       longestQueue = Math.max(longestQueue, store.runs.writerStats.queueLength);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runStart, textDelta, toolResult } from '../../test/helpers/run-events.ts';
 import type { CadreEvent } from '../core/events.ts';
 import { openDatabase } from './database.ts';
 import { readSpool, spoolDirFor } from './spool.ts';
@@ -11,19 +12,9 @@ import { openSqliteStore } from './sqlite-store.ts';
 
 const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
 
-const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
-const start = { ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'ann' } as const;
-const delta = (seq: number): CadreEvent => ({ ...base, seq, type: 'text-delta', delta: `word ${seq} ` });
-const result = (seq: number): CadreEvent => ({
-  ...base,
-  seq,
-  type: 'tool-result',
-  toolCallId: `c${seq}`,
-  name: 'f',
-  ok: true,
-  output: seq,
-  ms: 1,
-});
+const start = runStart('ann');
+const delta = textDelta;
+const result = (seq: number) => toolResult(seq);
 
 function dataPath(): string {
   return join(mkdtempSync(join(tmpdir(), 'writer-failures-')), 'cadre.db');

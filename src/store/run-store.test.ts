@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { toolResult } from '../../test/helpers/run-events.ts';
 import type { CadreEvent } from '../core/events.ts';
 import { openDatabase } from './database.ts';
 import { SqliteRunStore } from './run-store.ts';
@@ -100,18 +101,7 @@ describe('SQLite run store', () => {
     const store = new SqliteRunStore(db);
     const output = { page: 'y'.repeat(20_000) };
     store.record(someEvents(1)[0]!);
-    for (const seq of [1, 2, 3]) {
-      store.record({
-        ...base,
-        seq,
-        type: 'tool-result',
-        toolCallId: `c${seq}`,
-        name: 'f',
-        ok: true,
-        output,
-        ms: 1,
-      });
-    }
+    for (const seq of [1, 2, 3]) store.record(toolResult(seq, output));
     await store.flush();
     expect((db.prepare('SELECT COUNT(*) AS n FROM payloads').get() as { n: number }).n).toBe(1);
     const sizes = db.prepare('SELECT length(body) AS size FROM events WHERE seq > 0').all() as Array<{
