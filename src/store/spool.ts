@@ -47,10 +47,14 @@ export class Spool {
       this.#fd = openSync(this.path, 'a');
       openHere.add(this.path);
     }
-    // One write; the rest of a short one (a disk filling up) is written after it, or the error thrown.
-    const bytes = Buffer.from(text);
-    let written = writeSync(this.#fd, bytes);
-    while (written < bytes.length) written += writeSync(this.#fd, bytes, written);
+    // One write of the string itself (no Buffer on the heap for a 20 KB output); the rest of a short one
+    // (a disk filling up) is written after it, or the error thrown.
+    let written = writeSync(this.#fd, text);
+    const total = Buffer.byteLength(text);
+    if (written < total) {
+      const bytes = Buffer.from(text);
+      while (written < total) written += writeSync(this.#fd, bytes, written);
+    }
     this.#bytes += written;
   }
 
