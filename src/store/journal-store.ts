@@ -4,6 +4,7 @@ import type { JournalKind, TreeJournal } from '../core/journal.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import type { Migration } from './migrations.ts';
+import { outputJson } from './output-json.ts';
 
 /** What a resumed attempt needs to start the root run again exactly as the first attempt did. */
 export interface ResumeSpec {
@@ -111,7 +112,7 @@ export class SqliteJournalStore implements JournalStore {
     return {
       get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
       put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
-        const text = JSON.stringify(body ?? null);
+        const text = entryJson(kind, body);
         // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
         // request or at the end of this turn; anything else before this returns.
         if (writer) writer.enqueueJournal({ journalId, runKey, kind, key, body: text }, when === 'now');
@@ -150,6 +151,19 @@ export class SqliteJournalStore implements JournalStore {
       attempts: attempts.map((attempt) => attempt.root_run_id),
     };
   }
+}
+
+/** An entry's JSON; a tool result's output is serialised once for the entry and its event (output-json.ts). */
+function entryJson(kind: JournalKind, body: unknown): string {
+  if (kind === 'tool-result' && isObjectResult(body))
+    return `{"ok":true,"output":${outputJson(body.output)}}`;
+  return JSON.stringify(body ?? null);
+}
+
+function isObjectResult(body: unknown): body is { ok: true; output: object } {
+  if (typeof body !== 'object' || body === null) return false;
+  const { ok, output, ...rest } = body as { ok?: unknown; output?: unknown };
+  return ok === true && typeof output === 'object' && output !== null && Object.keys(rest).length === 0;
 }
 
 function entryKey(runKey: string, kind: string, key: string): string {

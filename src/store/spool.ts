@@ -120,8 +120,13 @@ export function spoolLine(record: SpoolRecord): string {
  * dropped: nothing after it was acknowledged.
  */
 export function readSpool(path: string): SpoolRecord[] {
+  return readSpoolText(readFileSync(path, 'utf8'));
+}
+
+/** The records in a spool's text (see readSpool). */
+export function readSpoolText(text: string): SpoolRecord[] {
   const records: SpoolRecord[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     const record = parseLine(line);
     if (record) records.push(record);
   }

@@ -1,5 +1,6 @@
 import type { CadreEvent } from '../core/events.ts';
 import type { JournalEntry } from './event-rows.ts';
+import { outputJson } from './output-json.ts';
 import { inflatePayloads, type SplitEvent } from './payloads.ts';
 import { safeJson } from './safe-json.ts';
 import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
@@ -163,5 +164,19 @@ export function pendingLines(item: Pending): string {
     const { journalId, runKey, kind, key, body } = item.entry;
     return spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
   }
-  return spoolLine({ kind: 'event', payloadHash: null, body: safeJson(item.event) });
+  return spoolLine({ kind: 'event', payloadHash: null, body: eventJson(item.event) });
+}
+
+/** An event's JSON; a tool result's object output is serialised once with its journal entry (output-json.ts). */
+function eventJson(event: CadreEvent): string {
+  if (event.type !== 'tool-result' || typeof event.output !== 'object' || event.output === null) {
+    return safeJson(event);
+  }
+  const { output, ...rest } = event;
+  try {
+    return `${safeJson(rest).slice(0, -1)},"output":${outputJson(output)}}`;
+  } catch {
+    // A cycle or a BigInt: safeJson marks them.
+    return safeJson(event);
+  }
 }
