@@ -17,7 +17,8 @@ import { openSqliteStore } from '../src/store/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 
 const STEPS = 6;
-const echoTool = defineTool({
+/** The benchmarks' one tool: gives back its text. */
+export const echoTool = defineTool({
   name: 'echo',
   family: 'bench',
   description: 'echo',

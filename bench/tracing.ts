@@ -1,26 +1,12 @@
-/**
- * Tracing overhead: the same tree (main delegates to a worker that makes 3 tool calls, 4 model calls each
- * run) with tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT: nothing loaded, nothing subscribed) and on
- * (spans built from every event and exported over OTLP/HTTP to a local receiver). Reports the time per
- * delegation and the difference. Run alone with `node bench/tracing.ts`.
- */
-import { z } from 'zod';
 import { startTracing, type Tracing } from '../src/app/telemetry/index.ts';
 import { agentDefinitionSchema } from '../src/core/agent-definition.ts';
 import { EventBus } from '../src/core/events.ts';
 import { Runtime } from '../src/core/runtime.ts';
-import { defineTool } from '../src/core/tool.ts';
 import { ToolRegistry } from '../src/core/tool-registry.ts';
 import { ScriptedModel, type ScriptedRequest } from '../src/models/scripted-model.ts';
 import { startOtlpReceiver } from '../test/fixtures/otlp-receiver.ts';
+import { echoTool } from './core.ts';
 
-const echo = defineTool({
-  name: 'echo',
-  family: 'bench',
-  description: 'echo',
-  input: z.object({ text: z.string() }),
-  execute: async ({ text }) => ({ text }),
-});
 const usage = { inputTokens: 100, outputTokens: 10 };
 
 function reply(request: ScriptedRequest) {
@@ -45,7 +31,7 @@ function runtime(bus: EventBus) {
   const model = new ScriptedModel(reply);
   return new Runtime({
     agents,
-    tools: new ToolRegistry([echo]),
+    tools: new ToolRegistry([echoTool]),
     resolveModel: () => model,
     mainModel: 'scripted:bench',
     bus,
