@@ -31,7 +31,7 @@ export interface TurnOptions {
     responseMessages: ModelMessage[];
   }) => { toolChoice: { type: 'tool'; toolName: string } } | undefined;
   stepOffset?: number;
-  /** True when the model reports usage itself as each call ends (see meterUsage). */
+  /** True when the model reports usage itself as each call ends (see usageMapper in usage-meter.ts). */
   metered: boolean;
 }
 

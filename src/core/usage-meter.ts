@@ -23,8 +23,9 @@ export interface UsageMeterOptions {
  *   so runs and budgets never count such a call as 0 tokens.
  * - `onUsage` comes earlier than the SDK's `finish-step` (which waits for the step's tools), so a
  *   delegation started in the same step already sees the tokens its parent just spent.
+ *
+ * One call's stream (see guarded-model.ts); `params` are the call's.
  */
-/** Reads one call's usage from its stream (see guarded-model.ts); `params` are the call's. */
 export function usageMapper(
   options: UsageMeterOptions,
   params: { prompt: unknown; tools?: unknown },
