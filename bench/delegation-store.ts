@@ -7,7 +7,7 @@
  * (`perf_hooks.monitorEventLoopDelay`) while each ran, and the longest the store itself held the loop
  * (one slice of inserts, or securing a step in the spool). Run alone: `npx node bench/delegation-store.ts`
  * (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs, BENCH_JOURNAL=off for events only,
- * BENCH_STORE=off for the runtime alone; for profiling, BENCH_SIDE=cadre or sdk runs one side and
+ * BENCH_STORE=off for the runtime alone, BENCH_DURABILITY=step or batched for one mode; for profiling, BENCH_SIDE=cadre or sdk runs one side and
  * BENCH_DEBUG=1 prints the writer's statistics).
  */
 import { randomUUID } from 'node:crypto';
@@ -122,6 +122,9 @@ export async function benchDelegationStore(
 ): Promise<DelegationStoreResult> {
   const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'cadre-bench-store-')), 'cadre.db'), {
     events: { durability },
+    ...(process.env.BENCH_CKPT_DELAY
+      ? { checkpoints: { delayMs: Number(process.env.BENCH_CKPT_DELAY) } }
+      : {}),
   });
   const filler = 'x'.repeat(outputBytes);
   const output = (text: string) => (outputBytes ? { text, page: filler } : { text });
@@ -141,19 +144,27 @@ export async function benchDelegationStore(
     }
   };
   const journal = storing && process.env.BENCH_JOURNAL !== 'off';
-  const runCadre = () =>
-    runtime.run({
+  const runCadre = () => {
+    if (!journal) return runtime.run({ agent: 'main', task: 'delegate' });
+    if (process.env.BENCH_JOURNAL === 'memory')
+      return runtime.run({ agent: 'main', task: 'delegate', journal: memoryJournal() });
+    // As `cadre ask` does: a new journal, and the attempt recorded when the root run starts.
+    const journalId = `jrn_${randomUUID()}`;
+    return runtime.run({
       agent: 'main',
       task: 'delegate',
-      ...(journal
-        ? {
-            journal:
-              process.env.BENCH_JOURNAL === 'memory'
-                ? memoryJournal()
-                : store.journal.open(`jrn_${randomUUID()}`),
-          }
-        : {}),
+      journal: store.journal.create(journalId),
+      onEvent: (event) => {
+        if (event.type === 'run-start' && event.parentRunId === null)
+          void store.journal.begin(journalId, event.runId, 'local', {
+            agent: 'main',
+            task: 'delegate',
+            history: [],
+            inputs: {},
+          });
+      },
     });
+  };
   for (let i = 0; i < 20; i++) {
     await runSdk();
     await runCadre();
@@ -223,7 +234,8 @@ export function printDelegationStore(result: DelegationStoreResult): void {
 
 if (import.meta.main) {
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
-  for (const durability of ['step', 'batched'] as const) {
+  const modes = (process.env.BENCH_DURABILITY ?? 'step,batched').split(',') as ('step' | 'batched')[];
+  for (const durability of modes) {
     for (const bytes of (process.env.BENCH_OUTPUT_BYTES ?? '0,20480').split(',').map(Number)) {
       printDelegationStore(await benchDelegationStore(iterations, bytes, durability));
     }

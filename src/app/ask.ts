@@ -136,7 +136,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     signal,
     sessionId,
     userId,
-    journal: cadre.store.journal.open(journalId),
+    journal: cadre.store.journal.create(journalId),
     ...(request.model ? { model: request.model } : {}),
     ...(request.inputs ? { inputs: request.inputs } : {}),
     ...(prefetch ? { prefetch } : {}),

@@ -1,7 +1,7 @@
 import type { StatementSync } from 'node:sqlite';
 import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
-import { JOURNAL_INSERT_SQL } from './journal-store.ts';
+import { ATTEMPT_INSERT_SQL, JOURNAL_INSERT_SQL } from './journal-store.ts';
 import { type SplitEvent, splitPayload } from './payloads.ts';
 import type { RunOwner } from './run-owner.ts';
 import { safeJson } from './safe-json.ts';
@@ -16,8 +16,18 @@ export interface JournalEntry {
   body: string;
 }
 
+/** An attempt of a journal's tree (see JournalStore.begin), secured with its root run's start. */
+export interface JournalAttempt {
+  journalId: string;
+  rootRunId: string;
+  userId: string;
+  /** JSON of the ResumeSpec. */
+  spec: string;
+  startedAt: number;
+}
+
 /**
- * The rows an event or a journal entry becomes, written inside the caller's transaction (see
+ * The rows an event, a journal entry or an attempt becomes, written inside the caller's transaction (see
  * event-writer.ts): the event with its tree's next cursor, its large output once under its hash, and the
  * `runs` row a run's start creates and its finish completes.
  */
@@ -25,6 +35,7 @@ export class EventRows {
   #insertEvent: StatementSync;
   #insertPayload: StatementSync;
   #insertJournal: StatementSync;
+  #insertAttempt: StatementSync;
   #eventExists: StatementSync;
   #insertRun: StatementSync;
   #finishRun: StatementSync;
@@ -38,6 +49,7 @@ export class EventRows {
     this.#owner = owner;
     this.#threshold = payloadThreshold;
     this.#insertJournal = db.prepare(JOURNAL_INSERT_SQL);
+    this.#insertAttempt = db.prepare(ATTEMPT_INSERT_SQL);
     this.#eventExists = db.prepare('SELECT 1 FROM events WHERE run_id = ? AND seq = ?');
     this.#insertEvent = db.prepare(
       `INSERT OR IGNORE INTO events (run_id, root_id, seq, type, time, body, root_seq, payload_hash)
@@ -67,6 +79,11 @@ export class EventRows {
   writeJournal(entry: JournalEntry): void {
     const { journalId, runKey, kind, key, body } = entry;
     this.#insertJournal.run(journalId, journalId, runKey, kind, key, body);
+  }
+
+  writeAttempt(attempt: JournalAttempt): void {
+    const { rootRunId, journalId, userId, spec, startedAt } = attempt;
+    this.#insertAttempt.run(rootRunId, journalId, userId, spec, startedAt);
   }
 
   /** Writes one event; `replayed` (from a dead process's spool) skips an event the table already has. */

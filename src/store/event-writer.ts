@@ -1,13 +1,13 @@
 import { SystemError } from '../core/errors.ts';
 import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
-import { EventRows, type JournalEntry } from './event-rows.ts';
+import { EventRows, type JournalAttempt, type JournalEntry } from './event-rows.ts';
 import { DEFAULT_PAYLOAD_THRESHOLD } from './payloads.ts';
 import { currentOwner, type RunOwner, runsStartedHere } from './run-owner.ts';
 import type { Spool, SpoolRecord } from './spool.ts';
 import { type Pending, replayedItems, WriterSpool } from './writer-spool.ts';
 
-export type { JournalEntry } from './event-rows.ts';
+export type { JournalAttempt, JournalEntry } from './event-rows.ts';
 
 /**
  * Events that must be secured before the next model request (the runtime's `beforeModelRequest` barrier
@@ -147,11 +147,33 @@ export class EventWriter {
     else this.#secureThisTurn();
   }
 
+  /**
+   * Queues an attempt of a journal's tree (journal-store.ts `begin`), secured with its root run's start
+   * (before the run's first model request): a commit of its own would hold the loop on every ask.
+   */
+  enqueueAttempt(attempt: JournalAttempt): void {
+    if (this.#closed)
+      throw new SystemError('store_closed', 'A run attempt arrived after the store was closed.', {
+        journalId: attempt.journalId,
+      });
+    this.#push({ kind: 'attempt', attempt });
+    this.#secureThisTurn();
+  }
+
   /** True when an entry of this journal is queued and not yet in the table. */
   holdsJournal(journalId: string): boolean {
     for (let index = this.#head; index < this.#queue.length; index++) {
       const item = this.#queue[index]!;
       if (item.kind === 'journal' && item.entry.journalId === journalId) return true;
+    }
+    return false;
+  }
+
+  /** True when an attempt whose root run is `rootRunId` is queued and not yet in the table. */
+  holdsAttempt(rootRunId: string): boolean {
+    for (let index = this.#head; index < this.#queue.length; index++) {
+      const item = this.#queue[index]!;
+      if (item.kind === 'attempt' && item.attempt.rootRunId === rootRunId) return true;
     }
     return false;
   }
@@ -332,7 +354,8 @@ export class EventWriter {
         const item = this.#queue[this.#head]!;
         failed = this.#head;
         if (item.kind === 'event') this.#rows.writeEvent(item.event, item.split, item.replayed === true);
-        else this.#rows.writeJournal(item.entry);
+        else if (item.kind === 'journal') this.#rows.writeJournal(item.entry);
+        else this.#rows.writeAttempt(item.attempt);
         failed = undefined;
         this.#head++;
       } while (this.#head < end && performance.now() - started < budgetMs);

@@ -32,7 +32,9 @@ export interface FoundJournal {
  * with it, so `resume` works from any of them.
  */
 export interface JournalStore {
-  /** The journal of one tree: its entries read once, each commit written before `put` returns. */
+  /** A new tree's journal (an id no attempt has used): nothing to read, each commit secured as `put` says. */
+  create(journalId: string): TreeJournal & { entries(): number };
+  /** The journal of one tree: its entries read once, each commit secured as `put` says. */
   open(journalId: string): TreeJournal & { entries(): number };
   /** Records an attempt's root run (the first one also records what resuming needs). */
   begin(journalId: string, rootRunId: string, userId: string, spec: ResumeSpec): Promise<void>;
@@ -68,6 +70,10 @@ export const journalMigration: Migration = {
 export const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body)
   VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?)`;
 
+/** One attempt, recorded once (a spool applied twice, or a second `begin`, changes nothing). */
+export const ATTEMPT_INSERT_SQL =
+  'INSERT OR IGNORE INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at) VALUES (?, ?, ?, ?, ?)';
+
 /**
  * The SQLite journal. With the store's event writer, an entry is secured in its spool before `put`
  * returns and reaches the table with the writer's next slice, in order with the run's events; without
@@ -92,6 +98,10 @@ export class SqliteJournalStore implements JournalStore {
     this.#recover = recoverDeadSpools;
   }
 
+  create(journalId: string): TreeJournal & { entries(): number } {
+    return this.#handle(journalId, new Map());
+  }
+
   open(journalId: string): TreeJournal & { entries(): number } {
     // Entries this process secured but has not yet put in the table are read too.
     if (this.#writer?.holdsJournal(journalId)) this.#writer.applyNow();
@@ -106,35 +116,44 @@ export class SqliteJournalStore implements JournalStore {
       body: string;
     }>;
     for (const row of rows) loaded.set(entryKey(row.run_key, row.kind, row.key), JSON.parse(row.body));
+    return this.#handle(journalId, loaded);
+  }
+
+  /** A journal over the entries an earlier attempt left (`loaded`); what is put is only counted. */
+  #handle(journalId: string, loaded: Map<string, unknown>): TreeJournal & { entries(): number } {
     const writer = this.#writer;
     if (!writer) this.#insert ??= this.#db.prepare(JOURNAL_INSERT_SQL);
     const insert = this.#insert;
+    let added = 0;
     return {
-      get: (runKey: string, kind: JournalKind, key: string) => loaded.get(entryKey(runKey, kind, key)),
+      get: (runKey: string, kind: JournalKind, key: string) =>
+        loaded.size ? loaded.get(entryKey(runKey, kind, key)) : undefined,
       put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
         const text = entryJson(kind, body);
         // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
         // request or at the end of this turn; anything else before this returns.
         if (writer) writer.enqueueJournal({ journalId, runKey, kind, key, body: text }, when === 'now');
         else insert!.run(journalId, journalId, runKey, kind, key, text);
-        // Read back only by a later attempt (which loads from the table); kept for `entries`.
-        loaded.set(entryKey(runKey, kind, key), body ?? null);
+        // Read back only by a later attempt, which loads from the table; a replayed entry is not put again.
+        if (!loaded.has(entryKey(runKey, kind, key))) added++;
       },
-      entries: () => loaded.size,
+      entries: () => loaded.size + added,
     };
   }
 
   async begin(journalId: string, rootRunId: string, userId: string, spec: ResumeSpec): Promise<void> {
-    this.#db
-      .prepare(
-        'INSERT OR IGNORE INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at) VALUES (?, ?, ?, ?, ?)',
-      )
-      .run(rootRunId, journalId, userId, JSON.stringify(spec), Date.now());
+    const attempt = { journalId, rootRunId, userId, spec: JSON.stringify(spec), startedAt: Date.now() };
+    // With the event writer, the attempt is secured with the root run's start, not committed on its own.
+    if (this.#writer) this.#writer.enqueueAttempt(attempt);
+    else
+      this.#db.prepare(ATTEMPT_INSERT_SQL).run(rootRunId, journalId, userId, attempt.spec, attempt.startedAt);
   }
 
   async find(userId: string, rootRunId: string): Promise<FoundJournal | undefined> {
-    // Resuming reads the attempt's tree next: it must have what a dead process secured.
+    // Resuming reads the attempt's tree next: it must have what a dead process secured, and what this one
+    // has queued.
     this.#recover();
+    if (this.#writer?.holdsAttempt(rootRunId)) this.#writer.applyNow();
     const row = this.#db
       .prepare('SELECT journal_id, user_id FROM journal_attempts WHERE root_run_id = ?')
       .get(rootRunId) as { journal_id: string; user_id: string } | undefined;

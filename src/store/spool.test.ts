@@ -47,8 +47,8 @@ describe('the spool', () => {
       [start, delta(1), delta(2), result(3, big), delta(4)],
       [['r', 'model-step', '0', { parts: ['a'] }]],
     );
-    // Nothing reached the table; the spool holds every event (the journal entry secured the text after
-    // the result too) and the journal entry.
+    // Nothing reached the table; the spool holds the attempt, every event (the journal entry secured the
+    // text after the result too) and the journal entry.
     const raw = openDatabase(path);
     expect((raw.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n).toBe(0);
     raw.close();
@@ -56,6 +56,7 @@ describe('the spool', () => {
     const records = readSpool(join(spoolDirFor(path), file!));
     // The large output travels inline; it is stored once, by hash, when it reaches the table.
     expect(records.map((record) => record.kind)).toEqual([
+      'attempt',
       'event',
       'event',
       'event',
@@ -76,6 +77,8 @@ describe('the spool', () => {
     ]);
     expect((events[3]!.event as { output: unknown }).output).toEqual(big);
     expect(store.journal.open('jrn_1').get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
+    // The attempt was secured with the run's start, so `cadre runs resume r1` finds its journal.
+    expect(await store.journal.find('ann', 'r1')).toMatchObject({ journalId: 'jrn_1', attempts: ['r1'] });
     // The run still belongs to the dead process, so the sweep closes it.
     expect(await store.runs.markInterrupted()).toEqual(['r1']);
     expect((await store.runs.getRunTree('ann', 'r1'))?.status).toBe('interrupted');

@@ -26,7 +26,9 @@ import { currentBoot, type RunOwner } from './run-owner.ts';
  * - `E\t<hash or empty>\t<event json>`: an event (its cursor is given when it reaches the table, after
  *   whatever of its tree is there: the spool holds a suffix of each tree's events, and what the table has
  *   already is recognised by run and sequence);
- * - `J\t<[journalId, runKey, kind, key] json>\t<body json>`: a journal entry.
+ * - `J\t<[journalId, runKey, kind, key] json>\t<body json>`: a journal entry;
+ * - `A\t<[journalId, rootRunId, userId, startedAt] json>\t<spec json>`: an attempt of a journal's tree
+ *   (see JournalStore.begin).
  */
 /** Spools this process has open: never taken for a dead process's, whatever id they carry. */
 const openHere = new Set<string>();
@@ -102,7 +104,15 @@ export function spoolDirFor(databasePath: string): string {
 export type SpoolRecord =
   | { kind: 'payload'; hash: string; json: string }
   | { kind: 'event'; payloadHash: string | null; body: string }
-  | { kind: 'journal'; journalId: string; runKey: string; key: string; entryKind: string; body: string };
+  | { kind: 'journal'; journalId: string; runKey: string; key: string; entryKind: string; body: string }
+  | {
+      kind: 'attempt';
+      journalId: string;
+      rootRunId: string;
+      userId: string;
+      startedAt: number;
+      spec: string;
+    };
 
 export function spoolLine(record: SpoolRecord): string {
   switch (record.kind) {
@@ -112,6 +122,8 @@ export function spoolLine(record: SpoolRecord): string {
       return `E\t${record.payloadHash ?? ''}\t${record.body}\n`;
     case 'journal':
       return `J\t${JSON.stringify([record.journalId, record.runKey, record.entryKind, record.key])}\t${record.body}\n`;
+    case 'attempt':
+      return `A\t${JSON.stringify([record.journalId, record.rootRunId, record.userId, record.startedAt])}\t${record.spec}\n`;
   }
 }
 
@@ -158,6 +170,21 @@ function parseLine(line: string): SpoolRecord | undefined {
         entryKind: entryKind!,
         key: key!,
         body,
+      };
+    }
+    if (fields[0] === 'A' && fields.length >= 3) {
+      const [journalId, rootRunId, userId, startedAt] = JSON.parse(fields[1]!) as unknown[];
+      const spec = fields.slice(2).join('\t');
+      JSON.parse(spec);
+      if (![journalId, rootRunId, userId].every((value) => typeof value === 'string')) return undefined;
+      if (typeof startedAt !== 'number') return undefined;
+      return {
+        kind: 'attempt',
+        journalId: journalId as string,
+        rootRunId: rootRunId as string,
+        userId: userId as string,
+        startedAt,
+        spec,
       };
     }
   } catch {

@@ -1,5 +1,5 @@
 import type { CadreEvent } from '../core/events.ts';
-import type { JournalEntry } from './event-rows.ts';
+import type { JournalAttempt, JournalEntry } from './event-rows.ts';
 import { outputJson } from './output-json.ts';
 import { inflatePayloads, type SplitEvent } from './payloads.ts';
 import { safeJson } from './safe-json.ts';
@@ -15,7 +15,8 @@ export type Pending =
       /** Characters its lines took in the spool, once spooled. */
       spooledChars?: number;
     }
-  | { kind: 'journal'; entry: JournalEntry; spooledChars?: number };
+  | { kind: 'journal'; entry: JournalEntry; spooledChars?: number }
+  | { kind: 'attempt'; attempt: JournalAttempt; spooledChars?: number };
 
 /** A dead process's spool as queue items (see EventWriter.replay), its large outputs put back. */
 export function replayedItems(records: SpoolRecord[]): Pending[] {
@@ -26,6 +27,9 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
     else if (record.kind === 'journal') {
       const { journalId, runKey, entryKind, key, body } = record;
       items.push({ kind: 'journal', entry: { journalId, runKey, kind: entryKind, key, body } });
+    } else if (record.kind === 'attempt') {
+      const { kind: _kind, ...attempt } = record;
+      items.push({ kind: 'attempt', attempt });
     } else {
       const body = JSON.parse(record.body) as Record<string, unknown>;
       const event = inflatePayloads(body, record.payloadHash && (payloads.get(record.payloadHash) ?? null));
@@ -164,6 +168,7 @@ export function pendingLines(item: Pending): string {
     const { journalId, runKey, kind, key, body } = item.entry;
     return spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
   }
+  if (item.kind === 'attempt') return spoolLine({ kind: 'attempt', ...item.attempt });
   return spoolLine({ kind: 'event', payloadHash: null, body: eventJson(item.event) });
 }
 

@@ -9,6 +9,7 @@ import type { Store } from '../../src/store/store.ts';
 import { calculateTool } from '../../src/tools/compute/calculate.ts';
 import { describeDocumentStoreContract } from './document-store-contract.ts';
 import { describeHttpCacheContract } from './http-cache-contract.ts';
+import { describeJournalStoreContract } from './journal-store-contract.ts';
 
 /** A main agent that delegates 6*7 to a math agent that calls `calculate`: a three-level tree. */
 function delegatingRuntime(store: Store) {
@@ -182,5 +183,6 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
 
     describeDocumentStoreContract(open);
     describeHttpCacheContract(open);
+    describeJournalStoreContract(open);
   });
 }

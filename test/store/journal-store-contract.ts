@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { ResumeSpec } from '../../src/store/journal-store.ts';
+import type { Store } from '../../src/store/store.ts';
+
+const spec = (task: string): ResumeSpec => ({ agent: 'main', task, history: [], inputs: {} });
+
+/**
+ * What every backend's `JournalStore` must do, part of the store contract (`describeStoreContract`).
+ * `open` gives a fresh, empty store.
+ */
+export function describeJournalStoreContract(open: () => Promise<Store>): void {
+  describe('run journal', () => {
+    it('gives a later attempt every entry an earlier one put, in a new journal or an opened one', async () => {
+      const store = await open();
+      const first = store.journal.create('jrn_a');
+      expect(first.get('r', 'model-step', '0')).toBeUndefined();
+      await first.put('r', 'model-step', '0', { parts: [{ type: 'text-delta', delta: 'hi' }] });
+      await first.put(
+        'r/call_1',
+        'tool-result',
+        'call_2',
+        { ok: true, output: { page: 'x'.repeat(5000) } },
+        'soon',
+      );
+      await first.put('r', 'tool-result', 'call_3', { ok: false, error: 'refused' }, 'soon');
+      expect(first.entries()).toBe(3);
+      await store.runs.secure();
+
+      const again = store.journal.open('jrn_a');
+      expect(again.entries()).toBe(3);
+      expect(again.get('r', 'model-step', '0')).toEqual({ parts: [{ type: 'text-delta', delta: 'hi' }] });
+      expect(again.get('r/call_1', 'tool-result', 'call_2')).toEqual({
+        ok: true,
+        output: { page: 'x'.repeat(5000) },
+      });
+      expect(again.get('r', 'tool-result', 'call_3')).toEqual({ ok: false, error: 'refused' });
+      // Another journal's keys never leak in.
+      expect(store.journal.open('jrn_b').get('r', 'model-step', '0')).toBeUndefined();
+      await store.close();
+    });
+
+    it('finds a journal by any attempt, only for the user it ran for, and each attempt once', async () => {
+      const store = await open();
+      await store.journal.begin('jrn_a', 'run_1', 'alice', spec('first'));
+      await store.journal.begin('jrn_a', 'run_2', 'alice', spec('second'));
+      // Recording an attempt twice (a spool applied again) changes nothing.
+      await store.journal.begin('jrn_a', 'run_1', 'alice', spec('ignored'));
+      const found = await store.journal.find('alice', 'run_2');
+      expect(found).toEqual({
+        journalId: 'jrn_a',
+        userId: 'alice',
+        spec: spec('first'),
+        attempts: ['run_1', 'run_2'],
+      });
+      expect(await store.journal.find('alice', 'run_1')).toEqual(found);
+      expect(await store.journal.find('bob', 'run_2')).toBeUndefined();
+      expect(await store.journal.find('alice', 'run_missing')).toBeUndefined();
+      await store.close();
+    });
+  });
+}
