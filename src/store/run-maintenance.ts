@@ -141,9 +141,21 @@ export function pruneRunTrees(db: Database, before: number, userId: string): num
   return roots.length;
 }
 
+/**
+ * Deletes a tree's runs and events, and its attempt of a run journal; the journal's entries (model steps,
+ * tool outputs) go with the last attempt that refers to them, so removing a run removes what it saw.
+ */
 function deleteTree(db: Database, rootId: string): void {
   db.prepare('DELETE FROM events WHERE root_id = ?').run(rootId);
   db.prepare('DELETE FROM runs WHERE root_id = ?').run(rootId);
+  const attempt = db.prepare('SELECT journal_id FROM journal_attempts WHERE root_run_id = ?').get(rootId) as
+    | { journal_id: string }
+    | undefined;
+  if (!attempt) return;
+  db.prepare('DELETE FROM journal_attempts WHERE root_run_id = ?').run(rootId);
+  db.prepare(
+    'DELETE FROM journal WHERE journal_id = ? AND NOT EXISTS (SELECT 1 FROM journal_attempts WHERE journal_id = ?)',
+  ).run(attempt.journal_id, attempt.journal_id);
 }
 
 /** Outputs are shared by content across trees; one goes when no event refers to it any more. */

@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import type { CadreEvent } from '../../src/core/events.ts';
 import type { ResumeSpec } from '../../src/store/journal-store.ts';
 import type { Store } from '../../src/store/store.ts';
 
 const spec = (task: string): ResumeSpec => ({ agent: 'main', task, history: [], inputs: {} });
+
+/** A finished root run of alice's, as its events. */
+function finishedRun(runId: string): CadreEvent[] {
+  const base = { rootRunId: runId, runId, parentRunId: null, depth: 0, agent: 'main', time: 1 };
+  const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+  return [
+    { ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' },
+    { ...base, seq: 1, type: 'run-finish', status: 'ok', summary: 's', usage, subtreeUsage: usage },
+  ];
+}
 
 /**
  * What every backend's `JournalStore` must do, part of the store contract (`describeStoreContract`).
@@ -55,6 +66,26 @@ export function describeJournalStoreContract(open: () => Promise<Store>): void {
       expect(await store.journal.find('alice', 'run_1')).toEqual(found);
       expect(await store.journal.find('bob', 'run_2')).toBeUndefined();
       expect(await store.journal.find('alice', 'run_missing')).toBeUndefined();
+      await store.close();
+    });
+
+    it('goes with the last run tree that used it: removing a run removes what its model saw', async () => {
+      const store = await open();
+      for (const runId of ['run_1', 'run_2']) {
+        for (const event of finishedRun(runId)) store.runs.record(event);
+        await store.journal.begin('jrn_a', runId, 'alice', spec('t'));
+      }
+      await store.journal.create('jrn_a').put('r', 'tool-result', 'call_1', { ok: true, output: 'secret' });
+      // bob cannot remove alice's run, nor its journal.
+      expect(await store.runs.removeTree('bob', 'run_1')).toBe(false);
+      expect(await store.runs.removeTree('alice', 'run_1')).toBe(true);
+      // The resumed attempt still has its journal.
+      expect(await store.journal.find('alice', 'run_1')).toBeUndefined();
+      expect((await store.journal.find('alice', 'run_2'))?.attempts).toEqual(['run_2']);
+      expect(store.journal.open('jrn_a').entries()).toBe(1);
+      expect(await store.runs.prune('alice', { before: Date.now() + 1_000 })).toBe(1);
+      expect(await store.journal.find('alice', 'run_2')).toBeUndefined();
+      expect(store.journal.open('jrn_a').entries()).toBe(0);
       await store.close();
     });
   });
