@@ -2,7 +2,7 @@ import type { StatementSync } from 'node:sqlite';
 import type { CadreEvent } from '../core/events.ts';
 import type { Database } from './database.ts';
 import { ATTEMPT_INSERT_SQL, JOURNAL_INSERT_SQL } from './journal-store.ts';
-import { type SplitEvent, splitPayload } from './payloads.ts';
+import { payloadHash, type SplitEvent, splitPayload } from './payloads.ts';
 import type { RunOwner } from './run-owner.ts';
 import { safeJson } from './safe-json.ts';
 
@@ -14,6 +14,11 @@ export interface JournalEntry {
   key: string;
   /** JSON. */
   body: string;
+  /**
+   * A tool result's output as JSON, when `body` is `{"ok":true,"output":<this>}`: a large one is stored
+   * once, shared with the tool-result event that carries it (see payloads.ts).
+   */
+  output?: string;
 }
 
 /** An attempt of a journal's tree (see JournalStore.begin), secured with its root run's start. */
@@ -77,8 +82,14 @@ export class EventRows {
   }
 
   writeJournal(entry: JournalEntry): void {
-    const { journalId, runKey, kind, key, body } = entry;
-    this.#insertJournal.run(journalId, journalId, runKey, kind, key, body);
+    const { journalId, runKey, kind, key, body, output } = entry;
+    if (output === undefined || output.length < this.#threshold) {
+      this.#insertJournal.run(journalId, journalId, runKey, kind, key, body, null);
+      return;
+    }
+    const hash = payloadHash(output);
+    this.#insertPayload.run(hash, output);
+    this.#insertJournal.run(journalId, journalId, runKey, kind, key, '{"ok":true,"$payload":"output"}', hash);
   }
 
   writeAttempt(attempt: JournalAttempt): void {

@@ -5,6 +5,7 @@ import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import type { Migration } from './migrations.ts';
 import { outputJson } from './output-json.ts';
+import { inflatePayloads } from './payloads.ts';
 
 /** What a resumed attempt needs to start the root run again exactly as the first attempt did. */
 export interface ResumeSpec {
@@ -66,9 +67,21 @@ export const journalMigration: Migration = {
   `,
 };
 
+/**
+ * A tool result's large output is stored once in `payloads`, under the same hash as the tool-result event
+ * that carries it, and the entry refers to it (as events do, see payloads.ts).
+ */
+export const journalPayloadsMigration: Migration = {
+  id: '012-journal-payloads',
+  sql: `
+    ALTER TABLE journal ADD COLUMN payload_hash TEXT;
+    CREATE INDEX journal_payload ON journal(payload_hash) WHERE payload_hash IS NOT NULL;
+  `,
+};
+
 /** One entry, placed after the journal's last (the store's event writer uses it too). */
-export const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body)
-  VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?)`;
+export const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body, payload_hash)
+  VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?, ?)`;
 
 /** One attempt, recorded once (a spool applied twice, or a second `begin`, changes nothing). */
 export const ATTEMPT_INSERT_SQL =
@@ -107,15 +120,20 @@ export class SqliteJournalStore implements JournalStore {
     if (this.#writer?.holdsJournal(journalId)) this.#writer.applyNow();
     const loaded = new Map<string, unknown>();
     this.#select ??= this.#db.prepare(
-      'SELECT run_key, kind, key, body FROM journal WHERE journal_id = ? ORDER BY position',
+      `SELECT j.run_key, j.kind, j.key, j.body, p.body AS payload FROM journal j
+       LEFT JOIN payloads p ON p.hash = j.payload_hash WHERE j.journal_id = ? ORDER BY j.position`,
     );
     const rows = this.#select.all(journalId) as Array<{
       run_key: string;
       kind: string;
       key: string;
       body: string;
+      payload: string | null;
     }>;
-    for (const row of rows) loaded.set(entryKey(row.run_key, row.kind, row.key), JSON.parse(row.body));
+    for (const row of rows) {
+      const body = inflatePayloads(JSON.parse(row.body), row.payload);
+      loaded.set(entryKey(row.run_key, row.kind, row.key), body);
+    }
     return this.#handle(journalId, loaded);
   }
 
@@ -129,11 +147,20 @@ export class SqliteJournalStore implements JournalStore {
       get: (runKey: string, kind: JournalKind, key: string) =>
         loaded.size ? loaded.get(entryKey(runKey, kind, key)) : undefined,
       put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
-        const text = entryJson(kind, body);
+        const output = kind === 'tool-result' && isObjectResult(body) ? outputJson(body.output) : undefined;
+        const text = output === undefined ? JSON.stringify(body ?? null) : `{"ok":true,"output":${output}}`;
         // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
         // request or at the end of this turn; anything else before this returns.
-        if (writer) writer.enqueueJournal({ journalId, runKey, kind, key, body: text }, when === 'now');
-        else insert!.run(journalId, journalId, runKey, kind, key, text);
+        const entry = {
+          journalId,
+          runKey,
+          kind,
+          key,
+          body: text,
+          ...(output === undefined ? {} : { output }),
+        };
+        if (writer) writer.enqueueJournal(entry, when === 'now');
+        else insert!.run(journalId, journalId, runKey, kind, key, text, null);
         // Read back only by a later attempt, which loads from the table; a replayed entry is not put again.
         if (!loaded.has(entryKey(runKey, kind, key))) added++;
       },
@@ -170,13 +197,6 @@ export class SqliteJournalStore implements JournalStore {
       attempts: attempts.map((attempt) => attempt.root_run_id),
     };
   }
-}
-
-/** An entry's JSON; a tool result's output is serialised once for the entry and its event (output-json.ts). */
-function entryJson(kind: JournalKind, body: unknown): string {
-  if (kind === 'tool-result' && isObjectResult(body))
-    return `{"ok":true,"output":${outputJson(body.output)}}`;
-  return JSON.stringify(body ?? null);
 }
 
 function isObjectResult(body: unknown): body is { ok: true; output: object } {

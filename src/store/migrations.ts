@@ -1,6 +1,6 @@
 import { documentsMigration, vectorsPerModelMigration } from './documents/migration.ts';
 import { httpCacheMigration } from './http-cache.ts';
-import { journalMigration } from './journal-store.ts';
+import { journalMigration, journalPayloadsMigration } from './journal-store.ts';
 import { resultMemoryMigration } from './result-memory-store.ts';
 import { eventCursorMigration } from './run-store.ts';
 
@@ -107,4 +107,5 @@ export const MIGRATIONS: Migration[] = [
   agentSettingsPerUserMigration,
   journalMigration,
   vectorsPerModelMigration,
+  journalPayloadsMigration,
 ];

@@ -26,11 +26,16 @@ export function splitPayload(event: CadreEvent, threshold = DEFAULT_PAYLOAD_THRE
     if (typeof value !== 'string' && typeof value !== 'object') continue;
     const json = safeJson(value);
     if (json.length < threshold) continue;
-    const hash = createHash('sha256').update(json).digest('base64url');
+    const hash = payloadHash(json);
     const body = safeJson({ ...event, [field]: undefined, $payload: field });
     return { body, payload: { hash, json } };
   }
   return { body: safeJson(event) };
+}
+
+/** The key a payload is stored under: its content's hash, so equal outputs are stored once. */
+export function payloadHash(json: string): string {
+  return createHash('sha256').update(json).digest('base64url');
 }
 
 /** Puts a referenced field back into an event read from a row. */

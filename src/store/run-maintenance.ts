@@ -158,10 +158,11 @@ function deleteTree(db: Database, rootId: string): void {
   ).run(attempt.journal_id, attempt.journal_id);
 }
 
-/** Outputs are shared by content across trees; one goes when no event refers to it any more. */
+/** Outputs are shared by content across trees and journals; one goes when nothing refers to it any more. */
 function deleteUnreferencedPayloads(db: Database): void {
   db.prepare(
-    'DELETE FROM payloads WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.payload_hash = payloads.hash)',
+    `DELETE FROM payloads WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.payload_hash = payloads.hash)
+       AND NOT EXISTS (SELECT 1 FROM journal WHERE journal.payload_hash = payloads.hash)`,
   ).run();
 }
 

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { describeStoreContract } from '../../test/store/store-contract.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
@@ -17,3 +18,47 @@ describeStoreContract('SQLite', async () => withUsers(':memory:'));
 describeStoreContract('SQLite file', async () =>
   withUsers(join(mkdtempSync(join(tmpdir(), 'cadre-contract-')), 'cadre.db')),
 );
+
+describe('a large tool output in SQLite', () => {
+  it('is stored once for its event and its journal entry, and goes with the last of them', async () => {
+    const store = withUsers(':memory:');
+    const output = { page: 'x'.repeat(20_000) };
+    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+    await store.journal.begin('jrn_1', 'r1', 'alice', { agent: 'main', task: 't', history: [], inputs: {} });
+    const journal = store.journal.create('jrn_1');
+    journal.put('r', 'tool-result', 'c1', { ok: true, output }, 'soon');
+    store.runs.record({
+      ...base,
+      seq: 1,
+      type: 'tool-result',
+      toolCallId: 'c1',
+      name: 'f',
+      ok: true,
+      output,
+      ms: 1,
+    });
+    store.runs.record({
+      ...base,
+      seq: 2,
+      type: 'run-finish',
+      status: 'ok',
+      summary: 's',
+      usage,
+      subtreeUsage: usage,
+    });
+    await store.runs.flush();
+    const count = (sql: string) => (store.database.prepare(sql).get() as { n: number }).n;
+    expect(count('SELECT count(*) AS n FROM payloads')).toBe(1);
+    expect(count('SELECT max(length(body)) AS n FROM journal')).toBeLessThan(100);
+    expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
+    const [stored] = (await store.runs.events('alice', 'r1')).filter(
+      (row) => row.event.type === 'tool-result',
+    );
+    expect((stored!.event as { output: unknown }).output).toEqual(output);
+    expect(await store.runs.removeTree('alice', 'r1')).toBe(true);
+    expect(count('SELECT count(*) AS n FROM payloads')).toBe(0);
+    await store.close();
+  });
+});
