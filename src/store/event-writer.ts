@@ -40,7 +40,8 @@ export interface EventWriterOptions {
   /**
    * `step` (default): tool results, finished steps and run ends are secured before the next model request
    * (see SECURE_SOON), so a kill never loses what a model has seen. `batched`: events go in the time-boxed
-   * slices only, which costs the loop least; a kill may lose the last `delayMs` of events.
+   * slices only, never the spool, which costs the loop least; a kill may lose the last `delayMs` of events.
+   * A run journal's entries are secured either way (they are what a resume needs).
    */
   durability?: 'step' | 'batched';
   /**
@@ -109,7 +110,10 @@ export class EventWriter {
     this.#sliceMs = options.sliceMs ?? 2;
     this.#secureSoon = options.durability === 'batched' ? new Set() : SECURE_SOON;
     const report = (error: unknown) => this.onWriteError(error);
-    this.#spool = options.spool && new WriterSpool(options.spool, report);
+    // With `batched` durability only journal entries and attempts are secured: a journal's securing does
+    // not serialise every event queued before it.
+    this.#spool =
+      options.spool && new WriterSpool(options.spool, report, { events: options.durability !== 'batched' });
     this.#onFirstWrite = options.onFirstWrite;
   }
 

@@ -167,3 +167,26 @@ describe('journal entries in the spool', () => {
     await store.close();
   });
 });
+
+describe('with batched durability', () => {
+  it('secures journal entries and attempts in the spool, never the events queued before them', async () => {
+    const path = dataPath();
+    const store = openSqliteStore(path, { events: { delayMs: 60_000, durability: 'batched' } });
+    store.runs.record(start);
+    await store.journal.begin('jrn_1', 'r1', 'ann', { agent: 'main', task: 't', history: [], inputs: {} });
+    store.runs.record(delta(1));
+    store.journal.create('jrn_1').put('r', 'model-step', '0', { parts: ['a'] });
+    const [file] = readdirSync(spoolDirFor(path));
+    expect(readSpool(join(spoolDirFor(path), file!)).map((record) => record.kind)).toEqual([
+      'attempt',
+      'journal',
+    ]);
+    // The events still reach the table, in the writer's slices.
+    await store.runs.flush();
+    expect((await store.runs.events('ann', 'r1')).map((row) => row.event.type)).toEqual([
+      'run-start',
+      'text-delta',
+    ]);
+    await store.close();
+  });
+});

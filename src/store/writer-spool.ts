@@ -60,9 +60,13 @@ export class WriterSpool {
   #chars = 0;
   #charsWritten = 0;
 
-  constructor(spool: Spool, report: (error: unknown) => void) {
+  /** False with `batched` durability: events reach the table in slices only, never the spool. */
+  #events: boolean;
+
+  constructor(spool: Spool, report: (error: unknown) => void, options: { events?: boolean } = {}) {
     this.#spool = spool;
     this.#report = report;
+    this.#events = options.events ?? true;
   }
 
   /** Appends `items` from index `from` in one write; throws (after marking itself broken) when it fails. */
@@ -92,7 +96,8 @@ export class WriterSpool {
     if (!this.broken) {
       try {
         this.append(items, from);
-        for (const item of dropped) this.#lost += this.#lines(item);
+        // Whatever SQLite refused is kept for the next start, events too.
+        for (const item of dropped) this.#lost += pendingLines(item);
         return;
       } catch (error) {
         this.#report(error);
@@ -154,7 +159,7 @@ export class WriterSpool {
   }
 
   #lines(item: Pending): string {
-    return pendingLines(item);
+    return item.kind === 'event' && !this.#events ? '' : pendingLines(item);
   }
 }
 
