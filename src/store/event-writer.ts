@@ -173,11 +173,10 @@ export class EventWriter {
     return false;
   }
 
-  /** True when an attempt whose root run is `rootRunId` is queued and not yet in the table. */
-  holdsAttempt(rootRunId: string): boolean {
+  /** True when an attempt (of any journal) is queued and not yet in the table. */
+  holdsAttempt(): boolean {
     for (let index = this.#head; index < this.#queue.length; index++) {
-      const item = this.#queue[index]!;
-      if (item.kind === 'attempt' && item.attempt.rootRunId === rootRunId) return true;
+      if (this.#queue[index]!.kind === 'attempt') return true;
     }
     return false;
   }

@@ -178,9 +178,10 @@ export class SqliteJournalStore implements JournalStore {
 
   async find(userId: string, rootRunId: string): Promise<FoundJournal | undefined> {
     // Resuming reads the attempt's tree next: it must have what a dead process secured, and what this one
-    // has queued.
+    // has queued. Any queued attempt counts: a later attempt of the same journal (a resume this process
+    // has just started) is the one a resume must continue, or find still running.
     this.#recover();
-    if (this.#writer?.holdsAttempt(rootRunId)) this.#writer.applyNow();
+    if (this.#writer?.holdsAttempt()) this.#writer.applyNow();
     const row = this.#db
       .prepare('SELECT journal_id, user_id FROM journal_attempts WHERE root_run_id = ?')
       .get(rootRunId) as { journal_id: string; user_id: string } | undefined;

@@ -69,6 +69,16 @@ export function describeJournalStoreContract(open: () => Promise<Store>): void {
       await store.close();
     });
 
+    it('lists an attempt just begun among the attempts, so resuming sees the latest one', async () => {
+      const store = await open();
+      await store.journal.begin('jrn_a', 'run_1', 'alice', spec('first'));
+      await store.runs.flush();
+      // A resume of run_1 has started run_2; a second resume of run_1 must see it, not run_1 again.
+      await store.journal.begin('jrn_a', 'run_2', 'alice', spec('first'));
+      expect((await store.journal.find('alice', 'run_1'))?.attempts).toEqual(['run_1', 'run_2']);
+      await store.close();
+    });
+
     it('goes with the last run tree that used it: removing a run removes what its model saw', async () => {
       const store = await open();
       for (const runId of ['run_1', 'run_2']) {
