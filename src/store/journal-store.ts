@@ -200,7 +200,8 @@ export class SqliteJournalStore implements JournalStore {
   }
 }
 
-function isObjectResult(body: unknown): body is { ok: true; output: object } {
+/** A tool result whose output is an object: its output alone may be stored as a payload (see `put`). */
+export function isObjectResult(body: unknown): body is { ok: true; output: object } {
   if (typeof body !== 'object' || body === null) return false;
   const { ok, output, ...rest } = body as { ok?: unknown; output?: unknown };
   return ok === true && typeof output === 'object' && output !== null && Object.keys(rest).length === 0;

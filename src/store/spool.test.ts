@@ -85,6 +85,18 @@ describe('the spool', () => {
     await store.close();
   });
 
+  it("stores a killed process's large tool output once for its event and its journal entry", async () => {
+    const path = dataPath();
+    const big = { page: 'x'.repeat(5_000) };
+    recordAndDie(path, [start, result(1, big)], [['r', 'tool-result', 'c1', { ok: true, output: big }]]);
+    const store = openSqliteStore(path);
+    const count = (sql: string) => (store.database.prepare(sql).get() as { n: number }).n;
+    expect(count('SELECT count(*) AS n FROM payloads')).toBe(1);
+    expect(count('SELECT max(length(body)) AS n FROM journal')).toBeLessThan(100);
+    expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output: big });
+    await store.close();
+  });
+
   it('applies a spool idempotently: rows already in the table are skipped and cursors stay gap-free', async () => {
     const path = dataPath();
     const store = openSqliteStore(path);

@@ -1,5 +1,6 @@
 import type { CadreEvent } from '../core/events.ts';
 import type { JournalAttempt, JournalEntry } from './event-rows.ts';
+import { isObjectResult } from './journal-store.ts';
 import { outputJson } from './output-json.ts';
 import { inflatePayloads, type SplitEvent } from './payloads.ts';
 import { safeJson } from './safe-json.ts';
@@ -26,7 +27,16 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
     if (record.kind === 'payload') payloads.set(record.hash, record.json);
     else if (record.kind === 'journal') {
       const { journalId, runKey, entryKind, key, body } = record;
-      items.push({ kind: 'journal', entry: { journalId, runKey, kind: entryKind, key, body } });
+      const output = resultOutput(entryKind, body);
+      const entry = {
+        journalId,
+        runKey,
+        kind: entryKind,
+        key,
+        body,
+        ...(output === undefined ? {} : { output }),
+      };
+      items.push({ kind: 'journal', entry });
     } else if (record.kind === 'attempt') {
       const { kind: _kind, ...attempt } = record;
       items.push({ kind: 'attempt', attempt });
@@ -37,6 +47,16 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
     }
   }
   return items;
+}
+
+/**
+ * A spooled tool result's output as JSON (see JournalEntry.output), so a large one is stored once with its
+ * event's, as when the live process writes it. Made from the parsed output, as the replayed event's is.
+ */
+function resultOutput(kind: string, body: string): string | undefined {
+  if (kind !== 'tool-result') return undefined;
+  const result: unknown = JSON.parse(body);
+  return isObjectResult(result) ? JSON.stringify(result.output) : undefined;
 }
 
 /** Characters of spooled records already in the table after which the spool is rewritten without them. */
