@@ -156,10 +156,9 @@ export class EventWriter {
    * (before the run's first model request): a commit of its own would hold the loop on every ask.
    */
   enqueueAttempt(attempt: JournalAttempt): void {
-    if (this.#closed)
-      throw new SystemError('store_closed', 'A run attempt arrived after the store was closed.', {
-        journalId: attempt.journalId,
-      });
+    // Like an event: a run starting while the process closes its store (its callers do not wait) is not
+    // recorded, rather than failing somewhere nobody listens.
+    if (this.#closed) return;
     this.#push({ kind: 'attempt', attempt });
     this.#secureThisTurn();
   }

@@ -41,10 +41,17 @@ export class SqliteRunStore implements RunStore {
   #db: Database;
   #writer: EventWriter;
 
-  /** Writes through `writer` (shared with the journal) or a writer of its own made with these options. */
-  constructor(db: Database, writer: EventWriter | EventWriterOptions = {}) {
+  #recover: () => void;
+
+  /**
+   * Writes through `writer` (shared with the journal) or a writer of its own made with these options.
+   * `recoverDeadSpools` applies dead processes' spools, so a tree one of them left there is removed
+   * whole instead of coming back when its spool is applied later.
+   */
+  constructor(db: Database, writer: EventWriter | EventWriterOptions = {}, recoverDeadSpools = () => {}) {
     this.#db = db;
     this.#writer = writer instanceof EventWriter ? writer : new EventWriter(db, writer);
+    this.#recover = recoverDeadSpools;
   }
 
   record(event: CadreEvent): void {
@@ -141,11 +148,13 @@ export class SqliteRunStore implements RunStore {
   }
 
   async removeTree(userId: string, rootRunId: string): Promise<boolean> {
+    this.#recover();
     await this.flush();
     return removeRunTree(this.#db, rootRunId, userId);
   }
 
   async prune(userId: string, options: { before: number }): Promise<number> {
+    this.#recover();
     await this.flush();
     return pruneRunTrees(this.#db, options.before, userId);
   }

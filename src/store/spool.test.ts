@@ -157,6 +157,18 @@ describe('the spool', () => {
     expect(readdirSync(spoolDirFor(path))).toEqual([]);
     await serve.close();
   });
+
+  it('is applied by a store that was already open before it removes a tree, which then stays removed', async () => {
+    const path = dataPath();
+    const serve = openSqliteStore(path);
+    recordAndDie(path, [start, result(1, 'fetched')], [['r', 'model-step', '0', { parts: ['a'] }]]);
+    expect(await serve.runs.removeTree('ann', 'r1')).toBe(true);
+    // Nothing of it comes back when something later applies spools (a resume looking for its journal).
+    expect(await serve.journal.find('ann', 'r1')).toBeUndefined();
+    expect(await serve.runs.getRunTree('ann', 'r1')).toBeUndefined();
+    expect(serve.journal.open('jrn_1').entries()).toBe(0);
+    await serve.close();
+  });
 });
 
 describe('journal entries in the spool', () => {

@@ -62,3 +62,13 @@ describe('a large tool output in SQLite', () => {
     await store.close();
   });
 });
+
+describe('a store being closed', () => {
+  it('drops an attempt that begins after it closed instead of rejecting where nobody waits', async () => {
+    const store = withUsers(join(mkdtempSync(join(tmpdir(), 'cadre-closed-')), 'cadre.db'));
+    await store.close();
+    await expect(
+      store.journal.begin('jrn_1', 'r1', 'alice', { agent: 'main', task: 't', history: [], inputs: {} }),
+    ).resolves.toBeUndefined();
+  });
+});

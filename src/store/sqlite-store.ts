@@ -57,16 +57,19 @@ export class SqliteStore implements Store {
       ...(location ? { spool: new Spool(spoolDirFor(location), owner) } : {}),
       onFirstWrite: () => this.#checkpointer?.start(),
     });
-    this.runs = new SqliteRunStore(database, writer);
+    // A long-lived process (`cadre serve`) applies what processes that died since it opened left in their
+    // spools before it resumes or removes one of their trees.
+    const recover = () => {
+      if (location) recoverDeadSpools(database, { owner });
+    };
+    this.runs = new SqliteRunStore(database, writer, recover);
     this.sessions = new SqliteSessionStore(database);
     this.documents = new SqliteDocumentStore(database);
     this.settings = new SqliteSettingsStore(database);
     this.httpCache = new SqliteHttpCache(database);
     this.users = new SqliteUserStore(database);
     this.results = new SqliteResultMemory(database);
-    this.journal = new SqliteJournalStore(database, writer, () => {
-      if (location) recoverDeadSpools(database, { owner });
-    });
+    this.journal = new SqliteJournalStore(database, writer, recover);
   }
 
   /** True while a worker thread checkpoints this store's WAL (see checkpointer.ts). */
