@@ -147,7 +147,7 @@ export class SqliteJournalStore implements JournalStore {
       get: (runKey: string, kind: JournalKind, key: string) =>
         loaded.size ? loaded.get(entryKey(runKey, kind, key)) : undefined,
       put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
-        const output = kind === 'tool-result' && isObjectResult(body) ? outputJson(body.output) : undefined;
+        const output = kind === 'tool-result' && isOutputResult(body) ? resultJson(body.output) : undefined;
         const text = output === undefined ? JSON.stringify(body ?? null) : `{"ok":true,"output":${output}}`;
         // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
         // request or at the end of this turn; anything else before this returns.
@@ -201,10 +201,17 @@ export class SqliteJournalStore implements JournalStore {
 }
 
 /** A tool result whose output is an object: its output alone may be stored as a payload (see `put`). */
-export function isObjectResult(body: unknown): body is { ok: true; output: object } {
+/** A successful tool result whose output is an object or a string (what may be large), and nothing else. */
+export function isOutputResult(body: unknown): body is { ok: true; output: object | string } {
   if (typeof body !== 'object' || body === null) return false;
   const { ok, output, ...rest } = body as { ok?: unknown; output?: unknown };
-  return ok === true && typeof output === 'object' && output !== null && Object.keys(rest).length === 0;
+  const large = typeof output === 'string' || (typeof output === 'object' && output !== null);
+  return ok === true && large && Object.keys(rest).length === 0;
+}
+
+/** A tool output's JSON, as its tool-result event's payload makes it (the same text, so the same hash). */
+function resultJson(output: object | string): string {
+  return typeof output === 'string' ? JSON.stringify(output) : outputJson(output);
 }
 
 function entryKey(runKey: string, kind: string, key: string): string {

@@ -20,6 +20,28 @@ describeStoreContract('SQLite file', async () =>
 );
 
 describe('a large tool output in SQLite', () => {
+  it('is stored once when it is a string too', async () => {
+    const store = withUsers(':memory:');
+    const output = 'y'.repeat(20_000);
+    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+    store.journal.create('jrn_1').put('r', 'tool-result', 'c1', { ok: true, output }, 'soon');
+    store.runs.record({
+      ...base,
+      seq: 1,
+      type: 'tool-result',
+      toolCallId: 'c1',
+      name: 'f',
+      ok: true,
+      output,
+      ms: 1,
+    });
+    await store.runs.flush();
+    expect((store.database.prepare('SELECT count(*) AS n FROM payloads').get() as { n: number }).n).toBe(1);
+    expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
+    await store.close();
+  });
+
   it('is stored once for its event and its journal entry, and goes with the last of them', async () => {
     const store = withUsers(':memory:');
     const output = { page: 'x'.repeat(20_000) };

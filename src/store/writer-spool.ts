@@ -1,6 +1,6 @@
 import type { CadreEvent } from '../core/events.ts';
 import type { JournalAttempt, JournalEntry } from './event-rows.ts';
-import { isObjectResult } from './journal-store.ts';
+import { isOutputResult } from './journal-store.ts';
 import { outputJson } from './output-json.ts';
 import { inflatePayloads, type SplitEvent } from './payloads.ts';
 import { safeJson } from './safe-json.ts';
@@ -56,7 +56,7 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
 function resultOutput(kind: string, body: string): string | undefined {
   if (kind !== 'tool-result') return undefined;
   const result: unknown = JSON.parse(body);
-  return isObjectResult(result) ? JSON.stringify(result.output) : undefined;
+  return isOutputResult(result) ? JSON.stringify(result.output) : undefined;
 }
 
 /** Characters of spooled records already in the table after which the spool is rewritten without them. */
