@@ -200,7 +200,6 @@ export class SqliteJournalStore implements JournalStore {
   }
 }
 
-/** A tool result whose output is an object: its output alone may be stored as a payload (see `put`). */
 /** A successful tool result whose output is an object or a string (what may be large), and nothing else. */
 export function isOutputResult(body: unknown): body is { ok: true; output: object | string } {
   if (typeof body !== 'object' || body === null) return false;
