@@ -7,7 +7,7 @@
  * (`perf_hooks.monitorEventLoopDelay`) while each ran, and the longest the store itself held the loop
  * (one slice of inserts, or securing a step in the spool). Run alone: `npx node bench/delegation-store.ts`
  * (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs, BENCH_JOURNAL=off for events only,
- * BENCH_STORE=off for the runtime alone, BENCH_DURABILITY=step or batched for one mode; for profiling, BENCH_SIDE=cadre or sdk runs one side and
+ * BENCH_STORE=off for the runtime alone, BENCH_DURABILITY=step or batched for one mode, BENCH_ANSWER_CHARS for answers of that many characters streamed in 24-character deltas, as a model's tokens; for profiling, BENCH_SIDE=cadre or sdk runs one side and
  * BENCH_DEBUG=1 prints the writer's statistics).
  */
 import { randomUUID } from 'node:crypto';
@@ -28,15 +28,19 @@ import { sdkNestedMain } from './core.ts';
 const STEPS = 6;
 const usage = { inputTokens: 100, outputTokens: 10 };
 
-function script(request: ScriptedRequest) {
-  if (request.system.includes('MAIN')) {
-    return request.toolResults.length
-      ? { text: 'main answer', usage }
-      : { toolCalls: [{ name: 'worker', input: { task: 'work' } }], usage };
-  }
-  const done = request.prompt.filter((message) => message.role === 'tool').length;
-  if (done < STEPS - 1) return { toolCalls: [{ name: 'echo', input: { text: `step ${done}` } }], usage };
-  return { text: 'worker answer', usage };
+/** The scripted model; answers of about `answerChars` characters stream as 24-character text deltas. */
+function script(answerChars: number) {
+  const answer = (who: string) => `${who} answer${' word'.repeat(Math.floor(answerChars / 5))}`;
+  return (request: ScriptedRequest) => {
+    if (request.system.includes('MAIN')) {
+      return request.toolResults.length
+        ? { text: answer('main'), usage }
+        : { toolCalls: [{ name: 'worker', input: { task: 'work' } }], usage };
+    }
+    const done = request.prompt.filter((message) => message.role === 'tool').length;
+    if (done < STEPS - 1) return { toolCalls: [{ name: 'echo', input: { text: `step ${done}` } }], usage };
+    return { text: answer('worker'), usage };
+  };
 }
 
 function cadreRuntime(
@@ -104,6 +108,7 @@ function quantile(values: number[], q: number): number {
 
 export interface DelegationStoreResult {
   outputBytes: number;
+  answerChars: number;
   durability: 'step' | 'batched';
   iterations: number;
   cadre: { medianMs: number; p90Ms: number; worstDelayMs: number; p99DelayMs: number };
@@ -119,6 +124,7 @@ export async function benchDelegationStore(
   iterations = 200,
   outputBytes = 0,
   durability: 'step' | 'batched' = 'step',
+  answerChars = Number(process.env.BENCH_ANSWER_CHARS ?? 0),
 ): Promise<DelegationStoreResult> {
   const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'cadre-bench-store-')), 'cadre.db'), {
     events: { durability },
@@ -128,7 +134,7 @@ export async function benchDelegationStore(
   });
   const filler = 'x'.repeat(outputBytes);
   const output = (text: string) => (outputBytes ? { text, page: filler } : { text });
-  const model = new ScriptedModel(script);
+  const model = new ScriptedModel(script(answerChars));
   const storing = process.env.BENCH_STORE !== 'off';
   const runtime = cadreRuntime(model, output, storing ? () => store.runs.secure() : undefined);
   let storedEvents = 0;
@@ -196,6 +202,7 @@ export async function benchDelegationStore(
   const s = summary(plain);
   return {
     outputBytes,
+    answerChars,
     durability,
     iterations,
     cadre: c,
@@ -212,9 +219,9 @@ export async function benchDelegationStore(
 
 export function printDelegationStore(result: DelegationStoreResult): void {
   const f = (n: number) => n.toFixed(2);
-  const size = result.outputBytes
-    ? `${Math.round(result.outputBytes / 1024)} KB tool outputs`
-    : 'small outputs';
+  const size =
+    (result.outputBytes ? `${Math.round(result.outputBytes / 1024)} KB tool outputs` : 'small outputs') +
+    (result.answerChars ? `, answers of ${result.answerChars} characters in 24-character deltas` : '');
   console.log(
     `core: one delegation with every event${result.journal ? ' and journal entry' : ''} stored in SQLite (durability ${result.durability}) vs AI SDK's streaming loop (${size}, ${result.iterations} pairs, ${result.storedEvents} events)`,
   );

@@ -14,6 +14,8 @@ printCore(await benchCore(iterations));
     for (const bytes of [0, 20_480])
       printDelegationStore(await benchDelegationStore(iterations, bytes, durability));
   }
+  // The same delegation with answers a model would stream (2,400 characters, 100 deltas each).
+  printDelegationStore(await benchDelegationStore(iterations, 0, 'step', 2_400));
 }
 
 const families: Array<{ name: string; run: () => Promise<void> }> = [
