@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runFinish, runStart, toolResult } from '../../test/helpers/run-events.ts';
 import { describeStoreContract } from '../../test/store/store-contract.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
@@ -23,19 +24,9 @@ describe('a large tool output in SQLite', () => {
   it('is stored once when it is a string too', async () => {
     const store = withUsers(':memory:');
     const output = 'y'.repeat(20_000);
-    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
-    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+    store.runs.record(runStart('alice'));
     store.journal.create('jrn_1').put('r', 'tool-result', 'c1', { ok: true, output }, 'soon');
-    store.runs.record({
-      ...base,
-      seq: 1,
-      type: 'tool-result',
-      toolCallId: 'c1',
-      name: 'f',
-      ok: true,
-      output,
-      ms: 1,
-    });
+    store.runs.record(toolResult(1, output));
     await store.runs.flush();
     expect((store.database.prepare('SELECT count(*) AS n FROM payloads').get() as { n: number }).n).toBe(1);
     expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
@@ -45,31 +36,11 @@ describe('a large tool output in SQLite', () => {
   it('is stored once for its event and its journal entry, and goes with the last of them', async () => {
     const store = withUsers(':memory:');
     const output = { page: 'x'.repeat(20_000) };
-    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
-    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
-    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+    store.runs.record(runStart('alice'));
     await store.journal.begin('jrn_1', 'r1', 'alice', { agent: 'main', task: 't', history: [], inputs: {} });
-    const journal = store.journal.create('jrn_1');
-    journal.put('r', 'tool-result', 'c1', { ok: true, output }, 'soon');
-    store.runs.record({
-      ...base,
-      seq: 1,
-      type: 'tool-result',
-      toolCallId: 'c1',
-      name: 'f',
-      ok: true,
-      output,
-      ms: 1,
-    });
-    store.runs.record({
-      ...base,
-      seq: 2,
-      type: 'run-finish',
-      status: 'ok',
-      summary: 's',
-      usage,
-      subtreeUsage: usage,
-    });
+    store.journal.create('jrn_1').put('r', 'tool-result', 'c1', { ok: true, output }, 'soon');
+    store.runs.record(toolResult(1, output));
+    store.runs.record(runFinish(2));
     await store.runs.flush();
     const count = (sql: string) => (store.database.prepare(sql).get() as { n: number }).n;
     expect(count('SELECT count(*) AS n FROM payloads')).toBe(1);

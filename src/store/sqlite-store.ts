@@ -48,8 +48,13 @@ export class SqliteStore implements Store {
     this.database = database;
     const location = database.location();
     const owner = options.events?.owner ?? currentOwner();
+    // What processes that died left in their spools, applied at open and again before a long-lived
+    // process (`cadre serve`) resumes or removes one of their trees.
+    const recover = () => {
+      if (location) recoverDeadSpools(database, { owner });
+    };
+    recover();
     if (location) {
-      recoverDeadSpools(database, { owner });
       this.#checkpointer = new Checkpointer(database, location, options.checkpoints);
     }
     const writer = new EventWriter(database, {
@@ -57,11 +62,6 @@ export class SqliteStore implements Store {
       ...(location ? { spool: new Spool(spoolDirFor(location), owner) } : {}),
       onFirstWrite: () => this.#checkpointer?.start(),
     });
-    // A long-lived process (`cadre serve`) applies what processes that died since it opened left in their
-    // spools before it resumes or removes one of their trees.
-    const recover = () => {
-      if (location) recoverDeadSpools(database, { owner });
-    };
     this.runs = new SqliteRunStore(database, writer, recover);
     this.sessions = new SqliteSessionStore(database);
     this.documents = new SqliteDocumentStore(database);

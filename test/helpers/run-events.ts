@@ -14,3 +14,8 @@ export function textDelta(seq: number): CadreEvent {
 export function toolResult(seq: number, output: unknown = seq): CadreEvent {
   return { ...base, seq, type: 'tool-result', toolCallId: `c${seq}`, name: 'f', ok: true, output, ms: 1 };
 }
+
+export function runFinish(seq: number): CadreEvent {
+  const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+  return { ...base, seq, type: 'run-finish', status: 'ok', summary: 's', usage, subtreeUsage: usage };
+}
