@@ -1,24 +1,23 @@
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { deadlines } from './deadline-clock.ts';
 import { SystemError } from './errors.ts';
 import type { PartMapper } from './map-stream.ts';
 
 /**
- * One call's signal: aborted by the caller's signal or after `ms`. A timer and one listener rather than
- * `AbortSignal.timeout` plus `AbortSignal.any`, which cost a scripted delegation about 0.1 ms of its
- * 3 ms (measured with `--cpu-prof`) and keep composite signals alive until they fire.
+ * One call's signal: aborted by the caller's signal or after `ms`. A deadline on the shared clock and one
+ * listener rather than `AbortSignal.timeout` plus `AbortSignal.any`, which cost a scripted delegation about
+ * 0.1 ms of its 3 ms (measured with `--cpu-prof`) and keep composite signals alive until they fire.
  */
 export function callDeadline(parent: AbortSignal | undefined, ms: number): CallDeadline {
   const controller = new AbortController();
   let expired = false;
   let onExpire: (() => void) | undefined;
   const forward = () => controller.abort(parent?.reason);
-  const timer = setTimeout(() => {
+  const deadline = deadlines.after(ms, () => {
     expired = true;
     controller.abort(new DOMException('The model call took too long.', 'TimeoutError'));
     onExpire?.();
-  }, ms);
-  // A call's time limit alone never keeps the process running.
-  timer.unref();
+  });
   if (parent?.aborted) controller.abort(parent.reason);
   else parent?.addEventListener('abort', forward, { once: true });
   return {
@@ -30,7 +29,7 @@ export function callDeadline(parent: AbortSignal | undefined, ms: number): CallD
       onExpire = listener;
     },
     clear() {
-      clearTimeout(timer);
+      deadline.cancel();
       parent?.removeEventListener('abort', forward);
     },
   };

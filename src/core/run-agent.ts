@@ -2,6 +2,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ChildRunner } from './child-runs.ts';
+import { runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
 import { guardModel } from './guarded-model.ts';
@@ -79,10 +80,23 @@ export async function runAgent(
   tree: TreeState,
   spec: RunSpec,
 ): Promise<ResultEnvelope> {
+  const limits = { ...services.limitsFor(spec.definition), ...spec.limits };
+  const signals = runSignals(spec.signal, limits.timeoutMs);
+  try {
+    return await runWithin(services, tree, spec, limits, signals);
+  } finally {
+    signals.release();
+  }
+}
+
+async function runWithin(
+  services: LoopServices,
+  tree: TreeState,
+  spec: RunSpec,
+  limits: RuntimeLimits,
+  { signal, timeoutSignal }: { signal: AbortSignal; timeoutSignal: AbortSignal },
+): Promise<ResultEnvelope> {
   const { definition } = spec;
-  const limits = { ...services.limitsFor(definition), ...spec.limits };
-  const timeoutSignal = AbortSignal.timeout(limits.timeoutMs);
-  const signal = AbortSignal.any([spec.signal, timeoutSignal]);
   const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);
 
   const initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];

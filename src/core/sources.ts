@@ -19,6 +19,8 @@ export function normalizeUrl(raw: string): string {
 export function collectUrls(value: unknown, into: Set<string>, depth = 0): void {
   if (depth > 12 || value == null) return;
   if (typeof value === 'string') {
+    // Most outputs have no link at all: a search for the scheme is much cheaper than the pattern.
+    if (!value.includes('http')) return;
     for (const match of value.matchAll(URL_PATTERN)) into.add(normalizeUrl(match[0]));
     return;
   }
