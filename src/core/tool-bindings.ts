@@ -2,6 +2,7 @@ import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
 import type { JournaledToolResult } from './journal.ts';
+import { outputJson } from './output-json.ts';
 import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
@@ -106,9 +107,17 @@ async function callAllowedTool(
   return output;
 }
 
-/** Cuts a model-bound tool output to the run's limit, saying so where it was cut. */
+/**
+ * Cuts a model-bound tool output to the run's limit, saying so where it was cut. An object's JSON is the
+ * one its journal entry and event were stored with in this turn, when the store made it (output-json.ts).
+ */
 export function boundedModelOutput(value: unknown, maxChars: number) {
-  const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+  const text =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'object' && value !== null
+        ? outputJson(value)
+        : JSON.stringify(value ?? null);
   if (text.length <= maxChars) {
     return typeof value === 'string'
       ? { type: 'text' as const, value }

@@ -19,6 +19,11 @@ export interface JournalEntry {
    * once, shared with the tool-result event that carries it (see payloads.ts).
    */
   output?: string;
+  /**
+   * The output itself, with `output`: the spool writes a large one once when the tool-result event that
+   * carries the same value goes in the same append (see WriterSpool.append).
+   */
+  value?: object | string;
 }
 
 /** An attempt of a journal's tree (see JournalStore.begin), secured with its root run's start. */

@@ -1,10 +1,10 @@
 import type { StatementSync } from 'node:sqlite';
 import type { ModelMessage } from 'ai';
 import type { JournalKind, TreeJournal } from '../core/journal.ts';
+import { outputJson } from '../core/output-json.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import type { Migration } from './migrations.ts';
-import { outputJson } from './output-json.ts';
 import { inflatePayloads } from './payloads.ts';
 
 /** What a resumed attempt needs to start the root run again exactly as the first attempt did. */
@@ -157,7 +157,7 @@ export class SqliteJournalStore implements JournalStore {
           kind,
           key,
           body: text,
-          ...(output === undefined ? {} : { output }),
+          ...(output === undefined ? {} : { output, value: (body as { output: object | string }).output }),
         };
         if (writer) writer.enqueueJournal(entry, when === 'now');
         else insert!.run(journalId, journalId, runKey, kind, key, text, null);

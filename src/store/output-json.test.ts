@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toolResult } from '../../test/helpers/run-events.ts';
-import { outputJson } from './output-json.ts';
+import { outputJson } from '../core/output-json.ts';
 import { readSpoolText } from './spool.ts';
 import { pendingLines } from './writer-spool.ts';
 

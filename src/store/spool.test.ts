@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +16,7 @@ import { runStart, textDelta, toolResult } from '../../test/helpers/run-events.t
 import type { CadreEvent } from '../core/events.ts';
 import { openDatabase } from './database.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
-import { readSpool, spoolDirFor, spoolLine } from './spool.ts';
+import { readSpool, readSpoolText, spoolDirFor, spoolLine } from './spool.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
 const STORE_MODULE = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
@@ -188,6 +196,107 @@ describe('journal entries in the spool', () => {
     expect(spooled()).toHaveLength(1);
     journal.put('r', 'model-step', '1', { parts: [] });
     expect(spooled()).toHaveLength(2);
+    await store.close();
+  });
+});
+
+/** Leaves `text` in a new database's spool folder as a dead process's spool; the store opened on it applies it. */
+function openWithDeadSpool(text: string) {
+  const path = dataPath();
+  mkdirSync(spoolDirFor(path), { recursive: true });
+  writeFileSync(join(spoolDirFor(path), `${encodeURIComponent(hostname())}~999999~abc.spool`), text);
+  const store = openSqliteStore(path);
+  recoverDeadSpools(store.database, { isAlive: () => false });
+  return store;
+}
+
+describe('a large tool output in the spool', () => {
+  const big = { page: 'x'.repeat(5_000) };
+
+  it('is written once when its journal entry and tool-result event go in one append, and both come back', async () => {
+    const path = dataPath();
+    const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
+    const journal = store.journal.create('jrn_1');
+    store.runs.record(start);
+    // The runtime's order: the result is committed to the journal, then its event is emitted.
+    journal.put('r', 'tool-result', 'c1', { ok: true, output: big }, 'soon');
+    store.runs.record(result(1, big));
+    store.runs.secure();
+    // Secured on its own before its event: written whole.
+    journal.put('r', 'tool-result', 'c2', { ok: true, output: big }, 'now');
+    store.runs.record(result(2, big));
+    store.runs.secure();
+    // The same value, but a different object than the event's: written whole too.
+    journal.put('r', 'tool-result', 'c3', { ok: true, output: { ...big } }, 'soon');
+    store.runs.record(result(3, big));
+    store.runs.secure();
+    const [file] = readdirSync(spoolDirFor(path));
+    const text = readFileSync(join(spoolDirFor(path), file!), 'utf8');
+    expect(readSpoolText(text).map((record) => record.kind)).toEqual([
+      'event',
+      'journal-ref',
+      'event',
+      'journal',
+      'event',
+      'journal',
+      'event',
+    ]);
+    expect(text.split(big.page).length - 1).toBe(5);
+    await store.close();
+
+    const recovered = openWithDeadSpool(text);
+    const entries = recovered.journal.open('jrn_1');
+    for (const key of ['c1', 'c2', 'c3'])
+      expect(entries.get('r', 'tool-result', key)).toEqual({ ok: true, output: big });
+    const order = recovered.database.prepare('SELECT key FROM journal ORDER BY position').all();
+    expect(order.map((row) => row.key)).toEqual(['c1', 'c2', 'c3']);
+    const events = await recovered.runs.events('ann', 'r1');
+    expect(events.map((row) => row.event.type)).toEqual([
+      'run-start',
+      'tool-result',
+      'tool-result',
+      'tool-result',
+    ]);
+    // Stored once for the three events and the three entries, as the live process stores it.
+    const count = (sql: string) => (recovered.database.prepare(sql).get() as { n: number }).n;
+    expect(count('SELECT count(*) AS n FROM payloads')).toBe(1);
+    await recovered.close();
+  });
+
+  it('comes back whether the entry or the event comes first, and an entry without its event is dropped', async () => {
+    const event = (seq: number) =>
+      spoolLine({ kind: 'event', payloadHash: null, body: JSON.stringify(result(seq, big)) });
+    const ref = (key: string) =>
+      spoolLine({
+        kind: 'journal-ref',
+        journalId: 'jrn_1',
+        runKey: 'r',
+        entryKind: 'tool-result',
+        key,
+        runId: 'r1',
+      });
+    const step = spoolLine({
+      kind: 'journal',
+      journalId: 'jrn_1',
+      runKey: 'r',
+      entryKind: 'model-step',
+      key: '0',
+      body: '{"parts":[]}',
+    });
+    const startLine = spoolLine({ kind: 'event', payloadHash: null, body: JSON.stringify(start) });
+    // c1's event before its entry; c2's after; c9's event was torn off by a kill mid-append.
+    const store = openWithDeadSpool(
+      `${startLine}${event(1)}${ref('c1')}${step}${ref('c2')}${event(2)}${ref('c9')}E\t\t{"runId":"r1","se`,
+    );
+    const order = store.database.prepare('SELECT kind, key FROM journal ORDER BY position').all();
+    expect(order.map((row) => `${row.kind} ${row.key}`)).toEqual([
+      'tool-result c1',
+      'model-step 0',
+      'tool-result c2',
+    ]);
+    const entries = store.journal.open('jrn_1');
+    expect(entries.get('r', 'tool-result', 'c2')).toEqual({ ok: true, output: big });
+    expect(entries.get('r', 'tool-result', 'c9')).toBeUndefined();
     await store.close();
   });
 });

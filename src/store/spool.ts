@@ -27,6 +27,9 @@ import { currentBoot, type RunOwner } from './run-owner.ts';
  *   whatever of its tree is there: the spool holds a suffix of each tree's events, and what the table has
  *   already is recognised by run and sequence);
  * - `J\t<[journalId, runKey, kind, key] json>\t<body json>`: a journal entry;
+ * - `R\t<[journalId, runKey, kind, key, runId] json>`: a tool result's journal entry whose body is
+ *   `{"ok":true,"output":…}` with the output of run `runId`'s tool-result event for call `key`, written
+ *   later in the same append (a large output is written once, not twice);
  * - `A\t<[journalId, rootRunId, userId, startedAt] json>\t<spec json>`: an attempt of a journal's tree
  *   (see JournalStore.begin).
  */
@@ -105,6 +108,7 @@ export type SpoolRecord =
   | { kind: 'payload'; hash: string; json: string }
   | { kind: 'event'; payloadHash: string | null; body: string }
   | { kind: 'journal'; journalId: string; runKey: string; key: string; entryKind: string; body: string }
+  | { kind: 'journal-ref'; journalId: string; runKey: string; key: string; entryKind: string; runId: string }
   | {
       kind: 'attempt';
       journalId: string;
@@ -122,6 +126,8 @@ export function spoolLine(record: SpoolRecord): string {
       return `E\t${record.payloadHash ?? ''}\t${record.body}\n`;
     case 'journal':
       return `J\t${JSON.stringify([record.journalId, record.runKey, record.entryKind, record.key])}\t${record.body}\n`;
+    case 'journal-ref':
+      return `R\t${JSON.stringify([record.journalId, record.runKey, record.entryKind, record.key, record.runId])}\n`;
     case 'attempt':
       return `A\t${JSON.stringify([record.journalId, record.rootRunId, record.userId, record.startedAt])}\t${record.spec}\n`;
   }
@@ -170,6 +176,19 @@ function parseLine(line: string): SpoolRecord | undefined {
         entryKind: entryKind!,
         key: key!,
         body,
+      };
+    }
+    if (fields[0] === 'R' && fields.length === 2) {
+      const [journalId, runKey, entryKind, key, runId] = JSON.parse(fields[1]!) as unknown[];
+      const values = [journalId, runKey, entryKind, key, runId];
+      if (!values.every((value) => typeof value === 'string')) return undefined;
+      return {
+        kind: 'journal-ref',
+        journalId: journalId as string,
+        runKey: runKey as string,
+        entryKind: entryKind as string,
+        key: key as string,
+        runId: runId as string,
       };
     }
     if (fields[0] === 'A' && fields.length >= 3) {

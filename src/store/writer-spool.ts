@@ -1,7 +1,7 @@
 import type { CadreEvent } from '../core/events.ts';
+import { outputJson } from '../core/output-json.ts';
 import type { JournalAttempt, JournalEntry } from './event-rows.ts';
 import { isOutputResult } from './journal-store.ts';
-import { outputJson } from './output-json.ts';
 import { inflatePayloads, type SplitEvent } from './payloads.ts';
 import { safeJson } from './safe-json.ts';
 import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
@@ -22,10 +22,21 @@ export type Pending =
 /** A dead process's spool as queue items (see EventWriter.replay), its large outputs put back. */
 export function replayedItems(records: SpoolRecord[]): Pending[] {
   const payloads = new Map<string, string>();
-  const items: Pending[] = [];
+  const items: Array<Pending | undefined> = [];
+  /** Journal entries whose output is their tool-result event's (`R` lines), by run and call, until it comes. */
+  const awaiting = new Map<string, { index: number; record: SpoolRecord & { kind: 'journal-ref' } }>();
+  /** Tool-result events so far, by run and call, for an `R` line after its event. */
+  const results = new Map<string, CadreEvent>();
   for (const record of records) {
     if (record.kind === 'payload') payloads.set(record.hash, record.json);
-    else if (record.kind === 'journal') {
+    else if (record.kind === 'journal-ref') {
+      // Its place in the journal's order is kept; an entry whose event is not there (a torn append) is dropped.
+      const key = `${record.runId}\u0000${record.key}`;
+      awaiting.set(key, { index: items.length, record });
+      items.push(undefined);
+      const event = results.get(key);
+      if (event) resolveShared(event, awaiting, items);
+    } else if (record.kind === 'journal') {
       const { journalId, runKey, entryKind, key, body } = record;
       const output = resultOutput(entryKind, body);
       const entry = {
@@ -42,12 +53,51 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
       items.push({ kind: 'attempt', attempt });
     } else {
       const body = JSON.parse(record.body) as Record<string, unknown>;
-      const event = inflatePayloads(body, record.payloadHash && (payloads.get(record.payloadHash) ?? null));
-      items.push({ kind: 'event', event: event as CadreEvent, replayed: true });
+      const inflated = inflatePayloads(
+        body,
+        record.payloadHash && (payloads.get(record.payloadHash) ?? null),
+      );
+      const event = inflated as CadreEvent;
+      items.push({ kind: 'event', event, replayed: true });
+      if (event.type === 'tool-result') {
+        results.set(`${event.runId}\u0000${event.toolCallId}`, event);
+        resolveShared(event, awaiting, items);
+      }
     }
   }
-  return items;
+  return items.filter((item) => item !== undefined);
 }
+
+/** Puts in its place the journal entry an `R` line said carries this tool-result event's output. */
+function resolveShared(
+  event: CadreEvent,
+  awaiting: Map<string, { index: number; record: SpoolRecord & { kind: 'journal-ref' } }>,
+  items: Array<Pending | undefined>,
+): void {
+  if (event.type !== 'tool-result') return;
+  const key = `${event.runId}\u0000${event.toolCallId}`;
+  const found = awaiting.get(key);
+  if (!found) return;
+  awaiting.delete(key);
+  const result = { ok: event.ok, output: event.output };
+  if (!isOutputResult(result)) return;
+  const output = JSON.stringify(result.output);
+  const { journalId, runKey, entryKind, key: entryKey } = found.record;
+  items[found.index] = {
+    kind: 'journal',
+    entry: {
+      journalId,
+      runKey,
+      kind: entryKind,
+      key: entryKey,
+      body: `{"ok":true,"output":${output}}`,
+      output,
+    },
+  };
+}
+
+/** Outputs at least this long (JSON characters) are written once when a journal entry and its event share them. */
+const SHARE_FROM_CHARS = 1024;
 
 /**
  * A spooled tool result's output as JSON (see JournalEntry.output), so a large one is stored once with its
@@ -94,7 +144,7 @@ export class WriterSpool {
     let text = '';
     for (let index = from; index < items.length; index++) {
       const item = items[index]!;
-      const lines = this.#lines(item);
+      const lines = item.kind === 'journal' ? this.#journalLine(items, from, index) : this.#lines(item);
       item.spooledChars = lines.length;
       text += lines;
     }
@@ -176,6 +226,34 @@ export class WriterSpool {
 
   close(): void {
     this.#spool.close(this.#lost !== '' || this.#keepAll);
+  }
+
+  /**
+   * A journal entry's line. A tool result's large output is not written twice when its tool-result event,
+   * carrying the very same value, is in the same append (`items` from `from`: one write, so both or neither
+   * are kept): the entry refers to it (an `R` line, see spool.ts).
+   */
+  #journalLine(items: Pending[], from: number, index: number): string {
+    const item = items[index] as Pending & { kind: 'journal' };
+    const { entry } = item;
+    if (this.#events && entry.value !== undefined && (entry.output?.length ?? 0) >= SHARE_FROM_CHARS) {
+      for (let at = from; at < items.length; at++) {
+        const other = items[at]!;
+        if (other.kind !== 'event' || other.event.type !== 'tool-result') continue;
+        const { event } = other;
+        if (event.toolCallId !== entry.key || !event.ok || event.output !== entry.value) continue;
+        const { journalId, runKey, kind, key } = entry;
+        return spoolLine({
+          kind: 'journal-ref',
+          journalId,
+          runKey,
+          entryKind: kind,
+          key,
+          runId: event.runId,
+        });
+      }
+    }
+    return pendingLines(item);
   }
 
   #lines(item: Pending): string {

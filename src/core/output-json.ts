@@ -1,7 +1,8 @@
 /**
- * JSON of a tool's output, made once for its journal entry and its event. Both carry the same object
- * (the runtime's `traceToolCall` emits what `journaledCall` just put) and both are spooled before the next
- * model request; a 20 KB output costs 10 µs and a 20 KB string each time it is serialised. A serialisation
+ * JSON of a tool's output, made once for its journal entry, its event and the model's view of it. All
+ * three carry the same object (the runtime's `traceToolCall` emits what `journaledCall` just put, and
+ * `boundedModelOutput` measures it right after) and the store spools the first two before the next model
+ * request; a 20 KB output costs 10 µs and a 20 KB string each time it is serialised. A serialisation
  * is reused only within the turn of the event loop that made it, so an object a tool changes and returns
  * again later is serialised again.
  */
