@@ -2,7 +2,7 @@ import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
 import type { JournaledToolResult } from './journal.ts';
-import { outputJson } from './output-json.ts';
+import { outputJson, outputReturned } from './output-json.ts';
 import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectUrls } from './sources.ts';
@@ -99,7 +99,7 @@ async function callAllowedTool(
   const call = { toolCallId, name, input: parsed.data };
   const output = await traceToolCall(frame, call, async () => {
     await gateToolCall(frame, call, target);
-    return target.execute(parsed.data, toolContext(frame, registry, signal));
+    return outputReturned(await target.execute(parsed.data, toolContext(frame, registry, signal)));
   });
   // Code that read a web page hands what it made of it to the model through run_js's own output.
   if (target.toModelOutput && isUntrustedModelOutput(target.toModelOutput(output)))
@@ -109,7 +109,8 @@ async function callAllowedTool(
 
 /**
  * Cuts a model-bound tool output to the run's limit, saying so where it was cut. An object's JSON is the
- * one its journal entry and event were stored with in this turn, when the store made it (output-json.ts).
+ * one its journal entry and event were stored with, when the store made it for the same call
+ * (output-json.ts).
  */
 export function boundedModelOutput(value: unknown, maxChars: number) {
   const text =
@@ -190,7 +191,7 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
         journaledCall(frame, call.toolCallId, async () => {
           // A call that needs a person waits here, between its tool-call and tool-result events.
           await gateToolCall(frame, call, cadreTool);
-          return cadreTool.execute(input, toolContext(frame, registry));
+          return outputReturned(await cadreTool.execute(input, toolContext(frame, registry)));
         }),
       );
     },

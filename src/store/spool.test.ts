@@ -301,6 +301,35 @@ describe('a large tool output in the spool', () => {
   });
 });
 
+describe('large tool outputs of two runs with the same call id', () => {
+  it('keeps both journal entries when both are secured before either event', async () => {
+    // Call ids are only unique within a run (the journal keys entries by run): two sub-agents whose
+    // provider numbers its calls can both make `call_0`, and the same tool with the same input gives the same text.
+    const page = 'y'.repeat(5_000);
+    const path = dataPath();
+    const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
+    const journal = store.journal.create('jrn_1');
+    store.runs.record(start);
+    const child = (runId: string, seq: number) =>
+      ({ ...result(seq, page), runId, parentRunId: 'r1', depth: 1, toolCallId: 'call_0' }) as CadreEvent;
+    // Sibling children finishing in one turn: both results are committed, then both events emitted.
+    journal.put('r/a', 'tool-result', 'call_0', { ok: true, output: page }, 'soon');
+    journal.put('r/b', 'tool-result', 'call_0', { ok: true, output: page }, 'soon');
+    store.runs.record(child('r2', 1));
+    store.runs.record(child('r3', 1));
+    store.runs.secure();
+    const [file] = readdirSync(spoolDirFor(path));
+    const text = readFileSync(join(spoolDirFor(path), file!), 'utf8');
+    await store.close();
+
+    const recovered = openWithDeadSpool(text);
+    const entries = recovered.journal.open('jrn_1');
+    expect(entries.get('r/a', 'tool-result', 'call_0')).toEqual({ ok: true, output: page });
+    expect(entries.get('r/b', 'tool-result', 'call_0')).toEqual({ ok: true, output: page });
+    await recovered.close();
+  });
+});
+
 describe('with batched durability', () => {
   it('secures journal entries and attempts in the spool, never the events queued before them', async () => {
     const path = dataPath();

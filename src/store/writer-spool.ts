@@ -23,8 +23,12 @@ export type Pending =
 export function replayedItems(records: SpoolRecord[]): Pending[] {
   const payloads = new Map<string, string>();
   const items: Array<Pending | undefined> = [];
-  /** Journal entries whose output is their tool-result event's (`R` lines), by run and call, until it comes. */
-  const awaiting = new Map<string, { index: number; record: SpoolRecord & { kind: 'journal-ref' } }>();
+  /**
+   * Journal entries whose output is their tool-result event's (`R` lines), by run and call, until it comes.
+   * Several may name one event: call ids are unique only within a run, so another run's entry with the same
+   * call id and the same output may have been written against it.
+   */
+  const awaiting = new Map<string, Awaiting[]>();
   /** Tool-result events so far, by run and call, for an `R` line after its event. */
   const results = new Map<string, CadreEvent>();
   for (const record of records) {
@@ -32,7 +36,9 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
     else if (record.kind === 'journal-ref') {
       // Its place in the journal's order is kept; an entry whose event is not there (a torn append) is dropped.
       const key = `${record.runId}\u0000${record.key}`;
-      awaiting.set(key, { index: items.length, record });
+      const waiting = awaiting.get(key);
+      if (waiting) waiting.push({ index: items.length, record });
+      else awaiting.set(key, [{ index: items.length, record }]);
       items.push(undefined);
       const event = results.get(key);
       if (event) resolveShared(event, awaiting, items);
@@ -68,10 +74,13 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
   return items.filter((item) => item !== undefined);
 }
 
-/** Puts in its place the journal entry an `R` line said carries this tool-result event's output. */
+/** A journal entry's place in the replayed items, until the event its `R` line names comes. */
+type Awaiting = { index: number; record: SpoolRecord & { kind: 'journal-ref' } };
+
+/** Puts in their places the journal entries `R` lines said carry this tool-result event's output. */
 function resolveShared(
   event: CadreEvent,
-  awaiting: Map<string, { index: number; record: SpoolRecord & { kind: 'journal-ref' } }>,
+  awaiting: Map<string, Awaiting[]>,
   items: Array<Pending | undefined>,
 ): void {
   if (event.type !== 'tool-result') return;
@@ -82,18 +91,20 @@ function resolveShared(
   const result = { ok: event.ok, output: event.output };
   if (!isOutputResult(result)) return;
   const output = JSON.stringify(result.output);
-  const { journalId, runKey, entryKind, key: entryKey } = found.record;
-  items[found.index] = {
-    kind: 'journal',
-    entry: {
-      journalId,
-      runKey,
-      kind: entryKind,
-      key: entryKey,
-      body: `{"ok":true,"output":${output}}`,
-      output,
-    },
-  };
+  for (const { index, record } of found) {
+    const { journalId, runKey, entryKind, key: entryKey } = record;
+    items[index] = {
+      kind: 'journal',
+      entry: {
+        journalId,
+        runKey,
+        kind: entryKind,
+        key: entryKey,
+        body: `{"ok":true,"output":${output}}`,
+        output,
+      },
+    };
+  }
 }
 
 /** Outputs at least this long (JSON characters) are written once when a journal entry and its event share them. */
