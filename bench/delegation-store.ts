@@ -180,6 +180,9 @@ export async function benchDelegationStore(
   for (let i = 0; i < iterations; i++) {
     if (process.env.BENCH_SIDE !== 'cadre') plain.push(await sample(runSdk));
     if (process.env.BENCH_SIDE !== 'sdk') cadre.push(await sample(runCadre));
+    // The scripted model keeps every request for tests to read (its call options too, signals and all):
+    // hundreds of delegations' worth would grow the heap, and each side's scavenges with it.
+    model.calls.length = 0;
   }
   if (process.env.BENCH_DEBUG) console.log(store.runs.writerStats);
   await store.close();
