@@ -89,6 +89,49 @@ export class DeadlineClock {
 /** The process's clock, shared by every runtime in it. */
 export const deadlines = new DeadlineClock();
 
+/** A signal with a deadline: see deadlineSignal. */
+export interface DeadlineSignal {
+  signal: AbortSignal;
+  /** True once the deadline passed (rather than the caller cancelling). */
+  readonly expired: boolean;
+  /** Called when the deadline passes, after `signal` aborts. */
+  onExpire(listener: () => void): void;
+  /** The work ended: forget the deadline and the caller's signal. */
+  clear(): void;
+}
+
+/**
+ * A signal aborted by the caller's signal or, with a `TimeoutError` saying `message`, after `ms`: a deadline
+ * on the shared clock and one listener rather than `AbortSignal.timeout` plus `AbortSignal.any`, which keep
+ * composite signals alive until they fire.
+ */
+export function deadlineSignal(parent: AbortSignal | undefined, ms: number, message: string): DeadlineSignal {
+  const controller = new AbortController();
+  let expired = false;
+  let onExpire: (() => void) | undefined;
+  const forward = () => controller.abort(parent?.reason);
+  const deadline = deadlines.after(ms, () => {
+    expired = true;
+    controller.abort(new DOMException(message, 'TimeoutError'));
+    onExpire?.();
+  });
+  if (parent?.aborted) controller.abort(parent.reason);
+  else parent?.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    get expired() {
+      return expired;
+    },
+    onExpire(listener: () => void) {
+      onExpire = listener;
+    },
+    clear() {
+      deadline.cancel();
+      parent?.removeEventListener('abort', forward);
+    },
+  };
+}
+
 /**
  * A run's signals: `signal` aborts when `parent` does or `ms` pass, `timeoutSignal` only for the time limit
  * (so a timeout can be told from a cancellation). `release` once the run has ended.
@@ -97,22 +140,8 @@ export function runSignals(
   parent: AbortSignal,
   ms: number,
 ): { signal: AbortSignal; timeoutSignal: AbortSignal; release(): void } {
+  const run = deadlineSignal(parent, ms, 'The operation was aborted due to timeout');
   const timeout = new AbortController();
-  const run = new AbortController();
-  const forward = () => run.abort(parent.reason);
-  const deadline = deadlines.after(ms, () => {
-    const reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
-    timeout.abort(reason);
-    run.abort(reason);
-  });
-  if (parent.aborted) run.abort(parent.reason);
-  else parent.addEventListener('abort', forward, { once: true });
-  return {
-    signal: run.signal,
-    timeoutSignal: timeout.signal,
-    release() {
-      deadline.cancel();
-      parent.removeEventListener('abort', forward);
-    },
-  };
+  run.onExpire(() => timeout.abort(run.signal.reason));
+  return { signal: run.signal, timeoutSignal: timeout.signal, release: () => run.clear() };
 }

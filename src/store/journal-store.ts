@@ -148,7 +148,7 @@ export class SqliteJournalStore implements JournalStore {
         loaded.size ? loaded.get(entryKey(runKey, kind, key)) : undefined,
       put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
         const output = kind === 'tool-result' && isOutputResult(body) ? resultJson(body.output) : undefined;
-        const text = output === undefined ? JSON.stringify(body ?? null) : `{"ok":true,"output":${output}}`;
+        const text = output === undefined ? JSON.stringify(body ?? null) : okResultBody(output);
         // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
         // request or at the end of this turn; anything else before this returns.
         const entry = {
@@ -206,6 +206,11 @@ export function isOutputResult(body: unknown): body is { ok: true; output: objec
   const { ok, output, ...rest } = body as { ok?: unknown; output?: unknown };
   const large = typeof output === 'string' || (typeof output === 'object' && output !== null);
   return ok === true && large && Object.keys(rest).length === 0;
+}
+
+/** A successful tool result entry's body around its output's JSON (`output`, see JournalEntry). */
+export function okResultBody(output: string): string {
+  return `{"ok":true,"output":${output}}`;
 }
 
 /** A tool output's JSON, as its tool-result event's payload makes it (the same text, so the same hash). */

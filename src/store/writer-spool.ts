@@ -1,7 +1,7 @@
 import type { CadreEvent } from '../core/events.ts';
 import { outputJson } from '../core/output-json.ts';
 import type { JournalAttempt, JournalEntry } from './event-rows.ts';
-import { isOutputResult } from './journal-store.ts';
+import { isOutputResult, okResultBody } from './journal-store.ts';
 import { inflatePayloads, type SplitEvent } from './payloads.ts';
 import { safeJson } from './safe-json.ts';
 import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
@@ -35,7 +35,7 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
     if (record.kind === 'payload') payloads.set(record.hash, record.json);
     else if (record.kind === 'journal-ref') {
       // Its place in the journal's order is kept; an entry whose event is not there (a torn append) is dropped.
-      const key = `${record.runId}\u0000${record.key}`;
+      const key = callKey(record.runId, record.key);
       const waiting = awaiting.get(key);
       if (waiting) waiting.push({ index: items.length, record });
       else awaiting.set(key, [{ index: items.length, record }]);
@@ -66,12 +66,17 @@ export function replayedItems(records: SpoolRecord[]): Pending[] {
       const event = inflated as CadreEvent;
       items.push({ kind: 'event', event, replayed: true });
       if (event.type === 'tool-result') {
-        results.set(`${event.runId}\u0000${event.toolCallId}`, event);
+        results.set(callKey(event.runId, event.toolCallId), event);
         resolveShared(event, awaiting, items);
       }
     }
   }
   return items.filter((item) => item !== undefined);
+}
+
+/** One run's tool call: call ids are unique only within a run. */
+function callKey(runId: string, toolCallId: string): string {
+  return `${runId}\u0000${toolCallId}`;
 }
 
 /** A journal entry's place in the replayed items, until the event its `R` line names comes. */
@@ -84,7 +89,7 @@ function resolveShared(
   items: Array<Pending | undefined>,
 ): void {
   if (event.type !== 'tool-result') return;
-  const key = `${event.runId}\u0000${event.toolCallId}`;
+  const key = callKey(event.runId, event.toolCallId);
   const found = awaiting.get(key);
   if (!found) return;
   awaiting.delete(key);
@@ -100,7 +105,7 @@ function resolveShared(
         runKey,
         kind: entryKind,
         key: entryKey,
-        body: `{"ok":true,"output":${output}}`,
+        body: okResultBody(output),
         output,
       },
     };
