@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedModel } from '../models/scripted-model.ts';
 import { agentDefinitionSchema } from './agent-definition.ts';
+import type { CadreEvent } from './events.ts';
 import { outputReturned } from './output-json.ts';
 import { Runtime } from './runtime.ts';
-import { boundedModelOutput } from './tool-bindings.ts';
+import { boundedModelOutput, jsonOutput } from './tool-bindings.ts';
 import { ToolRegistry } from './tool-registry.ts';
 
 describe('boundedModelOutput', () => {
@@ -59,5 +60,75 @@ describe('boundedModelOutput', () => {
     await runtime.run({ agent: 'main', task: 'q' });
     // The second result's JSON is over 80 characters: the model is shown it cut, not whole.
     expect(model.calls[2]!.toolResults[0]!.output).toEqual(expect.stringContaining('[output truncated'));
+  });
+});
+
+describe('jsonOutput', () => {
+  const cyclic = () => {
+    const node: Record<string, unknown> = { name: 'a' };
+    node.self = node;
+    return node;
+  };
+  const outputs: Array<[string, () => unknown, string]> = [
+    ['a cycle', cyclic, 'Converting circular structure to JSON'],
+    ['a BigInt inside', () => ({ count: 10n }), 'BigInt'],
+    ['a function', () => () => 1, 'a function has no JSON form'],
+  ];
+
+  for (const [what, make, reason] of outputs) {
+    for (const journaled of [false, true]) {
+      it(`fails the call, not the run, when a tool returns ${what}${journaled ? ' (journaled)' : ''}`, async () => {
+        const registry = new ToolRegistry([
+          {
+            name: 'odd',
+            family: 'test',
+            description: 'returns something that is not JSON',
+            input: z.object({}),
+            execute: async () => make(),
+          },
+        ]);
+        const model = new ScriptedModel((request) =>
+          request.index === 0
+            ? { toolCalls: [{ name: 'odd', input: {} }] }
+            : { text: `saw: ${String(request.toolResults[0]?.output)}` },
+        );
+        const runtime = new Runtime({
+          agents: new Map([
+            [
+              'main',
+              agentDefinitionSchema.parse({
+                name: 'main',
+                description: 'm',
+                instructions: 'M',
+                tools: ['odd'],
+              }),
+            ],
+          ]),
+          tools: registry,
+          resolveModel: () => model,
+          mainModel: 'scripted:x',
+        });
+        const puts: unknown[] = [];
+        const journal = { get: () => undefined, put: (...entry: unknown[]) => void puts.push(entry[3]) };
+        const events: CadreEvent[] = [];
+        runtime.bus.subscribe((event) => events.push(event));
+        const outcome = await runtime.run({ agent: 'main', task: 'q', ...(journaled ? { journal } : {}) });
+
+        expect(outcome.envelope.status).toBe('ok');
+        const said = 'odd returned an output that is not JSON';
+        expect(outcome.envelope.summary).toContain(said);
+        expect(outcome.envelope.summary).toContain(reason);
+        const result = events.find((event) => event.type === 'tool-result');
+        expect(result).toMatchObject({ ok: false, error: expect.stringContaining(said) });
+        if (journaled) expect(puts).toContainEqual({ ok: false, error: expect.stringContaining(said) });
+      });
+    }
+  }
+
+  it('passes plain data through untouched', () => {
+    const output = { rows: [1, 2], note: 'x' };
+    expect(jsonOutput('t', output)).toBe(output);
+    expect(jsonOutput('t', 'text')).toBe('text');
+    expect(jsonOutput('t', undefined)).toBeUndefined();
   });
 });

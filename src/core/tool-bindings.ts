@@ -99,7 +99,7 @@ async function callAllowedTool(
   const call = { toolCallId, name, input: parsed.data };
   const output = await traceToolCall(frame, call, async () => {
     await gateToolCall(frame, call, target);
-    return outputReturned(await target.execute(parsed.data, toolContext(frame, registry, signal)));
+    return jsonOutput(name, await target.execute(parsed.data, toolContext(frame, registry, signal)));
   });
   // Code that read a web page hands what it made of it to the model through run_js's own output.
   if (target.toModelOutput && isUntrustedModelOutput(target.toModelOutput(output)))
@@ -126,6 +126,32 @@ export function boundedModelOutput(value: unknown, maxChars: number) {
   }
   const cut = `${text.slice(0, maxChars)}\n[output truncated: ${text.length - maxChars} more characters not shown]`;
   return { type: 'text' as const, value: cut };
+}
+
+/**
+ * What a tool returned, once it is known to have a JSON form. The model, the journal and the events all
+ * take it as JSON, so an output without one (a cycle, a BigInt, a function) is that call's failure, said
+ * as such, rather than an error thrown later from inside the next model call, which would end the whole run.
+ * The JSON made here is the one the journal, the event and the model's view reuse (output-json.ts).
+ */
+export function jsonOutput<T>(tool: string, output: T): T {
+  outputReturned(output);
+  let reason: string | undefined;
+  if (typeof output === 'bigint' || typeof output === 'function' || typeof output === 'symbol') {
+    reason = `a ${typeof output} has no JSON form`;
+  } else if (typeof output === 'object' && output !== null) {
+    try {
+      outputJson(output);
+    } catch (error) {
+      reason = describeError(error).split('\n')[0];
+    }
+  }
+  if (reason === undefined) return output;
+  throw new SystemError(
+    'tool_output_not_json',
+    `${tool} returned an output that is not JSON (${reason}); a tool must return plain data`,
+    { tool },
+  );
 }
 
 /**
@@ -191,7 +217,7 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
         journaledCall(frame, call.toolCallId, async () => {
           // A call that needs a person waits here, between its tool-call and tool-result events.
           await gateToolCall(frame, call, cadreTool);
-          return outputReturned(await cadreTool.execute(input, toolContext(frame, registry)));
+          return jsonOutput(cadreTool.name, await cadreTool.execute(input, toolContext(frame, registry)));
         }),
       );
     },
