@@ -54,6 +54,53 @@ function imports(): Array<{ file: string; target: string; specifier: string }> {
   return found;
 }
 
+/**
+ * The cycles among modules through imports that load code (`import type` loads nothing): in a cycle, the
+ * module loaded first can read another's exports before they exist, which fails at start-up or not,
+ * depending on which file a process happens to import first.
+ */
+function valueImportCycles(): string[][] {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(/^(?:import|export)\s+(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms)].map(
+      (match) => normalize(join(dirname(file), match[1]!)),
+    );
+    graph.set(file, targets);
+  }
+  // Tarjan's strongly connected components; any with more than one module is a cycle.
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(relative(SRC, member));
+    } while (member !== file);
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return cycles;
+}
+
 describe('the import graph', () => {
   const all = imports();
 
@@ -75,6 +122,10 @@ describe('the import graph', () => {
       .map(({ file }) => relative(SRC, file))
       .filter((file) => !file.startsWith('store/'));
     expect(outside).toEqual([]);
+  });
+
+  it('has no cycles through imports that load code', () => {
+    expect(valueImportCycles()).toEqual([]);
   });
 
   it('knows every room there is', () => {

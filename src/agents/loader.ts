@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatIssues } from '../config/load-config.ts';
+import { formatIssues } from '../config/format-issues.ts';
 import { type AgentDefinition, agentDefinitionSchema } from '../core/agent-definition.ts';
 import { UserError } from '../core/errors.ts';
 import { mapClaudeCodeAgent } from './claude-code.ts';

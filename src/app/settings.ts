@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentSettings } from '../agents/compose-agents.ts';
-import { formatIssues } from '../config/load-config.ts';
+import { formatIssues } from '../config/format-issues.ts';
 import { configSchema } from '../config/schema.ts';
 import { UserError } from '../core/errors.ts';
 import type { CadreParts } from './create-cadre.ts';

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { type FolderTrust, folderTrust, type ProjectRequests } from './folder-trust.ts';
+import { formatIssues } from './format-issues.ts';
 import { mcpJsonServers, readMcpJson } from './mcp-json.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { type CadreConfig, configSchema } from './schema.ts';
@@ -187,17 +188,6 @@ export function validate(raw: unknown, where: string): CadreConfig {
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   throw new UserError('config_invalid', `${where}: ${formatIssues(parsed.error.issues)}`, { file: where });
-}
-
-/** "field.path: what was expected" for each issue, joined. */
-export function formatIssues(issues: z.core.$ZodIssue[]): string {
-  return issues
-    .map((issue) => {
-      const field = issue.path.length ? issue.path.join('.') : '(top level)';
-      const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-      return `${field}: ${issue.message}${keys}`;
-    })
-    .join('; ');
 }
 
 /** Deep merge of plain objects; arrays and scalars from `over` replace those in `base`. */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../core/errors.ts';
-import { formatIssues } from './load-config.ts';
+import { formatIssues } from './format-issues.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { type McpServerConfig, mcpServerNameSchema, mcpServerSchema } from './schema.ts';
 

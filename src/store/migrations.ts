@@ -2,7 +2,6 @@ import { documentsMigration, vectorsPerModelMigration } from './documents/migrat
 import { httpCacheMigration } from './http-cache.ts';
 import { journalMigration, journalPayloadsMigration } from './journal-store.ts';
 import { resultMemoryMigration } from './result-memory-store.ts';
-import { eventCursorMigration } from './run-store.ts';
 
 /**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
@@ -13,6 +12,30 @@ export interface Migration {
   id: string;
   sql: string;
 }
+
+/**
+ * Events get a per-tree cursor (`root_seq`, from 1 with no gaps) so a reader can resume a tree's stream
+ * from the last event it saw whatever backend stores it; large outputs are kept once in `payloads` and
+ * referenced from the event rows that carry them.
+ */
+const eventCursorMigration: Migration = {
+  id: '008-event-cursor-payloads',
+  sql: `
+    ALTER TABLE events ADD COLUMN root_seq INTEGER;
+    ALTER TABLE events ADD COLUMN payload_hash TEXT;
+    UPDATE events SET root_seq = (
+      SELECT count(*) FROM events AS earlier
+      WHERE earlier.root_id = events.root_id AND earlier.rowid <= events.rowid
+    );
+    CREATE UNIQUE INDEX events_cursor ON events(root_id, root_seq);
+    CREATE INDEX events_payload ON events(payload_hash) WHERE payload_hash IS NOT NULL;
+    CREATE INDEX runs_by_user ON runs(user_id, started_at DESC) WHERE parent_id IS NULL;
+    CREATE TABLE payloads (
+      hash TEXT PRIMARY KEY,
+      body TEXT NOT NULL
+    );
+  `,
+};
 
 /** Per-agent settings belong to a user: those saved before users existed are the local user's. */
 const agentSettingsPerUserMigration: Migration = {

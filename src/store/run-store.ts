@@ -3,34 +3,9 @@ import { buildRunTree, type RunTree } from '../core/run-tree.ts';
 import type { RunState } from '../core/status.ts';
 import type { Database } from './database.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
-import type { Migration } from './migrations.ts';
 import { inflatePayloads } from './payloads.ts';
 import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
 import type { RunStore, RunSummary, StoredEvent } from './store.ts';
-
-/**
- * Events get a per-tree cursor (`root_seq`, from 1 with no gaps) so a reader can resume a tree's stream
- * from the last event it saw whatever backend stores it; large outputs are kept once in `payloads` and
- * referenced from the event rows that carry them.
- */
-export const eventCursorMigration: Migration = {
-  id: '008-event-cursor-payloads',
-  sql: `
-    ALTER TABLE events ADD COLUMN root_seq INTEGER;
-    ALTER TABLE events ADD COLUMN payload_hash TEXT;
-    UPDATE events SET root_seq = (
-      SELECT count(*) FROM events AS earlier
-      WHERE earlier.root_id = events.root_id AND earlier.rowid <= events.rowid
-    );
-    CREATE UNIQUE INDEX events_cursor ON events(root_id, root_seq);
-    CREATE INDEX events_payload ON events(payload_hash) WHERE payload_hash IS NOT NULL;
-    CREATE INDEX runs_by_user ON runs(user_id, started_at DESC) WHERE parent_id IS NULL;
-    CREATE TABLE payloads (
-      hash TEXT PRIMARY KEY,
-      body TEXT NOT NULL
-    );
-  `,
-};
 
 /**
  * The SQLite run store. Recording only queues: the writer commits in small, time-boxed transactions off

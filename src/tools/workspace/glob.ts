@@ -1,8 +1,8 @@
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
+import { compileGlob } from './glob-pattern.ts';
 import { runScope } from './run-scope.ts';
 import { walkFiles } from './walk.ts';
 
@@ -35,16 +35,4 @@ export function createGlobTool(workspace: Workspace) {
       return { pattern, files, count: files.length, ...(truncated ? { truncated: true } : {}) };
     },
   });
-}
-
-/** A matcher for workspace-relative paths; a pattern without "/" matches file names anywhere. */
-export function compileGlob(pattern: string): (relative: string) => boolean {
-  const cleaned = pattern.trim().replace(/^\.\//, '');
-  if (cleaned.startsWith('/') || cleaned.split('/').includes('..')) {
-    throw new ModelBehaviorError(
-      'tool_input',
-      `"${pattern}" reaches outside the workspace; use a pattern relative to its root`,
-    );
-  }
-  return picomatch(cleaned, { dot: true, basename: !cleaned.includes('/') });
 }

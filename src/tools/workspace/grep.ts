@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
-import { compileGlob } from './glob.ts';
+import { compileGlob } from './glob-pattern.ts';
 import { runScope } from './run-scope.ts';
 import { walkFiles } from './walk.ts';
 

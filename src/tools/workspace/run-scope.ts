@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import { ModelBehaviorError } from '../../core/errors.ts';
 import type { ToolContext } from '../../core/tool.ts';
-import { compileGlob } from './glob.ts';
+import { compileGlob } from './glob-pattern.ts';
 
 /**
  * The part of the workspace one run may look at, from its `scope` and `maxFiles` inputs (seed 004's
