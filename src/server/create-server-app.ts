@@ -11,7 +11,7 @@ import { agentRoutes } from './routes/agents.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { documentRoutes } from './routes/documents.ts';
-import { openAIRoutes } from './routes/openai.ts';
+import { openAIErrorShape, openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { settingsRoutes } from './routes/settings.ts';
@@ -100,6 +100,8 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   const tooLarge = (max: number) => () => {
     throw new UserError('payload_too_large', `The request body is larger than ${max} bytes.`, { max });
   };
+  // Before auth and the body limit, so their refusals reach OpenAI clients in OpenAI's shape.
+  app.use('/v1/*', openAIErrorShape());
   for (const prefix of ['/api/*', '/v1/*']) {
     app.use(prefix, auth);
   }

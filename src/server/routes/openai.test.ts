@@ -51,12 +51,13 @@ describe('the OpenAI-compatible door', () => {
     expect(first).toContain('Answer briefly.');
   });
 
-  it('streams the main agent text as content deltas and sub-agents as reasoning lines, ending with usage', async () => {
+  it('streams the main agent text as content deltas and sub-agents as reasoning lines, ending with usage when asked', async () => {
     const { app } = await testServer(delegation);
     const stream = await client(app).chat.completions.create({
       model: 'cadre',
       messages: [{ role: 'user', content: 'What is 17 times 23?' }],
       stream: true,
+      stream_options: { include_usage: true },
     });
     let content = '';
     let reasoning = '';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
@@ -25,13 +25,41 @@ const completionBody = z.looseObject({
   messages: z
     .array(
       z.looseObject({
-        role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+        role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
         content: content.optional(),
+        tool_calls: z.array(z.unknown()).nullish(),
+        function_call: z.unknown().optional(),
       }),
     )
     .min(1),
   stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  tools: z.array(z.unknown()).nullish(),
+  functions: z.array(z.unknown()).nullish(),
 });
+
+/**
+ * Where a request asks for OpenAI-style function calling, which this door does not do (the agents call
+ * their own tools): the field and what was found there, for a 400 that names it; undefined when it does not.
+ * Empty `tools` and the like, which clients send when they have none, are fine.
+ */
+function toolCallingIn(body: z.infer<typeof completionBody>): { param: string; found: string } | undefined {
+  if (body.tools?.length) return { param: 'tools', found: 'tools' };
+  if (body.functions?.length) return { param: 'functions', found: 'functions' };
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role === 'tool' || message.role === 'function')
+      return { param: `messages[${index}].role`, found: `a "${message.role}" message` };
+    if (message.tool_calls?.length) return { param: `messages[${index}].tool_calls`, found: 'tool calls' };
+    if (message.function_call != null)
+      return { param: `messages[${index}].function_call`, found: 'a function call' };
+  }
+  return undefined;
+}
+
+/** OpenAI's error `type` for a status: `server_error` for 5xx, else `invalid_request_error` (as OpenAI's own API, 401 included). */
+function openAIErrorType(status: number): string {
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
 
 /** An error in OpenAI's shape, so OpenAI clients raise their usual exceptions. */
 function openAIError(
@@ -40,13 +68,37 @@ function openAIError(
   message: string,
   extra: { type?: string; code?: string; param?: string } = {},
 ) {
-  const type =
-    extra.type ??
-    (status >= 500 ? 'server_error' : status === 401 ? 'authentication_error' : 'invalid_request_error');
+  const type = extra.type ?? openAIErrorType(status);
   return c.json(
     { error: { message, type, param: extra.param ?? null, code: extra.code ?? null } },
     status as 400,
   );
+}
+
+/**
+ * Mounted on `/v1/*` before the server's auth and body limits: their refusals (401, 413) and the 404 for
+ * a route this door does not have come in Cadre's `{error: {code, message}}`; this gives them OpenAI's
+ * `{error: {message, type, param, code}}`, which OpenAI clients read.
+ */
+export function openAIErrorShape(): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    await next();
+    const { status } = c.res;
+    if (status < 400 || !c.res.headers.get('content-type')?.includes('application/json')) return;
+    const body = (await c.res
+      .clone()
+      .json()
+      .catch(() => undefined)) as { error?: { code?: unknown; message?: unknown } } | undefined;
+    const error = body?.error;
+    if (!error || typeof error.message !== 'string' || 'type' in error) return;
+    const code = typeof error.code === 'string' ? error.code : null;
+    c.res = new Response(
+      JSON.stringify({ error: { message: error.message, type: openAIErrorType(status), param: null, code } }),
+      { status, headers: { 'content-type': 'application/json' } },
+    );
+    // The setter keeps the old response's headers (WWW-Authenticate, security headers): not its length.
+    c.res.headers.delete('content-length');
+  };
 }
 
 function text(value: z.infer<typeof content> | undefined): string {
@@ -94,6 +146,17 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
     const parsed = completionBody.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) return openAIError(c, 400, `Invalid request: ${z.prettifyError(parsed.error)}`);
     const body = parsed.data;
+    const toolCalling = toolCallingIn(body);
+    if (toolCalling) {
+      return openAIError(
+        c,
+        400,
+        `${toolCalling.param}: found ${toolCalling.found}, but this server does not take tools, tool calls ` +
+          'or tool results (its agents call their own tools). Send the conversation as system, user and ' +
+          'assistant text.',
+        { param: toolCalling.param, code: 'tools_not_supported' },
+      );
+    }
     const { cadre, userId } = c.var;
     const agent = body.model === MAIN_MODEL ? 'main' : body.model;
     if (!(await enabledAgents(cadre, userId)).some((candidate) => candidate.name === agent)) {
@@ -149,19 +212,22 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
       });
     }
 
-    const chunk = (
-      delta: Record<string, unknown>,
-      finish: string | null = null,
-      extra: Record<string, unknown> = {},
-    ) =>
+    // As OpenAI's own API: with `include_usage`, every chunk carries `usage: null` and one more chunk with
+    // no choices carries the usage before [DONE]; without it, no chunk has a usage field.
+    const includeUsage = body.stream_options?.include_usage === true;
+    const frame = (choices: unknown[], usage?: Usage) =>
       JSON.stringify({
         id,
         object: 'chat.completion.chunk',
         created,
         model: body.model,
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-        ...extra,
+        choices,
+        ...(includeUsage ? { usage: usage ? openAIUsage(usage) : null } : {}),
       });
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
+    const streamError = (message: string, code: string | null) =>
+      JSON.stringify({ error: { message, type: 'server_error', param: null, code } });
     const queue: string[] = [];
     let wake: (() => void) | undefined;
     const push = (data: string) => {
@@ -212,14 +278,16 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
       }
       try {
         const { envelope } = await outcome;
-        await stream.writeSSE({
-          data: chunk({}, finishReason(envelope.status), { usage: openAIUsage(envelope.subtreeUsage) }),
-        });
+        // A failed run is an error here too (502 unstreamed), which OpenAI clients raise mid-stream.
+        if (envelope.status === 'error')
+          await stream.writeSSE({ data: streamError(envelope.summary, 'run_error') });
+        else {
+          await stream.writeSSE({ data: chunk({}, finishReason(envelope.status)) });
+          if (includeUsage) await stream.writeSSE({ data: frame([], envelope.subtreeUsage) });
+        }
       } catch (error) {
         const message = error instanceof CadreError ? error.message : 'The run failed on the server.';
-        await stream.writeSSE({
-          data: JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } }),
-        });
+        await stream.writeSSE({ data: streamError(message, null) });
       }
       await stream.writeSSE({ data: '[DONE]' });
     });
