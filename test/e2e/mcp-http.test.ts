@@ -98,4 +98,44 @@ describe('/mcp on cadre serve', () => {
     });
     expect(asBob.status).toBe(404);
   });
+
+  it('cancels a call whose client went away over the socket before its answer', async () => {
+    const model = await startOpenAIServer(() => ({ hang: true }));
+    cleanups.push(() => model.close());
+    const env = {
+      CADRE_HOME: tempHome(),
+      CADRE_MODEL: 'compatible:fixture',
+      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    };
+    const server = await startServe(['--port', '0'], env);
+    cleanups.push(() => {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const call = client
+      .callTool({ name: 'math', arguments: { task: 'Think forever.' } }, undefined, {
+        onprogress: () => started(),
+      })
+      .catch((caught: unknown) => caught);
+    await running;
+    // The client quits: its sockets close and it never sends notifications/cancelled.
+    await client.close();
+    expect(String(await call)).toMatch(/Connection closed/);
+    await expect
+      .poll(
+        async () => {
+          const listed = JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout) as {
+            runs: Array<{ agent: string; status: string }>;
+          };
+          return listed.runs.map((run) => ({ agent: run.agent, status: run.status }));
+        },
+        { timeout: 10_000, interval: 200 },
+      )
+      .toEqual([{ agent: 'math', status: 'cancelled' }]);
+  });
 });

@@ -1,9 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
   type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { agentToolSpecs, callAgentTool } from '../../app/agent-tools.ts';
@@ -38,14 +40,25 @@ delete (ENVELOPE_JSON_SCHEMA as Record<string, unknown>).$schema;
  * inputs), each call a run tree with all of Cadre's limits. The result is the envelope as
  * `structuredContent` and its summary as text; a run that did not end `ok` sets `isError`. With a progress
  * token, sub-agents starting and finishing and tool calls are sent as progress notifications; a client's
- * `notifications/cancelled` cancels the tree (recorded `cancelled`), and so does closing the server. The
- * same server speaks stdio (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`). `inFlight` holds
- * the calls still running, so a front door can wait for their trees to be stored before it exits.
+ * `notifications/cancelled` cancels the tree (recorded `cancelled`), and so do closing the server and the
+ * loss of the connection the answer would go back on (`answerChannel`). The same server speaks stdio
+ * (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`). `inFlight` holds the calls still running,
+ * so a front door can wait for their trees to be stored before it exits.
  */
 export function createAgentMcpServer(
   cadre: Cadre,
   userId: string,
-  options: { inFlight?: Set<Promise<unknown>> } = {},
+  options: {
+    inFlight?: Set<Promise<unknown>>;
+    /**
+     * The signal that aborts when the connection a call's answer goes back on is gone for good (an HTTP
+     * door without resumable streams), or undefined; the call's tree is then cancelled, since nobody can
+     * receive its answer. On stdio, closing the transport does this.
+     */
+    answerChannel?: (
+      extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+    ) => AbortSignal | undefined;
+  } = {},
 ): Server {
   const server = new Server(
     { name: 'cadre', title: 'Cadre', version: VERSION },
@@ -74,12 +87,13 @@ export function createAgentMcpServer(
             (notification: ServerNotification) => extra.sendNotification(notification),
             progressToken,
           );
+    const answerGone = options.answerChannel?.(extra);
     try {
       const running = callAgentTool(cadre, {
         userId,
         agent: request.params.name,
         arguments: request.params.arguments ?? {},
-        signal: extra.signal,
+        signal: answerGone ? AbortSignal.any([extra.signal, answerGone]) : extra.signal,
         ...(progress ? { onEvent: (event) => progress.event(event) } : {}),
       });
       options.inFlight?.add(running);

@@ -149,6 +149,30 @@ describe('/mcp over Streamable HTTP', () => {
     expect(status).toBe('cancelled');
   });
 
+  it('cancels the tree when the client goes away mid-call (its answer could never be delivered)', async () => {
+    const { cadre, connect, store } = await setup(() => ({ delayMs: 60_000, text: 'too late' }));
+    const alice = await connect('alice');
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    // As a client that quits (Claude Code closing, a crashed process): its connection closes, and no
+    // notifications/cancelled is ever sent.
+    const call = alice.client
+      .callTool({ name: 'math', arguments: { task: 'slow' } }, undefined, { onprogress: () => started() })
+      .catch((caught: unknown) => caught);
+    await running;
+    await alice.client.close();
+    expect(String(await call)).toMatch(/Connection closed/);
+    await expect
+      .poll(async () => {
+        await cadre.store.runs.flush();
+        return store.database.prepare('SELECT agent, status FROM runs').all();
+      })
+      .toEqual([{ agent: 'math', status: 'cancelled' }]);
+    expect(cadre.live.countFor('alice')).toBe(0);
+  });
+
   it('a call is a live tree like any other: the runs API stops it, and the caller gets isError', async () => {
     const { cadre, connect } = await setup(() => ({ delayMs: 60_000, text: 'too late' }));
     const alice = await connect('alice');

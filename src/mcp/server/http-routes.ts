@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
@@ -46,6 +47,11 @@ export function mcpHttpRoutes(
   const limits = { ...DEFAULT_MCP_HTTP_LIMITS, ...options.limits };
   const now = options.now ?? Date.now;
   const sessions = new Map<string, Session>();
+  // Each POST's own signal, by the auth info handed with it to the transport (which passes that object on
+  // to every request handler of the POST): the signal aborts when the client goes away before its answer.
+  const requestSignals = new WeakMap<AuthInfo, AbortSignal>();
+  const answerChannel = (extra: { authInfo?: AuthInfo }) =>
+    extra.authInfo ? requestSignals.get(extra.authInfo) : undefined;
   const app = new Hono<McpHttpEnv>();
 
   const close = async (id: string) => {
@@ -75,12 +81,16 @@ export function mcpHttpRoutes(
           'No such MCP session (it ended, or belongs to someone else); initialize a new one.',
         );
       session.lastUsed = now();
-      return session.transport.handleRequest(c.req.raw);
+      // No event store, so a stream that broke cannot be resumed: a call whose POST the client abandons
+      // (it quit, crashed or lost the network) has nobody left to answer, and its tree is cancelled.
+      const authInfo: AuthInfo = { token: '', clientId: userId, scopes: [] };
+      requestSignals.set(authInfo, c.req.raw.signal);
+      return session.transport.handleRequest(c.req.raw, { authInfo });
     }
     if (c.req.method !== 'POST')
       return jsonRpcError(400, 'Start with an initialize request (POST) to open a session.');
     await evict(userId);
-    const server = createAgentMcpServer(c.var.cadre, userId);
+    const server = createAgentMcpServer(c.var.cadre, userId, { answerChannel });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: limits.maxBodyBytes,
