@@ -36,6 +36,14 @@ const ENVELOPE_JSON_SCHEMA = z.toJSONSchema(envelopeSchema, { io: 'input' }) as 
 delete (ENVELOPE_JSON_SCHEMA as Record<string, unknown>).$schema;
 
 /**
+ * tools/call with its params left open. The SDK checks a request against the schema a handler is
+ * registered with before its own tools/call check, and answers a failure of the first as an internal error
+ * (-32603); registered with this one, a malformed call (arguments that are not an object, no name) fails the
+ * SDK's own check instead: Invalid params (-32602), naming the field. The handler then parses what passed.
+ */
+const OPEN_CALL_REQUEST = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
+/**
  * Cadre's agents as MCP tools for one user: one tool per enabled agent (input `{task}` plus its declared
  * inputs), each call a run tree with all of Cadre's limits. The result is the envelope as
  * `structuredContent` and its summary as text; a run that did not end `ok` sets `isError`. With a progress
@@ -78,7 +86,8 @@ export function createAgentMcpServer(
       annotations: { readOnlyHint: false, openWorldHint: true },
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(OPEN_CALL_REQUEST, async (unchecked, extra): Promise<CallToolResult> => {
+    const request = CallToolRequestSchema.parse(unchecked);
     const progressToken = request.params._meta?.progressToken;
     const progress =
       progressToken === undefined
