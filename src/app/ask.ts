@@ -10,10 +10,10 @@ import type { RunOutcome, RunRequest } from '../core/runtime.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
-import type { StoredEvent } from '../store/store.ts';
+import type { NewMessage, StoredEvent } from '../store/store.ts';
 import type { Cadre } from './create-cadre.ts';
 import type { LiveRuns } from './live-runs.ts';
-import type { DelegationSettings } from './settings.ts';
+import { type DelegationSettings, prefetchTrigger } from './settings.ts';
 
 export interface AskRequest {
   /** The user the run acts for: their session, documents and settings. */
@@ -103,7 +103,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
   // Check the agent before anything is stored, so a refused request leaves the session as it was.
   runtime.agent(agent);
   const { sessionId, history } = await openSession(cadre, request, text);
-  await cadre.store.sessions.append(userId, sessionId, {
+  await appendQuestion(cadre, userId, sessionId, {
     role: 'user',
     content: text,
     ...(request.messageId ? { id: request.messageId } : {}),
@@ -218,13 +218,34 @@ async function openSession(
   try {
     await sessions.create(userId, { id: request.sessionId, title: text.slice(0, 80) });
   } catch (error) {
-    // Someone else's session: to this user it does not exist.
-    if (CadreError.isInstance(error) && error.code === 'session_exists') {
-      await cadre.sessions.get(userId, request.sessionId);
-    }
-    throw error;
+    if (!CadreError.isInstance(error) || error.code !== 'session_exists') throw error;
+    // Someone else's session: to this user it does not exist ("unknown_session"). The caller's own,
+    // made by a request of theirs that got here first (two first messages at once): it is used.
+    const made = await cadre.sessions.get(userId, request.sessionId);
+    const history = made.messages.map((message) => ({ role: message.role, content: message.content }));
+    return { sessionId: made.id, history };
   }
   return { sessionId: request.sessionId, history: [] };
+}
+
+/**
+ * Stores the person's message. The client's message id is only a hint: ids are unique across the whole
+ * store, so one already taken (the same message sent again, a retry or useChat's regenerate, or an id
+ * another session happens to use) is stored under a fresh id instead of failing the request.
+ */
+async function appendQuestion(
+  cadre: Cadre,
+  userId: string,
+  sessionId: string,
+  message: NewMessage,
+): Promise<void> {
+  try {
+    await cadre.store.sessions.append(userId, sessionId, message);
+  } catch (error) {
+    if (message.id === undefined || CadreError.isInstance(error)) throw error;
+    const { id: _taken, ...rest } = message;
+    await cadre.store.sessions.append(userId, sessionId, rest);
+  }
 }
 
 /**
@@ -286,7 +307,7 @@ function nextAnswer(answer: string, event: CadreEvent): string {
 /** The prefetch request for a question, when prefetch mode is on and its trigger matches. */
 export function prefetchFor(delegation: DelegationSettings, question: string): { agent: string } | undefined {
   if (delegation.mode !== 'prefetch' || !delegation.prefetch) return undefined;
-  return new RegExp(delegation.prefetch.trigger, 'i').test(question)
+  return prefetchTrigger(delegation.prefetch.trigger).test(question)
     ? { agent: delegation.prefetch.agent }
     : undefined;
 }

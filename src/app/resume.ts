@@ -4,6 +4,7 @@ import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunStatus } from '../core/status.ts';
+import type { FoundJournal } from '../store/journal-store.ts';
 import type { AskResult } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
 
@@ -44,6 +45,40 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
       runId: latest,
     });
   }
+  // Claimed before the next await: two requests at once would otherwise both pass the checks above and
+  // run the tree twice, each appending its answer to the session.
+  const claimed = resumingJournals(cadre);
+  if (claimed.has(found.journalId)) {
+    throw new UserError('not_interrupted', `Run ${latest} is already being resumed.`, { runId: latest });
+  }
+  claimed.add(found.journalId);
+  try {
+    return await resumeAttempt(cadre, request, found, latest);
+  } finally {
+    claimed.delete(found.journalId);
+  }
+}
+
+/** The journals whose resume has started in this process, per Cadre. */
+const resuming = new WeakMap<Cadre, Set<string>>();
+
+function resumingJournals(cadre: Cadre): Set<string> {
+  let journals = resuming.get(cadre);
+  if (!journals) {
+    journals = new Set();
+    resuming.set(cadre, journals);
+  }
+  return journals;
+}
+
+/** Completes the session from the stored tree, or runs a new attempt of it (see `resumeRun`). */
+async function resumeAttempt(
+  cadre: Cadre,
+  request: ResumeRequest,
+  found: FoundJournal,
+  latest: string,
+): Promise<ResumeResult> {
+  const { userId } = request;
   const tree = await cadre.store.runs.getRunTree(userId, latest);
   const { spec } = found;
   // Killed after the tree ended but before its answer reached the session: the stored tree has the

@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { z } from 'zod';
 import type { AgentSettings } from '../agents/compose-agents.ts';
 import { formatIssues } from '../config/format-issues.ts';
@@ -87,14 +88,36 @@ export class SettingsUseCases {
     if (merged.mode === 'prefetch' && !merged.prefetch) {
       throw new UserError('invalid_settings', 'Prefetch mode needs "prefetch": {agent, trigger}.');
     }
-    if (merged.prefetch) {
-      try {
-        new RegExp(merged.prefetch.trigger, 'i');
-      } catch (error) {
-        throw new UserError('invalid_settings', `prefetch.trigger: ${(error as Error).message}`);
+    if (merged.prefetch) prefetchTrigger(merged.prefetch.trigger);
+    const agent = parsed.data.prefetch?.agent;
+    if (agent !== undefined) {
+      const known = (await this.#parts.wiring()).catalog.agents;
+      if (!known.has(agent)) {
+        throw new UserError(
+          'invalid_settings',
+          `prefetch.agent: there is no agent named "${agent}". Known agents: ${[...known.keys()].sort().join(', ')}.`,
+          { agent },
+        );
       }
     }
     await this.#parts.store.settings.put(userScope(userId), 'delegation', merged);
     return merged;
+  }
+}
+
+/**
+ * A prefetch trigger compiled for matching questions (case-insensitive). RE2 runs in time linear in the
+ * question, so a trigger like `(a+)+$` cannot freeze the server for every user the way a backtracking
+ * regular expression can; its syntax has no lookaround or backreferences.
+ */
+export function prefetchTrigger(trigger: string): RE2JS {
+  try {
+    return RE2JS.compile(trigger, RE2JS.CASE_INSENSITIVE);
+  } catch (error) {
+    throw new UserError(
+      'invalid_settings',
+      `prefetch.trigger: ${(error as Error).message} (RE2 syntax: no lookaround or backreferences)`,
+      { trigger },
+    );
   }
 }

@@ -93,7 +93,7 @@ export const configSchema = z.strictObject({
       prefetch: z
         .strictObject({
           agent: z.string().min(1),
-          /** A regular expression (case-insensitive) the question must match for prefetch to run. */
+          /** A regular expression (case-insensitive, RE2 syntax) the question must match for prefetch to run. */
           trigger: z.string().min(1),
         })
         .optional(),

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Cadre } from '../app/create-cadre.ts';
 import type { UserStore } from '../app/users.ts';
@@ -91,9 +91,9 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
       options.log?.(`error in ${c.req.method} ${c.req.path}: ${(error as Error).stack ?? error}`);
     return c.json(mapped.body, mapped.status as 400);
   });
-  app.notFound((c) =>
-    c.json({ error: { code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` } }, 404),
-  );
+  const noRoute = (c: Context<ServerEnv>) =>
+    c.json({ error: { code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` } }, 404);
+  app.notFound(noRoute);
 
   app.get('/health', (c) => c.json({ ok: true, version: VERSION }));
 
@@ -128,9 +128,9 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
     app.use(`${mount.path}/*`, auth);
     app.route(mount.path, mount.routes);
   }
-  app.all('/api/*', (c) =>
-    c.json({ error: { code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` } }, 404),
-  );
+  // API paths never fall through to the web app's page (a client would get HTML with a 200).
+  app.all('/api/*', noRoute);
+  app.all('/v1/*', noRoute);
   app.route('/', webAppRoutes(options.webRoot));
   return app;
 }

@@ -1,0 +1,182 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempHome } from '../../test/helpers/cli.ts';
+import { chatBody, isMain, isMath, readChunks, testServer } from '../../test/helpers/server.ts';
+import type { ScriptedRequest } from '../models/scripted-model.ts';
+import { markInterruptedRuns } from '../store/run-maintenance.ts';
+
+/** What a careless or hostile client sends the HTTP door, and what it must get back: a clear 4xx or the work done once. */
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const send = (method: string, body: unknown, headers: Record<string, string> = {}) => ({
+  method,
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+  headers: { 'content-type': 'application/json', ...headers },
+});
+
+/** Main delegates to math, which calls `calculate`; each answers once it has the tool's result. */
+function delegation(request: ScriptedRequest) {
+  const fromTool = request.prompt.at(-1)?.role === 'tool';
+  if (isMain(request.system)) {
+    return fromTool
+      ? { text: 'The product is 391.' }
+      : { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }] };
+  }
+  if (isMath(request.system)) {
+    return fromTool
+      ? { text: '17 * 23 = 391' }
+      : { toolCalls: [{ name: 'calculate', input: { expression: '17 * 23' } }] };
+  }
+  return { text: 'unexpected agent' };
+}
+
+describe('a chat message id the client chose', () => {
+  it('sent again (a retry, useChat regenerate) or already used by another user is answered, never a 500', async () => {
+    const { app, cadre } = await testServer(() => ({ text: 'an answer' }));
+    const aliceUser = await cadre.users.add('alice');
+    const bobUser = await cadre.users.add('bob');
+    const alice = bearer(aliceUser.token);
+    const bob = bearer(bobUser.token);
+    const first = await app.request('/api/chat', send('POST', chatBody('a1', 'question', 'm-1'), alice));
+    expect(first.status).toBe(200);
+    await readChunks(first);
+
+    const again = await app.request('/api/chat', send('POST', chatBody('a1', 'question', 'm-1'), alice));
+    expect(again.status).toBe(200);
+    await readChunks(again);
+    // Bob picks the same id in his own session: his message is stored, Alice's is untouched.
+    const theirs = await app.request('/api/chat', send('POST', chatBody('b1', 'mine', 'm-1'), bob));
+    expect(theirs.status).toBe(200);
+    await readChunks(theirs);
+
+    const session = (await cadre.sessions.get(aliceUser.user.id, 'a1')).messages;
+    expect(session.map((message) => `${message.role}:${message.content}`)).toEqual([
+      'user:question',
+      'assistant:an answer',
+      'user:question',
+      'assistant:an answer',
+    ]);
+    expect(session[0]!.id).toBe('m-1');
+    const bobs = (await cadre.sessions.get(bobUser.user.id, 'b1')).messages;
+    expect(bobs.map((message) => `${message.role}:${message.content}`)).toEqual([
+      'user:mine',
+      'assistant:an answer',
+    ]);
+  });
+});
+
+describe('the prefetch setting', () => {
+  it('matches its trigger in time linear in the question: (a+)+$ cannot freeze the server', async () => {
+    const { app } = await testServer(() => ({ text: 'an answer' }));
+    const set = await app.request(
+      '/api/settings',
+      send('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '^(a+)+$' } }),
+    );
+    expect(set.status).toBe(200);
+    const started = performance.now();
+    // A backtracking engine takes about 2^32 steps on this question (tens of seconds, all users blocked).
+    const answer = await app.request('/api/chat', send('POST', chatBody('p1', `${'a'.repeat(32)}!`)));
+    expect(answer.status).toBe(200);
+    await readChunks(answer);
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
+  it('refuses a trigger it cannot run and an agent that does not exist, naming the field (400)', async () => {
+    const { app } = await testServer(() => ({ text: 'an answer' }));
+    const lookahead = await app.request(
+      '/api/settings',
+      send('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '(?=x)' } }),
+    );
+    expect(lookahead.status).toBe(400);
+    expect(((await lookahead.json()) as { error: { message: string } }).error.message).toContain(
+      'prefetch.trigger',
+    );
+    const unknown = await app.request(
+      '/api/settings',
+      send('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'nope', trigger: 'x' } }),
+    );
+    expect(unknown.status).toBe(400);
+    const body = (await unknown.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('invalid_settings');
+    expect(body.error.message).toContain('prefetch.agent');
+    expect(body.error.message).toContain('"nope"');
+    // Nothing was saved by the refused requests.
+    expect(await (await app.request('/api/settings')).json()).toMatchObject({ delegationMode: 'delegate' });
+  });
+});
+
+describe('one session, two requests at once', () => {
+  it('two first messages to a new session are both answered there (neither is "already exists")', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { app, cadre } = await testServer(async () => {
+      await gate;
+      return { text: 'an answer' };
+    });
+    const [one, two] = await Promise.all([
+      app.request('/api/chat', send('POST', chatBody('n1', 'first'))),
+      app.request('/api/chat', send('POST', chatBody('n1', 'second'))),
+    ]);
+    release();
+    expect([one.status, two.status]).toEqual([200, 200]);
+    await Promise.all([readChunks(one), readChunks(two)]);
+    const session = await cadre.sessions.get('local', 'n1');
+    expect(
+      session.messages.filter((message) => message.role === 'user').map((message) => message.content),
+    ).toEqual(['first', 'second']);
+    expect(session.messages.filter((message) => message.role === 'assistant')).toHaveLength(2);
+  });
+
+  it('two resumes of one interrupted tree at once start one attempt; the other is a 409', async () => {
+    const { app, model, store, cadre } = await testServer(delegation);
+    await readChunks(await app.request('/api/chat', send('POST', chatBody('r1', 'What is 17 times 23?'))));
+    await cadre.store.runs.flush();
+    const db = store.database;
+    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
+    // As if the process had died after math's first step (as resume.test.ts does).
+    db.prepare('DELETE FROM journal WHERE position > ?').run(3);
+    db.prepare("DELETE FROM events WHERE type = 'run-finish'").run();
+    db.prepare("UPDATE runs SET status = 'running', owner_pid = 999999999").run();
+    await markInterruptedRuns(db, { isAlive: () => false });
+    const before = model.calls.length;
+
+    const answers = await Promise.all([
+      app.request(`/api/runs/${root.id}/resume`, { method: 'POST' }),
+      app.request(`/api/runs/${root.id}/resume`, { method: 'POST' }),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([202, 409]);
+    const refused = answers.find((answer) => answer.status === 409)!;
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('not_interrupted');
+    const { runId } = (await answers.find((answer) => answer.status === 202)!.json()) as { runId: string };
+    for (let i = 0; i < 500 && cadre.live.get('local', runId); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await cadre.store.runs.flush();
+    const session = await cadre.sessions.get('local', 'r1');
+    // The first answer, then the one resumed attempt's: not two.
+    expect(session.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'assistant']);
+    expect(model.calls.length - before).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('routes that do not exist', () => {
+  it('under /v1 are a JSON 404, like /api, never the web app page', async () => {
+    const root = tempHome();
+    mkdirSync(join(root, 'assets'));
+    writeFileSync(join(root, 'index.html'), '<!doctype html><title>Cadre</title>');
+    const { app } = await testServer([{ text: 'hi' }], { server: { webRoot: root } });
+    for (const [method, path] of [
+      ['POST', '/v1/embeddings'],
+      ['GET', '/v1/chat/completions'],
+      ['GET', '/v1'],
+    ] as const) {
+      const response = await app.request(path, { method });
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
+    }
+    expect((await app.request('/v1/models')).status).toBe(200);
+  });
+});
