@@ -147,6 +147,33 @@ describe('the OpenAI-compatible door, as OpenAI clients meet it', () => {
     expect(fine.choices[0]!.message.content).toBe('hello there');
   });
 
+  it('refuses content parts it cannot read (an image) with a 400 naming the part, instead of dropping them', async () => {
+    const { app, model } = await testServer(answer);
+    const error = await client(app)
+      .chat.completions.create({
+        model: 'cadre',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is in this picture?' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            ],
+          },
+        ],
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[0].content[1].type');
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/"image_url".*text only/);
+    expect(model.calls).toHaveLength(0);
+    const text = await client(app).chat.completions.create({
+      model: 'cadre',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    });
+    expect(text.choices[0]!.message.content).toBe('hello there');
+  });
+
   it("answers the server's own refusals on /v1 (token, body size, unknown route) in OpenAI's error shape", async () => {
     const { app } = await testServer(answer, {
       server: { singleUserToken: 'door-token', limits: { maxBodyBytes: 10_000 } },

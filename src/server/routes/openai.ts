@@ -39,19 +39,33 @@ const completionBody = z.looseObject({
 });
 
 /**
- * Where a request asks for OpenAI-style function calling, which this door does not do (the agents call
- * their own tools): the field and what was found there, for a 400 that names it; undefined when it does not.
- * Empty `tools` and the like, which clients send when they have none, are fine.
+ * What a request asks for that this door does not do, for a 400 naming the field (undefined when nothing):
+ * OpenAI-style function calling (the agents call their own tools) and content parts other than text (an
+ * image would otherwise be dropped without a word). Empty `tools` and the like, which clients send when
+ * they have none, are fine.
  */
-function toolCallingIn(body: z.infer<typeof completionBody>): { param: string; found: string } | undefined {
-  if (body.tools?.length) return { param: 'tools', found: 'tools' };
-  if (body.functions?.length) return { param: 'functions', found: 'functions' };
+function unsupportedIn(body: z.infer<typeof completionBody>): { param: string; message: string } | undefined {
+  const tooling = (param: string, found: string) => ({
+    param,
+    message:
+      `${param}: found ${found}, but this server does not take tools, tool calls or tool results (its ` +
+      'agents call their own tools). Send the conversation as system, user and assistant text.',
+  });
+  if (body.tools?.length) return tooling('tools', 'tools');
+  if (body.functions?.length) return tooling('functions', 'functions');
   for (const [index, message] of body.messages.entries()) {
     if (message.role === 'tool' || message.role === 'function')
-      return { param: `messages[${index}].role`, found: `a "${message.role}" message` };
-    if (message.tool_calls?.length) return { param: `messages[${index}].tool_calls`, found: 'tool calls' };
-    if (message.function_call != null)
-      return { param: `messages[${index}].function_call`, found: 'a function call' };
+      return tooling(`messages[${index}].role`, `a "${message.role}" message`);
+    if (message.tool_calls?.length) return tooling(`messages[${index}].tool_calls`, 'tool calls');
+    if (message.function_call != null) return tooling(`messages[${index}].function_call`, 'a function call');
+    if (!Array.isArray(message.content)) continue;
+    const part = message.content.findIndex((candidate) => candidate.type !== 'text');
+    if (part < 0) continue;
+    const param = `messages[${index}].content[${part}].type`;
+    return {
+      param,
+      message: `${param}: "${message.content[part]!.type}" parts are not supported; this server reads text only.`,
+    };
   }
   return undefined;
 }
@@ -146,17 +160,9 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
     const parsed = completionBody.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) return openAIError(c, 400, `Invalid request: ${z.prettifyError(parsed.error)}`);
     const body = parsed.data;
-    const toolCalling = toolCallingIn(body);
-    if (toolCalling) {
-      return openAIError(
-        c,
-        400,
-        `${toolCalling.param}: found ${toolCalling.found}, but this server does not take tools, tool calls ` +
-          'or tool results (its agents call their own tools). Send the conversation as system, user and ' +
-          'assistant text.',
-        { param: toolCalling.param, code: 'tools_not_supported' },
-      );
-    }
+    const unsupported = unsupportedIn(body);
+    if (unsupported)
+      return openAIError(c, 400, unsupported.message, { param: unsupported.param, code: 'unsupported' });
     const { cadre, userId } = c.var;
     const agent = body.model === MAIN_MODEL ? 'main' : body.model;
     if (!(await enabledAgents(cadre, userId)).some((candidate) => candidate.name === agent)) {
