@@ -130,10 +130,18 @@ export class LiveRuns {
     for (let index = Math.max(0, after + 1); index < entry.events.length; index++) {
       listener(entry.events[index]!, index);
     }
-    entry.listeners.add(listener);
+    // A position beyond the events so far (a reader's cursor from another tree, or made up) still means
+    // "after this one": the new events up to it are not the reader's.
+    const onward: TreeListener =
+      after < entry.events.length
+        ? listener
+        : (event, index) => {
+            if (index > after) listener(event, index);
+          };
+    entry.listeners.add(onward);
     entry.enders.add(onEnd);
     return () => {
-      entry.listeners.delete(listener);
+      entry.listeners.delete(onward);
       entry.enders.delete(onEnd);
     };
   }

@@ -46,6 +46,21 @@ export class RunsUseCases {
     yield* stored;
   }
 
+  /**
+   * `events`, with a run that is not the caller's refused now rather than at the first read, so a reader
+   * following a live tree can start its stream before the tree's next event (which may be minutes away).
+   */
+  async follow(
+    userId: string,
+    runId: string,
+    options: { after?: number; signal?: AbortSignal } = {},
+  ): Promise<AsyncGenerator<StoredEvent>> {
+    if (!this.#parts.live.get(userId, runId) && !(await this.#parts.store.runs.rootOf(userId, runId))) {
+      throw unknownRun(runId);
+    }
+    return this.events(userId, runId, options);
+  }
+
   /** Stops a tree running in this process: every run in it ends `cancelled`. */
   async cancel(userId: string, runId: string): Promise<{ cancelled: boolean }> {
     if (this.#parts.live.cancel(userId, runId)) return { cancelled: true };

@@ -180,3 +180,43 @@ describe('routes that do not exist', () => {
     expect((await app.request('/v1/models')).status).toBe(200);
   });
 });
+
+describe('following a live run', () => {
+  it('opens the event stream at once, and never sends an event at or before the cursor', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { app } = await testServer(async () => {
+      await gate;
+      return { text: 'done' };
+    });
+    const chat = await app.request('/api/chat', send('POST', chatBody('f1', 'one')));
+    const reader = chat.body!.getReader();
+    let seen = '';
+    while (!seen.includes('"data-run"')) seen += new TextDecoder().decode((await reader.read()).value);
+    const runId = /"runId":"(run_[^"]+)"/.exec(seen)![1]!;
+
+    // The model is still thinking: nothing new to send, but the stream is open (EventSource's onopen).
+    const waiting = Symbol('waiting');
+    const opened = await Promise.race([
+      app.request(`/api/runs/${runId}/events?after=0`),
+      new Promise<typeof waiting>((resolve) => setTimeout(() => resolve(waiting), 1000)),
+    ]);
+    expect(opened).not.toBe(waiting);
+    expect((opened as Response).status).toBe(200);
+    // A cursor beyond the tree (another tree's, or made up) is past every event of this one.
+    const beyond = app.request(`/api/runs/${runId}/events?after=999999`);
+    const unknown = await app.request('/api/runs/run_nope/events');
+    expect(unknown.status).toBe(404);
+
+    release();
+    while (!(await reader.read()).done) {}
+    const ids = [...(await (opened as Response).text()).matchAll(/^id: (\d+)$/gm)].map((match) =>
+      Number(match[1]),
+    );
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.every((id) => id > 0)).toBe(true);
+    expect(await (await beyond).text()).toBe('');
+  });
+});

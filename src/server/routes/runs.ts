@@ -37,16 +37,14 @@ export function runRoutes(): Hono<ServerEnv> {
     // SSE ids are positions in the tree from 0; the store's cursors count from 1.
     const after = parseCursor(c.req.header('last-event-id') ?? c.req.query('after'));
     const stopped = new AbortController();
-    const events = cadre.runs.events(userId, runId, { after: after + 1, signal: stopped.signal });
-    // The first read settles whether the run exists (a 404 before the stream starts).
-    const first = await events.next();
+    // An unknown run is a 404 here; a live one's stream opens at once, before its next event.
+    const events = await cadre.runs.follow(userId, runId, { after: after + 1, signal: stopped.signal });
     return streamSSE(c, async (stream) => {
       stream.onAbort(() => stopped.abort());
-      for (let next = first; !next.done && !stream.aborted; next = await events.next()) {
-        const { cursor, event } = next.value;
+      for await (const { cursor, event } of events) {
+        if (stream.aborted) break;
         await stream.writeSSE({ id: String(cursor - 1), event: event.type, data: JSON.stringify(event) });
       }
-      await events.return(undefined);
     });
   });
   return routes;
