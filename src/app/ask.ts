@@ -197,6 +197,12 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
   };
 }
 
+/** A new session's title: the question's first 80 characters, never ending in half an emoji. */
+function sessionTitle(text: string): string {
+  const title = text.slice(0, 80);
+  return /[\uD800-\uDBFF]$/.test(title) ? title.slice(0, -1) : title;
+}
+
 /** The caller's session (made if new and allowed) and its messages so far, as the model's history. */
 async function openSession(
   cadre: Cadre,
@@ -206,7 +212,7 @@ async function openSession(
   const { userId } = request;
   const sessions = cadre.store.sessions;
   if (!request.sessionId) {
-    const created = await sessions.create(userId, { title: text.slice(0, 80) });
+    const created = await sessions.create(userId, { title: sessionTitle(text) });
     return { sessionId: created.id, history: [] };
   }
   const existing = await sessions.get(userId, request.sessionId);
@@ -216,7 +222,7 @@ async function openSession(
   }
   if (!request.createSession) await cadre.sessions.get(userId, request.sessionId);
   try {
-    await sessions.create(userId, { id: request.sessionId, title: text.slice(0, 80) });
+    await sessions.create(userId, { id: request.sessionId, title: sessionTitle(text) });
   } catch (error) {
     if (!CadreError.isInstance(error) || error.code !== 'session_exists') throw error;
     // Someone else's session: to this user it does not exist ("unknown_session"). The caller's own,

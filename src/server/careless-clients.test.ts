@@ -220,3 +220,18 @@ describe('following a live run', () => {
     expect(await (await beyond).text()).toBe('');
   });
 });
+
+describe('unicode in what names a session', () => {
+  it('a title cut at 80 characters never splits an emoji into a broken character', async () => {
+    const { app } = await testServer(() => ({ text: 'an answer' }));
+    const question = `${'a'.repeat(79)}😀 and more`;
+    await readChunks(await app.request('/api/chat', send('POST', chatBody('u1', question))));
+    const { sessions } = (await (await app.request('/api/sessions')).json()) as {
+      sessions: Array<{ id: string; title: string }>;
+    };
+    const title = sessions.find((session) => session.id === 'u1')!.title;
+    expect(title).not.toContain('\uFFFD');
+    expect(question.startsWith(title)).toBe(true);
+    expect(title.length).toBeGreaterThanOrEqual(79);
+  });
+});
