@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
@@ -49,9 +50,9 @@ const OPEN_CALL_REQUEST = z.object({ method: z.literal('tools/call'), params: z.
  * `structuredContent` and its summary as text; a run that did not end `ok` sets `isError`. With a progress
  * token, sub-agents starting and finishing and tool calls are sent as progress notifications; a client's
  * `notifications/cancelled` cancels the tree (recorded `cancelled`), and so do closing the server and the
- * loss of the connection the answer would go back on (`answerChannel`). The same server speaks stdio
- * (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`). `inFlight` holds the calls still running,
- * so a front door can wait for their trees to be stored before it exits.
+ * door's own reasons (`stopSignal`). The same server speaks stdio
+ * (`cadre mcp`) and Streamable HTTP (`/mcp` on `cadre serve`). `inFlight` holds the calls not yet answered,
+ * so a front door can wait for their trees to be stored (and their answers sent) before it closes.
  */
 export function createAgentMcpServer(
   cadre: Cadre,
@@ -59,13 +60,11 @@ export function createAgentMcpServer(
   options: {
     inFlight?: Set<Promise<unknown>>;
     /**
-     * The signal that aborts when the connection a call's answer goes back on is gone for good (an HTTP
-     * door without resumable streams), or undefined; the call's tree is then cancelled, since nobody can
-     * receive its answer. On stdio, closing the transport does this.
+     * A signal that stops a call for a reason of the door's, or undefined: over HTTP, the connection its
+     * answer goes back on is gone for good (the streams are not resumable, so nobody could receive it), or
+     * its session is being closed. On stdio, closing the transport stops the calls.
      */
-    answerChannel?: (
-      extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-    ) => AbortSignal | undefined;
+    stopSignal?: (extra: RequestHandlerExtra<ServerRequest, ServerNotification>) => AbortSignal | undefined;
   } = {},
 ): Server {
   const server = new Server(
@@ -86,8 +85,10 @@ export function createAgentMcpServer(
       annotations: { readOnlyHint: false, openWorldHint: true },
     })),
   }));
-  server.setRequestHandler(OPEN_CALL_REQUEST, async (unchecked, extra): Promise<CallToolResult> => {
-    const request = CallToolRequestSchema.parse(unchecked);
+  const answer = async (
+    request: CallToolRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> => {
     const progressToken = request.params._meta?.progressToken;
     const progress =
       progressToken === undefined
@@ -96,17 +97,15 @@ export function createAgentMcpServer(
             (notification: ServerNotification) => extra.sendNotification(notification),
             progressToken,
           );
-    const answerGone = options.answerChannel?.(extra);
+    const stop = options.stopSignal?.(extra);
     try {
-      const running = callAgentTool(cadre, {
+      const envelope = await callAgentTool(cadre, {
         userId,
         agent: request.params.name,
         arguments: request.params.arguments ?? {},
-        signal: answerGone ? AbortSignal.any([extra.signal, answerGone]) : extra.signal,
+        signal: stop ? AbortSignal.any([extra.signal, stop]) : extra.signal,
         ...(progress ? { onEvent: (event) => progress.event(event) } : {}),
       });
-      options.inFlight?.add(running);
-      const envelope = await running.finally(() => options.inFlight?.delete(running));
       await progress?.flush();
       const text = envelope.status === 'ok' ? envelope.summary : `[${envelope.status}] ${envelope.summary}`;
       return {
@@ -117,6 +116,11 @@ export function createAgentMcpServer(
     } catch (error) {
       return { content: [{ type: 'text', text: describeError(error) }], isError: true };
     }
+  };
+  server.setRequestHandler(OPEN_CALL_REQUEST, (unchecked, extra) => {
+    const answering = answer(CallToolRequestSchema.parse(unchecked), extra);
+    options.inFlight?.add(answering);
+    return answering.finally(() => options.inFlight?.delete(answering));
   });
   return server;
 }

@@ -10,7 +10,7 @@ import { Cadre } from '../../app/create-cadre.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
 import { openSqliteStore } from '../../store/sqlite-store.ts';
-import { type McpHttpEnv, mcpHttpRoutes } from './http-routes.ts';
+import { type McpHttpEnv, type McpHttpLimits, mcpHttpRoutes } from './http-routes.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -21,7 +21,10 @@ afterEach(async () => {
  * The routes mounted at /mcp behind a stand-in for the server's auth (the `x-user` header names the user;
  * none is a 401), with the SDK's Streamable HTTP client talking to it through `app.request`.
  */
-async function setup(script: (request: ScriptedRequest) => ScriptedReply) {
+async function setup(
+  script: (request: ScriptedRequest) => ScriptedReply,
+  limits: Partial<McpHttpLimits> = {},
+) {
   const home = tempHome();
   mkdirSync(join(home, 'agents'));
   writeFileSync(
@@ -35,7 +38,7 @@ async function setup(script: (request: ScriptedRequest) => ScriptedReply) {
     store,
     models: { 'scripted:test': new ScriptedModel(script) },
   });
-  const routes = mcpHttpRoutes();
+  const routes = mcpHttpRoutes({ limits });
   const app = new Hono<McpHttpEnv>();
   app.use('/mcp', async (c, next) => {
     const user = c.req.header('x-user');
@@ -57,7 +60,7 @@ async function setup(script: (request: ScriptedRequest) => ScriptedReply) {
     cleanups.push(() => client.close());
     return { client, transport };
   };
-  return { cadre, app, connect, store };
+  return { cadre, app, connect, store, routes };
 }
 
 const searchTides = (request: ScriptedRequest): ScriptedReply =>
@@ -171,6 +174,39 @@ describe('/mcp over Streamable HTTP', () => {
       })
       .toEqual([{ agent: 'math', status: 'cancelled' }]);
     expect(cadre.live.countFor('alice')).toBe(0);
+  });
+
+  it('answers the calls of a session it closes (evicted, or the server stopping) instead of leaving them hanging', async () => {
+    const { connect, routes } = await setup(() => ({ delayMs: 60_000, text: 'too late' }), {
+      maxSessionsPerUser: 1,
+    });
+    const startedCall = async (client: Client) => {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      // A short client timeout, so a call left without an answer fails the test quickly.
+      const call = client
+        .callTool({ name: 'math', arguments: { task: 'slow' } }, undefined, {
+          timeout: 5000,
+          onprogress: () => started(),
+        })
+        .catch((caught: unknown) => caught);
+      await running;
+      return { answer: call };
+    };
+    const first = await connect('alice');
+    const evicted = await startedCall(first.client);
+    // Past the limit of sessions per user: the first session is closed to make room.
+    const second = await connect('alice');
+    expect(await evicted.answer).toMatchObject({ isError: true, structuredContent: { status: 'cancelled' } });
+
+    const stopping = await startedCall(second.client);
+    await routes.closeAll();
+    expect(await stopping.answer).toMatchObject({
+      isError: true,
+      structuredContent: { status: 'cancelled' },
+    });
   });
 
   it('a call is a live tree like any other: the runs API stops it, and the caller gets isError', async () => {

@@ -32,6 +32,10 @@ interface Session {
   server: Server;
   transport: WebStandardStreamableHTTPServerTransport;
   lastUsed: number;
+  /** The calls not yet answered. */
+  inFlight: Set<Promise<unknown>>;
+  /** Aborted when the session is closed: its calls stop and answer (cancelled) before their streams end. */
+  closing: AbortController;
 }
 
 /**
@@ -50,7 +54,7 @@ export function mcpHttpRoutes(
   // Each POST's own signal, by the auth info handed with it to the transport (which passes that object on
   // to every request handler of the POST): the signal aborts when the client goes away before its answer.
   const requestSignals = new WeakMap<AuthInfo, AbortSignal>();
-  const answerChannel = (extra: { authInfo?: AuthInfo }) =>
+  const requestSignal = (extra: { authInfo?: AuthInfo }) =>
     extra.authInfo ? requestSignals.get(extra.authInfo) : undefined;
   const app = new Hono<McpHttpEnv>();
 
@@ -58,6 +62,12 @@ export function mcpHttpRoutes(
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
+    // A client whose call's stream simply ends waits for an answer until its own timeout (the SDK's
+    // client does): stop the calls and let their answers go out first, then close.
+    session.closing.abort(new Error('the MCP session was closed'));
+    await Promise.allSettled([...session.inFlight]);
+    // The SDK sends a handler's answer a few promise steps after the handler returns.
+    await new Promise((resolve) => setImmediate(resolve));
     await session.server.close().catch(() => undefined);
   };
   const evict = async (userId: string) => {
@@ -90,12 +100,20 @@ export function mcpHttpRoutes(
     if (c.req.method !== 'POST')
       return jsonRpcError(400, 'Start with an initialize request (POST) to open a session.');
     await evict(userId);
-    const server = createAgentMcpServer(c.var.cadre, userId, { answerChannel });
+    const inFlight = new Set<Promise<unknown>>();
+    const closing = new AbortController();
+    const server = createAgentMcpServer(c.var.cadre, userId, {
+      inFlight,
+      stopSignal: (extra) => {
+        const gone = requestSignal(extra);
+        return gone ? AbortSignal.any([gone, closing.signal]) : closing.signal;
+      },
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: limits.maxBodyBytes,
       onsessioninitialized: (id) => {
-        sessions.set(id, { userId, server, transport, lastUsed: now() });
+        sessions.set(id, { userId, server, transport, lastUsed: now(), inFlight, closing });
       },
       onsessionclosed: (id) => close(id),
     });
