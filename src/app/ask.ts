@@ -90,34 +90,34 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
   const { userId } = request;
   const text = request.message.trim();
   if (!text) throw new UserError('empty_message', 'The message has no text.');
-  const limit = request.maxConcurrent;
-  if (limit !== undefined && cadre.live.countFor(userId) >= limit) {
-    throw new UserError(
-      'too_many_chats',
-      `At most ${limit} answers may run at once for one user; wait for one to finish or stop it.`,
-      { limit },
-    );
-  }
+  const live = beginAnswer(cadre, userId, request.maxConcurrent);
   const agent = request.agent ?? 'main';
-  const runtime = await cadre.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
-  // Check the agent before anything is stored, so a refused request leaves the session as it was.
-  runtime.agent(agent);
-  const { sessionId, history } = await openSession(cadre, request, text);
-  await appendQuestion(cadre, userId, sessionId, {
-    role: 'user',
-    content: text,
-    ...(request.messageId ? { id: request.messageId } : {}),
-    ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
+  const { runtime, sessionId, history, prefetch } = await (async () => {
+    const runtime = await cadre.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
+    // Check the agent and the settings before anything is stored, so a refused request leaves the
+    // session as it was.
+    runtime.agent(agent);
+    const prefetch =
+      agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
+    const { sessionId, history } = await openSession(cadre, request, text);
+    await appendQuestion(cadre, userId, sessionId, {
+      role: 'user',
+      content: text,
+      ...(request.messageId ? { id: request.messageId } : {}),
+      ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
+    });
+    return { runtime, sessionId, history, prefetch };
+  })().catch((error: unknown) => {
+    // Refused before the tree started: its slot is free again.
+    live.end();
+    throw error;
   });
-
-  const live = cadre.live.begin(userId);
   const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
   let answer = '';
   let started: (rootRunId: string) => void = () => {};
   const firstEvent = new Promise<string>((resolve) => {
     started = resolve;
   });
-  const prefetch = agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
   // Every completed model step and tool result is committed here, so an interrupted tree can resume.
   const journalId = `jrn_${randomUUID()}`;
   const spec: ResumeSpec = {
@@ -195,6 +195,21 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     result,
     cancel: (reason) => cadre.live.cancel(userId, rootRunId, reason),
   };
+}
+
+/**
+ * Takes one of the user's slots for a running answer, refusing when `limit` are taken. The check and the
+ * taking happen with no await between them, so requests arriving at once cannot all pass the check.
+ */
+export function beginAnswer(cadre: Cadre, userId: string, limit: number | undefined) {
+  if (limit !== undefined && cadre.live.countFor(userId) >= limit) {
+    throw new UserError(
+      'too_many_chats',
+      `At most ${limit} answers may run at once for one user; wait for one to finish or stop it.`,
+      { limit },
+    );
+  }
+  return cadre.live.begin(userId);
 }
 
 /** A new session's title: the question's first 80 characters, never ending in half an emoji. */

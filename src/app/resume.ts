@@ -5,7 +5,7 @@ import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
-import type { AskResult } from './ask.ts';
+import { type AskResult, beginAnswer } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
 
 export interface ResumeRequest {
@@ -15,6 +15,8 @@ export interface ResumeRequest {
   signal?: AbortSignal;
   approver?: Approver;
   onEvent?: EventListener;
+  /** Most trees this user may have running at once (the new attempt counts); more is refused. */
+  maxConcurrent?: number;
 }
 
 export interface ResumeResult extends AskResult {
@@ -94,10 +96,10 @@ async function resumeAttempt(
       { runId: latest, status: tree.status },
     );
   }
-  const runtime = await cadre.runtime({ userId });
-  const live = cadre.live.begin(userId);
+  const live = beginAnswer(cadre, userId, request.maxConcurrent);
   const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
   try {
+    const runtime = await cadre.runtime({ userId });
     const { envelope, tree: run } = await runtime.run({
       agent: spec.agent,
       task: spec.task,

@@ -162,6 +162,66 @@ describe('one session, two requests at once', () => {
   });
 });
 
+describe('the limit on answers running at once', () => {
+  it('holds when the requests come at once: of three parallel chats over a limit of one, two are 429', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { app } = await testServer(
+      async () => {
+        await gate;
+        return { text: 'an answer' };
+      },
+      { server: { limits: { maxConcurrentChats: 1 } } },
+    );
+    const answers = await Promise.all(
+      ['c1', 'c2', 'c3'].map((id) => app.request('/api/chat', send('POST', chatBody(id, 'question')))),
+    );
+    release();
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 429, 429]);
+    await Promise.all(answers.filter((answer) => answer.status === 200).map(readChunks));
+  });
+
+  it('counts a resumed tree too: over the limit, POST /api/runs/:id/resume is a 429 like a chat', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { app, store, cadre } = await testServer(
+      async (request) => {
+        if (request.prompt.some((message) => JSON.stringify(message.content).includes('slow question'))) {
+          await gate;
+          return { text: 'a slow answer' };
+        }
+        return delegation(request);
+      },
+      { server: { limits: { maxConcurrentChats: 1 } } },
+    );
+    await readChunks(await app.request('/api/chat', send('POST', chatBody('l1', 'What is 17 times 23?'))));
+    await cadre.store.runs.flush();
+    const db = store.database;
+    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
+    db.prepare('DELETE FROM journal WHERE position > ?').run(3);
+    db.prepare("DELETE FROM events WHERE type = 'run-finish'").run();
+    db.prepare("UPDATE runs SET status = 'running', owner_pid = 999999999").run();
+    await markInterruptedRuns(db, { isAlive: () => false });
+
+    const running = await app.request('/api/chat', send('POST', chatBody('l2', 'slow question')));
+    expect(running.status).toBe(200);
+    const refused = await app.request(`/api/runs/${root.id}/resume`, { method: 'POST' });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('too_many_chats');
+    release();
+    await readChunks(running);
+    for (let i = 0; i < 500 && cadre.live.countFor('local') > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // The refusal claimed nothing: with the slot free, the same run resumes.
+    expect((await app.request(`/api/runs/${root.id}/resume`, { method: 'POST' })).status).toBe(202);
+  });
+});
+
 describe('routes that do not exist', () => {
   it('under /v1 are a JSON 404, like /api, never the web app page', async () => {
     const root = tempHome();

@@ -117,7 +117,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
 
   app.route('/api/chat', chatRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/api/sessions', sessionRoutes());
-  app.route('/api/runs', runRoutes());
+  app.route('/api/runs', runRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/v1', openAIRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/api/agents', agentRoutes());
   app.route('/api/settings', settingsRoutes());

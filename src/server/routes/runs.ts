@@ -7,7 +7,7 @@ import type { ServerEnv } from '../server-env.ts';
  * `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel`,
  * `POST /api/runs/:id/resume`.
  */
-export function runRoutes(): Hono<ServerEnv> {
+export function runRoutes(options: { maxConcurrentChats?: number } = {}): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/:id', async (c) => c.json(await c.var.cadre.runs.get(c.var.userId, c.req.param('id'))));
   routes.post('/:id/cancel', async (c) =>
@@ -23,6 +23,7 @@ export function runRoutes(): Hono<ServerEnv> {
     const resumed = resumeRun(cadre, {
       userId,
       runId: c.req.param('id'),
+      ...(options.maxConcurrentChats !== undefined ? { maxConcurrent: options.maxConcurrentChats } : {}),
       onEvent: (event) => {
         if (event.type === 'run-start' && event.parentRunId === null) started(event.runId);
       },
