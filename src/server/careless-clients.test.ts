@@ -295,3 +295,24 @@ describe('unicode in what names a session', () => {
     expect(title.length).toBeGreaterThanOrEqual(79);
   });
 });
+
+describe('a bug after the answer started streaming', () => {
+  it('tells the client to see the server log, and the log has it', async () => {
+    const lines: string[] = [];
+    const { app, cadre } = await testServer(() => ({ text: 'an answer' }), {
+      server: { log: (line) => lines.push(line) },
+    });
+    const append = cadre.store.sessions.append.bind(cadre.store.sessions);
+    cadre.store.sessions.append = async (userId, sessionId, message) => {
+      if (message.role === 'assistant') throw new TypeError('secret detail at /srv/cadre/x.ts:12');
+      return append(userId, sessionId, message);
+    };
+    const response = await app.request('/api/chat', send('POST', chatBody('e1', 'question')));
+    expect(response.status).toBe(200);
+    const chunks = await readChunks(response);
+    const error = chunks.find((chunk) => chunk.type === 'error') as { errorText: string };
+    expect(error.errorText).toContain('see its log');
+    expect(error.errorText).not.toContain('secret detail');
+    expect(lines.join('\n')).toContain('error in POST /api/chat: TypeError: secret detail');
+  });
+});

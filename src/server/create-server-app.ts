@@ -5,7 +5,7 @@ import type { UserStore } from '../app/users.ts';
 import { VERSION } from '../app/version.ts';
 import { UserError } from '../core/errors.ts';
 import { authenticate } from './auth.ts';
-import { httpError } from './http-errors.ts';
+import { httpError, internalErrorLine } from './http-errors.ts';
 import { requestLog } from './request-log.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -87,8 +87,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   });
   app.onError((error, c) => {
     const mapped = httpError(error);
-    if (mapped.internal)
-      options.log?.(`error in ${c.req.method} ${c.req.path}: ${(error as Error).stack ?? error}`);
+    if (mapped.internal) options.log?.(internalErrorLine(c.req.method, c.req.path, error));
     return c.json(mapped.body, mapped.status as 400);
   });
   const noRoute = (c: Context<ServerEnv>) =>
@@ -115,7 +114,13 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   });
   app.use('/v1/*', bodyLimit({ maxSize: limits.maxBodyBytes, onError: tooLarge(limits.maxBodyBytes) }));
 
-  app.route('/api/chat', chatRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
+  app.route(
+    '/api/chat',
+    chatRoutes({
+      maxConcurrentChats: limits.maxConcurrentChats,
+      ...(options.log ? { log: options.log } : {}),
+    }),
+  );
   app.route('/api/sessions', sessionRoutes());
   app.route('/api/runs', runRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/v1', openAIRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));

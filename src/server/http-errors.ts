@@ -11,3 +11,8 @@ export type { ErrorBody };
 export function httpError(error: unknown): { status: number; body: ErrorBody; internal: boolean } {
   return { status: httpStatusFor(error), body: errorBody(error), internal: !(error instanceof CadreError) };
 }
+
+/** The server log's line for a bug met while answering `method path` (the client only sees "see its log"). */
+export function internalErrorLine(method: string, path: string, error: unknown): string {
+  return `error in ${method} ${path}: ${(error as Error)?.stack ?? error}`;
+}

@@ -10,7 +10,7 @@ import { AnswerMessageBuilder } from '../answer-message.ts';
 import type { CadreUIMessage, ChatMessageMetadata } from '../chat-protocol.ts';
 import { type CadreChunk, ChatStreamTranslator } from '../chat-stream.ts';
 import { type CoalescerOptions, DeltaCoalescer } from '../delta-coalescer.ts';
-import { httpError } from '../http-errors.ts';
+import { httpError, internalErrorLine } from '../http-errors.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 const chatBody = z.object({
@@ -31,6 +31,8 @@ export interface ChatRouteOptions {
   maxConcurrentChats: number;
   /** How text deltas are merged on the wire (tests and benchmarks tune it). */
   coalescing?: CoalescerOptions;
+  /** The server log: a bug met after the stream started is written here, as the app's own errors are. */
+  log?: (line: string) => void;
 }
 
 /**
@@ -114,7 +116,11 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
         write = (chunk) => writer.write(chunk);
         await outcome;
       },
-      onError: (error) => httpError(error).body.error.message,
+      onError: (error) => {
+        const mapped = httpError(error);
+        if (mapped.internal) options.log?.(internalErrorLine('POST', c.req.path, error));
+        return mapped.body.error.message;
+      },
     });
     return createUIMessageStreamResponse({ stream });
   });
