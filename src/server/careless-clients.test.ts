@@ -31,6 +31,25 @@ function delegation(request: ScriptedRequest) {
   return { text: 'unexpected agent' };
 }
 
+/**
+ * Asks the delegation question in `sessionId`, then makes its tree look as if the process had died after
+ * math's first step (as resume.test.ts does); returns the root run.
+ */
+async function interruptedTree(
+  { app, store, cadre }: Pick<Awaited<ReturnType<typeof testServer>>, 'app' | 'store' | 'cadre'>,
+  sessionId: string,
+): Promise<{ id: string }> {
+  await readChunks(await app.request('/api/chat', send('POST', chatBody(sessionId, 'What is 17 times 23?'))));
+  await cadre.store.runs.flush();
+  const db = store.database;
+  const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
+  db.prepare('DELETE FROM journal WHERE position > ?').run(3);
+  db.prepare("DELETE FROM events WHERE type = 'run-finish'").run();
+  db.prepare("UPDATE runs SET status = 'running', owner_pid = 999999999").run();
+  await markInterruptedRuns(db, { isAlive: () => false });
+  return root;
+}
+
 describe('a chat message id the client chose', () => {
   it('sent again (a retry, useChat regenerate) or already used by another user is answered, never a 500', async () => {
     const { app, cadre } = await testServer(() => ({ text: 'an answer' }));
@@ -132,15 +151,7 @@ describe('one session, two requests at once', () => {
 
   it('two resumes of one interrupted tree at once start one attempt; the other is a 409', async () => {
     const { app, model, store, cadre } = await testServer(delegation);
-    await readChunks(await app.request('/api/chat', send('POST', chatBody('r1', 'What is 17 times 23?'))));
-    await cadre.store.runs.flush();
-    const db = store.database;
-    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
-    // As if the process had died after math's first step (as resume.test.ts does).
-    db.prepare('DELETE FROM journal WHERE position > ?').run(3);
-    db.prepare("DELETE FROM events WHERE type = 'run-finish'").run();
-    db.prepare("UPDATE runs SET status = 'running', owner_pid = 999999999").run();
-    await markInterruptedRuns(db, { isAlive: () => false });
+    const root = await interruptedTree({ app, store, cadre }, 'r1');
     const before = model.calls.length;
 
     const answers = await Promise.all([
@@ -198,14 +209,7 @@ describe('the limit on answers running at once', () => {
       },
       { server: { limits: { maxConcurrentChats: 1 } } },
     );
-    await readChunks(await app.request('/api/chat', send('POST', chatBody('l1', 'What is 17 times 23?'))));
-    await cadre.store.runs.flush();
-    const db = store.database;
-    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
-    db.prepare('DELETE FROM journal WHERE position > ?').run(3);
-    db.prepare("DELETE FROM events WHERE type = 'run-finish'").run();
-    db.prepare("UPDATE runs SET status = 'running', owner_pid = 999999999").run();
-    await markInterruptedRuns(db, { isAlive: () => false });
+    const root = await interruptedTree({ app, store, cadre }, 'l1');
 
     const running = await app.request('/api/chat', send('POST', chatBody('l2', 'slow question')));
     expect(running.status).toBe(200);
