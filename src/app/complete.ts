@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import { UserError } from '../core/errors.ts';
 import type { CadreEvent } from '../core/events.ts';
 import type { RunOutcome } from '../core/runtime.ts';
+import { beginAnswer } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
 
 /** A stateless request (the OpenAI-compatible door): the caller sends the whole conversation each time. */
@@ -26,17 +27,17 @@ export interface CompleteRequest {
 export async function complete(cadre: Cadre, request: CompleteRequest): Promise<RunOutcome> {
   const { userId } = request;
   if (!request.task.trim()) throw new UserError('empty_message', 'The last message has no text.');
-  const limit = request.maxConcurrentChats;
-  if (limit !== undefined && cadre.live.countFor(userId) >= limit) {
-    throw new UserError(
-      'too_many_chats',
-      `At most ${limit} answers may run at once for one user; wait for one to finish.`,
-      { limit },
-    );
-  }
-  const runtime = await cadre.runtime({ userId });
-  runtime.agent(request.agent);
-  const live = cadre.live.begin(userId);
+  // The slot is taken with no await after the check, so requests arriving at once cannot all pass it.
+  const live = beginAnswer(cadre, userId, request.maxConcurrentChats);
+  const runtime = await (async () => {
+    const runtime = await cadre.runtime({ userId });
+    runtime.agent(request.agent);
+    return runtime;
+  })().catch((error: unknown) => {
+    // Refused before the tree started: its slot is free again.
+    live.end();
+    throw error;
+  });
   const stop = () => live.cancel('the caller went away');
   request.signal?.addEventListener('abort', stop, { once: true });
   try {

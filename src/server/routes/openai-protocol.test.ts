@@ -213,6 +213,21 @@ describe('the OpenAI-compatible door, as OpenAI clients meet it', () => {
     expect(await elsewhere.json()).toEqual({ error: { ...shape, type: 'invalid_request_error' } });
   });
 
+  it('holds the per-user limit on running answers for requests that arrive at once', async () => {
+    const { app, cadre } = await testServer(
+      (request) => (request.lastUserText.includes('slow') ? { text: 'done', delayMs: 300 } : answer(request)),
+      { server: { limits: { maxConcurrentChats: 1 } } },
+    );
+    const body = { model: 'cadre', messages: [{ role: 'user', content: 'slow' }] };
+    const statuses = await Promise.all([post(app, body), post(app, body), post(app, body)]).then((all) =>
+      all.map((response) => response.status),
+    );
+    expect(statuses.sort()).toEqual([200, 429, 429]);
+    expect(cadre.live.countFor('local')).toBe(0);
+    // A refused request gave nothing away: the next one runs.
+    expect((await post(app, body)).status).toBe(200);
+  });
+
   it('cancels the run tree when the client aborts a stream mid-way', async () => {
     const { app, cadre, store } = await testServer(answer);
     const controller = new AbortController();
