@@ -145,6 +145,8 @@ export const configSchema = z.strictObject({
       maxBodyBytes: positiveInt.optional(),
       maxUploadBytes: positiveInt.optional(),
       maxConcurrentChats: positiveInt.optional(),
+      /** Deepest nesting of arrays and objects in a chat body. */
+      maxJsonDepth: positiveInt.optional(),
     })
     .optional(),
 });

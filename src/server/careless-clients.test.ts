@@ -320,3 +320,28 @@ describe('a bug after the answer started streaming', () => {
     expect(lines.join('\n')).toContain('error in POST /api/chat: TypeError: secret detail');
   });
 });
+
+describe('a chat body nested absurdly deep', () => {
+  it('is a 400 naming the limit, not a 500 from a stack overflow, and leaves no empty session', async () => {
+    const lines: string[] = [];
+    const { app } = await testServer(() => ({ text: 'an answer' }), {
+      server: { log: (line) => lines.push(line), limits: { maxJsonDepth: 100 } },
+    });
+    // 400 KB: well under the body limit, but JSON.stringify cannot store it.
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    const body = `{"id":"deep","messages":[{"role":"user","parts":[{"type":"text","text":"hi","extra":${deep}}]}]}`;
+    const response = await app.request('/api/chat', send('POST', body));
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('bad_request');
+    expect(error.message).toContain('100 levels');
+    expect(lines.filter((line) => line.startsWith('error in'))).toEqual([]);
+    expect((await app.request('/api/sessions/deep')).status).toBe(404);
+    // Up to the limit is fine.
+    const nested = `${'['.repeat(90)}${']'.repeat(90)}`;
+    const fine = `{"id":"ok","messages":[{"role":"user","parts":[{"type":"text","text":"hi","extra":${nested}}]}]}`;
+    const answered = await app.request('/api/chat', send('POST', fine));
+    expect(answered.status).toBe(200);
+    await readChunks(answered);
+  });
+});

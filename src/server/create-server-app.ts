@@ -27,12 +27,15 @@ export interface ServerLimits {
   maxUploadBytes: number;
   /** Answers one user may have running at once. */
   maxConcurrentChats: number;
+  /** Deepest nesting of arrays and objects in a chat body (deeper cannot be stored: a stack overflow). */
+  maxJsonDepth: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxBodyBytes: 1024 * 1024,
   maxUploadBytes: 50 * 1024 * 1024,
   maxConcurrentChats: 4,
+  maxJsonDepth: 256,
 };
 
 export interface ServerAppOptions {
@@ -118,6 +121,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
     '/api/chat',
     chatRoutes({
       maxConcurrentChats: limits.maxConcurrentChats,
+      maxJsonDepth: limits.maxJsonDepth,
       ...(options.log ? { log: options.log } : {}),
     }),
   );

@@ -62,6 +62,7 @@ export const serveCommand: CliCommand = async (args, context) => {
         ...(settings.maxBodyBytes ? { maxBodyBytes: settings.maxBodyBytes } : {}),
         ...(settings.maxUploadBytes ? { maxUploadBytes: settings.maxUploadBytes } : {}),
         ...(settings.maxConcurrentChats ? { maxConcurrentChats: settings.maxConcurrentChats } : {}),
+        ...(settings.maxJsonDepth ? { maxJsonDepth: settings.maxJsonDepth } : {}),
       },
     });
   } catch (error) {

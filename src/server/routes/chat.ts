@@ -6,6 +6,7 @@ import { chat } from '../../app/chat.ts';
 import { UserError } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
+import { nestingDepth } from '../../core/tool-call-bounds.ts';
 import { AnswerMessageBuilder } from '../answer-message.ts';
 import type { CadreUIMessage, ChatMessageMetadata } from '../chat-protocol.ts';
 import { type CadreChunk, ChatStreamTranslator } from '../chat-stream.ts';
@@ -29,6 +30,8 @@ const chatBody = z.object({
 
 export interface ChatRouteOptions {
   maxConcurrentChats: number;
+  /** Deepest nesting of arrays and objects a body may have (default 256). */
+  maxJsonDepth?: number;
   /** How text deltas are merged on the wire (tests and benchmarks tune it). */
   coalescing?: CoalescerOptions;
   /** The server log: a bug met after the stream started is written here, as the app's own errors are. */
@@ -43,7 +46,18 @@ export interface ChatRouteOptions {
 export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.post('/', async (c) => {
-    const parsed = chatBody.safeParse(await c.req.json().catch(() => undefined));
+    const raw = await c.req.text();
+    // Checked on the text, without recursion: a body nested 100,000 deep parses, but storing the
+    // message's parts (JSON.stringify) would overflow the stack.
+    const maxDepth = options.maxJsonDepth ?? 256;
+    if (nestingDepth(raw, maxDepth) > maxDepth) {
+      throw new UserError(
+        'bad_request',
+        `The chat body nests arrays and objects more than ${maxDepth} levels deep (server.maxJsonDepth).`,
+        { maxDepth },
+      );
+    }
+    const parsed = chatBody.safeParse(parseJson(raw));
     if (!parsed.success) {
       throw new UserError(
         'bad_request',
@@ -125,4 +139,13 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
     return createUIMessageStreamResponse({ stream });
   });
   return routes;
+}
+
+/** The body as JSON, or undefined when it is not JSON (the schema then names what was expected). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
