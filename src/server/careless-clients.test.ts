@@ -243,6 +243,23 @@ describe('routes that do not exist', () => {
     }
     expect((await app.request('/v1/models')).status).toBe(200);
   });
+
+  it('under /.well-known are a JSON 404: an MCP client looking for OAuth metadata learns there is none', async () => {
+    const root = tempHome();
+    writeFileSync(join(root, 'index.html'), '<!doctype html><title>Cadre</title>');
+    const { app } = await testServer([{ text: 'hi' }], { server: { webRoot: root } });
+    for (const path of [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
+    ]) {
+      const response = await app.request(path);
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
+    }
+    expect(await (await app.request('/sessions/some-page')).text()).toContain('<title>Cadre</title>');
+  });
 });
 
 describe('following a live run', () => {

@@ -137,9 +137,12 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
     app.use(`${mount.path}/*`, auth);
     app.route(mount.path, mount.routes);
   }
-  // API paths never fall through to the web app's page (a client would get HTML with a 200).
+  // API paths never fall through to the web app's page (a client would get HTML with a 200). Nor do
+  // well-known metadata paths: an MCP client that meets a 401 on /mcp looks there for OAuth and must
+  // learn there is none (it then uses the token it was given), not choke on HTML.
   app.all('/api/*', noRoute);
   app.all('/v1/*', noRoute);
+  app.all('/.well-known/*', noRoute);
   app.route('/', webAppRoutes(options.webRoot));
   return app;
 }
