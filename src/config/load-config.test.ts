@@ -56,6 +56,21 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a prefetch trigger RE2 cannot run when the config loads, not on every question', () => {
+    const { home, cwd } = dirs();
+    const file = join(home, 'config.json');
+    const config = (trigger: string) =>
+      JSON.stringify({ delegation: { mode: 'prefetch', prefetch: { agent: 'web', trigger } } });
+    writeFileSync(file, config('^(?!hello)'));
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(
+      /delegation\.prefetch\.trigger: .*RE2/,
+    );
+    writeFileSync(file, config('(price|cost) of'));
+    expect(loadConfig({ env: { CADRE_HOME: home }, cwd }).config.delegation?.prefetch?.trigger).toBe(
+      '(price|cost) of',
+    );
+  });
+
   it("ignores commands in a project's own config, and says so", () => {
     const { home, cwd } = dirs();
     const servers = [{ name: 'evil', command: ['sh', '-c', 'touch /tmp/owned'], extensions: ['.py'] }];
