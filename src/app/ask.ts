@@ -106,6 +106,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
       ...(request.messageId ? { id: request.messageId } : {}),
       ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
     });
+    live.inSession(sessionId);
     return { runtime, sessionId, history, prefetch };
   })().catch((error: unknown) => {
     // Refused before the tree started: its slot is free again.
@@ -156,7 +157,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     .then(async (done): Promise<AskResult> => {
       const { envelope, tree } = done;
       const stored = request.answerMessage?.(done) ?? {};
-      await cadre.store.sessions.append(userId, sessionId, {
+      await appendAnswer(cadre, userId, sessionId, {
         role: 'assistant',
         content: envelope.summary,
         runId: envelope.runId,
@@ -210,6 +211,24 @@ export function beginAnswer(cadre: Cadre, userId: string, limit: number | undefi
     );
   }
   return cadre.live.begin(userId);
+}
+
+/**
+ * Stores an answer in its session. A session deleted while the answer ran (which stops it) has nowhere to
+ * keep it: the run and its events stay under `runs`, and the answer is not an error for whoever waits.
+ */
+export async function appendAnswer(
+  cadre: Cadre,
+  userId: string,
+  sessionId: string,
+  message: Parameters<Cadre['store']['sessions']['append']>[2],
+): Promise<void> {
+  try {
+    await cadre.store.sessions.append(userId, sessionId, message);
+  } catch (error) {
+    if (UserError.isInstance(error) && error.code === 'unknown_session') return;
+    throw error;
+  }
 }
 
 /** A new session's title: the question's first 80 characters, never ending in half an emoji. */

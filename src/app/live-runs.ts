@@ -33,6 +33,8 @@ export class LiveRuns {
   /** Any run id of a live tree → its root's id (children included, so a child id finds its tree). */
   #rootOf = new Map<string, string>();
   #pending = new Map<AbortController, { userId: string }>();
+  /** The session each running answer is for, so deleting the session stops it. */
+  #sessions = new Map<AbortController, { userId: string; sessionId: string }>();
 
   /**
    * Registers a tree about to start for `userId`; returns the signal to run it with and `observe`, which
@@ -42,6 +44,8 @@ export class LiveRuns {
     signal: AbortSignal;
     observe: (event: CadreEvent) => void;
     cancel: (reason: string) => void;
+    /** The tree answers in this session of its user: deleting the session stops it (cancelSession). */
+    inSession: (sessionId: string) => void;
     end: () => void;
   } {
     const controller = new AbortController();
@@ -65,10 +69,12 @@ export class LiveRuns {
     };
     const end = () => {
       this.#pending.delete(controller);
+      this.#sessions.delete(controller);
       if (entry) this.#close(entry);
     };
     const cancel = (reason: string) => controller.abort(new Error(reason));
-    return { signal: controller.signal, observe, cancel, end };
+    const inSession = (sessionId: string) => this.#sessions.set(controller, { userId, sessionId });
+    return { signal: controller.signal, observe, cancel, inSession, end };
   }
 
   #open(rootRunId: string, userId: string, controller: AbortController): TreeEntry {
@@ -115,6 +121,17 @@ export class LiveRuns {
     if (!entry || entry.userId !== userId) return false;
     entry.controller.abort(new Error(reason));
     return true;
+  }
+
+  /** Stops every tree answering in `userId`'s session `sessionId`; returns how many were running. */
+  cancelSession(userId: string, sessionId: string, reason: string): number {
+    let stopped = 0;
+    for (const [controller, owner] of this.#sessions) {
+      if (owner.userId !== userId || owner.sessionId !== sessionId) continue;
+      controller.abort(new Error(reason));
+      stopped++;
+    }
+    return stopped;
   }
 
   /**

@@ -5,7 +5,7 @@ import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
-import { type AskResult, beginAnswer } from './ask.ts';
+import { type AskResult, appendAnswer, beginAnswer } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
 
 export interface ResumeRequest {
@@ -97,6 +97,7 @@ async function resumeAttempt(
     );
   }
   const live = beginAnswer(cadre, userId, request.maxConcurrent);
+  if (spec.sessionId) live.inSession(spec.sessionId);
   const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
   try {
     const runtime = await cadre.runtime({ userId });
@@ -121,7 +122,7 @@ async function resumeAttempt(
       },
     });
     if (spec.sessionId) {
-      await cadre.store.sessions.append(userId, spec.sessionId, {
+      await appendAnswer(cadre, userId, spec.sessionId, {
         role: 'assistant',
         content: envelope.summary,
         runId: envelope.runId,

@@ -50,9 +50,13 @@ export class SessionsUseCases {
     return this.#parts.store.sessions.create(userId, options);
   }
 
-  /** Deletes the session and its messages (its runs stay, listed under `runs`). */
+  /**
+   * Deletes the session and its messages (its runs stay, listed under `runs`). An answer still running in
+   * it is stopped: nobody could read it, and its tokens would be spent for nothing.
+   */
   async delete(userId: string, sessionId: string): Promise<void> {
     if (!(await this.#parts.store.sessions.delete(userId, sessionId))) throw unknownSession(sessionId);
+    this.#parts.live.cancelSession(userId, sessionId, 'its session was deleted');
   }
 }
 

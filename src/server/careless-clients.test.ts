@@ -362,3 +362,25 @@ describe('a chat body nested absurdly deep', () => {
     await readChunks(answered);
   });
 });
+
+describe('deleting a session while its answer runs', () => {
+  it('stops the answer: the run ends cancelled, and the stream ends without an error', async () => {
+    const { app, cadre } = await testServer(() => ({ text: 'too late', delayMs: 60_000 }));
+    const chat = await app.request('/api/chat', send('POST', chatBody('d1', 'a long question')));
+    const reader = chat.body!.getReader();
+    let seen = '';
+    while (!seen.includes('"data-run"')) seen += new TextDecoder().decode((await reader.read()).value);
+    const runId = /"runId":"(run_[^"]+)"/.exec(seen)![1]!;
+
+    expect((await app.request('/api/sessions/d1', { method: 'DELETE' })).status).toBe(200);
+    const started = performance.now();
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      seen += new TextDecoder().decode(part.value);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(seen).not.toContain('"type":"error"');
+    await cadre.store.runs.flush();
+    const run = await app.request(`/api/runs/${runId}`);
+    expect(await run.json()).toMatchObject({ status: 'cancelled' });
+    expect((await app.request('/api/sessions/d1')).status).toBe(404);
+  });
+});
