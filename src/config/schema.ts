@@ -158,6 +158,8 @@ export const configSchema = z.strictObject({
       maxBodyBytes: positiveInt.optional(),
       maxUploadBytes: positiveInt.optional(),
       maxConcurrentChats: positiveInt.optional(),
+      /** Agent calls one user may have running at once over /mcp (all their sessions together). */
+      maxConcurrentMcpCalls: positiveInt.optional(),
       /** Deepest nesting of arrays and objects in a chat body. */
       maxJsonDepth: positiveInt.optional(),
     })

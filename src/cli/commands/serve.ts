@@ -46,7 +46,9 @@ export const serveCommand: CliCommand = async (args, context) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError('usage', `--port ${values.port}: expected a port number from 0 to 65535.`);
   const log = (line: string) => context.stdout.write(`${new Date().toISOString()} ${line}\n`);
-  const mcp = mcpHttpRoutes();
+  const mcp = mcpHttpRoutes(
+    settings.maxConcurrentMcpCalls ? { limits: { maxConcurrentCalls: settings.maxConcurrentMcpCalls } } : {},
+  );
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({

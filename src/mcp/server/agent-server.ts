@@ -65,6 +65,8 @@ export function createAgentMcpServer(
      * its session is being closed. On stdio, closing the transport stops the calls.
      */
     stopSignal?: (extra: RequestHandlerExtra<ServerRequest, ServerNotification>) => AbortSignal | undefined;
+    /** Says why a call may not start now (too many running), or undefined to let it run. */
+    admit?: () => string | undefined;
   } = {},
 ): Server {
   const server = new Server(
@@ -118,7 +120,10 @@ export function createAgentMcpServer(
     }
   };
   server.setRequestHandler(OPEN_CALL_REQUEST, (unchecked, extra) => {
-    const answering = answer(CallToolRequestSchema.parse(unchecked), extra);
+    const request = CallToolRequestSchema.parse(unchecked);
+    const refusal = options.admit?.();
+    if (refusal) return Promise.resolve({ content: [{ type: 'text', text: refusal }], isError: true });
+    const answering = answer(request, extra);
     options.inFlight?.add(answering);
     return answering.finally(() => options.inFlight?.delete(answering));
   });

@@ -228,4 +228,26 @@ describe('/mcp over Streamable HTTP', () => {
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ status: 'cancelled', runId: rootRunId });
   });
+
+  it("limits the calls one user runs at once, over all their sessions; others' calls are not counted", async () => {
+    // Each call's model takes a second: long enough for the calls below to meet while two run.
+    const { connect } = await setup(() => ({ text: 'done', delayMs: 1_000 }), { maxConcurrentCalls: 2 });
+    const first = await connect('alice');
+    const second = await connect('alice');
+    const bob = await connect('bob');
+    const call = (client: typeof first.client) =>
+      client.callTool({ name: 'math', arguments: { task: 'slow' } }) as Promise<CallToolResult>;
+    const running = [call(first.client), call(second.client)];
+    // Both are running (each has its tree): a third of alice's is refused at once, bob's is not counted.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await call(first.client);
+    expect(refused.isError).toBe(true);
+    expect(refused.content).toEqual([
+      { type: 'text', text: expect.stringContaining('At most 2 agent calls may run at once') },
+    ]);
+    const bobs = call(bob.client);
+    for (const result of [...(await Promise.all(running)), await bobs]) expect(result.isError).toBe(false);
+    // The slots are free again.
+    expect((await call(second.client)).isError).toBe(false);
+  });
 });

@@ -19,12 +19,15 @@ export interface McpHttpLimits {
   idleMs: number;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
+  /** Agent calls one user may have running at once, over all their sessions; more are refused. */
+  maxConcurrentCalls: number;
 }
 
 export const DEFAULT_MCP_HTTP_LIMITS: McpHttpLimits = {
   maxSessionsPerUser: 16,
   idleMs: 30 * 60 * 1000,
   maxBodyBytes: 1024 * 1024,
+  maxConcurrentCalls: 8,
 };
 
 interface Session {
@@ -104,6 +107,16 @@ export function mcpHttpRoutes(
     const closing = new AbortController();
     const server = createAgentMcpServer(c.var.cadre, userId, {
       inFlight,
+      // Checked and counted with no await between (the call joins `inFlight` right after), so calls that
+      // arrive at once cannot all pass.
+      admit: () => {
+        let running = 0;
+        for (const session of sessions.values())
+          if (session.userId === userId) running += session.inFlight.size;
+        return running < limits.maxConcurrentCalls
+          ? undefined
+          : `At most ${limits.maxConcurrentCalls} agent calls may run at once for one user; wait for one to finish or cancel it.`;
+      },
       stopSignal: (extra) => {
         const gone = requestSignal(extra);
         return gone ? AbortSignal.any([gone, closing.signal]) : closing.signal;
