@@ -174,6 +174,42 @@ describe('the OpenAI-compatible door, as OpenAI clients meet it', () => {
     expect(text.choices[0]!.message.content).toBe('hello there');
   });
 
+  it('refuses what it would otherwise answer wrongly (several choices, a JSON response format, a prefill), naming the field', async () => {
+    const { app, model } = await testServer(answer);
+    const refused = async (extra: Record<string, unknown>, messages?: unknown[]) => {
+      const error = await client(app)
+        .chat.completions.create({
+          model: 'cadre',
+          messages: (messages ?? [{ role: 'user', content: 'hi' }]) as never,
+          ...extra,
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      return error as InstanceType<typeof OpenAI.BadRequestError>;
+    };
+    expect((await refused({ n: 3 })).param).toBe('n');
+    expect((await refused({ response_format: { type: 'json_object' } })).param).toBe('response_format.type');
+    const schema = { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } };
+    expect((await refused({ response_format: schema })).message).toMatch(/json_schema.*text/);
+    const prefill = await refused({}, [
+      { role: 'user', content: 'Name a colour.' },
+      { role: 'assistant', content: 'The colour is' },
+    ]);
+    expect(prefill.param).toBe('messages[1]');
+    expect(model.calls).toHaveLength(0);
+    // What every client sends by default still works.
+    const plain = await client(app).chat.completions.create({
+      model: 'cadre',
+      n: 1,
+      response_format: { type: 'text' },
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
+    expect(plain.choices[0]!.message.content).toBe('hello there');
+  });
+
   it("answers the server's own refusals on /v1 (token, body size, unknown route) in OpenAI's error shape", async () => {
     const { app } = await testServer(answer, {
       server: { singleUserToken: 'door-token', limits: { maxBodyBytes: 10_000 } },

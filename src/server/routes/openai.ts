@@ -36,12 +36,15 @@ const completionBody = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   tools: z.array(z.unknown()).nullish(),
   functions: z.array(z.unknown()).nullish(),
+  n: z.number().int().min(1).nullish(),
+  response_format: z.looseObject({ type: z.string() }).nullish(),
 });
 
 /**
  * What a request asks for that this door does not do, for a 400 naming the field (undefined when nothing):
- * OpenAI-style function calling (the agents call their own tools) and content parts other than text (an
- * image would otherwise be dropped without a word). Empty `tools` and the like, which clients send when
+ * several choices, a JSON response format, a prefill after the question, OpenAI-style function calling (the
+ * agents call their own tools) and content parts other than text (an image would otherwise be dropped
+ * without a word). Empty `tools` and the like, which clients send when
  * they have none, are fine.
  */
 function unsupportedIn(body: z.infer<typeof completionBody>): { param: string; message: string } | undefined {
@@ -51,6 +54,18 @@ function unsupportedIn(body: z.infer<typeof completionBody>): { param: string; m
       `${param}: found ${found}, but this server does not take tools, tool calls or tool results (its ` +
       'agents call their own tools). Send the conversation as system, user and assistant text.',
   });
+  if (body.n != null && body.n > 1)
+    return {
+      param: 'n',
+      message: `n: ${body.n} choices were asked for; this server gives one answer per request.`,
+    };
+  if (body.response_format && body.response_format.type !== 'text') {
+    const param = 'response_format.type';
+    return {
+      param,
+      message: `${param}: "${body.response_format.type}" is not supported; this server answers in text.`,
+    };
+  }
   if (body.tools?.length) return tooling('tools', 'tools');
   if (body.functions?.length) return tooling('functions', 'functions');
   for (const [index, message] of body.messages.entries()) {
@@ -65,6 +80,19 @@ function unsupportedIn(body: z.infer<typeof completionBody>): { param: string; m
     return {
       param,
       message: `${param}: "${message.content[part]!.type}" parts are not supported; this server reads text only.`,
+    };
+  }
+  // A conversation ends with the question: an assistant message after it (a prefill to continue) would be
+  // dropped, and the answer would not continue it.
+  const lastUser = body.messages.findLastIndex((message) => message.role === 'user');
+  const prefill = body.messages.findIndex(
+    (message, index) => index > lastUser && message.role === 'assistant',
+  );
+  if (lastUser >= 0 && prefill >= 0) {
+    const param = `messages[${prefill}]`;
+    return {
+      param,
+      message: `${param}: an assistant message after the last user message (a prefill) is not supported; end the conversation with the question.`,
     };
   }
   return undefined;
