@@ -18,6 +18,8 @@ describe('errors by fault', () => {
     expect(httpStatusFor(new ModelBehaviorError('fan_out', 'too many'))).toBe(502);
     expect(httpStatusFor(new UserError('too_many_chats', 'wait'))).toBe(429);
     expect(httpStatusFor(new UserError('no_model', 'set one'))).toBe(503);
+    // The server has no key for the model it would run: nothing the HTTP client sent is wrong.
+    expect(httpStatusFor(new UserError('missing_key', 'export OPENAI_API_KEY'))).toBe(503);
     expect(httpStatusFor(new SystemError('disk', 'full'))).toBe(500);
     expect(httpStatusFor(new SystemError('provider_unavailable', 'down'))).toBe(503);
     expect(httpStatusFor(new Error('bug'))).toBe(500);

@@ -23,8 +23,10 @@ const USER_STATUS: Record<string, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   too_many_chats: 429,
-  // Nothing the caller sent is wrong: the server has no model configured.
+  // Nothing the caller sent is wrong: the server has no model configured, or no key for the one it would
+  // run (the CLI's person can export it; an HTTP client cannot).
   no_model: 503,
+  missing_key: 503,
 };
 /** System-fault codes with their own HTTP status. */
 const SYSTEM_STATUS: Record<string, number> = {
