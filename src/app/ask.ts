@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
+import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import type { Approver } from '../core/approvals.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
 import { CadreError, UserError } from '../core/errors.ts';
@@ -13,7 +14,7 @@ import type { ResumeSpec } from '../store/journal-store.ts';
 import type { NewMessage, StoredEvent } from '../store/store.ts';
 import type { Cadre } from './create-cadre.ts';
 import type { LiveRuns } from './live-runs.ts';
-import { type DelegationSettings, prefetchTrigger } from './settings.ts';
+import type { DelegationSettings } from './settings.ts';
 
 export interface AskRequest {
   /** The user the run acts for: their session, documents and settings. */

@@ -1,7 +1,7 @@
-import { RE2JS } from 're2js';
 import { z } from 'zod';
 import type { AgentSettings } from '../agents/compose-agents.ts';
 import { formatIssues } from '../config/format-issues.ts';
+import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import { configSchema } from '../config/schema.ts';
 import { UserError } from '../core/errors.ts';
 import type { CadreParts } from './create-cadre.ts';
@@ -102,22 +102,5 @@ export class SettingsUseCases {
     }
     await this.#parts.store.settings.put(userScope(userId), 'delegation', merged);
     return merged;
-  }
-}
-
-/**
- * A prefetch trigger compiled for matching questions (case-insensitive). RE2 runs in time linear in the
- * question, so a trigger like `(a+)+$` cannot freeze the server for every user the way a backtracking
- * regular expression can; its syntax has no lookaround or backreferences.
- */
-export function prefetchTrigger(trigger: string): RE2JS {
-  try {
-    return RE2JS.compile(trigger, RE2JS.CASE_INSENSITIVE);
-  } catch (error) {
-    throw new UserError(
-      'invalid_settings',
-      `prefetch.trigger: ${(error as Error).message} (RE2 syntax: no lookaround or backreferences)`,
-      { trigger },
-    );
   }
 }

@@ -1,22 +1,12 @@
-import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { ruleEntryProblem } from '../core/approval-rules.ts';
 import { toolSettingsSchema } from '../tools/settings.ts';
+import { isPrefetchTrigger } from './prefetch-trigger.ts';
 
 const modelRef = z
   .string()
   .regex(/^[a-z][a-z0-9-]*:.+$/, 'a "provider:model" reference, e.g. "openai:gpt-5-mini"');
 const positiveInt = z.number().int().positive();
-
-/** True when RE2 (what matches prefetch triggers, in time linear in the question) can run `pattern`. */
-function runsOnRe2(pattern: string): boolean {
-  try {
-    RE2JS.compile(pattern);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`), which providers limit to these. */
 export const mcpServerNameSchema = z
@@ -105,7 +95,7 @@ export const configSchema = z.strictObject({
         .strictObject({
           agent: z.string().min(1),
           /** A regular expression (case-insensitive, RE2 syntax) the question must match for prefetch to run. */
-          trigger: z.string().min(1).refine(runsOnRe2, {
+          trigger: z.string().min(1).refine(isPrefetchTrigger, {
             message: 'a regular expression in RE2 syntax (no lookaround or backreferences)',
           }),
         })
