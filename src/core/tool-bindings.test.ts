@@ -8,6 +8,27 @@ import { Runtime } from './runtime.ts';
 import { boundedModelOutput, jsonOutput } from './tool-bindings.ts';
 import { ToolRegistry } from './tool-registry.ts';
 
+/** A runtime whose main agent, on `model`, may call the one tool `tool` of `registry`. */
+function mainRuntime(
+  tool: string,
+  registry: ToolRegistry,
+  model: ScriptedModel,
+  limits?: { maxToolOutputChars: number },
+) {
+  return new Runtime({
+    agents: new Map([
+      [
+        'main',
+        agentDefinitionSchema.parse({ name: 'main', description: 'm', instructions: 'M', tools: [tool] }),
+      ],
+    ]),
+    tools: registry,
+    resolveModel: () => model,
+    mainModel: 'scripted:x',
+    ...(limits ? { limits } : {}),
+  });
+}
+
 describe('boundedModelOutput', () => {
   it('measures an object a tool returned again after changing it as it is now, in the same turn', () => {
     const notes = { items: ['a'.repeat(50)] };
@@ -40,23 +61,7 @@ describe('boundedModelOutput', () => {
         ? { toolCalls: [{ name: 'add_note', input: { text: request.index === 0 ? 'a' : 'b' } }] }
         : { text: 'done' },
     );
-    const runtime = new Runtime({
-      agents: new Map([
-        [
-          'main',
-          agentDefinitionSchema.parse({
-            name: 'main',
-            description: 'm',
-            instructions: 'M',
-            tools: ['add_note'],
-          }),
-        ],
-      ]),
-      tools: registry,
-      resolveModel: () => model,
-      mainModel: 'scripted:x',
-      limits: { maxToolOutputChars: 80 },
-    });
+    const runtime = mainRuntime('add_note', registry, model, { maxToolOutputChars: 80 });
     await runtime.run({ agent: 'main', task: 'q' });
     // The second result's JSON is over 80 characters: the model is shown it cut, not whole.
     expect(model.calls[2]!.toolResults[0]!.output).toEqual(expect.stringContaining('[output truncated'));
@@ -92,22 +97,7 @@ describe('jsonOutput', () => {
             ? { toolCalls: [{ name: 'odd', input: {} }] }
             : { text: `saw: ${String(request.toolResults[0]?.output)}` },
         );
-        const runtime = new Runtime({
-          agents: new Map([
-            [
-              'main',
-              agentDefinitionSchema.parse({
-                name: 'main',
-                description: 'm',
-                instructions: 'M',
-                tools: ['odd'],
-              }),
-            ],
-          ]),
-          tools: registry,
-          resolveModel: () => model,
-          mainModel: 'scripted:x',
-        });
+        const runtime = mainRuntime('odd', registry, model);
         const puts: unknown[] = [];
         const journal = { get: () => undefined, put: (...entry: unknown[]) => void puts.push(entry[3]) };
         const events: CadreEvent[] = [];

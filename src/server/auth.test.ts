@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, readChunks, testServer } from '../../test/helpers/server.ts';
+import { chatBody, heldGate, readChunks, testServer } from '../../test/helpers/server.ts';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const post = (body: string, headers: Record<string, string> = {}) => ({
@@ -140,10 +140,7 @@ describe('hardening', () => {
   });
 
   it('limits how many answers one user runs at once (429), and frees the slot when one ends', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     const { app } = await testServer(
       async () => {
         await gate;

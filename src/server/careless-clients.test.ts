@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
-import { chatBody, isMain, isMath, readChunks, testServer } from '../../test/helpers/server.ts';
+import { chatBody, heldGate, mathDelegation, readChunks, testServer } from '../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../models/scripted-model.ts';
 import { markInterruptedRuns } from '../store/run-maintenance.ts';
 
@@ -14,22 +14,6 @@ const send = (method: string, body: unknown, headers: Record<string, string> = {
   body: typeof body === 'string' ? body : JSON.stringify(body),
   headers: { 'content-type': 'application/json', ...headers },
 });
-
-/** Main delegates to math, which calls `calculate`; each answers once it has the tool's result. */
-function delegation(request: ScriptedRequest) {
-  const fromTool = request.prompt.at(-1)?.role === 'tool';
-  if (isMain(request.system)) {
-    return fromTool
-      ? { text: 'The product is 391.' }
-      : { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }] };
-  }
-  if (isMath(request.system)) {
-    return fromTool
-      ? { text: '17 * 23 = 391' }
-      : { toolCalls: [{ name: 'calculate', input: { expression: '17 * 23' } }] };
-  }
-  return { text: 'unexpected agent' };
-}
 
 /**
  * Asks the delegation question in `sessionId`, then makes its tree look as if the process had died after
@@ -127,10 +111,7 @@ describe('the prefetch setting', () => {
 
 describe('one session, two requests at once', () => {
   it('two first messages to a new session are both answered there (neither is "already exists")', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     const { app, cadre } = await testServer(async () => {
       await gate;
       return { text: 'an answer' };
@@ -150,7 +131,7 @@ describe('one session, two requests at once', () => {
   });
 
   it('two resumes of one interrupted tree at once start one attempt; the other is a 409', async () => {
-    const { app, model, store, cadre } = await testServer(delegation);
+    const { app, model, store, cadre } = await testServer(mathDelegation);
     const root = await interruptedTree({ app, store, cadre }, 'r1');
     const before = model.calls.length;
 
@@ -175,10 +156,7 @@ describe('one session, two requests at once', () => {
 
 describe('the limit on answers running at once', () => {
   it('holds when the requests come at once: of three parallel chats over a limit of one, two are 429', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     const { app } = await testServer(
       async () => {
         await gate;
@@ -195,17 +173,14 @@ describe('the limit on answers running at once', () => {
   });
 
   it('counts a resumed tree too: over the limit, POST /api/runs/:id/resume is a 429 like a chat', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     const { app, store, cadre } = await testServer(
       async (request) => {
         if (request.prompt.some((message) => JSON.stringify(message.content).includes('slow question'))) {
           await gate;
           return { text: 'a slow answer' };
         }
-        return delegation(request);
+        return mathDelegation(request);
       },
       { server: { limits: { maxConcurrentChats: 1 } } },
     );
@@ -264,10 +239,7 @@ describe('routes that do not exist', () => {
 
 describe('following a live run', () => {
   it('opens the event stream at once, and never sends an event at or before the cursor', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     const { app } = await testServer(async () => {
       await gate;
       return { text: 'done' };

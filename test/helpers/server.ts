@@ -1,7 +1,7 @@
 import { parseJsonEventStream, readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import { Cadre } from '../../src/app/create-cadre.ts';
 import type { CadreConfig } from '../../src/config/schema.ts';
-import { type Script, ScriptedModel } from '../../src/models/scripted-model.ts';
+import { type Script, ScriptedModel, type ScriptedRequest } from '../../src/models/scripted-model.ts';
 import type { CadreUIMessage } from '../../src/server/chat-protocol.ts';
 import { createServerApp, type ServerAppOptions } from '../../src/server/create-server-app.ts';
 import { openSqliteStore } from '../../src/store/sqlite-store.ts';
@@ -10,6 +10,34 @@ import { tempHome } from './cli.ts';
 /** Who a scripted request is for, by the agent's instructions. */
 export const isMain = (system: string) => system.includes('## When to delegate');
 export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
+
+/**
+ * Main delegates "17 * 23" to math, which calls `calculate` and answers; main then answers with the
+ * product it read in math's result.
+ */
+export function mathDelegation(request: ScriptedRequest) {
+  const fromTool = request.prompt.at(-1)?.role === 'tool';
+  if (isMain(request.system)) {
+    return fromTool
+      ? { text: `The product is ${JSON.stringify(request.toolResults[0]?.output).match(/391/)?.[0]}.` }
+      : { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }] };
+  }
+  if (isMath(request.system)) {
+    return fromTool
+      ? { text: '17 * 23 = 391' }
+      : { toolCalls: [{ name: 'calculate', input: { expression: '17 * 23' } }] };
+  }
+  return { text: 'unexpected agent' };
+}
+
+/** A promise a scripted model waits on (`gate`) until the test calls `release`: keeps answers running while it looks. */
+export function heldGate(): { gate: Promise<void>; release: () => void } {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { gate, release };
+}
 
 /** A Cadre on an in-memory store whose every agent runs on one scripted model, and its HTTP app. */
 export async function testServer(

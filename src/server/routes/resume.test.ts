@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, isMain, isMath, readChunks, testServer } from '../../../test/helpers/server.ts';
-import type { ScriptedRequest } from '../../models/scripted-model.ts';
+import { chatBody, mathDelegation, readChunks, testServer } from '../../../test/helpers/server.ts';
 import { markInterruptedRuns } from '../../store/run-maintenance.ts';
 
 const post = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
 
-function delegation(request: ScriptedRequest) {
-  const fromTool = request.prompt.at(-1)?.role === 'tool';
-  if (isMain(request.system)) {
-    return fromTool
-      ? { text: `The product is ${JSON.stringify(request.toolResults[0]?.output).match(/391/)?.[0]}.` }
-      : { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }] };
-  }
-  if (isMath(request.system)) {
-    return fromTool
-      ? { text: '17 * 23 = 391' }
-      : { toolCalls: [{ name: 'calculate', input: { expression: '17 * 23' } }] };
-  }
-  return { text: 'unexpected agent' };
-}
-
 describe('POST /api/runs/:id/resume', () => {
   it('continues an interrupted tree from its journal, asking the model only for what was not committed', async () => {
-    const { app, model, store, cadre } = await testServer(delegation);
+    const { app, model, store, cadre } = await testServer(mathDelegation);
     await readChunks(await app.request('/api/chat', post(chatBody('s1', 'What is 17 times 23?'))));
     await cadre.store.runs.flush();
     const db = store.database;
@@ -58,7 +42,7 @@ describe('POST /api/runs/:id/resume', () => {
   });
 
   it('refuses a run that is not interrupted (409) and one that does not exist (404)', async () => {
-    const { app, store, cadre } = await testServer(delegation);
+    const { app, store, cadre } = await testServer(mathDelegation);
     await readChunks(await app.request('/api/chat', post(chatBody('s2', 'What is 17 times 23?'))));
     await cadre.store.runs.flush();
     const root = store.database.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as {
