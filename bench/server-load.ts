@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import { SERVE_NODE_FLAGS } from '../src/cli/node-flags.ts';
 import type { CadreEvent } from '../src/core/events.ts';
 import type { CadreUIMessage, RunPartData } from '../src/server/chat-protocol.ts';
 
@@ -35,8 +36,10 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
+/** The served side runs with the Node flags `cadre serve` gives itself (see node-flags.ts). */
 function startWorker(args: string[]): ChildProcess {
-  return spawn(process.execPath, [WORKER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const flags = args[0] === 'serve' ? SERVE_NODE_FLAGS : [];
+  return spawn(process.execPath, [...flags, WORKER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 async function inProcess(streams: number): Promise<{ latencies: number[]; cpuMs: number }> {

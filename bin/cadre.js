@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 const major = Number(process.versions.node.split('.')[0]);
 const entry = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 if (major >= 24) {
+  const { restartWithNodeFlags } = await import('../src/cli/node-flags.ts');
+  restartWithNodeFlags(process.argv.slice(2));
   const { main } = await import(entry);
   process.exitCode = await main(process.argv.slice(2));
 } else {

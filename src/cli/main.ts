@@ -3,6 +3,7 @@ import type { CliCommand, CliContext } from './cli-context.ts';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
 import { HelpRequested } from './command-args.ts';
 import { EXIT, reportError } from './errors.ts';
+import { restartWithNodeFlags } from './node-flags.ts';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -93,6 +94,7 @@ async function loadCommand(name: string): Promise<CliCommand | undefined> {
 }
 
 if (import.meta.main) {
+  restartWithNodeFlags(process.argv.slice(2));
   const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }

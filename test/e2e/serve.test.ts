@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { parseJsonEventStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { RunPartData } from '../../src/server/chat-protocol.ts';
 import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
@@ -74,6 +76,9 @@ describe('cadre serve over real HTTP', () => {
   it('prints where it listens, answers /health, streams a delegation, and stops on SIGTERM with exit 0', async () => {
     const { server } = await setup(delegation());
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // It restarted itself in place (same pid) with the Node flags `cadre serve` runs with.
+    const commandLine = readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of SERVE_NODE_FLAGS) expect(commandLine).toContain(flag);
     const health = await fetch(`${server.url}/health`);
     expect(await health.json()).toEqual({ ok: true, version: expect.any(String) });
 
