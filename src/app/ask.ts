@@ -100,7 +100,14 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     runtime.agent(agent);
     const prefetch =
       agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
-    const { sessionId, history } = await openSession(cadre, request, text);
+    const { sessionId, history, resent } = await openSession(cadre, request, text);
+    if (resent) {
+      // The person sent one of the session's messages again (useChat's regenerate, an edit, a retry): it and
+      // what followed are replaced. Answers still running in the session stop first and are stored, so
+      // none lands after the new question; then they go with the rest.
+      await cadre.live.cancelSession(userId, sessionId, 'its question was sent again').ended;
+      await cadre.store.sessions.removeFrom(userId, sessionId, resent);
+    }
     await appendQuestion(cadre, userId, sessionId, {
       role: 'user',
       content: text,
@@ -238,12 +245,16 @@ function sessionTitle(text: string): string {
   return /[\uD800-\uDBFF]$/.test(title) ? title.slice(0, -1) : title;
 }
 
-/** The caller's session (made if new and allowed) and its messages so far, as the model's history. */
+/**
+ * The caller's session (made if new and allowed) and its messages so far, as the model's history. When
+ * the request's message id names one of the session's own questions (`resent`), the history is what came
+ * before it.
+ */
 async function openSession(
   cadre: Cadre,
   request: AskRequest,
   text: string,
-): Promise<{ sessionId: string; history: ModelMessage[] }> {
+): Promise<{ sessionId: string; history: ModelMessage[]; resent?: string }> {
   const { userId } = request;
   const sessions = cadre.store.sessions;
   if (!request.sessionId) {
@@ -252,8 +263,12 @@ async function openSession(
   }
   const existing = await sessions.get(userId, request.sessionId);
   if (existing) {
-    const history = existing.messages.map((message) => ({ role: message.role, content: message.content }));
-    return { sessionId: existing.id, history };
+    const at = request.messageId
+      ? existing.messages.findIndex((message) => message.id === request.messageId && message.role === 'user')
+      : -1;
+    const kept = at === -1 ? existing.messages : existing.messages.slice(0, at);
+    const history = kept.map((message) => ({ role: message.role, content: message.content }));
+    return { sessionId: existing.id, history, ...(at === -1 ? {} : { resent: request.messageId! }) };
   }
   if (!request.createSession) await cadre.sessions.get(userId, request.sessionId);
   try {
@@ -271,8 +286,8 @@ async function openSession(
 
 /**
  * Stores the person's message. The client's message id is only a hint: ids are unique across the whole
- * store, so one already taken (the same message sent again, a retry or useChat's regenerate, or an id
- * another session happens to use) is stored under a fresh id instead of failing the request.
+ * store, so one already taken (another session's, or another user's) is stored under a fresh id instead
+ * of failing the request. (The session's own question sent again has been removed first: see ask.)
  */
 async function appendQuestion(
   cadre: Cadre,

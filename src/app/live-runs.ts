@@ -34,7 +34,7 @@ export class LiveRuns {
   #rootOf = new Map<string, string>();
   #pending = new Map<AbortController, { userId: string }>();
   /** The session each running answer is for, so deleting the session stops it. */
-  #sessions = new Map<AbortController, { userId: string; sessionId: string }>();
+  #sessions = new Map<AbortController, { userId: string; sessionId: string; ended: Promise<void> }>();
 
   /**
    * Registers a tree about to start for `userId`; returns the signal to run it with and `observe`, which
@@ -50,6 +50,10 @@ export class LiveRuns {
   } {
     const controller = new AbortController();
     this.#pending.set(controller, { userId });
+    let markEnded = () => {};
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
     let entry: TreeEntry | undefined;
     const observe = (event: CadreEvent) => {
       if (!entry) {
@@ -71,9 +75,10 @@ export class LiveRuns {
       this.#pending.delete(controller);
       this.#sessions.delete(controller);
       if (entry) this.#close(entry);
+      markEnded();
     };
     const cancel = (reason: string) => controller.abort(new Error(reason));
-    const inSession = (sessionId: string) => this.#sessions.set(controller, { userId, sessionId });
+    const inSession = (sessionId: string) => this.#sessions.set(controller, { userId, sessionId, ended });
     return { signal: controller.signal, observe, cancel, inSession, end };
   }
 
@@ -123,15 +128,22 @@ export class LiveRuns {
     return true;
   }
 
-  /** Stops every tree answering in `userId`'s session `sessionId`; returns how many were running. */
-  cancelSession(userId: string, sessionId: string, reason: string): number {
-    let stopped = 0;
+  /**
+   * Stops every tree answering in `userId`'s session `sessionId`: how many were running, and a promise of
+   * their ends (each answer stored, or dropped with its session).
+   */
+  cancelSession(
+    userId: string,
+    sessionId: string,
+    reason: string,
+  ): { stopped: number; ended: Promise<void> } {
+    const ends: Promise<void>[] = [];
     for (const [controller, owner] of this.#sessions) {
       if (owner.userId !== userId || owner.sessionId !== sessionId) continue;
       controller.abort(new Error(reason));
-      stopped++;
+      ends.push(owner.ended);
     }
-    return stopped;
+    return { stopped: ends.length, ended: Promise.all(ends).then(() => {}) };
   }
 
   /**

@@ -62,12 +62,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
-    const owner = this.#db.prepare('SELECT user_id, title FROM sessions WHERE id = ?').get(sessionId) as
-      | { user_id: string; title: string }
-      | undefined;
-    if (!owner || owner.user_id !== userId) {
-      throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
-    }
+    const owner = this.#owned(userId, sessionId);
     const now = Date.now();
     const id = message.id ?? `msg_${randomUUID()}`;
     const next = this.#db
@@ -99,6 +94,30 @@ export class SqliteSessionStore implements SessionStore {
       ...(message.runId ? { runId: message.runId } : {}),
       createdAt: iso(now),
     };
+  }
+
+  async removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
+    this.#owned(userId, sessionId);
+    const from = this.#db
+      .prepare('SELECT seq FROM messages WHERE id = ? AND session_id = ?')
+      .get(messageId, sessionId) as { seq: number } | undefined;
+    if (!from) return 0;
+    const removed = this.#db
+      .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
+      .run(sessionId, from.seq).changes;
+    this.#db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(Date.now(), sessionId);
+    return Number(removed);
+  }
+
+  /** The caller's session's owner row; `unknown_session` when it is someone else's or there is none. */
+  #owned(userId: string, sessionId: string): { user_id: string; title: string } {
+    const owner = this.#db.prepare('SELECT user_id, title FROM sessions WHERE id = ?').get(sessionId) as
+      | { user_id: string; title: string }
+      | undefined;
+    if (!owner || owner.user_id !== userId) {
+      throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
+    }
+    return owner;
   }
 
   async delete(userId: string, id: string): Promise<boolean> {

@@ -125,6 +125,12 @@ export interface SessionStore {
   list(userId: string, options?: { limit?: number }): Promise<SessionSummary[]>;
   /** Appends to one of the caller's sessions; `UserError('unknown_session')` when it is not theirs. */
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage>;
+  /**
+   * Removes message `messageId` of one of the caller's sessions and every message after it (a message sent
+   * again, regenerated or edited replaces what followed it); resolves to how many went, 0 when the session
+   * has no such message. `UserError('unknown_session')` when the session is not theirs.
+   */
+  removeFrom(userId: string, sessionId: string, messageId: string): Promise<number>;
   delete(userId: string, id: string): Promise<boolean>;
 }
 

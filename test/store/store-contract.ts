@@ -153,6 +153,43 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it("removes a message and everything after it, in the caller's session only", async () => {
+        const store = await open();
+        const session = await store.sessions.create('alice');
+        for (const [id, role, content] of [
+          ['q1', 'user', 'first'],
+          ['a1', 'assistant', 'one'],
+          ['q2', 'user', 'second'],
+          ['a2', 'assistant', 'two'],
+        ] as const) {
+          await store.sessions.append('alice', session.id, { id, role, content });
+        }
+        const other = await store.sessions.create('alice');
+        await store.sessions.append('alice', other.id, { id: 'q9', role: 'user', content: 'elsewhere' });
+
+        expect(await store.sessions.removeFrom('alice', session.id, 'q9')).toBe(0);
+        expect(await store.sessions.removeFrom('alice', session.id, 'nope')).toBe(0);
+        const refused = await rejection(store.sessions.removeFrom('bob', session.id, 'q2'));
+        expect(refused).toMatchObject({ fault: 'user', code: 'unknown_session' });
+        expect((await store.sessions.get('alice', session.id))?.messages).toHaveLength(4);
+
+        expect(await store.sessions.removeFrom('alice', session.id, 'q2')).toBe(2);
+        // The id is free again, and a message appended goes after what is left.
+        await store.sessions.append('alice', session.id, {
+          id: 'q2',
+          role: 'user',
+          content: 'second, edited',
+        });
+        const read = await store.sessions.get('alice', session.id);
+        expect(read?.messages.map((message) => [message.id, message.content])).toEqual([
+          ['q1', 'first'],
+          ['a1', 'one'],
+          ['q2', 'second, edited'],
+        ]);
+        expect((await store.sessions.get('alice', other.id))?.messages).toHaveLength(1);
+        await store.close();
+      });
+
       it('creates a session with a chosen id once', async () => {
         const store = await open();
         await store.sessions.create('alice', { id: 'chat-1' });

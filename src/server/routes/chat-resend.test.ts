@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { heldGate, isMain, readChunks, readMessage, testServer } from '../../../test/helpers/server.ts';
+import type { ScriptedRequest } from '../../models/scripted-model.ts';
+
+/**
+ * useChat sends a message of the conversation again in three ways: `regenerate()` (the same question, its
+ * answer dropped), `sendMessage({ messageId, text })` (an edit: the question replaced, what followed
+ * dropped) and a retry after a failed request. Each time the client's conversation ends at that question,
+ * and the stored session must match it, or a reload shows a question twice and answers to questions the
+ * person took back.
+ */
+
+const post = (body: unknown) => ({
+  method: 'POST',
+  body: JSON.stringify(body),
+  headers: { 'content-type': 'application/json' },
+});
+const user = (id: string, text: string) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+const assistant = (id: string, text: string) => ({ id, role: 'assistant', parts: [{ type: 'text', text }] });
+
+/** Main answers with the numbered answer and what it was asked, and how many questions its history had. */
+function answering() {
+  let count = 0;
+  return (request: ScriptedRequest) => {
+    if (!isMain(request.system)) return { text: 'unexpected agent' };
+    const questions = request.prompt.filter((message) => message.role === 'user');
+    const asked = JSON.stringify(questions.at(-1)?.content).match(/Q: ([^"\\]*)/)?.[1];
+    return { text: `answer ${++count} to ${asked} (${questions.length} questions seen)` };
+  };
+}
+
+async function conversation(app: Awaited<ReturnType<typeof testServer>>['app'], body: unknown) {
+  const response = await app.request('/api/chat', post(body));
+  expect(response.status).toBe(200);
+  return readMessage(await readChunks(response));
+}
+
+const stored = async (cadre: Awaited<ReturnType<typeof testServer>>['cadre'], sessionId: string) =>
+  (await cadre.sessions.get('local', sessionId)).messages.map(
+    (message) => `${message.role}:${message.id.startsWith('msg_') ? '' : `${message.id}:`}${message.content}`,
+  );
+
+describe('a message of the session sent again', () => {
+  it('regenerate replaces the last answer; the question is stored once and the model sees the history before it', async () => {
+    const { app, cadre } = await testServer(answering());
+    const first = await conversation(app, { id: 's1', messages: [user('u1', 'Q: one')] });
+    const second = await conversation(app, {
+      id: 's1',
+      messages: [user('u1', 'Q: one'), assistant(first.id, 'answer 1'), user('u2', 'Q: two')],
+    });
+    expect(await stored(cadre, 's1')).toEqual([
+      'user:u1:Q: one',
+      'assistant:answer 1 to one (1 questions seen)',
+      'user:u2:Q: two',
+      'assistant:answer 2 to two (2 questions seen)',
+    ]);
+
+    // useChat's regenerate(): the last answer dropped, the conversation sent up to its question.
+    await conversation(app, {
+      id: 's1',
+      trigger: 'regenerate-message',
+      messageId: second.id,
+      messages: [user('u1', 'Q: one'), assistant(first.id, 'answer 1'), user('u2', 'Q: two')],
+    });
+    expect(await stored(cadre, 's1')).toEqual([
+      'user:u1:Q: one',
+      'assistant:answer 1 to one (1 questions seen)',
+      'user:u2:Q: two',
+      'assistant:answer 3 to two (2 questions seen)',
+    ]);
+  });
+
+  it('an edit of an earlier question replaces it and drops everything after it', async () => {
+    const { app, cadre } = await testServer(answering());
+    const first = await conversation(app, { id: 's2', messages: [user('u1', 'Q: one')] });
+    await conversation(app, {
+      id: 's2',
+      messages: [user('u1', 'Q: one'), assistant(first.id, 'answer 1'), user('u2', 'Q: two')],
+    });
+    // sendMessage({ messageId: 'u1', text }): the client's conversation is now only the edited question.
+    await conversation(app, { id: 's2', messages: [user('u1', 'Q: uno')] });
+    expect(await stored(cadre, 's2')).toEqual([
+      'user:u1:Q: uno',
+      'assistant:answer 3 to uno (1 questions seen)',
+    ]);
+    const session = await cadre.sessions.get('local', 's2');
+    expect(session.messages[0]!.parts).toEqual([{ type: 'text', text: 'Q: uno' }]);
+  });
+
+  it('a question sent again while its first answer still runs stops that answer, which never lands after it', async () => {
+    const { gate, release } = heldGate();
+    let calls = 0;
+    const { app, cadre } = await testServer(async () => {
+      calls++;
+      if (calls === 1) await gate;
+      return { text: `answer ${calls}` };
+    });
+    const firstResponse = await app.request(
+      '/api/chat',
+      post({ id: 's3', messages: [user('u1', 'Q: one')] }),
+    );
+    const firstChunks = readChunks(firstResponse);
+    const retried = await app.request('/api/chat', post({ id: 's3', messages: [user('u1', 'Q: one')] }));
+    expect(retried.status).toBe(200);
+    const retry = await readMessage(await readChunks(retried));
+    release();
+    const first = await readMessage(await firstChunks);
+    expect(first.metadata?.status).toBe('cancelled');
+    expect(retry.metadata?.status).toBe('ok');
+    expect(await stored(cadre, 's3')).toEqual(['user:u1:Q: one', 'assistant:answer 2']);
+  });
+
+  it('an id another session or user holds is not a resend: that message stays, this one is stored anew', async () => {
+    const { app, cadre } = await testServer(answering());
+    await conversation(app, { id: 's4', messages: [user('u1', 'Q: one')] });
+    await conversation(app, { id: 's5', messages: [user('u1', 'Q: other')] });
+    expect(await stored(cadre, 's4')).toEqual([
+      'user:u1:Q: one',
+      'assistant:answer 1 to one (1 questions seen)',
+    ]);
+    // Stored under a fresh id (shown without one here).
+    expect(await stored(cadre, 's5')).toEqual([
+      'user:Q: other',
+      'assistant:answer 2 to other (1 questions seen)',
+    ]);
+  });
+});
