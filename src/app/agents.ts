@@ -89,14 +89,17 @@ export async function updateAgent(
     throw new UserError('not_found', `There is no agent "${name}".`, { name });
   if (name === 'main' && patch.enabled === false)
     throw new UserError('bad_request', 'The main agent answers every message; it cannot be switched off.');
-  if (typeof patch.model === 'string' && patch.model !== 'inherit' && !MODEL_REF.test(patch.model))
-    throw new UserError(
-      'bad_request',
-      `model "${patch.model}": expected "inherit" or "provider:model", e.g. "openai:gpt-5-mini".`,
-      {
-        field: 'model',
-      },
-    );
+  if (typeof patch.model === 'string' && patch.model !== 'inherit') {
+    if (!MODEL_REF.test(patch.model))
+      throw new UserError(
+        'bad_request',
+        `model "${patch.model}": expected "inherit" or "provider:model", e.g. "openai:gpt-5-mini".`,
+        { field: 'model' },
+      );
+    // A provider no run could use is refused now, not at the next message.
+    const unknown = cadre.unknownProvider(patch.model);
+    if (unknown) throw new UserError('bad_request', `model "${patch.model}": ${unknown}`, { field: 'model' });
+  }
   await cadre.settings.updateAgent(userId, name, patch);
 }
 

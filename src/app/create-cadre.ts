@@ -5,7 +5,7 @@ import type { AgentCatalog } from '../agents/loader.ts';
 import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
 import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
-import { SystemError } from '../core/errors.ts';
+import { SystemError, UserError } from '../core/errors.ts';
 import { EventBus } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
@@ -13,7 +13,7 @@ import { Runtime } from '../core/runtime.ts';
 import type { CadreTool } from '../core/tool.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
 import { McpClients } from '../mcp/client/mcp-clients.ts';
-import { createModelResolver } from '../models/resolve-model.ts';
+import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openSqliteStore } from '../store/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
@@ -191,6 +191,22 @@ export class Cadre {
     this.documents = new DocumentsUseCases(parts);
     this.sessions = new SessionsUseCases(parts);
     this.runs = new RunsUseCases(parts);
+  }
+
+  /**
+   * Why no run could resolve model `ref` (a provider Cadre does not know), or undefined when one could:
+   * a known provider, or a model this Cadre was given by reference (tests, `cadre/testing`). Keys and
+   * servers are the run's to check: they may be set by then.
+   */
+  unknownProvider(ref: string): string | undefined {
+    if (this.#options.models?.[ref]) return undefined;
+    try {
+      parseModelRef(ref);
+      return undefined;
+    } catch (error) {
+      if (UserError.isInstance(error)) return error.message;
+      throw error;
+    }
   }
 
   /** Loads the tools (built-in and discovered) and the agent definitions, validated against them; once. */

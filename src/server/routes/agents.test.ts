@@ -72,6 +72,16 @@ describe('GET and PATCH /api/agents', () => {
     const bad = await app.request('/api/agents/math', patch({ model: 'gpt-5' }));
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { message: expect.stringContaining('provider:model') } });
+    // A provider no run could use is refused at once, naming the field and the providers there are.
+    const unknown = await app.request('/api/agents/math', patch({ model: 'opneai:gpt-5-mini' }));
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({
+      error: {
+        message: expect.stringMatching(/model "opneai:gpt-5-mini": Unknown model provider "opneai".*openai/),
+      },
+    });
+    const kept = await (await app.request('/api/agents')).json();
+    expect(JSON.stringify(kept)).not.toContain('opneai');
     expect((await app.request('/api/agents/nobody', patch({ enabled: false }))).status).toBe(404);
     expect((await app.request('/api/agents/main', patch({ enabled: false }))).status).toBe(400);
     expect((await app.request('/api/agents/math', patch({ colour: 'red' }))).status).toBe(400);
