@@ -127,11 +127,23 @@ export function removeRunTree(db: Database, rootId: string, userId: string): boo
   return true;
 }
 
-/** Removes every finished run tree of this user started before `before` (ms); returns how many. */
+/**
+ * Removes every finished run tree of this user started before `before` (ms); returns how many. An
+ * interrupted tree is not finished: it can still be resumed, and a resume another process is starting
+ * now must find its journal whole (its own attempt may not be in the table yet). It goes once a later
+ * attempt of its journal has finished; until then only `runs rm` removes it.
+ */
 export function pruneRunTrees(db: Database, before: number, userId: string): number {
   const roots = db
     .prepare(
-      "SELECT id FROM runs WHERE parent_id IS NULL AND user_id = ? AND started_at < ? AND status != 'running'",
+      `SELECT r.id FROM runs r WHERE r.parent_id IS NULL AND r.user_id = ? AND r.started_at < ?
+         AND r.status != 'running'
+         AND (r.status != 'interrupted' OR EXISTS (
+           SELECT 1 FROM journal_attempts mine
+             JOIN journal_attempts later ON later.journal_id = mine.journal_id
+               AND (later.started_at, later.rowid) > (mine.started_at, mine.rowid)
+             JOIN runs done ON done.id = later.root_run_id AND done.status NOT IN ('running', 'interrupted')
+           WHERE mine.root_run_id = r.id))`,
     )
     .all(userId, before) as Array<{ id: string }>;
   transaction(db, () => {
