@@ -95,26 +95,35 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
   const agent = request.agent ?? 'main';
   const { runtime, sessionId, history, prefetch } = await (async () => {
     const runtime = await cadre.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
-    // Check the agent and the settings before anything is stored, so a refused request leaves the
-    // session as it was.
-    runtime.agent(agent);
+    // Check the agent, its model and the settings before anything is stored, so a refused request leaves
+    // the session as it was (a resend has not removed what it would replace).
+    await runtime.rootModel(agent, request.model);
     const prefetch =
       agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
-    const { sessionId, history, resent } = await openSession(cadre, request, text);
-    if (resent) {
-      // The person sent one of the session's messages again (useChat's regenerate, an edit, a retry): it and
-      // what followed are replaced. Answers still running in the session stop first and are stored, so
-      // none lands after the new question; then they go with the rest.
-      await cadre.live.cancelSession(userId, sessionId, 'its question was sent again').ended;
-      await cadre.store.sessions.removeFrom(userId, sessionId, resent);
-    }
-    await appendQuestion(cadre, userId, sessionId, {
-      role: 'user',
-      content: text,
-      ...(request.messageId ? { id: request.messageId } : {}),
-      ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
-    });
-    live.inSession(sessionId);
+    const storeQuestion = async () => {
+      const { sessionId, history, resent } = await openSession(cadre, request, text);
+      if (resent) {
+        // The person sent one of the session's messages again (useChat's regenerate, an edit, a retry): it
+        // and what followed are replaced. Answers still running in the session stop first and are stored,
+        // so none lands after the new question; then they go with the rest.
+        await cadre.live.cancelSession(userId, sessionId, 'its question was sent again').ended;
+        await cadre.store.sessions.removeFrom(userId, sessionId, resent);
+      }
+      await appendQuestion(cadre, userId, sessionId, {
+        role: 'user',
+        content: text,
+        ...(request.messageId ? { id: request.messageId } : {}),
+        ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
+      });
+      live.inSession(sessionId);
+      return { sessionId, history };
+    };
+    // One question at a time is stored in a session, up to its answer being registered there: two sent at
+    // once (a double click, two tabs) would otherwise both read the session before either wrote, and a
+    // resend could not see, stop and replace the other's answer.
+    const { sessionId, history } = request.sessionId
+      ? await cadre.live.inTurn(userId, request.sessionId, storeQuestion)
+      : await storeQuestion();
     return { runtime, sessionId, history, prefetch };
   })().catch((error: unknown) => {
     // Refused before the tree started: its slot is free again.

@@ -35,6 +35,8 @@ export class LiveRuns {
   #pending = new Map<AbortController, { userId: string }>();
   /** The session each running answer is for, so deleting the session stops it. */
   #sessions = new Map<AbortController, { userId: string; sessionId: string; ended: Promise<void> }>();
+  /** Per user and session, the end of the last turn queued by `inTurn`. */
+  #turns = new Map<string, Promise<void>>();
 
   /**
    * Registers a tree about to start for `userId`; returns the signal to run it with and `observe`, which
@@ -144,6 +146,29 @@ export class LiveRuns {
       ends.push(owner.ended);
     }
     return { stopped: ends.length, ended: Promise.all(ends).then(() => {}) };
+  }
+
+  /**
+   * Runs `work` once every earlier `inTurn` of `userId`'s session `sessionId` has finished, in the order
+   * they were queued: what one request reads of the session and writes to it, no other request changes
+   * in between.
+   */
+  async inTurn<T>(userId: string, sessionId: string, work: () => Promise<T>): Promise<T> {
+    const key = `${userId}\n${sessionId}`;
+    const before = this.#turns.get(key) ?? Promise.resolve();
+    let finished = () => {};
+    const mine = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    const turn = before.then(() => mine);
+    this.#turns.set(key, turn);
+    try {
+      await before;
+      return await work();
+    } finally {
+      finished();
+      if (this.#turns.get(key) === turn) this.#turns.delete(key);
+    }
   }
 
   /**

@@ -37,6 +37,16 @@ describe('cadre command line', () => {
     expect(result.stderr).toMatch(/CADRE_MODEL=openai:gpt-5-mini/);
   });
 
+  it('keeps no session of a question refused for its model', async () => {
+    const home = tempHome();
+    expect((await cli(['ask', 'hello'], { CADRE_HOME: home })).code).toBe(2);
+    expect((await cli(['ask', 'hello'], { CADRE_HOME: home, CADRE_MODEL: 'openai:gpt-5-mini' })).code).toBe(
+      2,
+    );
+    const sessions = await cli(['sessions', 'list', '--json'], { CADRE_HOME: home });
+    expect(JSON.parse(sessions.stdout)).toMatchObject({ sessions: [] });
+  });
+
   it('explains a compatible provider without a base URL and an unknown provider', async () => {
     expect((await cli(['ask', 'hi'], { CADRE_MODEL: 'compatible:x' })).stderr).toMatch(
       /CADRE_COMPATIBLE_BASE_URL/,

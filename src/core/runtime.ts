@@ -107,12 +107,20 @@ export class Runtime {
     return definition;
   }
 
+  /**
+   * The model `agent` would run on as a tree's root (`model` overriding it), resolved: no model, an unknown
+   * provider, a missing key or base URL is the person's error here, before anything is stored or runs.
+   */
+  async rootModel(agent: string, model?: string): Promise<string> {
+    const modelRef = model ?? this.#modelRefFor(this.agent(agent), undefined);
+    await this.options.resolveModel(modelRef);
+    return modelRef;
+  }
+
   /** Runs one agent as the root of a new tree and returns its envelope and the whole tree. */
   async run(request: RunRequest): Promise<RunOutcome> {
     const definition = this.agent(request.agent);
-    const modelRef = request.model ?? this.#modelRefFor(definition, undefined);
-    // Resolve now so a missing key or base URL is the person's error before any run starts.
-    await this.options.resolveModel(modelRef);
+    const modelRef = await this.rootModel(request.agent, request.model);
     const treeBus = new EventBus();
     const builder = new RunTreeBuilder();
     treeBus.subscribe((event) => {

@@ -110,6 +110,56 @@ describe('a message of the session sent again', () => {
     expect(await stored(cadre, 's3')).toEqual(['user:u1:Q: one', 'assistant:answer 2']);
   });
 
+  it('the same question sent again twice at once (a double click, two tabs) is stored once, with one answer', async () => {
+    const { app, cadre } = await testServer(answering());
+    await conversation(app, { id: 's6', messages: [user('u1', 'Q: one')] });
+    const again = post({ id: 's6', trigger: 'regenerate-message', messages: [user('u1', 'Q: one')] });
+    const responses = await Promise.all([app.request('/api/chat', again), app.request('/api/chat', again)]);
+    expect(responses.map((response) => response.status)).toEqual([200, 200]);
+    const answers = await Promise.all(
+      responses.map(async (response) => readMessage(await readChunks(response))),
+    );
+    // One replaced the other: the one replaced was stopped (or had ended) and went with its question.
+    expect(answers.some((answer) => answer.metadata?.status === 'ok')).toBe(true);
+    const messages = await stored(cadre, 's6');
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toBe('user:u1:Q: one');
+    expect(messages[1]).toMatch(/^assistant:answer [23] to one \(1 questions seen\)$/);
+  });
+
+  it('a resend refused (its model has no key) leaves the session as it was', async () => {
+    const { app, cadre } = await testServer(answering());
+    const first = await conversation(app, { id: 's7', messages: [user('u1', 'Q: one')] });
+    await conversation(app, {
+      id: 's7',
+      messages: [user('u1', 'Q: one'), assistant(first.id, 'answer 1'), user('u2', 'Q: two')],
+    });
+    const before = await stored(cadre, 's7');
+    expect(before).toHaveLength(4);
+    const patched = await app.request('/api/agents/main', {
+      method: 'PATCH',
+      body: JSON.stringify({ model: 'openai:gpt-5-mini' }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(patched.status).toBe(200);
+
+    const regenerate = await app.request(
+      '/api/chat',
+      post({
+        id: 's7',
+        trigger: 'regenerate-message',
+        messages: [user('u1', 'Q: one'), assistant(first.id, 'answer 1'), user('u2', 'Q: two')],
+      }),
+    );
+    expect(regenerate.status).toBe(503);
+    expect(await regenerate.text()).toContain('OPENAI_API_KEY');
+    expect(await stored(cadre, 's7')).toEqual(before);
+    // A new question refused the same way is not stored either: a reload shows what there was.
+    const next = await app.request('/api/chat', post({ id: 's7', messages: [user('u3', 'Q: three')] }));
+    expect(next.status).toBe(503);
+    expect(await stored(cadre, 's7')).toEqual(before);
+  });
+
   it('an id another session or user holds is not a resend: that message stays, this one is stored anew', async () => {
     const { app, cadre } = await testServer(answering());
     await conversation(app, { id: 's4', messages: [user('u1', 'Q: one')] });
