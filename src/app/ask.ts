@@ -11,7 +11,7 @@ import type { RunOutcome, RunRequest } from '../core/runtime.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
-import type { NewMessage, StoredEvent } from '../store/store.ts';
+import type { NewMessage, StoredEvent, StoredMessage } from '../store/store.ts';
 import type { Cadre } from './create-cadre.ts';
 import type { LiveRuns } from './live-runs.ts';
 import type { DelegationSettings } from './settings.ts';
@@ -93,7 +93,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
   if (!text) throw new UserError('empty_message', 'The message has no text.');
   const live = beginAnswer(cadre, userId, request.maxConcurrent);
   const agent = request.agent ?? 'main';
-  const { runtime, sessionId, history, prefetch } = await (async () => {
+  const { runtime, sessionId, history, question, prefetch } = await (async () => {
     const runtime = await cadre.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
     // Check the agent, its model and the settings before anything is stored, so a refused request leaves
     // the session as it was (a resend has not removed what it would replace).
@@ -109,22 +109,22 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
         await cadre.live.cancelSession(userId, sessionId, 'its question was sent again').ended;
         await cadre.store.sessions.removeFrom(userId, sessionId, resent);
       }
-      await appendQuestion(cadre, userId, sessionId, {
+      const question = await appendQuestion(cadre, userId, sessionId, {
         role: 'user',
         content: text,
         ...(request.messageId ? { id: request.messageId } : {}),
         ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
       });
       live.inSession(sessionId);
-      return { sessionId, history };
+      return { sessionId, history, question: { id: question.id, createdAt: question.createdAt } };
     };
     // One question at a time is stored in a session, up to its answer being registered there: two sent at
     // once (a double click, two tabs) would otherwise both read the session before either wrote, and a
     // resend could not see, stop and replace the other's answer.
-    const { sessionId, history } = request.sessionId
+    const { sessionId, history, question } = request.sessionId
       ? await cadre.live.inTurn(userId, request.sessionId, storeQuestion)
       : await storeQuestion();
-    return { runtime, sessionId, history, prefetch };
+    return { runtime, sessionId, history, question, prefetch };
   })().catch((error: unknown) => {
     // Refused before the tree started: its slot is free again.
     live.end();
@@ -144,6 +144,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     history,
     inputs: request.inputs ?? {},
     sessionId,
+    question,
     ...(request.model ? { model: request.model } : {}),
     ...(prefetch ? { prefetch } : {}),
   };
@@ -303,13 +304,13 @@ async function appendQuestion(
   userId: string,
   sessionId: string,
   message: NewMessage,
-): Promise<void> {
+): Promise<StoredMessage> {
   try {
-    await cadre.store.sessions.append(userId, sessionId, message);
+    return await cadre.store.sessions.append(userId, sessionId, message);
   } catch (error) {
     if (message.id === undefined || CadreError.isInstance(error)) throw error;
     const { id: _taken, ...rest } = message;
-    await cadre.store.sessions.append(userId, sessionId, rest);
+    return await cadre.store.sessions.append(userId, sessionId, rest);
   }
 }
 

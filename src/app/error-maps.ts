@@ -16,6 +16,7 @@ const USER_STATUS: Record<string, number> = {
   session_exists: 409,
   run_active: 409,
   not_interrupted: 409,
+  question_replaced: 409,
   agent_disabled: 409,
   unauthorized: 401,
   forbidden: 403,

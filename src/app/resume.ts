@@ -7,6 +7,7 @@ import type { RunStatus } from '../core/status.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import { type AskResult, appendAnswer, beginAnswer } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
+import { questionReplaced } from './sessions.ts';
 
 export interface ResumeRequest {
   userId: string;
@@ -42,6 +43,16 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
     );
   }
   const latest = found.attempts.at(-1)!;
+  const session = found.spec.sessionId
+    ? await cadre.store.sessions.get(userId, found.spec.sessionId)
+    : undefined;
+  if (session && questionReplaced(session.messages, found.spec)) {
+    throw new UserError(
+      'question_replaced',
+      `Run ${latest} answered a question that was sent again or edited since; its answer has no place in session ${session.id} any more.`,
+      { runId: latest, sessionId: session.id },
+    );
+  }
   if (cadre.live.get(userId, latest)) {
     throw new UserError('not_interrupted', `Run ${latest} is still running in this process.`, {
       runId: latest,

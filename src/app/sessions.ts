@@ -1,4 +1,5 @@
 import { UserError } from '../core/errors.ts';
+import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './create-cadre.ts';
 
@@ -35,12 +36,13 @@ export class SessionsUseCases {
    * recorded as `interrupted` that no later attempt has resumed, oldest first. Each can be resumed.
    */
   async interrupted(userId: string, sessionId: string): Promise<InterruptedAnswer[]> {
-    const { runs, journal } = this.#parts.store;
+    const { runs, journal, sessions } = this.#parts.store;
     const roots = await runs.listRuns(userId, { sessionId, status: 'interrupted', limit: 200 });
+    const messages = (await sessions.get(userId, sessionId))?.messages ?? [];
     const open: InterruptedAnswer[] = [];
     for (const run of roots) {
       const found = await journal.find(userId, run.id);
-      if (found?.attempts.at(-1) === run.id)
+      if (found?.attempts.at(-1) === run.id && !questionReplaced(messages, found.spec))
         open.push({ runId: run.id, task: run.task, startedAt: run.startedAt });
     }
     return open.reverse();
@@ -58,6 +60,16 @@ export class SessionsUseCases {
     if (!(await this.#parts.store.sessions.delete(userId, sessionId))) throw unknownSession(sessionId);
     this.#parts.live.cancelSession(userId, sessionId, 'its session was deleted');
   }
+}
+
+/**
+ * Whether the question a journal's tree answers has left the session: sent again or edited, it was
+ * replaced (the same id may be back, stored anew). Journals from before questions were recorded: no.
+ */
+export function questionReplaced(messages: readonly StoredMessage[], spec: ResumeSpec): boolean {
+  const { question } = spec;
+  if (!question) return false;
+  return !messages.some((message) => message.id === question.id && message.createdAt === question.createdAt);
 }
 
 function unknownSession(sessionId: string): UserError {

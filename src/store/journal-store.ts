@@ -14,6 +14,11 @@ export interface ResumeSpec {
   history: ModelMessage[];
   inputs: Record<string, unknown>;
   sessionId?: string;
+  /**
+   * The stored question the tree answers (its id and when it was stored): when the person sends it again
+   * or edits it, it is replaced, and the tree's answer has no place in the session any more.
+   */
+  question?: { id: string; createdAt: string };
   model?: string;
   prefetch?: { agent: string; task?: string };
 }

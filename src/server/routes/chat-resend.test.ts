@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { heldGate, isMain, readChunks, readMessage, testServer } from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
+import { markInterruptedRuns } from '../../store/run-maintenance.ts';
 
 /**
  * useChat sends a message of the conversation again in three ways: `regenerate()` (the same question, its
@@ -158,6 +159,33 @@ describe('a message of the session sent again', () => {
     const next = await app.request('/api/chat', post({ id: 's7', messages: [user('u3', 'Q: three')] }));
     expect(next.status).toBe(503);
     expect(await stored(cadre, 's7')).toEqual(before);
+  });
+
+  it('an answer cut off by a dead process is no longer offered for resuming once its question was sent again', async () => {
+    const { app, cadre, store } = await testServer(answering());
+    await conversation(app, { id: 's8', messages: [user('u1', 'Q: one')] });
+    await cadre.store.runs.flush();
+    // As if the process had died while answering: the run is interrupted, its journal open.
+    const db = store.database;
+    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
+    db.prepare("DELETE FROM events WHERE type = 'run-finish'").run();
+    db.prepare("UPDATE runs SET status = 'running', owner_pid = 999999999").run();
+    await markInterruptedRuns(db, { isAlive: () => false });
+    const offered = async () =>
+      ((await (await app.request('/api/sessions/s8')).json()) as { interrupted: Array<{ runId: string }> })
+        .interrupted;
+    expect((await offered()).map((answer) => answer.runId)).toEqual([root.id]);
+
+    // The person edits the question instead: the cut-off answer belonged to the question replaced.
+    await conversation(app, { id: 's8', messages: [user('u1', 'Q: uno')] });
+    expect(await offered()).toEqual([]);
+    const resumed = await app.request(`/api/runs/${root.id}/resume`, { method: 'POST' });
+    expect(resumed.status).toBe(409);
+    expect(await resumed.text()).toMatch(/sent again or edited/);
+    expect(await stored(cadre, 's8')).toEqual([
+      'user:u1:Q: uno',
+      'assistant:answer 2 to uno (1 questions seen)',
+    ]);
   });
 
   it('an id another session or user holds is not a resend: that message stays, this one is stored anew', async () => {
