@@ -1,4 +1,8 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runCli, tempHome } from '../../test/helpers/cli.ts';
 import { missingNodeFlags, SERVE_NODE_FLAGS } from './node-flags.ts';
 
 describe('the Node flags a command restarts with', () => {
@@ -15,5 +19,52 @@ describe('the Node flags a command restarts with', () => {
     expect(missingNodeFlags(['serve'], ['--enable-source-maps'], '--max-old-space-size=512')).toEqual([
       ...SERVE_NODE_FLAGS,
     ]);
+  });
+});
+
+describe('cadre serve restarting itself', () => {
+  it.runIf(process.platform === 'linux')('runs in the same process with the flags added', async () => {
+    let commandLine = '';
+    let pid: number | undefined;
+    const result = await runCli(
+      ['serve', '--port', '0'],
+      { CADRE_HOME: tempHome() },
+      {
+        onSpawn: (child) => {
+          pid = child.pid;
+          child.stdout!.on('data', (chunk: Buffer) => {
+            if (!chunk.toString().includes('Cadre listening')) return;
+            commandLine = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0').join(' ');
+            child.kill('SIGTERM');
+          });
+        },
+      },
+    );
+    expect(pid).toBeDefined();
+    expect(commandLine).toContain(`${SERVE_NODE_FLAGS.join(' ')} `);
+    expect(commandLine).toMatch(/main\.ts serve --port 0/);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+  });
+
+  it('serves as it is, instead of aborting, when the Node binary cannot be run again', async () => {
+    // As when the binary is gone or not executable by then (removed by an upgrade, a noexec mount): Node
+    // does not throw when execve itself fails, it aborts the process.
+    const home = tempHome();
+    const preload = join(home, 'binary-gone.mjs');
+    writeFileSync(preload, `process.execPath = ${JSON.stringify(join(home, 'no-such-node'))};\n`);
+    const result = await runCli(
+      ['serve', '--port', '0'],
+      { CADRE_HOME: home, NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` },
+      {
+        onSpawn: (child) => {
+          child.stdout!.on('data', (chunk: Buffer) => {
+            if (chunk.toString().includes('Cadre listening')) child.kill('SIGTERM');
+          });
+        },
+      },
+    );
+    expect(result.stderr).not.toMatch(/execve failed/);
+    expect(result.stdout).toMatch(/Cadre listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
   });
 });

@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+
 /**
  * Node flags a command runs with. `cadre serve` holds hundreds of streams, and on a machine with a lot of
  * memory V8 gives the young generation 64 MB semi-spaces (128 MB committed), which set the server's peak
@@ -25,11 +27,19 @@ export function missingNodeFlags(
 /**
  * Replaces this process with the same command run with the flags it wants (`process.execve`: same pid, so
  * signals, exit codes and a process manager's view are unchanged). Returns when there is nothing to add or
- * the platform cannot (Windows, a worker thread), and the command then runs as it is.
+ * the platform cannot (Windows, a worker thread, Node's permission model, a binary that cannot be run
+ * again), and the command then runs as it is. Setting the flag yourself (NODE_OPTIONS) skips the restart.
  */
 export function restartWithNodeFlags(argv: readonly string[]): void {
   const flags = missingNodeFlags(argv);
   if (flags.length === 0 || typeof process.execve !== 'function') return;
+  // When the execve call itself fails, Node does not throw: it aborts the process (its exit handlers
+  // have already run). What can be checked first is: the binary is still there and may be executed.
+  try {
+    accessSync(process.execPath, constants.X_OK);
+  } catch {
+    return;
+  }
   try {
     process.execve(process.execPath, [
       process.execPath,
@@ -38,6 +48,7 @@ export function restartWithNodeFlags(argv: readonly string[]): void {
       ...process.argv.slice(1),
     ]);
   } catch {
-    // Not allowed here (a sandbox without execve): run with V8's own sizing.
+    // Refused before the call (a worker thread, the permission model without child processes): run with
+    // V8's own sizing.
   }
 }

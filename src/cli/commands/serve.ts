@@ -71,7 +71,6 @@ export const serveCommand: CliCommand = async (args, context) => {
     await cadre.close();
     throw error;
   }
-  context.stdout.write(`Cadre listening on ${server.url}\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log(`${signal}: stopping (running answers are cancelled and stored)`);
@@ -87,6 +86,8 @@ export const serveCommand: CliCommand = async (args, context) => {
     const onTerm = () => stop('SIGTERM');
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
+    // Printed once the signals are handled: whoever waits for this line may stop the server at once.
+    context.stdout.write(`Cadre listening on ${server.url}\n`);
   });
   log('stopped');
   return EXIT.ok;
