@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import type { Approver } from '../core/approvals.ts';
@@ -273,12 +273,12 @@ async function openSession(
   }
   const existing = await sessions.get(userId, request.sessionId);
   if (existing) {
-    const at = request.messageId
-      ? existing.messages.findIndex((message) => message.id === request.messageId && message.role === 'user')
-      : -1;
+    const clientId = request.messageId;
+    const ids = clientId ? [clientId, ownIdFor(existing.id, clientId)] : [];
+    const at = existing.messages.findIndex((message) => message.role === 'user' && ids.includes(message.id));
     const kept = at === -1 ? existing.messages : existing.messages.slice(0, at);
     const history = kept.map((message) => ({ role: message.role, content: message.content }));
-    return { sessionId: existing.id, history, ...(at === -1 ? {} : { resent: request.messageId! }) };
+    return { sessionId: existing.id, history, ...(at === -1 ? {} : { resent: existing.messages[at]!.id }) };
   }
   if (!request.createSession) await cadre.sessions.get(userId, request.sessionId);
   try {
@@ -296,8 +296,9 @@ async function openSession(
 
 /**
  * Stores the person's message. The client's message id is only a hint: ids are unique across the whole
- * store, so one already taken (another session's, or another user's) is stored under a fresh id instead
- * of failing the request. (The session's own question sent again has been removed first: see ask.)
+ * store, so one already taken (another session's, or another user's) is stored under an id of the
+ * session's own instead of failing the request (`ownIdFor`: the same each time, so the question sent
+ * again is still found). The session's own question sent again has been removed first: see ask.
  */
 async function appendQuestion(
   cadre: Cadre,
@@ -305,13 +306,23 @@ async function appendQuestion(
   sessionId: string,
   message: NewMessage,
 ): Promise<StoredMessage> {
-  try {
-    return await cadre.store.sessions.append(userId, sessionId, message);
-  } catch (error) {
-    if (message.id === undefined || CadreError.isInstance(error)) throw error;
-    const { id: _taken, ...rest } = message;
-    return await cadre.store.sessions.append(userId, sessionId, rest);
+  const { id: clientId, ...rest } = message;
+  for (const id of clientId === undefined ? [] : [clientId, ownIdFor(sessionId, clientId)]) {
+    try {
+      return await cadre.store.sessions.append(userId, sessionId, { ...rest, id });
+    } catch (error) {
+      if (CadreError.isInstance(error)) throw error;
+    }
   }
+  return await cadre.store.sessions.append(userId, sessionId, rest);
+}
+
+/**
+ * The id a question is stored under when its client's id is taken elsewhere (a client numbering its
+ * messages per conversation): derived from the session and that id, so no other session has it.
+ */
+function ownIdFor(sessionId: string, clientId: string): string {
+  return `msg_${createHash('sha256').update(`${sessionId}\n${clientId}`).digest('hex').slice(0, 32)}`;
 }
 
 /**

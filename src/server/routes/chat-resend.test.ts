@@ -201,5 +201,17 @@ describe('a message of the session sent again', () => {
       'user:Q: other',
       'assistant:answer 2 to other (1 questions seen)',
     ]);
+
+    // A client that numbers its messages per conversation: in s5 its "u1" is that fresh id, so sending it
+    // again (a retry, an edit) still replaces it there, and s4's stays.
+    await conversation(app, { id: 's5', messages: [user('u1', 'Q: other, edited')] });
+    expect(await stored(cadre, 's5')).toEqual([
+      'user:Q: other, edited',
+      'assistant:answer 3 to other, edited (1 questions seen)',
+    ]);
+    expect(await stored(cadre, 's4')).toEqual([
+      'user:u1:Q: one',
+      'assistant:answer 1 to one (1 questions seen)',
+    ]);
   });
 });
