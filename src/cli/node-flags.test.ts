@@ -1,8 +1,10 @@
+import { fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempHome } from '../../test/helpers/cli.ts';
+import { CLI_ENTRY, runCli, tempHome } from '../../test/helpers/cli.ts';
 import { missingNodeFlags, SERVE_NODE_FLAGS } from './node-flags.ts';
 
 describe('the Node flags a command restarts with', () => {
@@ -44,6 +46,28 @@ describe('cadre serve restarting itself', () => {
     expect(commandLine).toContain(`${SERVE_NODE_FLAGS.join(' ')} `);
     expect(commandLine).toMatch(/main\.ts serve --port 0/);
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+  });
+
+  it('keeps the IPC channel of a parent that forked it (pm2, child_process.fork): it serves as it is', async () => {
+    const child = fork(CLI_ENTRY, ['serve', '--port', '0'], {
+      env: { PATH: process.env.PATH ?? '', TMPDIR: tmpdir(), CADRE_HOME: tempHome() },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    let disconnected = false;
+    child.on('disconnect', () => {
+      disconnected = true;
+    });
+    const listening = await new Promise<boolean>((resolve) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('Cadre listening')) resolve(true);
+      });
+      child.on('exit', () => resolve(false));
+    });
+    expect(listening).toBe(true);
+    expect({ connected: child.connected, disconnected }).toEqual({ connected: true, disconnected: false });
+    const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    child.kill('SIGTERM');
+    expect(await exit).toEqual({ code: 0, signal: null });
   });
 
   it('serves as it is, instead of aborting, when the Node binary cannot be run again', async () => {

@@ -26,13 +26,17 @@ export function missingNodeFlags(
 
 /**
  * Replaces this process with the same command run with the flags it wants (`process.execve`: same pid, so
- * signals, exit codes and a process manager's view are unchanged). Returns when there is nothing to add or
- * the platform cannot (Windows, a worker thread, Node's permission model, a binary that cannot be run
- * again), and the command then runs as it is. Setting the flag yourself (NODE_OPTIONS) skips the restart.
+ * signals, exit codes and a process manager's view are unchanged). Returns when there is nothing to add,
+ * when the platform cannot (Windows, a worker thread, Node's permission model, a binary that cannot be
+ * run again) or when it should not (a parent's IPC channel would close); the command then runs as it is.
+ * Setting the flag yourself (NODE_OPTIONS) skips the restart.
  */
 export function restartWithNodeFlags(argv: readonly string[]): void {
   const flags = missingNodeFlags(argv);
   if (flags.length === 0 || typeof process.execve !== 'function') return;
+  // A parent's IPC channel (child_process.fork, pm2) does not survive execve: the parent would see its
+  // child disconnect at once.
+  if (process.channel) return;
   // When the execve call itself fails, Node does not throw: it aborts the process (its exit handlers
   // have already run). What can be checked first is: the binary is still there and may be executed.
   try {
