@@ -101,13 +101,15 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     const prefetch =
       agent === 'main' ? prefetchFor(await cadre.settings.delegation(userId), text) : undefined;
     const storeQuestion = async () => {
-      const { sessionId, history, resent } = await openSession(cadre, request, text);
-      if (resent) {
+      const { sessionId, history, replaced } = await openSession(cadre, request, text);
+      if (replaced) {
         // The person sent one of the session's messages again (useChat's regenerate, an edit, a retry): it
-        // and what followed are replaced. Answers still running in the session stop first and are stored,
-        // so none lands after the new question; then they go with the rest.
-        await cadre.live.cancelSession(userId, sessionId, 'its question was sent again').ended;
-        await cadre.store.sessions.removeFrom(userId, sessionId, resent);
+        // and what followed are replaced. Answers still running to those questions stop first and are
+        // stored, so none lands after the new question; then they go with the rest. (An answer to an
+        // earlier question, another tab's, runs on.)
+        const questions = new Set(replaced);
+        await cadre.live.cancelSession(userId, sessionId, 'its question was sent again', questions).ended;
+        await cadre.store.sessions.removeFrom(userId, sessionId, replaced[0]!);
       }
       const question = await appendQuestion(cadre, userId, sessionId, {
         role: 'user',
@@ -115,7 +117,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
         ...(request.messageId ? { id: request.messageId } : {}),
         ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
       });
-      live.inSession(sessionId);
+      live.inSession(sessionId, question.id);
       return { sessionId, history, question: { id: question.id, createdAt: question.createdAt } };
     };
     // One question at a time is stored in a session, up to its answer being registered there: two sent at
@@ -257,14 +259,14 @@ function sessionTitle(text: string): string {
 
 /**
  * The caller's session (made if new and allowed) and its messages so far, as the model's history. When
- * the request's message id names one of the session's own questions (`resent`), the history is what came
- * before it.
+ * the request's message id names one of the session's own questions, the history is what came before it,
+ * and `replaced` the ids of that question and every message after it, in order.
  */
 async function openSession(
   cadre: Cadre,
   request: AskRequest,
   text: string,
-): Promise<{ sessionId: string; history: ModelMessage[]; resent?: string }> {
+): Promise<{ sessionId: string; history: ModelMessage[]; replaced?: string[] }> {
   const { userId } = request;
   const sessions = cadre.store.sessions;
   if (!request.sessionId) {
@@ -278,7 +280,8 @@ async function openSession(
     const at = existing.messages.findIndex((message) => message.role === 'user' && ids.includes(message.id));
     const kept = at === -1 ? existing.messages : existing.messages.slice(0, at);
     const history = kept.map((message) => ({ role: message.role, content: message.content }));
-    return { sessionId: existing.id, history, ...(at === -1 ? {} : { resent: existing.messages[at]!.id }) };
+    const replaced = existing.messages.slice(at).map((message) => message.id);
+    return { sessionId: existing.id, history, ...(at === -1 ? {} : { replaced }) };
   }
   if (!request.createSession) await cadre.sessions.get(userId, request.sessionId);
   try {

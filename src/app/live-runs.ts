@@ -33,8 +33,11 @@ export class LiveRuns {
   /** Any run id of a live tree → its root's id (children included, so a child id finds its tree). */
   #rootOf = new Map<string, string>();
   #pending = new Map<AbortController, { userId: string }>();
-  /** The session each running answer is for, so deleting the session stops it. */
-  #sessions = new Map<AbortController, { userId: string; sessionId: string; ended: Promise<void> }>();
+  /** The session (and question) each running answer is for, so deleting the session stops it. */
+  #sessions = new Map<
+    AbortController,
+    { userId: string; sessionId: string; question: string | undefined; ended: Promise<void> }
+  >();
   /** Per user and session, the end of the last turn queued by `inTurn`. */
   #turns = new Map<string, Promise<void>>();
 
@@ -46,8 +49,11 @@ export class LiveRuns {
     signal: AbortSignal;
     observe: (event: CadreEvent) => void;
     cancel: (reason: string) => void;
-    /** The tree answers in this session of its user: deleting the session stops it (cancelSession). */
-    inSession: (sessionId: string) => void;
+    /**
+     * The tree answers question `question` (its stored id, when known) in this session of its user:
+     * deleting the session, or replacing the question, stops it (cancelSession).
+     */
+    inSession: (sessionId: string, question?: string) => void;
     end: () => void;
   } {
     const controller = new AbortController();
@@ -80,7 +86,8 @@ export class LiveRuns {
       markEnded();
     };
     const cancel = (reason: string) => controller.abort(new Error(reason));
-    const inSession = (sessionId: string) => this.#sessions.set(controller, { userId, sessionId, ended });
+    const inSession = (sessionId: string, question?: string) =>
+      this.#sessions.set(controller, { userId, sessionId, question, ended });
     return { signal: controller.signal, observe, cancel, inSession, end };
   }
 
@@ -131,17 +138,20 @@ export class LiveRuns {
   }
 
   /**
-   * Stops every tree answering in `userId`'s session `sessionId`: how many were running, and a promise of
-   * their ends (each answer stored, or dropped with its session).
+   * Stops every tree answering in `userId`'s session `sessionId` (with `questions`, only those answering
+   * one of them, or a question not known): how many were running, and a promise of their ends (each
+   * answer stored, or dropped with its session).
    */
   cancelSession(
     userId: string,
     sessionId: string,
     reason: string,
+    questions?: ReadonlySet<string>,
   ): { stopped: number; ended: Promise<void> } {
     const ends: Promise<void>[] = [];
     for (const [controller, owner] of this.#sessions) {
       if (owner.userId !== userId || owner.sessionId !== sessionId) continue;
+      if (questions && owner.question !== undefined && !questions.has(owner.question)) continue;
       controller.abort(new Error(reason));
       ends.push(owner.ended);
     }

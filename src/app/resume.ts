@@ -108,7 +108,7 @@ async function resumeAttempt(
     );
   }
   const live = beginAnswer(cadre, userId, request.maxConcurrent);
-  if (spec.sessionId) live.inSession(spec.sessionId);
+  if (spec.sessionId) live.inSession(spec.sessionId, spec.question?.id);
   const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
   try {
     const runtime = await cadre.runtime({ userId });

@@ -111,6 +111,30 @@ describe('a message of the session sent again', () => {
     expect(await stored(cadre, 's3')).toEqual(['user:u1:Q: one', 'assistant:answer 2']);
   });
 
+  it('an edit in one tab leaves the answer another tab is waiting for to an earlier question', async () => {
+    const { gate, release } = heldGate();
+    let calls = 0;
+    const { app, cadre } = await testServer(async () => {
+      const call = ++calls;
+      if (call === 1) await gate;
+      return { text: `answer ${call}` };
+    });
+    const first = await app.request('/api/chat', post({ id: 's9', messages: [user('u1', 'Q: one')] }));
+    const firstChunks = readChunks(first);
+    // The other tab asks its own question meanwhile, then edits it.
+    await conversation(app, { id: 's9', messages: [user('u2', 'Q: two')] });
+    const edited = await conversation(app, { id: 's9', messages: [user('u2', 'Q: two, edited')] });
+    expect(edited.metadata?.status).toBe('ok');
+    release();
+    expect((await readMessage(await firstChunks)).metadata?.status).toBe('ok');
+    expect(await stored(cadre, 's9')).toEqual([
+      'user:u1:Q: one',
+      'user:u2:Q: two, edited',
+      'assistant:answer 3',
+      'assistant:answer 1',
+    ]);
+  });
+
   it('the same question sent again twice at once (a double click, two tabs) is stored once, with one answer', async () => {
     const { app, cadre } = await testServer(answering());
     await conversation(app, { id: 's6', messages: [user('u1', 'Q: one')] });
