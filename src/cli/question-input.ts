@@ -1,4 +1,5 @@
 import { fstatSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { UserError } from '../core/errors.ts';
 
 /**
@@ -13,11 +14,15 @@ async function readAll(
   stream: NodeJS.ReadableStream,
   limit: number,
 ): Promise<{ text: string; over: boolean }> {
+  // One decoder for the whole stream: a character whose bytes a pipe splits across two chunks (every
+  // 64 KB) is decoded whole instead of as two U+FFFD.
+  const decoder = new StringDecoder('utf8');
   let text = '';
   for await (const chunk of stream) {
-    text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    text += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
     if (text.length > limit) return { text, over: true };
   }
+  text += decoder.end();
   return { text, over: false };
 }
 
@@ -55,8 +60,13 @@ export async function questionFrom(
     piped = read.text.trim();
   }
   const question = [words, piped].filter(Boolean).join('\n\n');
-  if (question.length > maxChars) throw tooLong(question.length.toLocaleString('en'), maxChars);
+  checkQuestionLength(question, maxChars);
   return question;
+}
+
+/** Refuses a question (an `ask`, or a line typed or piped into `chat`) longer than `maxChars`. */
+export function checkQuestionLength(question: string, maxChars = DEFAULT_MAX_QUESTION_CHARS): void {
+  if (question.length > maxChars) throw tooLong(question.length.toLocaleString('en'), maxChars);
 }
 
 function tooLong(size: string, maxChars: number): UserError {
