@@ -5,6 +5,7 @@ import { askOnce } from '../ask-once.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
+import { checkQuestionLength } from '../question-input.ts';
 import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
@@ -44,12 +45,17 @@ export const chatCommand: CliCommand = async (args, context) => {
   });
   reportSetupNotes(cadre, context.stderr);
   let sessionId: string;
+  // A chat left before anything was asked keeps no session: an empty "(untitled)" one in sessions list
+  // would only be clutter, and the line offering to continue it would point at nothing.
+  let createdHere = false;
+  let asked = false;
   try {
     const continued = values.continue
       ? (await cadre.sessions.list(context.userId, { limit: 1 }))[0]?.id
       : values.session;
     const earlier = continued ? await cadre.sessions.get(context.userId, continued) : undefined;
     sessionId = earlier?.id ?? (await cadre.sessions.create(context.userId)).id;
+    createdHere = !earlier;
     if (earlier) {
       const width = ((context.stderr as { columns?: number }).columns ?? 120) - 1;
       context.stderr.write(
@@ -106,6 +112,9 @@ export const chatCommand: CliCommand = async (args, context) => {
       if (line === '/exit' || line === '/quit') break;
       current = new AbortController();
       try {
+        // The same limit as `cadre ask`: a line past it is refused before any model call, and the chat goes on.
+        checkQuestionLength(line, cadre.config.limits?.maxQuestionChars);
+        asked = true;
         const { envelope } = await askOnce(cadre, {
           question: line,
           ...(values.agent ? { agent: values.agent } : {}),
@@ -132,8 +141,13 @@ export const chatCommand: CliCommand = async (args, context) => {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onStop);
     process.off('SIGHUP', onStop);
+    if (createdHere && !asked) await cadre.sessions.delete(context.userId, sessionId).catch(() => {});
     await cadre.close();
   }
-  context.stderr.write(`Session saved: cadre ask --session ${sessionId} "..."\n`);
+  context.stderr.write(
+    createdHere && !asked
+      ? 'Nothing was asked; no session kept.\n'
+      : `Session saved: cadre ask --session ${sessionId} "..."\n`,
+  );
   return EXIT.ok;
 };
