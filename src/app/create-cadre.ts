@@ -1,3 +1,4 @@
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { composeAgents } from '../agents/compose-agents.ts';
@@ -78,6 +79,8 @@ export interface CadreParts {
   /** Trees running in this process: how to stop and follow them. */
   live: LiveRuns;
   mcp: McpClients;
+  /** Why no run could resolve a model reference (see `Cadre.unknownProvider`). */
+  unknownProvider: (ref: string) => string | undefined;
 }
 
 /**
@@ -136,7 +139,7 @@ export class Cadre {
     const discovered = options.discoverTools
       ? await options.discoverTools({ config: loaded.config, env: options.env })
       : [];
-    const store = options.store ?? openSqliteStore(join(loaded.home, 'cadre.db'));
+    const store = options.store ?? openSqliteStore(join(homeFolder(loaded.home), 'cadre.db'));
     // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
     await store.runs.markInterrupted();
     const cadre = new Cadre(options, { ...loaded, store, ownsStore: !options.store, discovered });
@@ -185,6 +188,7 @@ export class Cadre {
       bus: this.bus,
       live: this.live,
       mcp: this.mcp,
+      unknownProvider: (ref) => this.unknownProvider(ref),
     };
     this.settings = new SettingsUseCases(parts);
     this.agents = new AgentsView(parts, this.settings, (userId) => this.runtime({ userId }));
@@ -337,4 +341,30 @@ export class Cadre {
     await this.store.runs.flush();
     if (this.#ownsStore) await this.store.close();
   }
+}
+
+/**
+ * The Cadre home folder, made if missing. A home that is a file (CADRE_HOME set to the config file, a
+ * typo) or that cannot be made is the person's setting to fix, named as such, not a bare EEXIST/ENOTDIR.
+ */
+function homeFolder(home: string): string {
+  const unusable = (why: string) =>
+    new UserError(
+      'cadre_home_unusable',
+      `Cadre's home folder ${home} ${why}. Set CADRE_HOME to a folder Cadre may write to (default ~/.cadre).`,
+      { home },
+    );
+  const existing = statSync(home, { throwIfNoEntry: false });
+  if (existing && !existing.isDirectory()) throw unusable('is a file, not a folder');
+  try {
+    mkdirSync(home, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw unusable(
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? 'cannot be made: a part of its path is a file'
+        : `cannot be made (${code ?? (error as Error).message})`,
+    );
+  }
+  return home;
 }
