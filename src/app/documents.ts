@@ -23,6 +23,9 @@ export interface AddedDocument extends DocumentView {
   duplicate: boolean;
 }
 
+/** Types as people write them (the file extension, as `cadre docs search --help` shows) by stored name. */
+const TYPE_ALIASES: Record<string, DocumentType> = { md: 'markdown', txt: 'text', htm: 'html' };
+
 export interface DocumentSearchRequest {
   query: string;
   limit?: number;
@@ -110,7 +113,10 @@ export class DocumentsUseCases {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
       throw new UserError('usage', `limit must be a whole number from 1 to 100 (got "${request.limit}")`);
     }
-    const types = request.types?.map((type) => type.trim().toLowerCase());
+    const types = request.types?.map((type) => {
+      const name = type.trim().toLowerCase();
+      return TYPE_ALIASES[name] ?? name;
+    });
     const unknown = types?.find((type) => !DOCUMENT_TYPES.includes(type as DocumentType));
     if (unknown) {
       throw new UserError('usage', `type "${unknown}" is not one of ${DOCUMENT_TYPES.join(', ')}`);

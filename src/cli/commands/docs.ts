@@ -166,7 +166,10 @@ async function search(args: string[], context: CliContext, cadre: Cadre): Promis
   if (!query) return usage(context, 'docs search needs a QUERY');
   const limit = values.limit === undefined ? 10 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    return usage(context, `--limit must be a whole number from 1 to 100 (got "${values.limit}")`);
+    return usage(
+      context,
+      `docs search: --limit must be a whole number from 1 to 100 (got "${values.limit}")`,
+    );
   }
   const hits = await cadre.documents
     .search(context.userId, {
@@ -180,7 +183,7 @@ async function search(args: string[], context: CliContext, cadre: Cadre): Promis
       if (CadreError.isInstance(error) && error.code === 'usage') return error.message;
       throw error;
     });
-  if (typeof hits === 'string') return usage(context, `--${hits}`);
+  if (typeof hits === 'string') return usage(context, `docs search: --${hits}`);
   if (values.json) {
     context.stdout.write(`${JSON.stringify(hits, null, 2)}\n`);
     return EXIT.ok;
