@@ -151,6 +151,10 @@ export class AgentsView {
     return targets.map(({ path, kind }) => {
       try {
         const loaded = loadAgentFile(path, kind, (tool) => names.has(tool) || tools.has(tool));
+        // A model no run could resolve fails only when the agent runs; the check is where to hear it.
+        const { model } = loaded.definition;
+        const unknown = model && model !== 'inherit' ? this.#parts.unknownProvider(model) : undefined;
+        if (unknown) return { path, ok: false, error: `${path}: model: ${unknown}` };
         return { path, ok: true, name: loaded.definition.name, notes: loaded.notes };
       } catch (error) {
         return { path, ok: false, error: (error as Error).message };
