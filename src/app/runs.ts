@@ -75,6 +75,16 @@ export class RunsUseCases {
     if (this.#parts.live.get(userId, runId)) {
       throw new UserError('run_active', `Run "${runId}" is still running; stop it first.`, { runId });
     }
+    // Started here or not, a tree still running (in another cadre process: Cadre.create has closed those
+    // whose process died) would lose its record under it while it goes on answering and spending.
+    const tree = await runs.getRunTree(userId, runId);
+    if (tree && tree.parentId === null && tree.status === 'running') {
+      throw new UserError(
+        'run_active',
+        `Run "${runId}" is still running in another cadre process; stop it there (Ctrl-C) or wait for it to end.`,
+        { runId },
+      );
+    }
     if (await runs.removeTree(userId, runId)) return;
     const root = await runs.rootOf(userId, runId);
     if (root) {

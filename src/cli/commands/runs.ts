@@ -5,6 +5,7 @@ import { approvalMode, cliApprover } from '../approval-prompt.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+import { removeEach } from '../remove-each.ts';
 import { runReport } from '../run-report.ts';
 
 export const RUNS = {
@@ -94,11 +95,14 @@ async function runCommand(
   }
   if (sub === 'rm') {
     if (!positionals.length) throw new UserError('usage', 'usage: cadre runs rm ID...');
-    for (const id of positionals) {
-      await cadre.runs.remove(context.userId, id);
-      context.stdout.write(`Removed run ${id} and its sub-agent runs.\n`);
-    }
-    return EXIT.ok;
+    return removeEach(
+      positionals,
+      async (id) => {
+        await cadre.runs.remove(context.userId, id);
+        return `Removed run ${id} and its sub-agent runs.`;
+      },
+      context,
+    );
   }
   if (sub === 'prune') {
     const olderThan = values['older-than'];
@@ -158,7 +162,11 @@ function parseDuration(text: string): number {
   const match = /^(\d+)\s*([smhdw])$/.exec(text.trim());
   if (!match)
     throw new UserError('usage', `--older-than ${text}: write a number and a unit, e.g. 30d, 12h, 90m`);
-  return Number(match[1]) * UNIT_MS[match[2]!]!;
+  const ms = Number(match[1]) * UNIT_MS[match[2]!]!;
+  // Past 1970 no run can be, and past ~270,000 years no date can be written (Date is then invalid).
+  if (ms > Date.now())
+    throw new UserError('usage', `--older-than ${text}: that reaches back before 1970; no run is that old`);
+  return ms;
 }
 
 function oneLine(text: string): string {

@@ -3,6 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+import { removeEach } from '../remove-each.ts';
 import { printableLine } from '../terminal-text.ts';
 
 export const SESSIONS = {
@@ -55,11 +56,14 @@ async function sessionsAction(
   }
   if (sub === 'rm') {
     if (!ids.length) throw new UserError('usage', 'usage: cadre sessions rm ID...');
-    for (const id of ids) {
-      await cadre.sessions.delete(context.userId, id);
-      context.stdout.write(`Removed session ${id}.\n`);
-    }
-    return EXIT.ok;
+    return removeEach(
+      ids,
+      async (id) => {
+        await cadre.sessions.delete(context.userId, id);
+        return `Removed session ${printableLine(id)}.`;
+      },
+      context,
+    );
   }
   throw new UserError(
     'usage',
