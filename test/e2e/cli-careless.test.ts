@@ -1,0 +1,156 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { contentText } from '../fixtures/openai-server.ts';
+import { captureStream } from '../helpers/capture.ts';
+import { runCli, tempHome } from '../helpers/cli.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
+
+// What a hurried or careless person does at the command line, and what they should get back: a clear
+// message naming what was wrong, the documented exit code, and nothing already stored lost.
+
+const lastUserText = (request: { body: { messages: Array<{ role: string; content?: unknown }> } }) =>
+  contentText(request.body.messages.filter((message) => message.role === 'user').at(-1)?.content);
+
+/** `cadre ARGS` in process with `stdin` as its standard input. */
+async function withStdin(args: string[], env: Record<string, string>, stdin: Readable) {
+  const stdout = captureStream();
+  const stderr = captureStream();
+  const code = await main(args, { stdout: stdout.stream, stderr: stderr.stream, env, stdin });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+describe('questions piped in', () => {
+  it('keeps a character whose bytes a pipe delivers in two chunks whole', async () => {
+    const { server, env } = await fixtureCadre(() => ({ text: 'ok' }));
+    const text = '日本語のメモ'.repeat(4);
+    const bytes = Buffer.from(text);
+    // Split inside the first 日 (3 bytes), as a pipe does at its 64 KB boundaries.
+    const chunks = [bytes.subarray(0, 1), bytes.subarray(1, 2), bytes.subarray(2, 7), bytes.subarray(7)];
+    const result = await withStdin(['ask', '-'], env, Readable.from(chunks));
+    expect(result.code).toBe(0);
+    expect(lastUserText(server.requests[0]!)).toBe(text);
+  });
+});
+
+describe('cadre chat', () => {
+  it('refuses a line past limits.maxQuestionChars before any model call, and goes on', async () => {
+    const { server, env } = await fixtureCadre(() => ({ text: 'short answer' }), {
+      limits: { maxQuestionChars: 50 },
+    });
+    const result = await runCli(['chat'], env, { stdin: `${'x'.repeat(51)}\nhello\n` });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/51 characters, more than the limit of 50/);
+    expect(server.requests.map(lastUserText)).toEqual(['hello']);
+    expect(result.stdout).toContain('short answer');
+  });
+
+  it('keeps no empty session when left before anything was asked', async () => {
+    const { env } = await fixtureCadre(() => ({ text: 'never' }));
+    const result = await runCli(['chat'], env, { stdin: '\n  \n' });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toMatch(/Session saved/);
+    expect(result.stderr).toMatch(/no session kept/);
+    const list = await cadreInProcess(['sessions', 'list', '--json'], env);
+    expect(JSON.parse(list.stdout).sessions).toEqual([]);
+  });
+});
+
+describe('CADRE_HOME that is not a folder', () => {
+  it('names the setting and the path, exit 2, for a file or a path through a file', async () => {
+    const file = join(tempHome(), 'config.json');
+    writeFileSync(file, '{}');
+    for (const home of [file, join(file, 'cadre')]) {
+      const result = await cadreInProcess(['sessions', 'list'], { CADRE_HOME: home });
+      expect([home, result.code]).toEqual([home, 2]);
+      expect(result.stderr).toContain(`Cadre's home folder ${home}`);
+      expect(result.stderr).toContain('CADRE_HOME');
+      expect(result.stderr).not.toMatch(/EEXIST|ENOTDIR/);
+    }
+  });
+});
+
+describe('cadre docs search --type', () => {
+  it('takes the type as its help writes it (md), as well as its stored name', async () => {
+    const home = tempHome();
+    const env = { CADRE_HOME: home };
+    writeFileSync(join(home, 'notes.md'), '# Notes\n\nThe heron nests by the river.\n');
+    expect((await cadreInProcess(['docs', 'add', join(home, 'notes.md')], env)).code).toBe(0);
+    for (const type of ['md', 'markdown']) {
+      const found = await cadreInProcess(['docs', 'search', 'heron', '--type', type], env);
+      expect([type, found.code, found.stdout]).toEqual([type, 0, expect.stringContaining('heron')]);
+    }
+    const wrong = await cadreInProcess(['docs', 'search', 'heron', '--type', 'doc'], env);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/^cadre docs search: --type "doc" is not one of/);
+  });
+});
+
+describe('cadre agents check', () => {
+  it('reports a model whose provider no run could use, naming the file and the field', async () => {
+    const home = tempHome();
+    const file = join(home, 'typo.md');
+    writeFileSync(file, '---\nname: typo\ndescription: d\nmodel: opnai:gpt-5-mini\n---\nYou help.\n');
+    const result = await cadreInProcess(['agents', 'check', file], { CADRE_HOME: home });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^error .*typo\.md: model: Unknown model provider "opnai"/m);
+  });
+});
+
+describe('cadre runs prune --older-than', () => {
+  it('refuses a duration reaching back before 1970 as the person’s input, not a crash', async () => {
+    const env = { CADRE_HOME: tempHome() };
+    for (const age of ['999999d', '99999999999999999999d']) {
+      const result = await cadreInProcess(['runs', 'prune', '--older-than', age], env);
+      expect([age, result.code]).toEqual([age, 2]);
+      expect(result.stderr).toContain(`--older-than ${age}: that reaches back before 1970`);
+    }
+  });
+});
+
+describe('removing several things at once', () => {
+  it('runs rm and sessions rm remove every id they can and name the ones they cannot (exit 2)', async () => {
+    const { env } = await fixtureCadre(() => ({ text: 'answer' }));
+    for (const question of ['one', 'two'])
+      expect((await cadreInProcess(['ask', question], env)).code).toBe(0);
+    const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    const sessions = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
+
+    const runsRm = await cadreInProcess(['runs', 'rm', runs[0].id, 'run_typo', runs[1].id], env);
+    expect(runsRm.code).toBe(2);
+    expect(runsRm.stderr).toContain('There is no run "run_typo"');
+    expect(JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs).toEqual([]);
+
+    const sessionsRm = await cadreInProcess(
+      ['sessions', 'rm', sessions[0].id, 'ses_typo', sessions[1].id],
+      env,
+    );
+    expect(sessionsRm.code).toBe(2);
+    expect(sessionsRm.stderr).toContain('There is no session "ses_typo"');
+    expect(JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions).toEqual(
+      [],
+    );
+  });
+
+  it('runs rm refuses a tree another cadre process is still answering, which then ends stored', async () => {
+    // The answer comes after 3 s: long enough to find the run running and try to remove it.
+    const { env } = await fixtureCadre(() => ({ text: 'late answer', delayMs: 3_000 }));
+    const asking = runCli(['ask', 'slow question'], env);
+    let runId: string | undefined;
+    for (let tries = 0; tries < 100 && !runId; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+      runId = listed.find((run: { status: string }) => run.status === 'running')?.id;
+    }
+    expect(runId).toBeDefined();
+    const removing = await cadreInProcess(['runs', 'rm', runId!], env);
+    expect(removing.code).toBe(2);
+    expect(removing.stderr).toContain('still running in another cadre process');
+    const answered = await asking;
+    expect([answered.code, answered.stdout]).toEqual([0, 'late answer\n']);
+    const shown = await cadreInProcess(['runs', 'show', runId!, '--json'], env);
+    expect(JSON.parse(shown.stdout).status).toBe('ok');
+  });
+});
