@@ -154,3 +154,25 @@ describe('removing several things at once', () => {
     expect(JSON.parse(shown.stdout).status).toBe('ok');
   });
 });
+
+describe('cadre serve on an address it cannot have', () => {
+  it('names a busy port and a foreign host as the person’s choice (exit 2), and refuses --port ""', async () => {
+    const { server } = await fixtureCadre(() => ({ text: 'unused' }));
+    const busy = new URL(server.baseURL).port;
+    const env = { CADRE_HOME: tempHome() };
+    const inUse = await cadreInProcess(['serve', '--port', busy], env);
+    expect(inUse.code).toBe(2);
+    expect(inUse.stderr).toContain(`127.0.0.1:${busy} is already in use`);
+    expect(inUse.stderr).not.toMatch(/EADDRINUSE/);
+    const foreign = await cadreInProcess(['serve', '--host', '192.0.2.1', '--port', '0'], {
+      ...env,
+      CADRE_TOKEN: 'a-token-so-any-host-is-allowed',
+    });
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain('--host 192.0.2.1: not an address of this machine');
+    for (const port of ['', '1e3']) {
+      const wrong = await cadreInProcess(['serve', '--port', port], env);
+      expect([port, wrong.code, wrong.stderr]).toEqual([port, 2, expect.stringContaining('expected a port')]);
+    }
+  });
+});

@@ -42,7 +42,13 @@ export const serveCommand: CliCommand = async (args, context) => {
   ensureWebApp((line) => context.stderr.write(`${line}\n`));
   const settings = cadre.config.server ?? {};
   const host = values.host ?? settings.host ?? '127.0.0.1';
-  const port = values.port === undefined ? (settings.port ?? 4319) : Number(values.port);
+  // Digits only: Number() would read "" as 0 (a random port) and "1e3" as 1000.
+  const port =
+    values.port === undefined
+      ? (settings.port ?? 4319)
+      : /^\d{1,5}$/.test(values.port)
+        ? Number(values.port)
+        : -1;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError('usage', `--port ${values.port}: expected a port number from 0 to 65535.`);
   const log = (line: string) => context.stdout.write(`${new Date().toISOString()} ${line}\n`);
@@ -69,7 +75,7 @@ export const serveCommand: CliCommand = async (args, context) => {
     });
   } catch (error) {
     await cadre.close();
-    throw error;
+    throw listenError(error, host, port);
   }
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -92,3 +98,36 @@ export const serveCommand: CliCommand = async (args, context) => {
   log('stopped');
   return EXIT.ok;
 };
+
+/**
+ * A socket that could not be opened because of the address the person chose, said as such (exit 2) with
+ * what to do, instead of a bare "listen EADDRINUSE" as a system fault.
+ */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${host}:${port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new UserError(
+        'port_in_use',
+        `${where} is already in use (another cadre serve?); choose another port with --port, or --port 0 for a free one.`,
+        { host, port },
+      );
+    case 'EACCES':
+      return new UserError(
+        'port_not_allowed',
+        `${where}: this user may not listen on port ${port} (ports below 1024 need privileges); choose one above 1023 with --port.`,
+        { host, port },
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new UserError(
+        'bad_host',
+        `--host ${host}: not an address of this machine (${code}); use 127.0.0.1, 0.0.0.0 or one of its own addresses.`,
+        { host },
+      );
+    default:
+      return error;
+  }
+}
