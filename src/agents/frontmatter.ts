@@ -21,10 +21,13 @@ export function parseFrontMatter(text: string): FrontMatterDocument {
   try {
     attributes = parseYaml(match[1] ?? '') ?? {};
   } catch (error) {
-    throw new UserError(
-      'definition_invalid',
-      `front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+    // The parser counts lines from the front matter's first; the person's editor counts from the "---".
+    const first = (error as Error).message.split('\n')[0]!.replace(/:\s*$/, '');
+    const where = first.replace(
+      /at line (\d+), column (\d+)$/,
+      (_, line: string, column: string) => `at line ${Number(line) + 1}, column ${column}`,
     );
+    throw new UserError('definition_invalid', `front matter is not valid YAML: ${where}`);
   }
   if (typeof attributes !== 'object' || Array.isArray(attributes) || attributes === null) {
     throw new UserError('definition_invalid', 'front matter must be a set of "field: value" lines');

@@ -44,6 +44,9 @@ export function loadAgentFile(path: string, kind: AgentSourceKind, toolExists?: 
   try {
     document = parseFrontMatter(readFileSync(path, 'utf8'));
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw fail('no such file');
+    if (code === 'EISDIR') throw fail('a folder, not a definition file; name the .md files in it');
     throw fail((error as Error).message);
   }
   let attributes = document.attributes;

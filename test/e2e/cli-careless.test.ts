@@ -97,6 +97,22 @@ describe('cadre agents check', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^error .*typo\.md: model: Unknown model provider "opnai"/m);
   });
+
+  it('points at the line of the file a YAML error is on, and names a folder or a missing file plainly', async () => {
+    const home = tempHome();
+    const file = join(home, 'broken.md');
+    writeFileSync(file, '---\nname: broken\ndescription: [unclosed\n---\nYou help.\n');
+    const result = await cadreInProcess(['agents', 'check', file, home, join(home, 'gone.md')], {
+      CADRE_HOME: home,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`error ${file}: front matter is not valid YAML: `);
+    expect(result.stdout).toMatch(/at line 3, column \d+\n/);
+    expect(result.stdout).toContain(
+      `error ${home}: a folder, not a definition file; name the .md files in it`,
+    );
+    expect(result.stdout).toContain(`error ${join(home, 'gone.md')}: no such file\n`);
+  });
 });
 
 describe('cadre runs prune --older-than', () => {
