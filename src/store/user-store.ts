@@ -50,8 +50,8 @@ export class SqliteUserStore implements UserStore {
     if (!NAME.test(name))
       throw new UserError(
         'bad_user_name',
-        `"${name}" is not a usable user name: use letters, digits, ".", "_" or "-" (up to 64).`,
-        { name },
+        `${shownName(name)} is not a usable user name: use ASCII letters, digits, ".", "_" or "-" (up to 64).`,
+        { name: name.slice(0, 200) },
       );
     if (name === 'local')
       throw new UserError('bad_user_name', 'The name "local" is reserved for the built-in user.', { name });
@@ -123,4 +123,13 @@ async function secretMatches(secret: string, stored: string): Promise<boolean> {
     maxmem: SCRYPT.maxmem,
   });
   return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/**
+ * A refused name as the message shows it: quoted with its control characters escaped (a newline or an
+ * escape sequence stays visible instead of acting on the terminal) and cut after 64 characters (a pasted
+ * 10 KB blob is not echoed back whole).
+ */
+function shownName(name: string): string {
+  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
 }

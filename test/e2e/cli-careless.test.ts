@@ -192,3 +192,19 @@ describe('cadre serve on an address it cannot have', () => {
     }
   });
 });
+
+describe('cadre users add of a name it refuses', () => {
+  it('shows the name escaped and cut, on one line, not a pasted 10 KB back or a raw escape sequence', async () => {
+    const env = { CADRE_HOME: tempHome() };
+    const huge = await cadreInProcess(['users', 'add', 'x'.repeat(10_000)], env);
+    expect(huge.code).toBe(2);
+    expect(huge.stderr.length).toBeLessThan(300);
+    expect(huge.stderr).toContain(`"${'x'.repeat(64)}…" is not a usable user name`);
+    const odd = await cadreInProcess(['users', 'add', 'a\nb\x1b]0;title\x07'], env);
+    expect(odd.code).toBe(2);
+    expect(odd.stderr).toBe(
+      'cadre: "a\\nb\\u001b]0;title\\u0007" is not a usable user name: use ASCII letters, digits, ".", "_" or "-" (up to 64).\n',
+    );
+    expect((await cadreInProcess(['users', 'list'], env)).stdout).not.toMatch(/x{64}/);
+  });
+});
