@@ -340,6 +340,8 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     await chats.getByRole('button', { name: 'Delete chat Older question' }).click();
     await chats.getByRole('button', { name: 'Confirm deleting chat Older question' }).click();
     await page.getByRole('heading', { name: 'What can Cadre find out for you?' }).waitFor();
+    // The list is fetched again after the delete: read it once it has (a loaded machine can be slower).
+    await chats.getByRole('link', { name: /Older question/ }).waitFor({ state: 'detached' });
     await expect(chats.getByRole('link').allInnerTexts()).resolves.toHaveLength(1);
     expectNoConsoleErrors(browser);
   }, 60_000);
