@@ -3,6 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+import { printableLine, withoutControls } from '../terminal-text.ts';
 
 export const AGENTS = {
   usage: [
@@ -51,17 +52,21 @@ async function list(cadre: Cadre, context: CliContext, json: boolean): Promise<n
     context.stdout.write(`${JSON.stringify({ agents: rows, problems }, null, 2)}\n`);
     return EXIT.ok;
   }
+  // Descriptions, notes and problems come from definition files, some from the folder's own (a stranger's
+  // repository): shown without the control sequences they may hold.
   const width = Math.max(...rows.map((row) => row.name.length), 4);
   for (const row of rows) {
     const state = row.enabled ? '' : ' (disabled)';
-    context.stdout.write(`${row.name.padEnd(width)}  ${row.source.padEnd(7)}  ${row.description}${state}\n`);
+    context.stdout.write(
+      `${row.name.padEnd(width)}  ${row.source.padEnd(7)}  ${printableLine(row.description)}${state}\n`,
+    );
     context.stdout.write(
       `${''.padEnd(width)}  ${''.padEnd(7)}  ${row.path}${row.overrides ? ` (overrides ${row.overrides})` : ''}\n`,
     );
     for (const note of row.notes)
-      context.stdout.write(`${''.padEnd(width)}  ${''.padEnd(7)}  note: ${note}\n`);
+      context.stdout.write(`${''.padEnd(width)}  ${''.padEnd(7)}  note: ${printableLine(note)}\n`);
   }
-  for (const problem of problems) context.stderr.write(`problem: ${problem.message}\n`);
+  for (const problem of problems) context.stderr.write(`problem: ${printableLine(problem.message)}\n`);
   return EXIT.ok;
 }
 
@@ -84,7 +89,9 @@ async function show(
     return EXIT.ok;
   }
   const out = context.stdout;
-  out.write(`${definition.name}${definition.enabled ? '' : ' (disabled)'}\n${definition.description}\n\n`);
+  out.write(
+    `${definition.name}${definition.enabled ? '' : ' (disabled)'}\n${printableLine(definition.description)}\n\n`,
+  );
   out.write(`source:   ${source.kind} ${source.path}\n`);
   out.write(`model:    ${model.model ?? '(none: set CADRE_MODEL)'}  (${model.reason})\n`);
   out.write(`context:  ${definition.context}\n`);
@@ -100,11 +107,11 @@ async function show(
   for (const tool of tools) {
     const state = tool.available
       ? ''
-      : `  (not offered: ${tool.reason}${tool.enableWith ? `; enable with ${tool.enableWith}` : ''})`;
+      : `  (not offered: ${printableLine(tool.reason ?? '')}${tool.enableWith ? `; enable with ${tool.enableWith}` : ''})`;
     out.write(`  - ${tool.name}${tool.kind === 'agent' ? ' (sub-agent)' : ''}${state}\n`);
   }
-  for (const note of notes) out.write(`note: ${note}\n`);
-  out.write(`\n${definition.instructions}\n`);
+  for (const note of notes) out.write(`note: ${printableLine(note)}\n`);
+  out.write(`\n${withoutControls(definition.instructions)}\n`);
   return EXIT.ok;
 }
 
@@ -114,8 +121,8 @@ async function check(cadre: Cadre, context: CliContext, files: string[], json: b
   else {
     for (const result of results) {
       if (result.ok) context.stdout.write(`ok    ${result.path}\n`);
-      else context.stdout.write(`error ${result.error}\n`);
-      for (const note of result.notes ?? []) context.stdout.write(`      note: ${note}\n`);
+      else context.stdout.write(`error ${printableLine(result.error ?? '')}\n`);
+      for (const note of result.notes ?? []) context.stdout.write(`      note: ${printableLine(note)}\n`);
     }
   }
   return results.every((result) => result.ok) ? EXIT.ok : EXIT.notOk;

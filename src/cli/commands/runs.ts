@@ -7,6 +7,7 @@ import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../co
 import { EXIT } from '../errors.ts';
 import { removeEach } from '../remove-each.ts';
 import { runReport } from '../run-report.ts';
+import { printableLine } from '../terminal-text.ts';
 
 export const RUNS = {
   usage: [
@@ -169,7 +170,8 @@ function parseDuration(text: string): number {
   return ms;
 }
 
+/** A task on one line: it may hold what was piped in or what an MCP client sent, so no control sequences. */
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = printableLine(text);
   return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
 }
