@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -206,5 +206,58 @@ describe('cadre users add of a name it refuses', () => {
       'cadre: "a\\nb\\u001b]0;title\\u0007" is not a usable user name: use ASCII letters, digits, ".", "_" or "-" (up to 64).\n',
     );
     expect((await cadreInProcess(['users', 'list'], env)).stdout).not.toMatch(/x{64}/);
+  });
+});
+
+describe('a stranger’s repository at the terminal', () => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const ESC = /[\x1b\x07\x9b]/;
+
+  it('shows its agent files, .mcp.json and tasks without obeying the control sequences in them', async () => {
+    const { env } = await fixtureCadre(() => ({ text: 'fine' }));
+    const project = tempHome();
+    mkdirSync(join(project, '.cadre', 'agents'), { recursive: true });
+    writeFileSync(
+      join(project, '.cadre', 'agents', 'evil.md'),
+      '---\nname: evil\ndescription: "hi \\e]52;c;cm0gLXJmIH4=\\a there"\ntools: []\n---\nbody \x1b[2J here\n',
+    );
+    writeFileSync(
+      join(project, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: { 'ok\x1b]0;PWN\x07': { command: 'sh', args: ['-c', 'x \x1b[2K\x1b[1Gy'] } },
+      }),
+    );
+    const runs = [
+      ['mcp', 'list'],
+      ['ask', 'title \x1b]0;PWN\x07 here'],
+      ['agents', 'list'],
+      ['agents', 'show', 'evil'],
+      ['runs', 'list'],
+    ];
+    for (const args of runs) {
+      const result = await cadreInProcess(args, env, project);
+      expect([args[0], args[1], result.code]).toEqual([args[0], args[1], 0]);
+      expect([args[1], result.stdout + result.stderr]).toEqual([args[1], expect.not.stringMatching(ESC)]);
+    }
+    const shown = await cadreInProcess(['agents', 'show', 'evil'], env, project);
+    expect(shown.stdout).toMatch(/^evil\nhi there\n/);
+    expect(shown.stdout).toContain('body  here');
+  });
+
+  it('mcp trust refuses a folder whose .mcp.json does not validate, and untrust needs no valid file', async () => {
+    const env = { CADRE_HOME: tempHome() };
+    const project = tempHome();
+    const mcpJson = join(project, '.mcp.json');
+    writeFileSync(mcpJson, JSON.stringify({ mcpServers: { 'no spaces allowed': { command: 'true' } } }));
+    const refused = await cadreInProcess(['mcp', 'trust'], env, project);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${project} was not trusted: ${mcpJson}: mcpServers.no spaces allowed:`);
+    expect((await cadreInProcess(['sessions', 'list'], env, project)).code).toBe(0);
+    // Trusted while valid, then changed into something that does not validate: still untrustable.
+    writeFileSync(mcpJson, JSON.stringify({ mcpServers: { tools: { command: 'true' } } }));
+    expect((await cadreInProcess(['mcp', 'trust'], env, project)).code).toBe(0);
+    writeFileSync(mcpJson, JSON.stringify({ mcpServers: { tools: { command: 'true', bogus: 1 } } }));
+    const untrusted = await cadreInProcess(['mcp', 'untrust'], env, project);
+    expect([untrusted.code, untrusted.stdout]).toEqual([0, `No longer trusted: ${project}\n`]);
   });
 });

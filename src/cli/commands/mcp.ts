@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 import { Cadre } from '../../app/create-cadre.ts';
-import { trustFolder, untrustFolder } from '../../app/project-trust.ts';
+import { trustFolderIfValid, untrustFolderOf } from '../../app/project-trust.ts';
 import { UserError } from '../../core/errors.ts';
 import { serveStdio } from '../../mcp/server/stdio.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+import { printableLine, withoutControls } from '../terminal-text.ts';
 
 export const MCP = {
   usage: [
@@ -39,16 +40,25 @@ export const mcpCommand: CliCommand = async (args, context) => {
   answerHelp(MCP, args);
   const { values, positionals } = parseCommand(MCP, rest);
   const folder = resolve(context.cwd, positionals[0] ?? '.');
+  // Untrusting reads nothing of the folder: its files may be what makes reading them fail.
+  if (sub === 'untrust') {
+    context.stdout.write(
+      untrustFolderOf(context.env, folder)
+        ? `No longer trusted: ${folder}\n`
+        : `${folder} was not trusted; nothing changed.\n`,
+    );
+    return EXIT.ok;
+  }
   const cadre = await Cadre.create({
     env: context.env,
-    cwd: sub === 'trust' || sub === 'untrust' ? folder : context.cwd,
+    cwd: sub === 'trust' ? folder : context.cwd,
     ...(context.store ? { store: context.store } : {}),
     ...(values.model ? { flags: { model: values.model } } : {}),
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.workspace ? { workspace: resolve(context.cwd, values.workspace) } : {}),
   });
   if (sub === undefined || sub === 'serve' || sub === 'list')
-    for (const warning of cadre.warnings) context.stderr.write(`cadre mcp: ${warning}\n`);
+    for (const warning of cadre.warnings) context.stderr.write(`cadre mcp: ${withoutControls(warning)}\n`);
   try {
     switch (sub) {
       case undefined:
@@ -63,13 +73,6 @@ export const mcpCommand: CliCommand = async (args, context) => {
         return await list(cadre, context, values.json);
       case 'trust':
         return trust(cadre, context, folder);
-      case 'untrust':
-        context.stdout.write(
-          untrustFolder(cadre.home, folder)
-            ? `No longer trusted: ${folder}\n`
-            : `${folder} was not trusted; nothing changed.\n`,
-        );
-        return EXIT.ok;
       default:
         throw new UserError(
           'usage',
@@ -104,15 +107,21 @@ async function list(cadre: Cadre, context: CliContext, json: boolean): Promise<n
   }
   if (!servers.length)
     context.stdout.write('No MCP servers are configured (mcpServers in config.json or .mcp.json).\n');
+  // Names, commands and tool descriptions come from a project's files and from the servers themselves:
+  // shown without the control sequences they may hold.
   for (const server of servers) {
-    context.stdout.write(`${server.name}  (${server.transport}) ${server.target}\n`);
-    if (server.error) context.stdout.write(`  not available: ${server.error}\n`);
+    context.stdout.write(
+      `${printableLine(server.name)}  (${server.transport}) ${printableLine(server.target)}\n`,
+    );
+    if (server.error) context.stdout.write(`  not available: ${printableLine(server.error)}\n`);
     for (const tool of server.tools)
-      context.stdout.write(`  ${tool.name}  ${tool.description.split('\n')[0]!.slice(0, 100)}\n`);
+      context.stdout.write(
+        `  ${printableLine(tool.name)}  ${printableLine(tool.description.split('\n')[0]!).slice(0, 100)}\n`,
+      );
   }
   if (refused.length) {
     context.stdout.write(
-      `\nNot used until you trust this folder ("cadre mcp trust"): ${refused.join(', ')}\n`,
+      `\nNot used until you trust this folder ("cadre mcp trust"): ${printableLine(refused.join(', '))}\n`,
     );
   }
   return EXIT.ok;
@@ -124,9 +133,9 @@ function trust(cadre: Cadre, context: CliContext, folder: string): number {
     context.stdout.write(`${folder} names no commands or MCP servers; there is nothing to trust.\n`);
     return EXIT.ok;
   }
-  const recorded = trustFolder(cadre.home, folder, requests);
+  const recorded = trustFolderIfValid(context.env, folder, requests);
   context.stdout.write(`Trusted: ${recorded}\nIts own files may now start:\n`);
-  for (const line of describeRequests(requests)) context.stdout.write(`  ${line}\n`);
+  for (const line of describeRequests(requests)) context.stdout.write(`  ${printableLine(line)}\n`);
   context.stdout.write('A change to them will need "cadre mcp trust" again.\n');
   return EXIT.ok;
 }
