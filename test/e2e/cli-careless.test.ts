@@ -261,3 +261,17 @@ describe('a stranger’s repository at the terminal', () => {
     expect([untrusted.code, untrusted.stdout]).toEqual([0, `No longer trusted: ${project}\n`]);
   });
 });
+
+describe('list --limit past what a number can hold', () => {
+  it('is the person’s input (exit 2), not a database "datatype mismatch" (exit 3)', async () => {
+    const env = { CADRE_HOME: tempHome() };
+    for (const command of ['runs', 'sessions']) {
+      const result = await cadreInProcess([command, 'list', '--limit', '99999999999999999999'], env);
+      expect([command, result.code, result.stderr]).toEqual([
+        command,
+        2,
+        expect.stringContaining('--limit 99999999999999999999: expected a'),
+      ]);
+    }
+  });
+});

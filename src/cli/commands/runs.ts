@@ -65,7 +65,7 @@ async function runCommand(
 ): Promise<number> {
   if (sub === 'list' || sub === undefined) {
     const limit = values.limit === undefined ? 20 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1)
+    if (!Number.isSafeInteger(limit) || limit < 1)
       throw new UserError('usage', `--limit ${values.limit}: expected a positive whole number`);
     const runs = await cadre.runs.list(context.userId, { limit });
     if (values.json) {

@@ -38,7 +38,7 @@ async function sessionsAction(
   const [sub = 'list', ...ids] = positionals;
   if (sub === 'list') {
     const limit = values.limit === undefined ? 20 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1)
+    if (!Number.isSafeInteger(limit) || limit < 1)
       throw new UserError('usage', `--limit ${values.limit}: expected a whole number above 0`);
     const list = await cadre.sessions.list(context.userId, { limit });
     if (values.json) {
