@@ -100,6 +100,16 @@ async function resumeAttempt(
     const completed = await completeSession(cadre, userId, spec.sessionId, tree);
     if (completed) return { ...completed, resumedFrom: latest };
   }
+  // The code stays not_interrupted (what HTTP clients already match); the sentence says what is going on.
+  if (tree?.status === 'running') {
+    throw new UserError(
+      'not_interrupted',
+      latest === request.runId
+        ? `Run ${latest} is still running; only an interrupted run (its process died) can be resumed.`
+        : `Run ${request.runId} is already being resumed, as ${latest}, which is still running.`,
+      { runId: latest, status: tree.status },
+    );
+  }
   if (tree && tree.status !== 'interrupted') {
     throw new UserError(
       'not_interrupted',

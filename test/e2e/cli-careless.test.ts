@@ -275,3 +275,34 @@ describe('list --limit past what a number can hold', () => {
     }
   });
 });
+
+describe('cadre runs resume twice, from two terminals', () => {
+  it('the second is told the run is already being resumed, naming the attempt that is running', async () => {
+    const { server, env } = await fixtureCadre(() => ({ text: 'resumed answer', delayMs: 1_500 }));
+    const waitFor = async (done: () => boolean) => {
+      for (let tries = 0; tries < 200 && !done(); tries++) await new Promise((r) => setTimeout(r, 25));
+      expect(done()).toBe(true);
+    };
+    // A run whose process is killed while the model is answering: interrupted.
+    const killed = runCli(['ask', 'a question'], env, {
+      onSpawn: (child) => {
+        void waitFor(() => server.requests.length === 1).then(() => child.kill('SIGKILL'));
+      },
+    });
+    expect((await killed).signal).toBe('SIGKILL');
+    const [interrupted] = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    expect(interrupted.status).toBe('interrupted');
+
+    const first = runCli(['runs', 'resume', interrupted.id], env);
+    await waitFor(() => server.requests.length === 2);
+    const second = await cadreInProcess(['runs', 'resume', interrupted.id], env);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `^cadre: Run ${interrupted.id} is already being resumed, as run_\\w+, which is still running\\.`,
+      ),
+    );
+    const resumed = await first;
+    expect([resumed.code, resumed.stdout]).toEqual([0, 'resumed answer\n']);
+  });
+});
