@@ -277,8 +277,11 @@ describe('list --limit past what a number can hold', () => {
 });
 
 describe('cadre runs resume twice, from two terminals', () => {
-  it('the second is told the run is already being resumed, naming the attempt that is running', async () => {
-    const { server, env } = await fixtureCadre(() => ({ text: 'resumed answer', delayMs: 1_500 }));
+  it('the second is told the run is already being resumed, naming the attempt that is running', {
+    timeout: 20_000,
+  }, async () => {
+    // Each answer takes 4 s: the second resume, in this process, asks well before the first has finished.
+    const { server, env } = await fixtureCadre(() => ({ text: 'resumed answer', delayMs: 4_000 }));
     const waitFor = async (done: () => boolean) => {
       for (let tries = 0; tries < 200 && !done(); tries++) await new Promise((r) => setTimeout(r, 25));
       expect(done()).toBe(true);
@@ -304,5 +307,6 @@ describe('cadre runs resume twice, from two terminals', () => {
     );
     const resumed = await first;
     expect([resumed.code, resumed.stdout]).toEqual([0, 'resumed answer\n']);
+    expect(server.requests).toHaveLength(2);
   });
 });
