@@ -57,16 +57,20 @@ describe('cadre serve restarting itself', () => {
     child.on('disconnect', () => {
       disconnected = true;
     });
-    const listening = await new Promise<boolean>((resolve) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('Cadre listening')) resolve(true);
-      });
-      child.on('exit', () => resolve(false));
-    });
-    expect(listening).toBe(true);
-    expect({ connected: child.connected, disconnected }).toEqual({ connected: true, disconnected: false });
     const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    child.kill('SIGTERM');
+    try {
+      const listening = await new Promise<boolean>((resolve) => {
+        child.stdout!.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('Cadre listening')) resolve(true);
+        });
+        child.on('exit', () => resolve(false));
+      });
+      expect(listening).toBe(true);
+      expect({ connected: child.connected, disconnected }).toEqual({ connected: true, disconnected: false });
+    } finally {
+      // Stopped whatever the outcome: a failed expectation must not leave a server running.
+      child.kill('SIGTERM');
+    }
     expect(await exit).toEqual({ code: 0, signal: null });
   });
 
