@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { type FolderTrust, folderTrust, type ProjectRequests } from './folder-trust.ts';
 import { formatIssues } from './format-issues.ts';

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
 import { chatBody, heldGate, mathDelegation, readChunks, testServer } from '../../test/helpers/server.ts';
-import type { ScriptedRequest } from '../models/scripted-model.ts';
 import { markInterruptedRuns } from '../store/run-maintenance.ts';
 
 /** What a careless or hostile client sends the HTTP door, and what it must get back: a clear 4xx or the work done once. */

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob-pattern.ts';
