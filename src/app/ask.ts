@@ -93,7 +93,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
   if (!text) throw new UserError('empty_message', 'The message has no text.');
   const live = beginAnswer(cadre, userId, request.maxConcurrent);
   const agent = request.agent ?? 'main';
-  const { runtime, sessionId, history, question, prefetch } = await (async () => {
+  const { runtime, sessionId, history, question, resent, prefetch } = await (async () => {
     const runtime = await cadre.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
     // Check the agent, its model and the settings before anything is stored, so a refused request leaves
     // the session as it was (a resend has not removed what it would replace).
@@ -118,15 +118,20 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
         ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
       });
       live.inSession(sessionId, question.id);
-      return { sessionId, history, question: { id: question.id, createdAt: question.createdAt } };
+      return {
+        sessionId,
+        history,
+        question: { id: question.id, createdAt: question.createdAt },
+        resent: replaced !== undefined,
+      };
     };
     // One question at a time is stored in a session, up to its answer being registered there: two sent at
     // once (a double click, two tabs) would otherwise both read the session before either wrote, and a
     // resend could not see, stop and replace the other's answer.
-    const { sessionId, history, question } = request.sessionId
+    const { sessionId, history, question, resent } = request.sessionId
       ? await cadre.live.inTurn(userId, request.sessionId, storeQuestion)
       : await storeQuestion();
-    return { runtime, sessionId, history, question, prefetch };
+    return { runtime, sessionId, history, question, resent, prefetch };
   })().catch((error: unknown) => {
     // Refused before the tree started: its slot is free again.
     live.end();
@@ -149,6 +154,8 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     question,
     ...(request.model ? { model: request.model } : {}),
     ...(prefetch ? { prefetch } : {}),
+    // Sent again for a different answer: its sub-agents run anew rather than hand back what they found.
+    ...(resent ? { freshResults: true } : {}),
   };
   const outcome = runtime.run({
     agent,
@@ -163,6 +170,7 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     ...(prefetch ? { prefetch } : {}),
     ...(request.approver ? { approver: request.approver } : {}),
     ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
+    ...(resent ? { freshResults: true } : {}),
     onEvent: (event) => {
       if (event.type === 'run-start' && event.parentRunId === null) {
         void cadre.store.journal.begin(journalId, event.runId, userId, spec);

@@ -133,6 +133,7 @@ async function resumeAttempt(
       ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
       ...(spec.model ? { model: spec.model } : {}),
       ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),
+      ...(spec.freshResults ? { freshResults: true } : {}),
       ...(request.approver ? { approver: request.approver } : {}),
       onEvent: (event) => {
         if (event.type === 'run-start' && event.parentRunId === null) {

@@ -70,6 +70,8 @@ export interface ReuseOptions {
   ttlMs: number;
   /** The child's model: a result from another model is not the same result. */
   model: string;
+  /** False: results are kept for later questions, but none kept earlier is handed back (a regenerated answer). */
+  recall?: false;
 }
 
 export interface AgentToolOptions {
@@ -152,7 +154,10 @@ export function bindAgentTool(
           delegationFailure,
         );
       const run = (async () => {
-        const fresh = resultKey && reuse ? await recallFresh(parent, reuse, resultKey) : undefined;
+        const fresh =
+          resultKey && reuse && reuse.recall !== false
+            ? await recallFresh(parent, reuse, resultKey)
+            : undefined;
         if (fresh) {
           emit(parent, {
             type: 'tool-call',

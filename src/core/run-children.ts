@@ -45,7 +45,12 @@ function reuseFor(services: LoopServices, tree: TreeState, frame: RunFrame, agen
   if (!tree.reuse || !tree.sessionId) return undefined;
   const ttlMs = agent.reuseTtl === undefined ? tree.reuse.ttlMs : agent.reuseTtl * 1000;
   if (ttlMs <= 0) return undefined;
-  return { memory: tree.reuse.memory, ttlMs, model: services.modelRefFor(agent, frame) };
+  return {
+    memory: tree.reuse.memory,
+    ttlMs,
+    model: services.modelRefFor(agent, frame),
+    ...(tree.reuse.recall === false ? { recall: false as const } : {}),
+  };
 }
 
 /**

@@ -24,7 +24,7 @@ export interface TreeState {
   userId: string;
   sessionId: string | undefined;
   /** Where finished sub-agent results are kept for reuse within a session, and for how long by default. */
-  reuse?: { memory: ResultMemory; ttlMs: number } | undefined;
+  reuse?: { memory: ResultMemory; ttlMs: number; recall?: false } | undefined;
   /** The root run's id, known once the root run has started. */
   rootRunId: string;
   now: () => number;

@@ -72,6 +72,11 @@ export interface RunRequest {
   approver?: Approver;
   /** Commits this tree's model steps and tool results; when it holds an earlier attempt's, they are reused. */
   journal?: TreeJournal;
+  /**
+   * Every sub-agent runs anew: no result kept from earlier in the session is handed back (a question sent
+   * again to get a different answer). What this tree's sub-agents find is still kept for later questions.
+   */
+  freshResults?: boolean;
 }
 
 export interface RunOutcome {
@@ -142,6 +147,7 @@ export class Runtime {
             reuse: {
               memory: this.options.resultMemory,
               ttlMs: this.options.reuseTtlMs ?? DEFAULT_REUSE_TTL_MS,
+              ...(request.freshResults ? { recall: false as const } : {}),
             },
           }
         : {}),

@@ -21,6 +21,8 @@ export interface ResumeSpec {
   question?: { id: string; createdAt: string };
   model?: string;
   prefetch?: { agent: string; task?: string };
+  /** The question was sent again: its sub-agents run anew (see RunRequest.freshResults). */
+  freshResults?: boolean;
 }
 
 /** A journal found by one of its attempts' root run ids. */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { heldGate, isMain, readChunks, readMessage, testServer } from '../../../test/helpers/server.ts';
+import {
+  heldGate,
+  isMain,
+  isMath,
+  mathDelegation,
+  readChunks,
+  readMessage,
+  testServer,
+} from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
 import { markInterruptedRuns } from '../../store/run-maintenance.ts';
 
@@ -237,5 +245,38 @@ describe('a message of the session sent again', () => {
       'user:u1:Q: one',
       'assistant:answer 1 to one (1 questions seen)',
     ]);
+  });
+
+  it('regenerate runs the sub-agents anew instead of handing back their earlier result; a new question may reuse it', async () => {
+    const mathCalls: string[] = [];
+    const { app, cadre } = await testServer((request: ScriptedRequest) => {
+      if (isMath(request.system)) mathCalls.push(request.prompt.at(-1)?.role ?? '');
+      return mathDelegation(request);
+    });
+    const first = await conversation(app, { id: 's9', messages: [user('u1', 'What is 17 times 23?')] });
+    const ran = mathCalls.length;
+    expect(ran).toBeGreaterThan(0);
+
+    const regenerated = await conversation(app, {
+      id: 's9',
+      trigger: 'regenerate-message',
+      messageId: first.id,
+      messages: [user('u1', 'What is 17 times 23?')],
+    });
+    expect(mathCalls.length).toBe(2 * ran);
+    const delegated = regenerated.parts.find((part) => part.type === 'dynamic-tool');
+    expect(JSON.stringify(delegated)).not.toContain('reused');
+
+    // A new question delegating the same task in the same session is answered from math's last result.
+    await conversation(app, {
+      id: 's9',
+      messages: [
+        user('u1', 'What is 17 times 23?'),
+        assistant(regenerated.id, 'x'),
+        user('u2', 'Again: 17 times 23?'),
+      ],
+    });
+    expect(mathCalls.length).toBe(2 * ran);
+    expect(await stored(cadre, 's9')).toHaveLength(4);
   });
 });
