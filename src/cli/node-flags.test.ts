@@ -95,4 +95,28 @@ describe('cadre serve restarting itself', () => {
     expect(result.stdout).toMatch(/Cadre listening on http:\/\/127\.0\.0\.1:\d+/);
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
   });
+
+  it.runIf(process.platform === 'linux')(
+    'stays the process a debugger attached to (--inspect): no restart',
+    async () => {
+      let commandLine = '';
+      const result = await runCli(
+        ['serve', '--port', '0'],
+        { CADRE_HOME: tempHome(), NODE_OPTIONS: '--inspect=127.0.0.1:0' },
+        {
+          onSpawn: (child) => {
+            child.stdout!.on('data', (chunk: Buffer) => {
+              if (!chunk.toString().includes('Cadre listening')) return;
+              commandLine = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0').join(' ');
+              child.kill('SIGTERM');
+            });
+          },
+        },
+      );
+      expect(result.stderr).toMatch(/Debugger listening on ws:/);
+      expect(commandLine).toMatch(/main\.ts serve --port 0/);
+      for (const flag of SERVE_NODE_FLAGS) expect(commandLine).not.toContain(flag);
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+    },
+  );
 });

@@ -35,8 +35,8 @@ export function restartWithNodeFlags(argv: readonly string[]): void {
   const flags = missingNodeFlags(argv);
   if (flags.length === 0 || typeof process.execve !== 'function') return;
   // A parent's IPC channel (child_process.fork, pm2) does not survive execve: the parent would see its
-  // child disconnect at once.
-  if (process.channel) return;
+  // child disconnect at once. A debugger attached to this process would be left behind with the old image.
+  if (process.channel || debugging()) return;
   // When the execve call itself fails, Node does not throw: it aborts the process (its exit handlers
   // have already run). What can be checked first is: the binary is still there and may be executed.
   try {
@@ -55,4 +55,10 @@ export function restartWithNodeFlags(argv: readonly string[]): void {
     // Refused before the call (a worker thread, the permission model without child processes): run with
     // V8's own sizing.
   }
+}
+
+/** True when Node was asked to open its inspector (`--inspect`, `--inspect-brk`, `--inspect-wait`). */
+function debugging(): boolean {
+  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return given.some((arg) => /^--inspect(-brk|-wait)?(=|$)/.test(arg));
 }
