@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, heldGate, readChunks, testServer } from '../../test/helpers/server.ts';
+import { chatBody, heldGate, postJson, readChunks, testServer } from '../../test/helpers/server.ts';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const post = (body: string, headers: Record<string, string> = {}) => ({
-  method: 'POST',
-  body,
-  headers: { 'content-type': 'application/json', ...headers },
-});
 
 describe('auth', () => {
   it('serves the local user without a token while no credentials exist', async () => {
@@ -27,7 +22,7 @@ describe('auth', () => {
       401,
     );
     expect((await app.request('/api/sessions', { headers: bearer('s3cret-token') })).status).toBe(200);
-    expect((await app.request('/api/chat', post(chatBody('x', 'hi')))).status).toBe(401);
+    expect((await app.request('/api/chat', postJson(chatBody('x', 'hi')))).status).toBe(401);
     expect((await app.request('/health')).status).toBe(200);
     expect((await app.request('/')).status).toBe(200);
   });
@@ -41,7 +36,7 @@ describe('auth', () => {
     expect((await app.request('/api/sessions')).status).toBe(401);
 
     await readChunks(
-      await app.request('/api/chat', post(chatBody('alice-1', 'private question'), bearer(alice.token))),
+      await app.request('/api/chat', postJson(chatBody('alice-1', 'private question'), bearer(alice.token))),
     );
     const mine = (await (await app.request('/api/sessions', { headers: bearer(alice.token) })).json()) as {
       sessions: Array<{ id: string }>;
@@ -55,7 +50,10 @@ describe('auth', () => {
       (await app.request('/api/sessions/alice-1', { method: 'DELETE', headers: bearer(bob.token) })).status,
     ).toBe(404);
     // Bob cannot write into Alice's session by naming its id either.
-    const hijack = await app.request('/api/chat', post(chatBody('alice-1', 'let me in'), bearer(bob.token)));
+    const hijack = await app.request(
+      '/api/chat',
+      postJson(chatBody('alice-1', 'let me in'), bearer(bob.token)),
+    );
     expect(hijack.status).toBe(404);
     const still = (await (
       await app.request('/api/sessions/alice-1', { headers: bearer(alice.token) })
@@ -75,7 +73,7 @@ describe('auth', () => {
     const alice = bearer((await cadre.users.add('alice')).token);
     const bob = bearer((await cadre.users.add('bob')).token);
     const chunks = await readChunks(
-      await app.request('/api/chat', post(chatBody('a-runs', 'question'), alice)),
+      await app.request('/api/chat', postJson(chatBody('a-runs', 'question'), alice)),
     );
     const root = chunks.find((chunk) => chunk.type === 'data-run') as { data: { runId: string } };
     const runId = root.data.runId;
@@ -134,7 +132,7 @@ describe('hardening', () => {
 
   it('answers a body over the limit with 413, before reading it all', async () => {
     const { app } = await testServer([{ text: 'hi' }], { server: { limits: { maxBodyBytes: 1000 } } });
-    const large = await app.request('/api/chat', post(chatBody('big', 'x'.repeat(5000))));
+    const large = await app.request('/api/chat', postJson(chatBody('big', 'x'.repeat(5000))));
     expect(large.status).toBe(413);
     expect(await large.json()).toMatchObject({ error: { code: 'payload_too_large' } });
   });
@@ -148,14 +146,14 @@ describe('hardening', () => {
       },
       { server: { limits: { maxConcurrentChats: 1 } } },
     );
-    const first = await app.request('/api/chat', post(chatBody('c1', 'one')));
+    const first = await app.request('/api/chat', postJson(chatBody('c1', 'one')));
     expect(first.status).toBe(200);
-    const second = await app.request('/api/chat', post(chatBody('c2', 'two')));
+    const second = await app.request('/api/chat', postJson(chatBody('c2', 'two')));
     expect(second.status).toBe(429);
     expect(await second.json()).toMatchObject({ error: { code: 'too_many_chats' } });
     release();
     await readChunks(first);
-    const third = await app.request('/api/chat', post(chatBody('c3', 'three')));
+    const third = await app.request('/api/chat', postJson(chatBody('c3', 'three')));
     expect(third.status).toBe(200);
     await readChunks(third);
   });

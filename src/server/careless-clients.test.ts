@@ -2,17 +2,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
-import { chatBody, heldGate, mathDelegation, readChunks, testServer } from '../../test/helpers/server.ts';
+import {
+  chatBody,
+  heldGate,
+  jsonRequest,
+  mathDelegation,
+  readChunks,
+  testServer,
+} from '../../test/helpers/server.ts';
 import { markInterruptedRuns } from '../store/run-maintenance.ts';
 
 /** What a careless or hostile client sends the HTTP door, and what it must get back: a clear 4xx or the work done once. */
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const send = (method: string, body: unknown, headers: Record<string, string> = {}) => ({
-  method,
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-  headers: { 'content-type': 'application/json', ...headers },
-});
 
 /**
  * Asks the delegation question in `sessionId`, then makes its tree look as if the process had died after
@@ -22,7 +24,9 @@ async function interruptedTree(
   { app, store, cadre }: Pick<Awaited<ReturnType<typeof testServer>>, 'app' | 'store' | 'cadre'>,
   sessionId: string,
 ): Promise<{ id: string }> {
-  await readChunks(await app.request('/api/chat', send('POST', chatBody(sessionId, 'What is 17 times 23?'))));
+  await readChunks(
+    await app.request('/api/chat', jsonRequest('POST', chatBody(sessionId, 'What is 17 times 23?'))),
+  );
   await cadre.store.runs.flush();
   const db = store.database;
   const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
@@ -40,15 +44,21 @@ describe('a chat message id the client chose', () => {
     const bobUser = await cadre.users.add('bob');
     const alice = bearer(aliceUser.token);
     const bob = bearer(bobUser.token);
-    const first = await app.request('/api/chat', send('POST', chatBody('a1', 'question', 'm-1'), alice));
+    const first = await app.request(
+      '/api/chat',
+      jsonRequest('POST', chatBody('a1', 'question', 'm-1'), alice),
+    );
     expect(first.status).toBe(200);
     await readChunks(first);
 
-    const again = await app.request('/api/chat', send('POST', chatBody('a1', 'question', 'm-1'), alice));
+    const again = await app.request(
+      '/api/chat',
+      jsonRequest('POST', chatBody('a1', 'question', 'm-1'), alice),
+    );
     expect(again.status).toBe(200);
     await readChunks(again);
     // Bob picks the same id in his own session: his message is stored, Alice's is untouched.
-    const theirs = await app.request('/api/chat', send('POST', chatBody('b1', 'mine', 'm-1'), bob));
+    const theirs = await app.request('/api/chat', jsonRequest('POST', chatBody('b1', 'mine', 'm-1'), bob));
     expect(theirs.status).toBe(200);
     await readChunks(theirs);
 
@@ -72,12 +82,12 @@ describe('the prefetch setting', () => {
     const { app } = await testServer(() => ({ text: 'an answer' }));
     const set = await app.request(
       '/api/settings',
-      send('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '^(a+)+$' } }),
+      jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '^(a+)+$' } }),
     );
     expect(set.status).toBe(200);
     const started = performance.now();
     // A backtracking engine takes about 2^32 steps on this question (tens of seconds, all users blocked).
-    const answer = await app.request('/api/chat', send('POST', chatBody('p1', `${'a'.repeat(32)}!`)));
+    const answer = await app.request('/api/chat', jsonRequest('POST', chatBody('p1', `${'a'.repeat(32)}!`)));
     expect(answer.status).toBe(200);
     await readChunks(answer);
     expect(performance.now() - started).toBeLessThan(3000);
@@ -87,7 +97,7 @@ describe('the prefetch setting', () => {
     const { app } = await testServer(() => ({ text: 'an answer' }));
     const lookahead = await app.request(
       '/api/settings',
-      send('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '(?=x)' } }),
+      jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '(?=x)' } }),
     );
     expect(lookahead.status).toBe(400);
     expect(((await lookahead.json()) as { error: { message: string } }).error.message).toContain(
@@ -95,7 +105,7 @@ describe('the prefetch setting', () => {
     );
     const unknown = await app.request(
       '/api/settings',
-      send('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'nope', trigger: 'x' } }),
+      jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'nope', trigger: 'x' } }),
     );
     expect(unknown.status).toBe(400);
     const body = (await unknown.json()) as { error: { code: string; message: string } };
@@ -115,8 +125,8 @@ describe('one session, two requests at once', () => {
       return { text: 'an answer' };
     });
     const [one, two] = await Promise.all([
-      app.request('/api/chat', send('POST', chatBody('n1', 'first'))),
-      app.request('/api/chat', send('POST', chatBody('n1', 'second'))),
+      app.request('/api/chat', jsonRequest('POST', chatBody('n1', 'first'))),
+      app.request('/api/chat', jsonRequest('POST', chatBody('n1', 'second'))),
     ]);
     release();
     expect([one.status, two.status]).toEqual([200, 200]);
@@ -163,7 +173,7 @@ describe('the limit on answers running at once', () => {
       { server: { limits: { maxConcurrentChats: 1 } } },
     );
     const answers = await Promise.all(
-      ['c1', 'c2', 'c3'].map((id) => app.request('/api/chat', send('POST', chatBody(id, 'question')))),
+      ['c1', 'c2', 'c3'].map((id) => app.request('/api/chat', jsonRequest('POST', chatBody(id, 'question')))),
     );
     release();
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 429, 429]);
@@ -184,7 +194,7 @@ describe('the limit on answers running at once', () => {
     );
     const root = await interruptedTree({ app, store, cadre }, 'l1');
 
-    const running = await app.request('/api/chat', send('POST', chatBody('l2', 'slow question')));
+    const running = await app.request('/api/chat', jsonRequest('POST', chatBody('l2', 'slow question')));
     expect(running.status).toBe(200);
     const refused = await app.request(`/api/runs/${root.id}/resume`, { method: 'POST' });
     expect(refused.status).toBe(429);
@@ -242,7 +252,7 @@ describe('following a live run', () => {
       await gate;
       return { text: 'done' };
     });
-    const chat = await app.request('/api/chat', send('POST', chatBody('f1', 'one')));
+    const chat = await app.request('/api/chat', jsonRequest('POST', chatBody('f1', 'one')));
     const reader = chat.body!.getReader();
     let seen = '';
     while (!seen.includes('"data-run"')) seen += new TextDecoder().decode((await reader.read()).value);
@@ -276,7 +286,7 @@ describe('unicode in what names a session', () => {
   it('a title cut at 80 characters never splits an emoji into a broken character', async () => {
     const { app } = await testServer(() => ({ text: 'an answer' }));
     const question = `${'a'.repeat(79)}😀 and more`;
-    await readChunks(await app.request('/api/chat', send('POST', chatBody('u1', question))));
+    await readChunks(await app.request('/api/chat', jsonRequest('POST', chatBody('u1', question))));
     const { sessions } = (await (await app.request('/api/sessions')).json()) as {
       sessions: Array<{ id: string; title: string }>;
     };
@@ -298,7 +308,7 @@ describe('a bug after the answer started streaming', () => {
       if (message.role === 'assistant') throw new TypeError('secret detail at /srv/cadre/x.ts:12');
       return append(userId, sessionId, message);
     };
-    const response = await app.request('/api/chat', send('POST', chatBody('e1', 'question')));
+    const response = await app.request('/api/chat', jsonRequest('POST', chatBody('e1', 'question')));
     expect(response.status).toBe(200);
     const chunks = await readChunks(response);
     const error = chunks.find((chunk) => chunk.type === 'error') as { errorText: string };
@@ -317,7 +327,7 @@ describe('a chat body nested absurdly deep', () => {
     // 400 KB: well under the body limit, but JSON.stringify cannot store it.
     const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
     const body = `{"id":"deep","messages":[{"role":"user","parts":[{"type":"text","text":"hi","extra":${deep}}]}]}`;
-    const response = await app.request('/api/chat', send('POST', body));
+    const response = await app.request('/api/chat', jsonRequest('POST', body));
     expect(response.status).toBe(400);
     const { error } = (await response.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe('bad_request');
@@ -327,7 +337,7 @@ describe('a chat body nested absurdly deep', () => {
     // Up to the limit is fine.
     const nested = `${'['.repeat(90)}${']'.repeat(90)}`;
     const fine = `{"id":"ok","messages":[{"role":"user","parts":[{"type":"text","text":"hi","extra":${nested}}]}]}`;
-    const answered = await app.request('/api/chat', send('POST', fine));
+    const answered = await app.request('/api/chat', jsonRequest('POST', fine));
     expect(answered.status).toBe(200);
     await readChunks(answered);
   });
@@ -336,7 +346,7 @@ describe('a chat body nested absurdly deep', () => {
 describe('deleting a session while its answer runs', () => {
   it('stops the answer: the run ends cancelled, and the stream ends without an error', async () => {
     const { app, cadre } = await testServer(() => ({ text: 'too late', delayMs: 60_000 }));
-    const chat = await app.request('/api/chat', send('POST', chatBody('d1', 'a long question')));
+    const chat = await app.request('/api/chat', jsonRequest('POST', chatBody('d1', 'a long question')));
     const reader = chat.body!.getReader();
     let seen = '';
     while (!seen.includes('"data-run"')) seen += new TextDecoder().decode((await reader.read()).value);

@@ -57,6 +57,23 @@ export async function testServer(
   return { cadre, app, model, store };
 }
 
+/** A JSON request for `app.request(path, init)`: a string body goes as it is (a malformed one too). */
+export function jsonRequest(
+  method: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): RequestInit {
+  return {
+    method,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  };
+}
+
+/** A JSON `POST` (see jsonRequest). */
+export const postJson = (body: unknown, headers: Record<string, string> = {}): RequestInit =>
+  jsonRequest('POST', body, headers);
+
 /** A chat request body as `useChat` sends it. */
 export function chatBody(
   sessionId: string,

@@ -2,9 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { ScriptedRequest } from '../../src/models/scripted-model.ts';
 import type { RunPartData } from '../../src/server/chat-protocol.ts';
-import { chatBody, isMain, isMath, readChunks, readMessage, testServer } from '../helpers/server.ts';
-
-const post = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
+import {
+  chatBody,
+  isMain,
+  isMath,
+  postJson,
+  readChunks,
+  readMessage,
+  testServer,
+} from '../helpers/server.ts';
 
 describe('POST /api/chat reuses a sub-agent result within the session', () => {
   it('the second question gets the earlier result, shown as a reused tool call, with no new run', async () => {
@@ -19,7 +25,7 @@ describe('POST /api/chat reuses a sub-agent result within the session', () => {
     };
     const { app, model } = await testServer(script);
     const ask = async (text: string) => {
-      const response = await app.request('/api/chat', post(chatBody('s1', text)));
+      const response = await app.request('/api/chat', postJson(chatBody('s1', text)));
       expect(response.status).toBe(200);
       const chunks = await readChunks(response);
       const events = chunks

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, isMain, readChunks, testServer } from '../../../test/helpers/server.ts';
+import { chatBody, isMain, postJson, readChunks, testServer } from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
 
-const post = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
 const patch = (body: unknown) => ({
   method: 'PATCH',
   body: JSON.stringify(body),
@@ -107,7 +106,7 @@ describe('GET and PATCH /api/settings', () => {
       delegationMode: 'prefetch',
       prefetch: { agent: 'research' },
     });
-    await readChunks(await app.request('/api/chat', post(chatBody('s9', 'The weather in Lyon?'))));
+    await readChunks(await app.request('/api/chat', postJson(chatBody('s9', 'The weather in Lyon?'))));
     expect(agentsAsked[0]).toBe('other');
     expect(agentsAsked).toContain('main');
   });

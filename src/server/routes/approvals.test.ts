@@ -3,17 +3,12 @@ import {
   chatBody,
   isMain,
   isMath,
+  postJson,
   readChunks,
   readMessage,
   testServer,
 } from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
-
-const post = (body: unknown) => ({
-  method: 'POST',
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-  headers: { 'content-type': 'application/json' },
-});
 
 /** Main asks math; math's calculate call needs approval (config ask rule), so the sub-agent waits. */
 function delegation(request: ScriptedRequest) {
@@ -42,12 +37,12 @@ async function waitForPending(app: Awaited<ReturnType<typeof testServer>>['app']
 describe('approvals over HTTP', () => {
   it('a sub-agent waits for POST /api/approvals/:id; the answer lets its call run', async () => {
     const { app } = await testServer(delegation, { config: { approvals: { ask: ['calculate'] } } });
-    const answer = app.request('/api/chat', post(chatBody('s1', 'What is 17 times 23?')));
+    const answer = app.request('/api/chat', postJson(chatBody('s1', 'What is 17 times 23?')));
     const [pending] = await waitForPending(app);
     expect(pending).toMatchObject({ tool: 'calculate', input: { expression: '17 * 23' } });
     expect(pending.path.map((step: { agent: string }) => step.agent)).toEqual(['main', 'math']);
 
-    const decided = await app.request(`/api/approvals/${pending.approvalId}`, post({ approved: true }));
+    const decided = await app.request(`/api/approvals/${pending.approvalId}`, postJson({ approved: true }));
     expect(decided.status).toBe(200);
     expect(await decided.json()).toEqual({ approvalId: pending.approvalId, approved: true });
     const message = await readMessage(await readChunks(await answer));
@@ -58,17 +53,17 @@ describe('approvals over HTTP', () => {
     expect(text).toContain('391');
 
     // Answered once: the same id is no longer pending.
-    const again = await app.request(`/api/approvals/${pending.approvalId}`, post({ approved: false }));
+    const again = await app.request(`/api/approvals/${pending.approvalId}`, postJson({ approved: false }));
     expect(again.status).toBe(404);
   });
 
   it('a denial with a reason reaches the sub-agent as its tool error', async () => {
     const { app } = await testServer(delegation, { config: { approvals: { ask: ['calculate'] } } });
-    const answer = app.request('/api/chat', post(chatBody('s2', 'What is 17 times 23?')));
+    const answer = app.request('/api/chat', postJson(chatBody('s2', 'What is 17 times 23?')));
     const [pending] = await waitForPending(app);
     await app.request(
       `/api/approvals/${pending.approvalId}`,
-      post({ approved: false, reason: 'do it by hand' }),
+      postJson({ approved: false, reason: 'do it by hand' }),
     );
     const message = await readMessage(await readChunks(await answer));
     const text = message.parts
@@ -80,9 +75,9 @@ describe('approvals over HTTP', () => {
 
   it('refuses a malformed body and an id that is not pending', async () => {
     const { app } = await testServer(delegation);
-    const bad = await app.request('/api/approvals/apr_x', post({ approved: 'yes' }));
+    const bad = await app.request('/api/approvals/apr_x', postJson({ approved: 'yes' }));
     expect(bad.status).toBe(400);
-    const unknown = await app.request('/api/approvals/apr_x', post({ approved: true }));
+    const unknown = await app.request('/api/approvals/apr_x', postJson({ approved: true }));
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: { code: 'not_found' } });
   });

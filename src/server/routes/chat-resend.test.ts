@@ -4,6 +4,7 @@ import {
   isMain,
   isMath,
   mathDelegation,
+  postJson,
   readChunks,
   readMessage,
   testServer,
@@ -19,11 +20,6 @@ import { markInterruptedRuns } from '../../store/run-maintenance.ts';
  * person took back.
  */
 
-const post = (body: unknown) => ({
-  method: 'POST',
-  body: JSON.stringify(body),
-  headers: { 'content-type': 'application/json' },
-});
 const user = (id: string, text: string) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
 const assistant = (id: string, text: string) => ({ id, role: 'assistant', parts: [{ type: 'text', text }] });
 
@@ -39,7 +35,7 @@ function answering() {
 }
 
 async function conversation(app: Awaited<ReturnType<typeof testServer>>['app'], body: unknown) {
-  const response = await app.request('/api/chat', post(body));
+  const response = await app.request('/api/chat', postJson(body));
   expect(response.status).toBe(200);
   return readMessage(await readChunks(response));
 }
@@ -106,10 +102,10 @@ describe('a message of the session sent again', () => {
     });
     const firstResponse = await app.request(
       '/api/chat',
-      post({ id: 's3', messages: [user('u1', 'Q: one')] }),
+      postJson({ id: 's3', messages: [user('u1', 'Q: one')] }),
     );
     const firstChunks = readChunks(firstResponse);
-    const retried = await app.request('/api/chat', post({ id: 's3', messages: [user('u1', 'Q: one')] }));
+    const retried = await app.request('/api/chat', postJson({ id: 's3', messages: [user('u1', 'Q: one')] }));
     expect(retried.status).toBe(200);
     const retry = await readMessage(await readChunks(retried));
     release();
@@ -127,7 +123,7 @@ describe('a message of the session sent again', () => {
       if (call === 1) await gate;
       return { text: `answer ${call}` };
     });
-    const first = await app.request('/api/chat', post({ id: 's9', messages: [user('u1', 'Q: one')] }));
+    const first = await app.request('/api/chat', postJson({ id: 's9', messages: [user('u1', 'Q: one')] }));
     const firstChunks = readChunks(first);
     // The other tab asks its own question meanwhile, then edits it.
     await conversation(app, { id: 's9', messages: [user('u2', 'Q: two')] });
@@ -146,7 +142,7 @@ describe('a message of the session sent again', () => {
   it('the same question sent again twice at once (a double click, two tabs) is stored once, with one answer', async () => {
     const { app, cadre } = await testServer(answering());
     await conversation(app, { id: 's6', messages: [user('u1', 'Q: one')] });
-    const again = post({ id: 's6', trigger: 'regenerate-message', messages: [user('u1', 'Q: one')] });
+    const again = postJson({ id: 's6', trigger: 'regenerate-message', messages: [user('u1', 'Q: one')] });
     const responses = await Promise.all([app.request('/api/chat', again), app.request('/api/chat', again)]);
     expect(responses.map((response) => response.status)).toEqual([200, 200]);
     const answers = await Promise.all(
@@ -178,7 +174,7 @@ describe('a message of the session sent again', () => {
 
     const regenerate = await app.request(
       '/api/chat',
-      post({
+      postJson({
         id: 's7',
         trigger: 'regenerate-message',
         messages: [user('u1', 'Q: one'), assistant(first.id, 'answer 1'), user('u2', 'Q: two')],
@@ -188,7 +184,7 @@ describe('a message of the session sent again', () => {
     expect(await regenerate.text()).toContain('OPENAI_API_KEY');
     expect(await stored(cadre, 's7')).toEqual(before);
     // A new question refused the same way is not stored either: a reload shows what there was.
-    const next = await app.request('/api/chat', post({ id: 's7', messages: [user('u3', 'Q: three')] }));
+    const next = await app.request('/api/chat', postJson({ id: 's7', messages: [user('u3', 'Q: three')] }));
     expect(next.status).toBe(503);
     expect(await stored(cadre, 's7')).toEqual(before);
   });

@@ -3,6 +3,7 @@ import {
   chatBody,
   isMain,
   isMath,
+  postJson,
   readChunks,
   readMessage,
   testServer,
@@ -10,8 +11,6 @@ import {
 import type { CadreEvent } from '../../core/events.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
 import type { CadreUIMessage, RunPartData } from '../chat-protocol.ts';
-
-const post = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
 
 /** Main delegates one task to math, which calls `calculate` and answers; main then answers. */
 function delegation(mathText = '17 * 23 = 391') {
@@ -38,7 +37,7 @@ function runParts(message: CadreUIMessage) {
 describe('POST /api/chat', () => {
   it('streams a delegation as text, a dynamic tool part and data-run parts that useChat reads, and stores it', async () => {
     const { app, cadre } = await testServer(delegation());
-    const response = await app.request('/api/chat', post(chatBody('s1', 'What is 17 times 23?', 'u1')));
+    const response = await app.request('/api/chat', postJson(chatBody('s1', 'What is 17 times 23?', 'u1')));
     expect(response.status).toBe(200);
     expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
     const chunks = await readChunks(response);
@@ -118,8 +117,8 @@ describe('POST /api/chat', () => {
 
   it("continues a session with its history and refuses another user's session id", async () => {
     const { app, model } = await testServer((request) => ({ text: `turn ${request.index}` }));
-    await readChunks(await app.request('/api/chat', post(chatBody('s2', 'first'))));
-    await readChunks(await app.request('/api/chat', post(chatBody('s2', 'second'))));
+    await readChunks(await app.request('/api/chat', postJson(chatBody('s2', 'first'))));
+    await readChunks(await app.request('/api/chat', postJson(chatBody('s2', 'second'))));
     const prompt = JSON.stringify(model.calls[1]!.prompt);
     expect(prompt).toContain('first');
     expect(prompt).toContain('turn 0');
@@ -129,12 +128,12 @@ describe('POST /api/chat', () => {
 
   it('answers a bad body with 400 and an unknown agent with 404, before any stream', async () => {
     const { app } = await testServer([{ text: 'hi' }]);
-    const bad = await app.request('/api/chat', post('{"messages": 3}'));
+    const bad = await app.request('/api/chat', postJson('{"messages": 3}'));
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('bad_request');
     const unknown = await app.request(
       '/api/chat',
-      post(JSON.stringify({ ...JSON.parse(chatBody('s3', 'hi')), agent: 'nobody' })),
+      postJson(JSON.stringify({ ...JSON.parse(chatBody('s3', 'hi')), agent: 'nobody' })),
     );
     expect(unknown.status).toBe(404);
     const body = (await unknown.json()) as { error: { code: string; message: string } };
@@ -148,7 +147,7 @@ describe('POST /api/chat', () => {
       .slice(0, 100 * 1024);
     expect(bigText.length).toBe(100 * 1024);
     const { app } = await testServer(delegation(bigText));
-    const response = await app.request('/api/chat', post(chatBody('s4', 'Write a lot.')));
+    const response = await app.request('/api/chat', postJson(chatBody('s4', 'Write a lot.')));
     const raw = await response.text();
     expect(raw.length).toBeLessThanOrEqual(1.5 * bigText.length);
     const chunks = await readChunks(new Response(raw));
@@ -186,7 +185,9 @@ describe('POST /api/chat', () => {
         { config: { limits: { maxFanOut: 50, maxConcurrency: 50, maxToolCallsPerStep: 100 } } },
       );
       const started = performance.now();
-      const raw = await (await app.request('/api/chat', post(chatBody(`s-${runs}`, 'Sum things.')))).text();
+      const raw = await (
+        await app.request('/api/chat', postJson(chatBody(`s-${runs}`, 'Sum things.')))
+      ).text();
       const ms = performance.now() - started;
       const chunks = await readChunks(new Response(raw));
       const events = chunks.filter((chunk) => chunk.type === 'data-run-event');

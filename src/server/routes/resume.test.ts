@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, mathDelegation, readChunks, testServer } from '../../../test/helpers/server.ts';
+import { chatBody, mathDelegation, postJson, readChunks, testServer } from '../../../test/helpers/server.ts';
 import { markInterruptedRuns } from '../../store/run-maintenance.ts';
-
-const post = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
 
 describe('POST /api/runs/:id/resume', () => {
   it('continues an interrupted tree from its journal, asking the model only for what was not committed', async () => {
     const { app, model, store, cadre } = await testServer(mathDelegation);
-    await readChunks(await app.request('/api/chat', post(chatBody('s1', 'What is 17 times 23?'))));
+    await readChunks(await app.request('/api/chat', postJson(chatBody('s1', 'What is 17 times 23?'))));
     await cadre.store.runs.flush();
     const db = store.database;
     const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
@@ -43,7 +41,7 @@ describe('POST /api/runs/:id/resume', () => {
 
   it('refuses a run that is not interrupted (409) and one that does not exist (404)', async () => {
     const { app, store, cadre } = await testServer(mathDelegation);
-    await readChunks(await app.request('/api/chat', post(chatBody('s2', 'What is 17 times 23?'))));
+    await readChunks(await app.request('/api/chat', postJson(chatBody('s2', 'What is 17 times 23?'))));
     await cadre.store.runs.flush();
     const root = store.database.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as {
       id: string;

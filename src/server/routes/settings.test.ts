@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, isMain, readChunks, readMessage, testServer } from '../../../test/helpers/server.ts';
+import {
+  chatBody,
+  isMain,
+  postJson,
+  readChunks,
+  readMessage,
+  testServer,
+} from '../../../test/helpers/server.ts';
 
 const patch = (body: unknown, headers: Record<string, string> = {}) => ({
   method: 'PATCH',
   body: JSON.stringify(body),
-  headers: { 'content-type': 'application/json', ...headers },
-});
-const post = (body: string, headers: Record<string, string> = {}) => ({
-  method: 'POST',
-  body,
   headers: { 'content-type': 'application/json', ...headers },
 });
 
@@ -24,7 +26,9 @@ describe('the delegation mode setting', () => {
     const mainTools = () => model.calls.filter((call) => isMain(call.system)).at(-1)!.toolNames;
     const ask = async (session: string, headers: Record<string, string>) =>
       readMessage(
-        await readChunks(await app.request('/api/chat', post(chatBody(session, 'What is 2 + 2?'), headers))),
+        await readChunks(
+          await app.request('/api/chat', postJson(chatBody(session, 'What is 2 + 2?'), headers)),
+        ),
       );
 
     const delegated = await ask('a1', alice);
