@@ -7,6 +7,7 @@ import type { RunStatus } from '../core/status.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import { type AskResult, appendAnswer, beginAnswer } from './ask.ts';
 import type { Cadre } from './create-cadre.ts';
+import { claimResume } from './resume-claim.ts';
 import { questionReplaced } from './sessions.ts';
 
 export interface ResumeRequest {
@@ -65,9 +66,20 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
     throw new UserError('not_interrupted', `Run ${latest} is already being resumed.`, { runId: latest });
   }
   claimed.add(found.journalId);
+  const across = claimResume(cadre.home, found.journalId);
   try {
-    return await resumeAttempt(cadre, request, found, latest);
+    if ('heldBy' in across) {
+      throw new UserError(
+        'not_interrupted',
+        `Run ${request.runId} is already being resumed by another cadre process${across.heldBy ? ` (pid ${across.heldBy})` : ''}; its answer is stored when it ends.`,
+        { runId: latest },
+      );
+    }
+    // Another process may have run and stored an attempt between the look above and the claim.
+    const now = (await cadre.store.journal.find(userId, rootId)) ?? found;
+    return await resumeAttempt(cadre, request, now, now.attempts.at(-1)!);
   } finally {
+    if (!('heldBy' in across)) across.release();
     claimed.delete(found.journalId);
   }
 }

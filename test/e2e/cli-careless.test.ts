@@ -277,7 +277,7 @@ describe('list --limit past what a number can hold', () => {
 });
 
 describe('cadre runs resume twice, from two terminals', () => {
-  it('the second is told the run is already being resumed, naming the attempt that is running', {
+  it('the second is told the run is already being resumed by another process, and nothing runs twice', {
     timeout: 20_000,
   }, async () => {
     // Each answer takes 4 s: the second resume, in this process, asks well before the first has finished.
@@ -302,11 +302,38 @@ describe('cadre runs resume twice, from two terminals', () => {
     expect(second.code).toBe(2);
     expect(second.stderr).toMatch(
       new RegExp(
-        `^cadre: Run ${interrupted.id} is already being resumed, as run_\\w+, which is still running\\.`,
+        `^cadre: Run ${interrupted.id} is already being resumed by another cadre process \\(pid \\d+\\)`,
       ),
     );
     const resumed = await first;
     expect([resumed.code, resumed.stdout]).toEqual([0, 'resumed answer\n']);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('two resumes started at the same moment run the tree once: one answers, the other is refused', {
+    timeout: 20_000,
+  }, async () => {
+    const { server, env } = await fixtureCadre(() => ({ text: 'one answer', delayMs: 1_000 }));
+    const killed = runCli(['ask', 'a question'], env, {
+      onSpawn: (child) => {
+        const kill = setInterval(() => {
+          if (server.requests.length === 1) {
+            clearInterval(kill);
+            child.kill('SIGKILL');
+          }
+        }, 10);
+      },
+    });
+    expect((await killed).signal).toBe('SIGKILL');
+    const [interrupted] = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    const both = await Promise.all([
+      runCli(['runs', 'resume', interrupted.id], env),
+      runCli(['runs', 'resume', interrupted.id], env),
+    ]);
+    expect(both.map((result) => result.code).sort()).toEqual([0, 2]);
+    expect(both.find((result) => result.code === 2)!.stderr).toContain('already being resumed');
+    expect(server.requests).toHaveLength(2);
+    const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    expect(runs.map((run: { status: string }) => run.status).sort()).toEqual(['interrupted', 'ok']);
   });
 });
