@@ -1,4 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { UserError } from '../core/errors.ts';
 
 /** One flag: what `parseArgs` needs, plus the words `--help` prints for it. */
 export type FlagSpec = ParseArgsOptionsConfig[string] & { description: string; placeholder?: string };
@@ -28,7 +29,15 @@ export function parseCommand<Flags extends Record<string, FlagSpec>>(
   args: string[],
 ) {
   if (asksForHelp(args)) throw new HelpRequested(helpText(spec));
-  return parseArgs({ args, options: spec.flags, allowPositionals: true, strict: true });
+  const parsed = parseArgs({ args, options: spec.flags, allowPositionals: true, strict: true });
+  // `--session "$SESSION"` with the variable unset would otherwise mean no flag at all: a new session, the
+  // default model or folder, silently instead of what the person meant.
+  for (const [name, value] of Object.entries(parsed.values)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.some((one) => typeof one === 'string' && !one.trim()))
+      throw new UserError('usage', `--${name} was given an empty value (an unset shell variable?)`);
+  }
+  return parsed;
 }
 
 /** For commands with sub-commands: HelpRequested for `--help`/`-h` anywhere before `--`, or `help` first. */

@@ -172,7 +172,7 @@ describe('removing several things at once', () => {
 });
 
 describe('cadre serve on an address it cannot have', () => {
-  it('names a busy port and a foreign host as the person’s choice (exit 2), and refuses --port ""', async () => {
+  it('names a busy port and a foreign host as the person’s choice (exit 2), and refuses --port 1e3', async () => {
     const { server } = await fixtureCadre(() => ({ text: 'unused' }));
     const busy = new URL(server.baseURL).port;
     const env = { CADRE_HOME: tempHome() };
@@ -186,10 +186,8 @@ describe('cadre serve on an address it cannot have', () => {
     });
     expect(foreign.code).toBe(2);
     expect(foreign.stderr).toContain('--host 192.0.2.1: not an address of this machine');
-    for (const port of ['', '1e3']) {
-      const wrong = await cadreInProcess(['serve', '--port', port], env);
-      expect([port, wrong.code, wrong.stderr]).toEqual([port, 2, expect.stringContaining('expected a port')]);
-    }
+    const wrong = await cadreInProcess(['serve', '--port', '1e3'], env);
+    expect([wrong.code, wrong.stderr]).toEqual([2, expect.stringContaining('--port 1e3: expected a port')]);
   });
 });
 
@@ -335,5 +333,30 @@ describe('cadre runs resume twice, from two terminals', () => {
     expect(server.requests).toHaveLength(2);
     const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
     expect(runs.map((run: { status: string }) => run.status).sort()).toEqual(['interrupted', 'ok']);
+  });
+});
+
+describe('a flag given an empty value', () => {
+  it('is refused by name (exit 2) instead of meaning no flag: --session "$UNSET" does not start a new session', async () => {
+    const { server, env } = await fixtureCadre(() => ({ text: 'answer' }));
+    for (const args of [
+      ['ask', '--session', '', 'hi'],
+      ['ask', '--model', ' ', 'hi'],
+      ['chat', '--session', ''],
+      ['serve', '--port', ''],
+      ['runs', 'prune', '--older-than', ''],
+    ]) {
+      const result = await cadreInProcess(args, env);
+      const flag = args.find((arg) => arg.startsWith('--'));
+      expect([args.join(' '), result.code, result.stderr]).toEqual([
+        args.join(' '),
+        2,
+        `cadre: ${flag} was given an empty value (an unset shell variable?)\n`,
+      ]);
+    }
+    expect(server.requests).toHaveLength(0);
+    expect(JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions).toEqual(
+      [],
+    );
   });
 });
