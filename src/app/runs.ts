@@ -75,8 +75,9 @@ export class RunsUseCases {
     if (this.#parts.live.get(userId, runId)) {
       throw new UserError('run_active', `Run "${runId}" is still running; stop it first.`, { runId });
     }
-    // Started here or not, a tree still running (in another cadre process: Cadre.create has closed those
-    // whose process died) would lose its record under it while it goes on answering and spending.
+    // A tree still running in another cadre process would lose its record under it while it goes on
+    // answering and spending. Runs of processes that died since are closed first, so they can go.
+    await runs.markInterrupted();
     const tree = await runs.getRunTree(userId, runId);
     if (tree && tree.parentId === null && tree.status === 'running') {
       throw new UserError(

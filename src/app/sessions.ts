@@ -57,6 +57,23 @@ export class SessionsUseCases {
    * it is stopped: nobody could read it, and its tokens would be spent for nothing.
    */
   async delete(userId: string, sessionId: string): Promise<void> {
+    // An answer another cadre process is writing here cannot be stopped from this one: deleting under it
+    // would let it run on and spend, then store its answer nowhere. Runs of processes that died since are
+    // closed first (a long-lived `cadre serve` would otherwise see them running for ever).
+    await this.#parts.store.runs.markInterrupted();
+    const running = await this.#parts.store.runs.listRuns(userId, {
+      sessionId,
+      status: 'running',
+      limit: 20,
+    });
+    const elsewhere = running.find((run) => !this.#parts.live.get(userId, run.id));
+    if (elsewhere) {
+      throw new UserError(
+        'run_active',
+        `Session ${sessionId} has an answer still running in another cadre process (run ${elsewhere.id}); stop it there (Ctrl-C) or wait for it to end.`,
+        { sessionId, runId: elsewhere.id },
+      );
+    }
     if (!(await this.#parts.store.sessions.delete(userId, sessionId))) throw unknownSession(sessionId);
     this.#parts.live.cancelSession(userId, sessionId, 'its session was deleted');
   }

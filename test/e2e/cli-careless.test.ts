@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { Cadre } from '../../src/app/create-cadre.ts';
 import { main } from '../../src/cli/main.ts';
 import { contentText } from '../fixtures/openai-server.ts';
 import { captureStream } from '../helpers/capture.ts';
@@ -148,6 +149,58 @@ describe('removing several things at once', () => {
     expect(JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions).toEqual(
       [],
     );
+  });
+
+  it('sessions rm refuses a session another cadre process is answering in; the answer then lands in it', async () => {
+    const { env } = await fixtureCadre((request) =>
+      lastUserText(request) === 'slow' ? { text: 'late answer', delayMs: 3_000 } : { text: 'first answer' },
+    );
+    expect((await cadreInProcess(['ask', 'first'], env)).code).toBe(0);
+    const [session] = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
+    const asking = runCli(['ask', '--session', session.id, 'slow'], env);
+    let running: string | undefined;
+    for (let tries = 0; tries < 100 && !running; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+      running = listed.find((run: { status: string }) => run.status === 'running')?.id;
+    }
+    expect(running).toBeDefined();
+    const removing = await cadreInProcess(['sessions', 'rm', session.id], env);
+    expect(removing.code).toBe(2);
+    expect(removing.stderr).toContain(
+      `has an answer still running in another cadre process (run ${running})`,
+    );
+    expect((await asking).code).toBe(0);
+    const shown = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
+    expect(shown.map((one: { id: string }) => one.id)).toEqual([session.id]);
+    expect((await cadreInProcess(['sessions', 'rm', session.id], env)).code).toBe(0);
+  });
+
+  it('a long-lived cadre (serve) removes a session whose answering process was killed since it started', async () => {
+    const { server, env } = await fixtureCadre(() => ({ text: 'never', delayMs: 10_000 }));
+    const cadre = await Cadre.create({ env, cwd: process.cwd(), lazy: true });
+    try {
+      const session = await cadre.sessions.create('local');
+      const killed = runCli(['ask', '--session', session.id, 'question'], env, {
+        onSpawn: (child) => {
+          const kill = setInterval(() => {
+            if (server.requests.length === 1) {
+              clearInterval(kill);
+              // Once its run is in the table as running (the writer's slices come every 20 ms).
+              setTimeout(() => child.kill('SIGKILL'), 300);
+            }
+          }, 10);
+        },
+      });
+      expect((await killed).signal).toBe('SIGKILL');
+      // Its run is still recorded as running; its process is gone, so it no longer holds the session.
+      const [run] = await cadre.store.runs.listRuns('local', { sessionId: session.id });
+      expect(run?.status).toBe('running');
+      await cadre.sessions.delete('local', session.id);
+      await expect(cadre.sessions.get('local', session.id)).rejects.toThrow(/There is no session/);
+    } finally {
+      await cadre.close();
+    }
   });
 
   it('runs rm refuses a tree another cadre process is still answering, which then ends stored', async () => {
