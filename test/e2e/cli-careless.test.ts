@@ -23,6 +23,42 @@ async function withStdin(args: string[], env: Record<string, string>, stdin: Rea
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
+/** Waits (up to 5 s) until `done()`; the test fails if it never is. */
+async function waitFor(done: () => boolean) {
+  for (let tries = 0; tries < 200 && !done(); tries++)
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  expect(done()).toBe(true);
+}
+
+/** The id of the root run another process is running now, once the store shows one. */
+async function runningRunId(env: Record<string, string>): Promise<string> {
+  let runId: string | undefined;
+  for (let tries = 0; tries < 100 && !runId; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    runId = listed.find((run: { status: string }) => run.status === 'running')?.id;
+  }
+  expect(runId).toBeDefined();
+  return runId!;
+}
+
+/** `cadre ARGS`, SIGKILLed `afterMs` after its first model request: its run is left interrupted. */
+async function killedWhileAnswering(
+  args: string[],
+  env: Record<string, string>,
+  server: { requests: unknown[] },
+  afterMs = 0,
+) {
+  const result = await runCli(args, env, {
+    onSpawn: (child) => {
+      void waitFor(() => server.requests.length > 0).then(() =>
+        setTimeout(() => child.kill('SIGKILL'), afterMs),
+      );
+    },
+  });
+  expect(result.signal).toBe('SIGKILL');
+}
+
 describe('questions piped in', () => {
   it('keeps a character whose bytes a pipe delivers in two chunks whole', async () => {
     const { server, env } = await fixtureCadre(() => ({ text: 'ok' }));
@@ -158,13 +194,7 @@ describe('removing several things at once', () => {
     expect((await cadreInProcess(['ask', 'first'], env)).code).toBe(0);
     const [session] = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
     const asking = runCli(['ask', '--session', session.id, 'slow'], env);
-    let running: string | undefined;
-    for (let tries = 0; tries < 100 && !running; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
-      running = listed.find((run: { status: string }) => run.status === 'running')?.id;
-    }
-    expect(running).toBeDefined();
+    const running = await runningRunId(env);
     const removing = await cadreInProcess(['sessions', 'rm', session.id], env);
     expect(removing.code).toBe(2);
     expect(removing.stderr).toContain(
@@ -181,18 +211,8 @@ describe('removing several things at once', () => {
     const cadre = await Cadre.create({ env, cwd: process.cwd(), lazy: true });
     try {
       const session = await cadre.sessions.create('local');
-      const killed = runCli(['ask', '--session', session.id, 'question'], env, {
-        onSpawn: (child) => {
-          const kill = setInterval(() => {
-            if (server.requests.length === 1) {
-              clearInterval(kill);
-              // Once its run is in the table as running (the writer's slices come every 20 ms).
-              setTimeout(() => child.kill('SIGKILL'), 300);
-            }
-          }, 10);
-        },
-      });
-      expect((await killed).signal).toBe('SIGKILL');
+      // Killed once its run is in the table as running (the writer's slices come every 20 ms).
+      await killedWhileAnswering(['ask', '--session', session.id, 'question'], env, server, 300);
       // Its run is still recorded as running; its process is gone, so it no longer holds the session.
       const [run] = await cadre.store.runs.listRuns('local', { sessionId: session.id });
       expect(run?.status).toBe('running');
@@ -207,13 +227,7 @@ describe('removing several things at once', () => {
     // The answer comes after 3 s: long enough to find the run running and try to remove it.
     const { env } = await fixtureCadre(() => ({ text: 'late answer', delayMs: 3_000 }));
     const asking = runCli(['ask', 'slow question'], env);
-    let runId: string | undefined;
-    for (let tries = 0; tries < 100 && !runId; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
-      runId = listed.find((run: { status: string }) => run.status === 'running')?.id;
-    }
-    expect(runId).toBeDefined();
+    const runId = await runningRunId(env);
     const removing = await cadreInProcess(['runs', 'rm', runId!], env);
     expect(removing.code).toBe(2);
     expect(removing.stderr).toContain('still running in another cadre process');
@@ -328,25 +342,20 @@ describe('list --limit past what a number can hold', () => {
 });
 
 describe('cadre runs resume twice, from two terminals', () => {
+  /** A tree interrupted while the model was answering (its process SIGKILLed), and the fixture answering. */
+  async function interruptedTree(answer: string, delayMs: number) {
+    const { server, env } = await fixtureCadre(() => ({ text: answer, delayMs }));
+    await killedWhileAnswering(['ask', 'a question'], env, server);
+    const [interrupted] = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    expect(interrupted.status).toBe('interrupted');
+    return { server, env, interrupted: interrupted as { id: string } };
+  }
+
   it('the second is told the run is already being resumed by another process, and nothing runs twice', {
     timeout: 20_000,
   }, async () => {
     // Each answer takes 4 s: the second resume, in this process, asks well before the first has finished.
-    const { server, env } = await fixtureCadre(() => ({ text: 'resumed answer', delayMs: 4_000 }));
-    const waitFor = async (done: () => boolean) => {
-      for (let tries = 0; tries < 200 && !done(); tries++) await new Promise((r) => setTimeout(r, 25));
-      expect(done()).toBe(true);
-    };
-    // A run whose process is killed while the model is answering: interrupted.
-    const killed = runCli(['ask', 'a question'], env, {
-      onSpawn: (child) => {
-        void waitFor(() => server.requests.length === 1).then(() => child.kill('SIGKILL'));
-      },
-    });
-    expect((await killed).signal).toBe('SIGKILL');
-    const [interrupted] = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
-    expect(interrupted.status).toBe('interrupted');
-
+    const { server, env, interrupted } = await interruptedTree('resumed answer', 4_000);
     const first = runCli(['runs', 'resume', interrupted.id], env);
     await waitFor(() => server.requests.length === 2);
     const second = await cadreInProcess(['runs', 'resume', interrupted.id], env);
@@ -364,19 +373,7 @@ describe('cadre runs resume twice, from two terminals', () => {
   it('two resumes started at the same moment run the tree once: one answers, the other is refused', {
     timeout: 20_000,
   }, async () => {
-    const { server, env } = await fixtureCadre(() => ({ text: 'one answer', delayMs: 1_000 }));
-    const killed = runCli(['ask', 'a question'], env, {
-      onSpawn: (child) => {
-        const kill = setInterval(() => {
-          if (server.requests.length === 1) {
-            clearInterval(kill);
-            child.kill('SIGKILL');
-          }
-        }, 10);
-      },
-    });
-    expect((await killed).signal).toBe('SIGKILL');
-    const [interrupted] = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    const { server, env, interrupted } = await interruptedTree('one answer', 1_000);
     const both = await Promise.all([
       runCli(['runs', 'resume', interrupted.id], env),
       runCli(['runs', 'resume', interrupted.id], env),
