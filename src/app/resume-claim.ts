@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { processAlive } from '../store/run-owner.ts';
 
@@ -29,13 +29,29 @@ export function claimResume(home: string, journalId: string): { release: () => v
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return { release: () => {} };
     }
     const holder = lockHolder(file);
-    if (holder !== undefined && holder !== process.pid && processAlive(holder)) return { heldBy: holder };
+    if (holder === 0) {
+      // No pid in it: its process is writing it right now, or died between making it and writing it.
+      if (!olderThan(file, UNREADABLE_LOCK_STALE_MS)) return { heldBy: 0 };
+    } else if (holder !== undefined && holder !== process.pid && processAlive(holder))
+      return { heldBy: holder };
     // Removed by its holder meanwhile (undefined), or stale: taken over on the next try.
     if (holder !== undefined) rmSync(file, { force: true });
   }
   return { heldBy: 0 };
 }
 
+/** A lock file without a pid older than this was left by a process killed as it made it. */
+const UNREADABLE_LOCK_STALE_MS = 10_000;
+
+function olderThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs > ms;
+  } catch {
+    return true;
+  }
+}
+
+/** The pid a lock file names: 0 when it names none (empty, or not a pid), undefined when it is gone. */
 function lockHolder(file: string): number | undefined {
   try {
     const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
