@@ -108,7 +108,15 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
         // stored, so none lands after the new question; then they go with the rest. (An answer to an
         // earlier question, another tab's, runs on.)
         const questions = new Set(replaced);
-        await cadre.live.cancelSession(userId, sessionId, 'its question was sent again', questions).ended;
+        // A tool that ignores its abort is not waited for past RESEND_WAIT_MS: its answer, when it comes,
+        // finds its question gone and is not kept (appendAnswer).
+        const { ended } = cadre.live.cancelSession(
+          userId,
+          sessionId,
+          'its question was sent again',
+          questions,
+        );
+        await withinMs(ended, RESEND_WAIT_MS);
         await cadre.store.sessions.removeFrom(userId, sessionId, replaced[0]!);
       }
       const question = await appendQuestion(cadre, userId, sessionId, {
@@ -185,14 +193,20 @@ export async function ask(cadre: Cadre, request: AskRequest): Promise<AskRun> {
     .then(async (done): Promise<AskResult> => {
       const { envelope, tree } = done;
       const stored = request.answerMessage?.(done) ?? {};
-      await appendAnswer(cadre, userId, sessionId, {
-        role: 'assistant',
-        content: envelope.summary,
-        runId: envelope.runId,
-        ...(stored.id ? { id: stored.id } : {}),
-        ...(stored.parts !== undefined ? { parts: stored.parts } : {}),
-        ...(stored.metadata !== undefined ? { metadata: stored.metadata } : {}),
-      });
+      await appendAnswer(
+        cadre,
+        userId,
+        sessionId,
+        {
+          role: 'assistant',
+          content: envelope.summary,
+          runId: envelope.runId,
+          ...(stored.id ? { id: stored.id } : {}),
+          ...(stored.parts !== undefined ? { parts: stored.parts } : {}),
+          ...(stored.metadata !== undefined ? { metadata: stored.metadata } : {}),
+        },
+        question,
+      );
       return {
         answer: envelope.summary,
         status: envelope.status,
@@ -250,13 +264,29 @@ export async function appendAnswer(
   userId: string,
   sessionId: string,
   message: Parameters<Cadre['store']['sessions']['append']>[2],
+  question?: { id: string; createdAt: string },
 ): Promise<void> {
   try {
-    await cadre.store.sessions.append(userId, sessionId, message);
+    // An answer whose question was sent again or edited meanwhile (by another process, or after the resend
+    // stopped waiting for it) is not kept: the session has no question for it any more.
+    if (question) await cadre.store.sessions.appendReply(userId, sessionId, question, message);
+    else await cadre.store.sessions.append(userId, sessionId, message);
   } catch (error) {
     if (UserError.isInstance(error) && error.code === 'unknown_session') return;
     throw error;
   }
+}
+
+/** Longest a resend waits for the answers it stopped to end and be stored before replacing their questions. */
+const RESEND_WAIT_MS = 10_000;
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first. */
+function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise.then(() => {}), timeout]).finally(() => clearTimeout(timer));
 }
 
 /** A new session's title: the question's first 80 characters, never ending in half an emoji. */

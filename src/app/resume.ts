@@ -156,11 +156,13 @@ async function resumeAttempt(
       },
     });
     if (spec.sessionId) {
-      await appendAnswer(cadre, userId, spec.sessionId, {
-        role: 'assistant',
-        content: envelope.summary,
-        runId: envelope.runId,
-      });
+      await appendAnswer(
+        cadre,
+        userId,
+        spec.sessionId,
+        { role: 'assistant', content: envelope.summary, runId: envelope.runId },
+        spec.question,
+      );
     }
     return {
       answer: envelope.summary,

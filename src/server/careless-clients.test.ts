@@ -303,10 +303,9 @@ describe('a bug after the answer started streaming', () => {
     const { app, cadre } = await testServer(() => ({ text: 'an answer' }), {
       server: { log: (line) => lines.push(line) },
     });
-    const append = cadre.store.sessions.append.bind(cadre.store.sessions);
-    cadre.store.sessions.append = async (userId, sessionId, message) => {
-      if (message.role === 'assistant') throw new TypeError('secret detail at /srv/cadre/x.ts:12');
-      return append(userId, sessionId, message);
+    // Storing the answer meets a bug.
+    cadre.store.sessions.appendReply = async () => {
+      throw new TypeError('secret detail at /srv/cadre/x.ts:12');
     };
     const response = await app.request('/api/chat', jsonRequest('POST', chatBody('e1', 'question')));
     expect(response.status).toBe(200);

@@ -62,6 +62,35 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
+    return this.#insert(userId, sessionId, message);
+  }
+
+  async appendReply(
+    userId: string,
+    sessionId: string,
+    question: { id: string; createdAt: string },
+    message: NewMessage,
+  ): Promise<StoredMessage | undefined> {
+    // IMMEDIATE: another process's resend cannot remove the question between the look and the insert.
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      this.#owned(userId, sessionId);
+      const row = this.#db
+        .prepare('SELECT created_at FROM messages WHERE id = ? AND session_id = ?')
+        .get(question.id, sessionId) as { created_at: number } | undefined;
+      const stored =
+        row && iso(row.created_at) === question.createdAt
+          ? this.#insert(userId, sessionId, message)
+          : undefined;
+      this.#db.exec('COMMIT');
+      return stored;
+    } catch (error) {
+      this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  #insert(userId: string, sessionId: string, message: NewMessage): StoredMessage {
     const owner = this.#owned(userId, sessionId);
     const now = Date.now();
     const id = message.id ?? `msg_${randomUUID()}`;

@@ -126,6 +126,17 @@ export interface SessionStore {
   /** Appends to one of the caller's sessions; `UserError('unknown_session')` when it is not theirs. */
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage>;
   /**
+   * Appends an answer while the question it answers is still in the session as it was stored (its id and
+   * when: a question sent again is stored anew under the same id); undefined when it is not, as after a
+   * resend or an edit replaced it. `UserError('unknown_session')` when the session is not the caller's.
+   */
+  appendReply(
+    userId: string,
+    sessionId: string,
+    question: { id: string; createdAt: string },
+    message: NewMessage,
+  ): Promise<StoredMessage | undefined>;
+  /**
    * Removes message `messageId` of one of the caller's sessions and every message after it (a message sent
    * again, regenerated or edited replaces what followed it); resolves to how many went, 0 when the session
    * has no such message. `UserError('unknown_session')` when the session is not theirs.

@@ -153,6 +153,51 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it('appends a reply only while its question is still in the session as it was stored', async () => {
+        const store = await open();
+        const session = await store.sessions.create('alice');
+        const asked = await store.sessions.append('alice', session.id, {
+          id: 'q1',
+          role: 'user',
+          content: 'first',
+        });
+        const question = { id: asked.id, createdAt: asked.createdAt };
+        const reply = await store.sessions.appendReply('alice', session.id, question, {
+          role: 'assistant',
+          content: 'one',
+        });
+        expect(reply).toMatchObject({ role: 'assistant', content: 'one' });
+        const refused = await rejection(
+          store.sessions.appendReply('bob', session.id, question, { role: 'assistant', content: 'x' }),
+        );
+        expect(refused).toMatchObject({ fault: 'user', code: 'unknown_session' });
+
+        // Sent again: the same id, stored anew. A late answer to the first one is not kept.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await store.sessions.removeFrom('alice', session.id, 'q1');
+        await store.sessions.append('alice', session.id, { id: 'q1', role: 'user', content: 'first, again' });
+        expect(
+          await store.sessions.appendReply('alice', session.id, question, {
+            role: 'assistant',
+            content: 'late',
+          }),
+        ).toBeUndefined();
+        expect(
+          await store.sessions.appendReply(
+            'alice',
+            session.id,
+            { id: 'gone', createdAt: asked.createdAt },
+            {
+              role: 'assistant',
+              content: 'late',
+            },
+          ),
+        ).toBeUndefined();
+        const read = await store.sessions.get('alice', session.id);
+        expect(read?.messages.map((message) => message.content)).toEqual(['first, again']);
+        await store.close();
+      });
+
       it("removes a message and everything after it, in the caller's session only", async () => {
         const store = await open();
         const session = await store.sessions.create('alice');

@@ -275,4 +275,29 @@ describe('a message of the session sent again', () => {
     expect(mathCalls.length).toBe(2 * ran);
     expect(await stored(cadre, 's9')).toHaveLength(4);
   });
+
+  it('an answer whose question another process replaced meanwhile is not kept', async () => {
+    const { gate, release } = heldGate();
+    let calls = 0;
+    const { app, cadre } = await testServer(async () => {
+      calls++;
+      if (calls === 1) await gate;
+      return { text: `answer ${calls}` };
+    });
+    const response = await app.request(
+      '/api/chat',
+      postJson({ id: 's10', messages: [user('u1', 'Q: one')] }),
+    );
+    const chunks = readChunks(response);
+    // Another process (a terminal's cadre chat on the same session) edits the question while this answer
+    // runs; this process knows nothing of it.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await cadre.store.sessions.removeFrom('local', 's10', 'u1');
+    await cadre.store.sessions.append('local', 's10', { id: 'u1', role: 'user', content: 'Q: uno' });
+    await cadre.store.sessions.append('local', 's10', { role: 'assistant', content: 'the other answer' });
+    release();
+    const first = await readMessage(await chunks);
+    expect(first.metadata?.status).toBe('ok');
+    expect(await stored(cadre, 's10')).toEqual(['user:u1:Q: uno', 'assistant:the other answer']);
+  });
 });
