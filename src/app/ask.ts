@@ -8,6 +8,7 @@ import type { CadreEvent, EventListener } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunOutcome, RunRequest } from '../core/runtime.ts';
+import { sessionTitle } from '../core/session-title.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
@@ -287,12 +288,6 @@ function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
     timer = setTimeout(resolve, ms);
   });
   return Promise.race([promise.then(() => {}), timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A new session's title: the question's first 80 characters, never ending in half an emoji. */
-function sessionTitle(text: string): string {
-  const title = text.slice(0, 80);
-  return /[\uD800-\uDBFF]$/.test(title) ? title.slice(0, -1) : title;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../core/errors.ts';
+import { sessionTitle } from '../core/session-title.ts';
 import type { Database } from './database.ts';
 import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from './store.ts';
 
@@ -112,7 +113,7 @@ export class SqliteSessionStore implements SessionStore {
         message.runId ?? null,
         now,
       );
-    const title = owner.title || (message.role === 'user' ? message.content.slice(0, 80) : '');
+    const title = owner.title || (message.role === 'user' ? sessionTitle(message.content) : '');
     this.#db.prepare('UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?').run(now, title, sessionId);
     return {
       id,
@@ -131,10 +132,17 @@ export class SqliteSessionStore implements SessionStore {
       .prepare('SELECT seq FROM messages WHERE id = ? AND session_id = ?')
       .get(messageId, sessionId) as { seq: number } | undefined;
     if (!from) return 0;
+    const first = this.#db
+      .prepare('SELECT MIN(seq) AS seq FROM messages WHERE session_id = ?')
+      .get(sessionId) as { seq: number };
     const removed = this.#db
       .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
       .run(sessionId, from.seq).changes;
-    this.#db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(Date.now(), sessionId);
+    // Its first question went (edited): the next one titles the session again, as the first did.
+    const retitle = from.seq === first.seq;
+    this.#db
+      .prepare(`UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE id = ?`)
+      .run(Date.now(), sessionId);
     return Number(removed);
   }
 

@@ -139,7 +139,8 @@ export interface SessionStore {
   /**
    * Removes message `messageId` of one of the caller's sessions and every message after it (a message sent
    * again, regenerated or edited replaces what followed it); resolves to how many went, 0 when the session
-   * has no such message. `UserError('unknown_session')` when the session is not theirs.
+   * has no such message. `UserError('unknown_session')` when the session is not theirs. When the session's
+   * first message goes, so does the title it gave the session: the next question titles it again.
    */
   removeFrom(userId: string, sessionId: string, messageId: string): Promise<number>;
   delete(userId: string, id: string): Promise<boolean>;

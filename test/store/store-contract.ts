@@ -232,6 +232,16 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
           ['q2', 'second, edited'],
         ]);
         expect((await store.sessions.get('alice', other.id))?.messages).toHaveLength(1);
+        expect((await store.sessions.get('alice', session.id))?.title).toBe('first');
+
+        // The first question edited: the session is titled after the new one.
+        expect(await store.sessions.removeFrom('alice', session.id, 'q1')).toBe(3);
+        await store.sessions.append('alice', session.id, {
+          id: 'q1',
+          role: 'user',
+          content: 'first, edited',
+        });
+        expect((await store.sessions.get('alice', session.id))?.title).toBe('first, edited');
         await store.close();
       });
 

@@ -90,6 +90,8 @@ describe('a message of the session sent again', () => {
     ]);
     const session = await cadre.sessions.get('local', 's2');
     expect(session.messages[0]!.parts).toEqual([{ type: 'text', text: 'Q: uno' }]);
+    // It was the first question: the session's title follows the edit.
+    expect(session.title).toBe('Q: uno');
   });
 
   it('a question sent again while its first answer still runs stops that answer, which never lands after it', async () => {
