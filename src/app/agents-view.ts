@@ -1,8 +1,8 @@
 import { type AgentSourceKind, loadAgentFile } from '../agents/loader.ts';
 import type { AgentDefinition } from '../core/agent-definition.ts';
-import { UserError } from '../core/errors.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { Runtime } from '../core/runtime.ts';
+import { unknownAgentError } from '../core/unknown-agent.ts';
 import { serverOf } from '../mcp/client/mcp-clients.ts';
 import { type AgentModelChoice, agentModelChoice } from './agent-model.ts';
 import type { CadreParts } from './create-cadre.ts';
@@ -91,13 +91,7 @@ export class AgentsView {
     const loaded = catalog.agents.get(name);
     const runtime = await this.#runtime(userId);
     const definition = runtime.options.agents.get(name);
-    if (!loaded || !definition) {
-      throw new UserError(
-        'unknown_agent',
-        `There is no agent named "${name}". Known: ${[...catalog.agents.keys()].join(', ')}.`,
-        { name },
-      );
-    }
+    if (!loaded || !definition) throw unknownAgentError(name, catalog.agents.keys());
     // The agent's MCP servers start here, as they would for its first run, so their tools can be listed.
     const { mcp } = this.#parts;
     await mcp.prepare(definition.tools);

@@ -4,6 +4,7 @@ import { formatIssues } from '../config/format-issues.ts';
 import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import { configSchema } from '../config/schema.ts';
 import { UserError } from '../core/errors.ts';
+import { unknownAgentError } from '../core/unknown-agent.ts';
 import type { CadreParts } from './create-cadre.ts';
 
 /** What `PATCH /api/agents/:name` and friends may change about an agent, validated at the edge. */
@@ -56,9 +57,8 @@ export class SettingsUseCases {
         },
       );
     }
-    if (!(await this.#parts.wiring()).catalog.agents.has(name)) {
-      throw new UserError('unknown_agent', `There is no agent named "${name}".`, { name });
-    }
+    const { agents } = (await this.#parts.wiring()).catalog;
+    if (!agents.has(name)) throw unknownAgentError(name, agents.keys());
     if (name === 'main' && parsed.data.enabled === false) {
       throw new UserError('invalid_settings', 'The main agent cannot be disabled.', { agent: name });
     }

@@ -67,6 +67,9 @@ describe('cadre command line', () => {
     const show = await cli(['agents', 'show', 'math']);
     expect(show.stdout).toMatch(/calculate/);
     expect((await cli(['agents', 'show', 'nobody'])).stderr).toMatch(/no agent named "nobody"/);
+    const typo = await cli(['agents', 'show', 'reserch']);
+    expect(typo).toMatchObject({ code: 2 });
+    expect(typo.stderr).toMatch(/no agent named "reserch"\. Did you mean "research"\?/);
     expect((await cli(['agents', 'check'])).code).toBe(0);
   });
 

@@ -13,6 +13,7 @@ import { type PrepareAgent, runAgent } from './run-agent.ts';
 import type { RunFrame, TreeState } from './run-frame.ts';
 import { type RunTree, RunTreeBuilder } from './run-tree.ts';
 import type { ToolRegistry } from './tool-registry.ts';
+import { unknownAgentError } from './unknown-agent.ts';
 
 export interface RuntimeOptions {
   /** Agent definitions by name, as loaded (built-in, user, project). */
@@ -101,12 +102,7 @@ export class Runtime {
 
   agent(name: string): AgentDefinition {
     const definition = this.options.agents.get(name);
-    if (!definition) {
-      const known = [...this.options.agents.keys()].join(', ');
-      throw new UserError('unknown_agent', `There is no agent named "${name}". Known agents: ${known}.`, {
-        name,
-      });
-    }
+    if (!definition) throw unknownAgentError(name, this.options.agents.keys());
     if (!definition.enabled)
       throw new UserError('agent_disabled', `The agent "${name}" is disabled.`, { name });
     return definition;
