@@ -34,6 +34,32 @@ describe('agent definition files', () => {
     expect(() => loadAgentFile(context, 'project')).toThrow(/context: one of "isolated", "full" or "last-N"/);
   });
 
+  it("refuses unread a file larger than the limit (a stranger's 20 MB system prompt), and loads the rest", () => {
+    const home = mkdtempSync(join(tmpdir(), 'home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'project-'));
+    const agents = join(cwd, '.cadre', 'agents');
+    write(agents, 'huge.md', `---\nname: huge\ndescription: d\n---\n${'x'.repeat(300 * 1024)}`);
+    write(agents, 'small.md', '---\nname: small\ndescription: d\n---\nBody');
+    const catalog = loadAgentCatalog({ cadreHome: home, cwd });
+    expect(catalog.agents.has('small')).toBe(true);
+    expect(catalog.agents.has('huge')).toBe(false);
+    expect(catalog.problems).toEqual([
+      {
+        path: join(agents, 'huge.md'),
+        message: expect.stringMatching(
+          /huge\.md: 30\d{4} bytes, more than the 262144 a definition may have \(config limits\.maxDefinitionBytes\)/,
+        ),
+      },
+    ]);
+    // The limit is the config's to move.
+    const roomier = loadAgentCatalog({ cadreHome: home, cwd, maxDefinitionBytes: 1024 * 1024 });
+    expect(roomier.agents.has('huge')).toBe(true);
+    const tighter = loadAgentCatalog({ cadreHome: home, cwd, maxDefinitionBytes: 10 });
+    expect(tighter.agents.has('small')).toBe(false);
+    // The built-ins are Cadre's own and always load.
+    expect(tighter.agents.has('main')).toBe(true);
+  });
+
   it('refuses unknown tools in Cadre files and unknown fields', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agents-'));
     const path = write(dir, 'a.md', '---\nname: a\ndescription: d\ntools: calculate, teleport\n---\nBody');

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatIssues } from '../config/format-issues.ts';
@@ -35,14 +35,37 @@ export const BUILTIN_AGENT_DIR = fileURLToPath(new URL('.', import.meta.url));
 export type ToolNameCheck = (name: string) => boolean;
 
 /**
+ * Largest definition file read, in bytes, unless config `limits.maxDefinitionBytes` says otherwise. Its body
+ * is the agent's system prompt, sent with every model call, and a project's own files are a stranger's
+ * words: 256 KiB is about 64,000 tokens, far above any real one (the built-ins are 1-3 KB).
+ */
+export const DEFAULT_MAX_DEFINITION_BYTES = 256 * 1024;
+
+/** A definition file's text, refused unread when it is larger than `maxBytes`. */
+function readDefinition(path: string, maxBytes: number): string {
+  const { size } = statSync(path);
+  if (size > maxBytes) {
+    throw new RangeError(
+      `${size} bytes, more than the ${maxBytes} a definition may have (config limits.maxDefinitionBytes)`,
+    );
+  }
+  return readFileSync(path, 'utf8');
+}
+
+/**
  * Reads and validates one definition file. Throws a UserError naming the file and the field for a bad
  * value or an unknown tool (Claude Code files report unknown tools as notes instead).
  */
-export function loadAgentFile(path: string, kind: AgentSourceKind, toolExists?: ToolNameCheck): LoadedAgent {
+export function loadAgentFile(
+  path: string,
+  kind: AgentSourceKind,
+  toolExists?: ToolNameCheck,
+  maxBytes = DEFAULT_MAX_DEFINITION_BYTES,
+): LoadedAgent {
   const fail = (message: string) => new UserError('agent_invalid', `${path}: ${message}`, { file: path });
   let document: ReturnType<typeof parseFrontMatter>;
   try {
-    document = parseFrontMatter(readFileSync(path, 'utf8'));
+    document = parseFrontMatter(readDefinition(path, maxBytes));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw fail('no such file');
@@ -87,6 +110,11 @@ export interface CatalogSources {
   /** Defaults to the built-in definitions shipped in src/agents. */
   builtinDir?: string;
   toolExists?: ToolNameCheck;
+  /**
+   * Largest definition file read (default DEFAULT_MAX_DEFINITION_BYTES); a larger one is a problem. The
+   * built-in definitions are not held to it.
+   */
+  maxDefinitionBytes?: number;
 }
 
 /** The folders definitions are read from, in override order. */
@@ -113,7 +141,10 @@ export function loadAgentCatalog(sources: CatalogSources): AgentCatalog {
           .map((name) => ({ kind, path: join(dir, name) }))
       : [],
   );
-  const agentNames = new Set(files.map((file) => peekName(file.path)));
+  const maxBytes = sources.maxDefinitionBytes ?? DEFAULT_MAX_DEFINITION_BYTES;
+  const agentNames = new Set(
+    files.map((file) => peekName(file.path, file.kind === 'builtin' ? Number.POSITIVE_INFINITY : maxBytes)),
+  );
   const toolExists: ToolNameCheck | undefined = sources.toolExists
     ? (name) => agentNames.has(name) || sources.toolExists!(name)
     : undefined;
@@ -121,7 +152,9 @@ export function loadAgentCatalog(sources: CatalogSources): AgentCatalog {
   const problems: AgentLoadProblem[] = [];
   for (const file of files) {
     try {
-      const loaded = loadAgentFile(file.path, file.kind, toolExists);
+      // The built-ins are Cadre's own: a tight limit meant for others' files never takes them away.
+      const limit = file.kind === 'builtin' ? Number.POSITIVE_INFINITY : maxBytes;
+      const loaded = loadAgentFile(file.path, file.kind, toolExists, limit);
       const previous = agents.get(loaded.definition.name);
       if (previous) loaded.overrides = previous.source;
       agents.set(loaded.definition.name, loaded);
@@ -132,9 +165,9 @@ export function loadAgentCatalog(sources: CatalogSources): AgentCatalog {
   return { agents, problems };
 }
 
-function peekName(path: string): string {
+function peekName(path: string, maxBytes: number): string {
   try {
-    const name = parseFrontMatter(readFileSync(path, 'utf8')).attributes.name;
+    const name = parseFrontMatter(readDefinition(path, maxBytes)).attributes.name;
     return typeof name === 'string' ? name : basename(path, '.md');
   } catch {
     return basename(path, '.md');

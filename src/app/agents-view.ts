@@ -144,7 +144,12 @@ export class AgentsView {
     const names = new Set(catalog.agents.keys());
     return targets.map(({ path, kind }) => {
       try {
-        const loaded = loadAgentFile(path, kind, (tool) => names.has(tool) || tools.has(tool));
+        const loaded = loadAgentFile(
+          path,
+          kind,
+          (tool) => names.has(tool) || tools.has(tool),
+          this.#parts.config.limits?.maxDefinitionBytes,
+        );
         // A model no run could resolve fails only when the agent runs; the check is where to hear it.
         const { model } = loaded.definition;
         const unknown = model && model !== 'inherit' ? this.#parts.unknownProvider(model) : undefined;

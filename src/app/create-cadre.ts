@@ -233,6 +233,9 @@ export class Cadre {
         cadreHome: this.home,
         cwd: this.#options.cwd,
         toolExists: (name) => tools.has(name),
+        ...(this.config.limits?.maxDefinitionBytes
+          ? { maxDefinitionBytes: this.config.limits.maxDefinitionBytes }
+          : {}),
       });
       this.#wired = { tools, catalog };
       return this.#wired;

@@ -62,6 +62,8 @@ export const configSchema = z.strictObject({
       maxTurns: positiveInt.optional(),
       /** Characters a question (with what was piped in) may have; more is refused before any model call. */
       maxQuestionChars: positiveInt.optional(),
+      /** Bytes an agent definition file may have (default 256 KiB); a larger one is reported and skipped. */
+      maxDefinitionBytes: positiveInt.optional(),
       maxDepth: z.number().int().min(0).max(8).optional(),
       timeoutSeconds: z.number().positive().optional(),
       runBudget: positiveInt.optional(),
