@@ -311,8 +311,7 @@ async function openSession(
     const clientId = request.messageId;
     const ids = clientId ? [clientId, ownIdFor(existing.id, clientId)] : [];
     const at = existing.messages.findIndex((message) => message.role === 'user' && ids.includes(message.id));
-    const kept = at === -1 ? existing.messages : existing.messages.slice(0, at);
-    const history = kept.map((message) => ({ role: message.role, content: message.content }));
+    const history = historyOf(at === -1 ? existing.messages : existing.messages.slice(0, at));
     const replaced = existing.messages.slice(at).map((message) => message.id);
     return { sessionId: existing.id, history, ...(at === -1 ? {} : { replaced }) };
   }
@@ -324,10 +323,14 @@ async function openSession(
     // Someone else's session: to this user it does not exist ("unknown_session"). The caller's own,
     // made by a request of theirs that got here first (two first messages at once): it is used.
     const made = await cadre.sessions.get(userId, request.sessionId);
-    const history = made.messages.map((message) => ({ role: message.role, content: message.content }));
-    return { sessionId: made.id, history };
+    return { sessionId: made.id, history: historyOf(made.messages) };
   }
   return { sessionId: request.sessionId, history: [] };
+}
+
+/** Stored messages as the model's history. */
+function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
+  return messages.map((message) => ({ role: message.role, content: message.content }));
 }
 
 /**

@@ -38,7 +38,8 @@ export class SessionsUseCases {
   async interrupted(userId: string, sessionId: string): Promise<InterruptedAnswer[]> {
     const { runs, journal, sessions } = this.#parts.store;
     const roots = await runs.listRuns(userId, { sessionId, status: 'interrupted', limit: 200 });
-    const messages = (await sessions.get(userId, sessionId))?.messages ?? [];
+    // Read only when there is something to check: most sessions have no interrupted answer.
+    const messages = roots.length ? ((await sessions.get(userId, sessionId))?.messages ?? []) : [];
     const open: InterruptedAnswer[] = [];
     for (const run of roots) {
       const found = await journal.find(userId, run.id);

@@ -77,13 +77,18 @@ describe('a chat message id the client chose', () => {
   });
 });
 
+/** Turns prefetch mode on with this agent and trigger, as the web app's settings panel does. */
+function setPrefetch(app: Awaited<ReturnType<typeof testServer>>['app'], agent: string, trigger: string) {
+  return app.request(
+    '/api/settings',
+    jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent, trigger } }),
+  );
+}
+
 describe('the prefetch setting', () => {
   it('matches its trigger in time linear in the question: (a+)+$ cannot freeze the server', async () => {
     const { app } = await testServer(() => ({ text: 'an answer' }));
-    const set = await app.request(
-      '/api/settings',
-      jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '^(a+)+$' } }),
-    );
+    const set = await setPrefetch(app, 'math', '^(a+)+$');
     expect(set.status).toBe(200);
     const started = performance.now();
     // A backtracking engine takes about 2^32 steps on this question (tens of seconds, all users blocked).
@@ -95,18 +100,12 @@ describe('the prefetch setting', () => {
 
   it('refuses a trigger it cannot run and an agent that does not exist, naming the field (400)', async () => {
     const { app } = await testServer(() => ({ text: 'an answer' }));
-    const lookahead = await app.request(
-      '/api/settings',
-      jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'math', trigger: '(?=x)' } }),
-    );
+    const lookahead = await setPrefetch(app, 'math', '(?=x)');
     expect(lookahead.status).toBe(400);
     expect(((await lookahead.json()) as { error: { message: string } }).error.message).toContain(
       'prefetch.trigger',
     );
-    const unknown = await app.request(
-      '/api/settings',
-      jsonRequest('PATCH', { delegationMode: 'prefetch', prefetch: { agent: 'nope', trigger: 'x' } }),
-    );
+    const unknown = await setPrefetch(app, 'nope', 'x');
     expect(unknown.status).toBe(400);
     const body = (await unknown.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('invalid_settings');

@@ -5,8 +5,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { captureStream } from '../helpers/capture.ts';
 import { tempHome } from '../helpers/cli.ts';
-import { captureStream } from '../helpers/cli-in-process.ts';
 
 let servers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

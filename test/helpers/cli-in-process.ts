@@ -1,22 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { captureStream } from './capture.ts';
 import { tempHome } from './cli.ts';
-
-/** Text written to a stream, kept for a test to read. */
-export function captureStream() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      text += chunk;
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 /** Runs `cadre ARGS` in this process through `main`, the same front door the `cadre` binary uses. */
 export async function cadreInProcess(args: string[], env: Record<string, string>, cwd = process.cwd()) {

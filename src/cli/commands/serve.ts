@@ -43,14 +43,10 @@ export const serveCommand: CliCommand = async (args, context) => {
   const settings = cadre.config.server ?? {};
   const host = values.host ?? settings.host ?? '127.0.0.1';
   // Digits only: Number() would read "" as 0 (a random port) and "1e3" as 1000.
-  const port =
-    values.port === undefined
-      ? (settings.port ?? 4319)
-      : /^\d{1,5}$/.test(values.port)
-        ? Number(values.port)
-        : -1;
+  const given = values.port;
+  const port = given === undefined ? (settings.port ?? 4319) : /^\d{1,5}$/.test(given) ? Number(given) : -1;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UserError('usage', `--port ${values.port}: expected a port number from 0 to 65535.`);
+    throw new UserError('usage', `--port ${given}: expected a port number from 0 to 65535.`);
   const log = (line: string) => context.stdout.write(`${new Date().toISOString()} ${line}\n`);
   const mcp = mcpHttpRoutes(
     settings.maxConcurrentMcpCalls ? { limits: { maxConcurrentCalls: settings.maxConcurrentMcpCalls } } : {},

@@ -3,6 +3,7 @@ import {
   heldGate,
   isMain,
   isMath,
+  jsonRequest,
   mathDelegation,
   postJson,
   readChunks,
@@ -32,6 +33,18 @@ function answering() {
     const asked = JSON.stringify(questions.at(-1)?.content).match(/Q: ([^"\\]*)/)?.[1];
     return { text: `answer ${++count} to ${asked} (${questions.length} questions seen)` };
   };
+}
+
+/** A server whose first model call waits for `release` (an answer still running while the test acts); answer N is `answer N`. */
+async function firstAnswerHeld() {
+  const { gate, release } = heldGate();
+  let calls = 0;
+  const server = await testServer(async () => {
+    const call = ++calls;
+    if (call === 1) await gate;
+    return { text: `answer ${call}` };
+  });
+  return { ...server, release };
 }
 
 async function conversation(app: Awaited<ReturnType<typeof testServer>>['app'], body: unknown) {
@@ -95,13 +108,7 @@ describe('a message of the session sent again', () => {
   });
 
   it('a question sent again while its first answer still runs stops that answer, which never lands after it', async () => {
-    const { gate, release } = heldGate();
-    let calls = 0;
-    const { app, cadre } = await testServer(async () => {
-      calls++;
-      if (calls === 1) await gate;
-      return { text: `answer ${calls}` };
-    });
+    const { app, cadre, release } = await firstAnswerHeld();
     const firstResponse = await app.request(
       '/api/chat',
       postJson({ id: 's3', messages: [user('u1', 'Q: one')] }),
@@ -118,13 +125,7 @@ describe('a message of the session sent again', () => {
   });
 
   it('an edit in one tab leaves the answer another tab is waiting for to an earlier question', async () => {
-    const { gate, release } = heldGate();
-    let calls = 0;
-    const { app, cadre } = await testServer(async () => {
-      const call = ++calls;
-      if (call === 1) await gate;
-      return { text: `answer ${call}` };
-    });
+    const { app, cadre, release } = await firstAnswerHeld();
     const first = await app.request('/api/chat', postJson({ id: 's9', messages: [user('u1', 'Q: one')] }));
     const firstChunks = readChunks(first);
     // The other tab asks its own question meanwhile, then edits it.
@@ -167,11 +168,10 @@ describe('a message of the session sent again', () => {
     });
     const before = await stored(cadre, 's7');
     expect(before).toHaveLength(4);
-    const patched = await app.request('/api/agents/main', {
-      method: 'PATCH',
-      body: JSON.stringify({ model: 'openai:gpt-5-mini' }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const patched = await app.request(
+      '/api/agents/main',
+      jsonRequest('PATCH', { model: 'openai:gpt-5-mini' }),
+    );
     expect(patched.status).toBe(200);
 
     const regenerate = await app.request(
@@ -279,13 +279,7 @@ describe('a message of the session sent again', () => {
   });
 
   it('an answer whose question another process replaced meanwhile is not kept', async () => {
-    const { gate, release } = heldGate();
-    let calls = 0;
-    const { app, cadre } = await testServer(async () => {
-      calls++;
-      if (calls === 1) await gate;
-      return { text: `answer ${calls}` };
-    });
+    const { app, cadre, release } = await firstAnswerHeld();
     const response = await app.request(
       '/api/chat',
       postJson({ id: 's10', messages: [user('u1', 'Q: one')] }),
