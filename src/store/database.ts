@@ -102,9 +102,13 @@ function pendingMigrations(db: Database) {
   return MIGRATIONS.filter((migration) => !applied.has(migration.id));
 }
 
-/** Runs `work` in one transaction. */
+/**
+ * Runs `work` in one write transaction. IMMEDIATE: the write lock is taken (waiting for another process's
+ * commit) before the first read, so what `work` reads cannot change before it writes, and it never fails
+ * half-way upgrading a read snapshot another process moved past.
+ */
 export function transaction<T>(db: Database, work: () => T): T {
-  db.exec('BEGIN');
+  db.exec('BEGIN IMMEDIATE');
   try {
     const result = work();
     db.exec('COMMIT');

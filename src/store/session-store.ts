@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../core/errors.ts';
 import { sessionTitle } from '../core/session-title.ts';
-import type { Database } from './database.ts';
+import { type Database, transaction } from './database.ts';
 import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from './store.ts';
 
 /**
@@ -63,7 +63,8 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
-    return this.#insert(userId, sessionId, message);
+    // One write transaction: two processes appending at once cannot take the same place in the session.
+    return transaction(this.#db, () => this.#insert(userId, sessionId, message));
   }
 
   async appendReply(
@@ -72,23 +73,17 @@ export class SqliteSessionStore implements SessionStore {
     question: { id: string; createdAt: string },
     message: NewMessage,
   ): Promise<StoredMessage | undefined> {
-    // IMMEDIATE: another process's resend cannot remove the question between the look and the insert.
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
+    // One write transaction: another process's resend cannot remove the question between the look and
+    // the insert.
+    return transaction(this.#db, () => {
       this.#owned(userId, sessionId);
       const row = this.#db
         .prepare('SELECT created_at FROM messages WHERE id = ? AND session_id = ?')
         .get(question.id, sessionId) as { created_at: number } | undefined;
-      const stored =
-        row && iso(row.created_at) === question.createdAt
-          ? this.#insert(userId, sessionId, message)
-          : undefined;
-      this.#db.exec('COMMIT');
-      return stored;
-    } catch (error) {
-      this.#db.exec('ROLLBACK');
-      throw error;
-    }
+      return row && iso(row.created_at) === question.createdAt
+        ? this.#insert(userId, sessionId, message)
+        : undefined;
+    });
   }
 
   #insert(userId: string, sessionId: string, message: NewMessage): StoredMessage {
@@ -127,23 +122,25 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
-    this.#owned(userId, sessionId);
-    const from = this.#db
-      .prepare('SELECT seq FROM messages WHERE id = ? AND session_id = ?')
-      .get(messageId, sessionId) as { seq: number } | undefined;
-    if (!from) return 0;
-    const first = this.#db
-      .prepare('SELECT MIN(seq) AS seq FROM messages WHERE session_id = ?')
-      .get(sessionId) as { seq: number };
-    const removed = this.#db
-      .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
-      .run(sessionId, from.seq).changes;
-    // Its first question went (edited): the next one titles the session again, as the first did.
-    const retitle = from.seq === first.seq;
-    this.#db
-      .prepare(`UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE id = ?`)
-      .run(Date.now(), sessionId);
-    return Number(removed);
+    return transaction(this.#db, () => {
+      this.#owned(userId, sessionId);
+      const from = this.#db
+        .prepare('SELECT seq FROM messages WHERE id = ? AND session_id = ?')
+        .get(messageId, sessionId) as { seq: number } | undefined;
+      if (!from) return 0;
+      const first = this.#db
+        .prepare('SELECT MIN(seq) AS seq FROM messages WHERE session_id = ?')
+        .get(sessionId) as { seq: number };
+      const removed = this.#db
+        .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
+        .run(sessionId, from.seq).changes;
+      // Its first question went (edited): the next one titles the session again, as the first did.
+      const retitle = from.seq === first.seq;
+      this.#db
+        .prepare(`UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE id = ?`)
+        .run(Date.now(), sessionId);
+      return Number(removed);
+    });
   }
 
   /** The caller's session's owner row; `unknown_session` when it is someone else's or there is none. */
