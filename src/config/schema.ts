@@ -154,6 +154,12 @@ export const configSchema = z.strictObject({
       maxConcurrentMcpCalls: positiveInt.optional(),
       /** Deepest nesting of arrays and objects in a chat body. */
       maxJsonDepth: positiveInt.optional(),
+      /** Wrong tokens one address may send per minute before it is refused with 429 (default 20). */
+      maxFailedAuthPerMinute: positiveInt.optional(),
+      /** Seconds a client may take to send a whole request, body included (default 60). */
+      requestTimeoutSeconds: z.number().positive().optional(),
+      /** Seconds a client may take to send a request's headers (default 15). */
+      headersTimeoutSeconds: z.number().positive().optional(),
     })
     .optional(),
 });

@@ -4,7 +4,7 @@ import type { Cadre } from '../app/create-cadre.ts';
 import type { UserStore } from '../app/users.ts';
 import { VERSION } from '../app/version.ts';
 import { UserError } from '../core/errors.ts';
-import { authenticate } from './auth.ts';
+import { type AuthMode, authenticate } from './auth.ts';
 import { httpError, internalErrorLine } from './http-errors.ts';
 import { requestLog } from './request-log.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -29,6 +29,8 @@ export interface ServerLimits {
   maxConcurrentChats: number;
   /** Deepest nesting of arrays and objects in a chat body (deeper cannot be stored: a stack overflow). */
   maxJsonDepth: number;
+  /** Wrong tokens one address may send per minute before it is refused with 429. */
+  maxFailedAuthPerMinute: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -36,6 +38,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxUploadBytes: 50 * 1024 * 1024,
   maxConcurrentChats: 4,
   maxJsonDepth: 256,
+  maxFailedAuthPerMinute: 20,
 };
 
 export interface ServerAppOptions {
@@ -49,6 +52,8 @@ export interface ServerAppOptions {
   users?: UserStore;
   /** `CADRE_TOKEN`: single-user mode. */
   singleUserToken?: string;
+  /** Fixed by `startServer`; left out, the first request fixes it (see `AuthMode`). */
+  authMode?: AuthMode;
   limits?: Partial<ServerLimits>;
   /** Where the web app's built files are (default: web/dist of this package). */
   webRoot?: string;
@@ -72,6 +77,8 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   const auth = authenticate({
     users,
     ...(options.singleUserToken ? { singleUserToken: options.singleUserToken } : {}),
+    ...(options.authMode ? { mode: options.authMode } : {}),
+    maxFailedAuthPerMinute: limits.maxFailedAuthPerMinute,
   });
   const app = new Hono<ServerEnv>();
   if (options.log) app.use('*', requestLog(options.log));

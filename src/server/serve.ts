@@ -1,13 +1,17 @@
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import { UserError } from '../core/errors.ts';
-import { credentialsExist } from './auth.ts';
+import { authModeAtStart } from './auth.ts';
 import { createServerApp, type ServerAppOptions } from './create-server-app.ts';
 import { isLoopbackHost } from './security.ts';
 
 export interface StartServerOptions extends Omit<ServerAppOptions, 'boundHost'> {
   host: string;
   port: number;
+  /** Longest a client may take to send a whole request, body included (default 60 s). */
+  requestTimeoutSeconds?: number;
+  /** Longest a client may take to send a request's headers (default 15 s). */
+  headersTimeoutSeconds?: number;
 }
 
 export interface RunningServer {
@@ -28,7 +32,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     users,
     ...(options.singleUserToken ? { singleUserToken: options.singleUserToken } : {}),
   };
-  if (!isLoopbackHost(options.host) && !(await credentialsExist(authOptions))) {
+  // Fixed now, for as long as the server runs: see AuthMode.
+  const authMode = await authModeAtStart(authOptions);
+  if (!isLoopbackHost(options.host) && authMode === 'open') {
     throw new UserError(
       'needs_token',
       [
@@ -40,10 +46,24 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       { host: options.host },
     );
   }
-  const app = createServerApp({ ...options, users, boundHost: options.host });
+  const app = createServerApp({ ...options, users, boundHost: options.host, authMode });
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>
-      resolve(started),
+    const started = serve(
+      {
+        fetch: app.fetch,
+        hostname: options.host,
+        port: options.port,
+        // Node's defaults (300 s for a body, 60 s for headers) let a client that sends a byte at a time
+        // hold a connection for minutes; a chat request is small and an upload is bounded. Responses
+        // (event streams) are not limited by these.
+        serverOptions: {
+          requestTimeout: (options.requestTimeoutSeconds ?? 60) * 1000,
+          headersTimeout: (options.headersTimeoutSeconds ?? 15) * 1000,
+          // Node checks those every 30 s by default, which would stretch a 15 s limit to 45.
+          connectionsCheckingInterval: 1000,
+        },
+      },
+      () => resolve(started),
     );
     started.once('error', reject);
   });

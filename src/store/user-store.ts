@@ -32,6 +32,8 @@ const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 /** scrypt cost: ~50 ms per check on a laptop core; verified tokens are remembered, so that is paid once. */
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const KEY_LENGTH = 32;
+/** A hash no secret matches (its salt and hash are random), checked for ids that have no row. */
+const UNKNOWN_USER_HASH = `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${randomBytes(16).toString('base64url')}$${randomBytes(KEY_LENGTH).toString('base64url')}`;
 
 /**
  * Users in SQLite. A token is `cadre_<user key>_<secret>`: the key finds the user's row, and the secret is
@@ -100,7 +102,11 @@ export class SqliteUserStore implements UserStore {
     const row = this.#db.prepare('SELECT id, name, token_hash, created_at FROM users WHERE id = ?').get(id) as
       | { id: string; name: string; token_hash: string | null; created_at: number }
       | undefined;
-    if (!row?.token_hash) return undefined;
+    if (!row?.token_hash) {
+      // The same scrypt work as for a known id, so the answer's time does not tell whether the id exists.
+      await secretMatches(match[2]!, UNKNOWN_USER_HASH);
+      return undefined;
+    }
     const user = { id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() };
     const fingerprint = createHash('sha256').update(token).digest('base64url');
     const known = this.#verified.get(fingerprint);

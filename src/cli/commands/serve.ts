@@ -67,7 +67,12 @@ export const serveCommand: CliCommand = async (args, context) => {
         ...(settings.maxUploadBytes ? { maxUploadBytes: settings.maxUploadBytes } : {}),
         ...(settings.maxConcurrentChats ? { maxConcurrentChats: settings.maxConcurrentChats } : {}),
         ...(settings.maxJsonDepth ? { maxJsonDepth: settings.maxJsonDepth } : {}),
+        ...(settings.maxFailedAuthPerMinute
+          ? { maxFailedAuthPerMinute: settings.maxFailedAuthPerMinute }
+          : {}),
       },
+      ...(settings.requestTimeoutSeconds ? { requestTimeoutSeconds: settings.requestTimeoutSeconds } : {}),
+      ...(settings.headersTimeoutSeconds ? { headersTimeoutSeconds: settings.headersTimeoutSeconds } : {}),
     });
   } catch (error) {
     await cadre.close();
