@@ -21,19 +21,47 @@ export interface RuleDecision {
 
 export const NO_RULES: ApprovalRules = { allow: [], ask: [], deny: [] };
 
-/** The rule for one call: deny, then ask, then allow entries, then the defaults. */
+/**
+ * The rule for one call: deny, then ask, then allow entries, then the defaults. A path is matched as the
+ * tool resolved it (`resolvedPath`: workspace-relative, through symlinks), never as the model spelled it:
+ * `src/../package.json` is `package.json` to the file system, so `write_file(src/*)` must not allow it.
+ * Deny and ask entries see both spellings; a path with a `..` part, an absolute one, or one the tool could
+ * not resolve is always asked about.
+ */
 export function approvalRuleFor(
   rules: ApprovalRules,
-  call: { tool: string; input: unknown; toolAsks: boolean; agentAsks: boolean },
+  call: {
+    tool: string;
+    input: unknown;
+    toolAsks: boolean;
+    agentAsks: boolean;
+    /** The call's path as the tool resolved it, or `null` when it could not (outside, unreadable). */
+    resolvedPath?: string | null;
+  },
 ): RuleDecision {
-  const subject = callSubject(call.input);
-  const denied = rules.deny.find((entry) => matches(entry, call.tool, subject, 'any-part'));
+  const raw = callSubject(call.input);
+  const isPath = rawPath(call.input) !== undefined;
+  const resolved = isPath
+    ? call.resolvedPath === undefined
+      ? normalizedPath(raw ?? '')
+      : call.resolvedPath
+    : raw;
+  const spellings = [...new Set([raw, resolved ?? undefined])];
+  const matchesAny = (entry: string) =>
+    spellings.some((subject) => matches(entry, call.tool, subject, 'any-part'));
+  const denied = rules.deny.find(matchesAny);
   if (denied) return { rule: 'deny', because: `deny rule "${denied}"` };
-  const asked = rules.ask.find((entry) => matches(entry, call.tool, subject, 'any-part'));
+  const asked = rules.ask.find(matchesAny);
   if (asked) return { rule: 'ask', because: `ask rule "${asked}"` };
   if (call.agentAsks) return { rule: 'ask', because: "the agent definition's approval list" };
+  const subject = resolved ?? undefined;
   const allowed = rules.allow.find((entry) => matches(entry, call.tool, subject, 'whole'));
-  if (allowed) return { rule: 'allow', because: `allow rule "${allowed}"` };
+  if (allowed) {
+    // An allow rule vouches for the paths it names; a spelling that hides where a path goes is asked.
+    const why = isPath ? uncertainPath(raw ?? '', resolved) : undefined;
+    if (why) return { rule: 'ask', because: `${why} (allow rule "${allowed}" not applied)` };
+    return { rule: 'allow', because: `allow rule "${allowed}"` };
+  }
   if (call.toolAsks) return { rule: 'ask', because: `${call.tool} asks by default` };
   return { rule: 'allow', because: 'no rule asks for it' };
 }
@@ -42,6 +70,39 @@ export function approvalRuleFor(
 export function ruleEntryProblem(entry: string): string | undefined {
   const parsed = parseEntry(entry);
   if (!parsed) return 'a tool name, a name pattern with *, or tool(subject), e.g. "bash(npm test:*)"';
+  return undefined;
+}
+
+/** The `path` of a call's input, when it has one. */
+function rawPath(input: unknown): string | undefined {
+  if (!input || typeof input !== 'object') return undefined;
+  const record = input as Record<string, unknown>;
+  // A command is the subject when there is one (see callSubject).
+  return typeof record.command !== 'string' && typeof record.path === 'string' ? record.path : undefined;
+}
+
+/**
+ * `./src//a.ts` → `src/a.ts`, `src/../x` → `x`: the path as written, resolved without the file system
+ * (for a tool that does not resolve its own); a path that climbs above its start keeps its leading `..`.
+ */
+function normalizedPath(path: string): string {
+  const spelled = path.trim().replace(/\\/g, '/');
+  const parts: string[] = [];
+  for (const part of spelled.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..' && parts.length && parts.at(-1) !== '..') parts.pop();
+    else parts.push(part);
+  }
+  return (spelled.startsWith('/') ? '/' : '') + parts.join('/');
+}
+
+/** Why a path must be asked about whatever the allow rules say, or undefined. */
+function uncertainPath(raw: string, resolved: string | null | undefined): string | undefined {
+  if (resolved === null) return 'the path could not be resolved inside the workspace';
+  const spelled = raw.trim().replace(/\\/g, '/');
+  if (spelled.split('/').includes('..')) return 'the path has a ".." part';
+  if (spelled.startsWith('/') || spelled.startsWith('~') || /^[a-zA-Z]:/.test(spelled))
+    return 'the path is absolute';
   return undefined;
 }
 

@@ -49,6 +49,12 @@ export interface CadreTool<INPUT = any, OUTPUT = unknown> {
   toModelOutput?(output: OUTPUT): unknown;
   /** Asks a person before every call unless an approval rule allows it (write_file, edit_file, bash). */
   needsApproval?: boolean;
+  /**
+   * Where a call's `path` really is, workspace-relative and through symlinks, for the approval rules to
+   * match (`write_file(src/*)` must not allow `src/link` pointing at `package.json`); null when it cannot
+   * be said, which asks.
+   */
+  approvalPath?(input: INPUT, context: Pick<ToolContext, 'userId'>): Promise<string | null>;
   /** Only offered to agents that name it explicitly (never through "all tools" lists). */
   explicitOnly?: boolean;
 }

@@ -1,5 +1,6 @@
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -131,6 +132,16 @@ describe('edit_file', () => {
       );
     }
     expect(readFileSync(path.join(base, 'outside.txt'), 'utf8')).toBe('OUTSIDE');
+  });
+
+  it('refuses a file hard-linked to one outside the workspace, and leaves both as they were', async () => {
+    writeFileSync(path.join(base, 'victim.txt'), 'VICTIM');
+    linkSync(path.join(base, 'victim.txt'), path.join(root, 'hardlink.txt'));
+    await expect(call('write_file', { path: 'hardlink.txt', content: '' })).rejects.toThrow(/hard links/);
+    await expect(call('edit_file', { path: 'hardlink.txt', old: 'VICTIM', new: 'PWNED' })).rejects.toThrow(
+      /hard links/,
+    );
+    expect(readFileSync(path.join(base, 'victim.txt'), 'utf8')).toBe('VICTIM');
   });
 
   it('edits through a symlink that stays inside', async () => {

@@ -2,6 +2,13 @@ import { z } from 'zod';
 import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from '../workspace/confine.ts';
+import {
+  asWorkspaces,
+  codingAllowed,
+  locatePath,
+  type Workspaces,
+  workspaceOf,
+} from '../workspace/workspaces.ts';
 import { diffStat, readTextFile, unifiedDiff, writeTextFile } from './file-text.ts';
 
 export interface EditFileOutput {
@@ -15,7 +22,8 @@ export interface EditFileOutput {
  * `edit_file {path, old, new}`: replaces one exact occurrence of `old`. A text that is missing or appears
  * more than once is refused (nothing is written), so an edit never lands somewhere the model did not mean.
  */
-export function createEditFileTool(workspace: Workspace) {
+export function createEditFileTool(source: Workspaces | Workspace | string) {
+  const workspaces = asWorkspaces(source);
   return defineTool({
     name: 'edit_file',
     family: 'coding',
@@ -30,7 +38,10 @@ export function createEditFileTool(workspace: Workspace) {
       old: z.string().min(1).max(200_000).describe('The exact text to replace'),
       new: z.string().max(200_000).describe('The text to put in its place'),
     }),
-    async execute(input): Promise<EditFileOutput> {
+    approvalPath: (input, context) => locatePath(workspaces, context, input.path),
+    async execute(input, context): Promise<EditFileOutput> {
+      codingAllowed(workspaces, context, 'edit_file');
+      const workspace = workspaceOf(workspaces, context);
       if (input.old === input.new)
         throw new ModelBehaviorError('tool_input', 'old and new are the same text; nothing to change');
       const file = await workspace.resolve(input.path);

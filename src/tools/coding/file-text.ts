@@ -31,17 +31,24 @@ export async function readTextFile(absolute: string, requested: string): Promise
 /**
  * Writes text to a path already checked by `Workspace.resolveForWrite`. `O_NOFOLLOW` makes the write fail
  * if the last component became a symbolic link after the check, so a swapped-in link cannot redirect it.
+ * A file with more than one hard link is refused: the other name may be outside the workspace, and
+ * writing in place would change it there. The check is made on the opened file, before it is truncated.
  */
 export async function writeTextFile(absolute: string, content: string): Promise<void> {
   const existing = await lstat(absolute).catch(() => undefined);
   if (existing && !existing.isFile())
     throw new ModelBehaviorError('tool_input', 'the path exists and is not a regular file');
-  const handle = await open(
-    absolute,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    0o644,
-  );
+  const handle = await open(absolute, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
   try {
+    const opened = await handle.stat();
+    if (!opened.isFile())
+      throw new ModelBehaviorError('tool_input', 'the path exists and is not a regular file');
+    if (opened.nlink > 1)
+      throw new ModelBehaviorError(
+        'tool_input',
+        `the file has ${opened.nlink} hard links (another name for it may be outside the workspace); it is not written`,
+      );
+    await handle.truncate(0);
     await handle.writeFile(content, 'utf8');
   } finally {
     await handle.close();

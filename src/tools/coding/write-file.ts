@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from '../workspace/confine.ts';
+import {
+  asWorkspaces,
+  codingAllowed,
+  locatePath,
+  type Workspaces,
+  workspaceOf,
+} from '../workspace/workspaces.ts';
 import { diffStat, readTextFile, unifiedDiff, writeTextFile } from './file-text.ts';
 
 const MAX_CONTENT_CHARS = 1_000_000;
@@ -16,7 +23,8 @@ export interface WriteFileOutput {
 }
 
 /** `write_file {path, content}`: creates or replaces one workspace text file; the result carries the diff. */
-export function createWriteFileTool(workspace: Workspace) {
+export function createWriteFileTool(source: Workspaces | Workspace | string) {
+  const workspaces = asWorkspaces(source);
   return defineTool({
     name: 'write_file',
     family: 'coding',
@@ -29,7 +37,10 @@ export function createWriteFileTool(workspace: Workspace) {
       path: z.string().min(1).max(1000).describe('Path relative to the workspace root'),
       content: z.string().max(MAX_CONTENT_CHARS).describe('The complete new content of the file'),
     }),
-    async execute({ path, content }): Promise<WriteFileOutput> {
+    approvalPath: (input, context) => locatePath(workspaces, context, input.path),
+    async execute({ path, content }, context): Promise<WriteFileOutput> {
+      codingAllowed(workspaces, context, 'write_file');
+      const workspace = workspaceOf(workspaces, context);
       const target = await workspace.resolveForWrite(path);
       const before = target.exists ? await readTextFile(target.absolute, path) : '';
       await writeTextFile(target.absolute, content);

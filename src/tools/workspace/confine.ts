@@ -120,6 +120,31 @@ export class Workspace {
     return { absolute, relative: this.relative(absolute), exists: existing !== undefined };
   }
 
+  /**
+   * Where `requested` really is, workspace-relative, without changing anything: the path itself when it
+   * exists (through every symlink), else its deepest existing ancestor's real place plus the rest. What
+   * approval rules are matched against; a path that ends up outside throws.
+   */
+  async locate(requested: string): Promise<string> {
+    const lexical = this.#lexical(requested);
+    let ancestor = lexical;
+    const missing: string[] = [];
+    for (;;) {
+      const real = await realpath(ancestor).catch(() => undefined);
+      if (real !== undefined) {
+        const absolute = path.join(real, ...missing);
+        if (!this.contains(absolute))
+          throw new OutsideWorkspaceError(`"${requested}" resolves outside the workspace`);
+        return this.relative(absolute);
+      }
+      if (ancestor === this.root || path.dirname(ancestor) === ancestor) {
+        throw new OutsideWorkspaceError(`"${requested}" could not be resolved`);
+      }
+      missing.unshift(path.basename(ancestor));
+      ancestor = path.dirname(ancestor);
+    }
+  }
+
   #lexical(requested: string): string {
     if (requested.includes('\0')) throw new OutsideWorkspaceError('the path contains a NUL byte');
     const trimmed = requested.trim() || '.';

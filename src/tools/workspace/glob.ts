@@ -4,11 +4,13 @@ import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob-pattern.ts';
 import { runScope } from './run-scope.ts';
 import { walkFiles } from './walk.ts';
+import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
 const MAX_GLOB_RESULTS = 500;
 
 /** `glob {pattern}`: files in the workspace whose relative path matches, .gitignore honoured. */
-export function createGlobTool(workspace: Workspace) {
+export function createGlobTool(source: Workspaces | Workspace | string) {
+  const workspaces = asWorkspaces(source);
   return defineTool({
     name: 'glob',
     family: 'workspace',
@@ -19,6 +21,7 @@ export function createGlobTool(workspace: Workspace) {
       pattern: z.string().min(1).max(500).describe('Glob relative to the workspace root, e.g. "src/**/*.ts"'),
     }),
     async execute({ pattern }, context) {
+      const workspace = workspaceOf(workspaces, context);
       const matches = compileGlob(pattern);
       const scope = runScope(context);
       const files: string[] = [];

@@ -7,6 +7,7 @@ import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob-pattern.ts';
 import { runScope } from './run-scope.ts';
 import { walkFiles } from './walk.ts';
+import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
 const DEFAULT_RESULTS = 100;
 const MAX_RESULTS = 500;
@@ -14,7 +15,8 @@ const MAX_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_LINE_CHARS = 300;
 
 /** `grep {pattern, glob?, max_results?}`: regex search over workspace text files. */
-export function createGrepTool(workspace: Workspace) {
+export function createGrepTool(source: Workspaces | Workspace | string) {
+  const workspaces = asWorkspaces(source);
   return defineTool({
     name: 'grep',
     family: 'workspace',
@@ -33,6 +35,7 @@ export function createGrepTool(workspace: Workspace) {
       max_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe(`Default ${DEFAULT_RESULTS}`),
     }),
     async execute({ pattern, glob, max_results }, context) {
+      const workspace = workspaceOf(workspaces, context);
       // RE2 runs in time linear in the input, so no pattern a model writes can freeze the process the way
       // a backtracking regular expression like (a+)+$ can.
       let regex: RE2JS;

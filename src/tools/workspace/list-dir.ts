@@ -6,11 +6,13 @@ import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { outsideScope, runScope } from './run-scope.ts';
 import { isPathIgnored } from './walk.ts';
+import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
 const MAX_ENTRIES = 500;
 
 /** `list_dir {path}`: one folder's entries, folders first. */
-export function createListDirTool(workspace: Workspace) {
+export function createListDirTool(source: Workspaces | Workspace | string) {
+  const workspaces = asWorkspaces(source);
   return defineTool({
     name: 'list_dir',
     family: 'workspace',
@@ -21,6 +23,7 @@ export function createListDirTool(workspace: Workspace) {
       path: z.string().max(1000).describe('Folder relative to the workspace root, "." for the root'),
     }),
     async execute({ path }, context) {
+      const workspace = workspaceOf(workspaces, context);
       const folder = await workspace.resolve(path);
       const scope = runScope(context);
       if (scope.scope && !scope.includesFolder(folder.relative)) throw outsideScope(path, scope.scope);

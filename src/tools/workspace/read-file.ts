@@ -4,6 +4,7 @@ import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { outsideScope, runScope } from './run-scope.ts';
+import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
 const DEFAULT_LINES = 400;
 const MAX_LINES = 2000;
@@ -11,7 +12,8 @@ const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const MAX_CONTENT_CHARS = 100_000;
 
 /** `read_file {path, offset?, limit?}`: a line range of one workspace text file. */
-export function createReadFileTool(workspace: Workspace) {
+export function createReadFileTool(source: Workspaces | Workspace | string) {
+  const workspaces = asWorkspaces(source);
   return defineTool({
     name: 'read_file',
     family: 'workspace',
@@ -24,6 +26,7 @@ export function createReadFileTool(workspace: Workspace) {
       limit: z.number().int().min(1).max(MAX_LINES).optional(),
     }),
     async execute({ path, offset, limit }, context) {
+      const workspace = workspaceOf(workspaces, context);
       const file = await workspace.resolve(path);
       const scope = runScope(context);
       if (scope.scope && !scope.includes(file.relative)) throw outsideScope(path, scope.scope);
