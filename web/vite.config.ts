@@ -1,4 +1,6 @@
-import { gzipSync } from 'node:zlib';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 
@@ -38,10 +40,40 @@ function firstPageSize(): Plugin {
   };
 }
 
+/**
+ * Writes a brotli (`.br`) and a gzip (`.gz`) copy beside every script, style and page the build emits, at
+ * the best compression once here, so the server sends the small one a browser asks for without
+ * compressing on each request (src/server/static-files.ts).
+ */
+function precompress(): Plugin {
+  return {
+    name: 'cadre-precompress',
+    apply: 'build',
+    writeBundle(options, bundle) {
+      const folder = options.dir ?? 'dist';
+      for (const fileName of Object.keys(bundle)) {
+        if (!/\.(?:js|css|html|svg|json)$/.test(fileName)) continue;
+        const path = join(folder, fileName);
+        const content = readFileSync(path);
+        writeFileSync(
+          `${path}.br`,
+          brotliCompressSync(content, {
+            params: {
+              [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+              [constants.BROTLI_PARAM_SIZE_HINT]: content.length,
+            },
+          }),
+        );
+        writeFileSync(`${path}.gz`, gzipSync(content, { level: 9 }));
+      }
+    },
+  };
+}
+
 export default defineConfig({
   root: import.meta.dirname,
   base: '/',
-  plugins: [react(), firstPageSize()],
+  plugins: [react(), firstPageSize(), precompress()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
