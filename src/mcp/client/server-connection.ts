@@ -1,8 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../config/schema.ts';
 import { SystemError } from '../../core/errors.ts';
 
@@ -22,6 +20,22 @@ const DEFAULT_CALL_TIMEOUT_SECONDS = 120;
 const STDERR_LINES = 20;
 
 /**
+ * The MCP SDK's client side (with its JSON-schema validator and process spawner, ~80 modules), loaded
+ * when the first server starts: most commands never start one.
+ */
+async function loadSdk() {
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }, { ErrorCode, McpError }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport, ErrorCode, McpError };
+}
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
+/**
  * One configured MCP server: started on first use, shared by every run that uses it, restarted on the next
  * use after it exits, stopped when Cadre closes. Every failure (it cannot start, it exits during a call,
  * it does not answer in time) becomes a `SystemError` that names the server and says what happened, so
@@ -34,6 +48,8 @@ export class McpServerConnection {
   #starting: Promise<Client> | undefined;
   #tools: McpToolInfo[] | undefined;
   #lastError: string | undefined;
+  /** Set by the first start; a call happens only after one. */
+  #sdk: Sdk | undefined;
   #stderr: string[] = [];
   #closed = false;
   readonly #clientVersion: string;
@@ -101,8 +117,9 @@ export class McpServerConnection {
 
   async #start(): Promise<Client> {
     const timeoutSeconds = this.config.startTimeout ?? DEFAULT_START_TIMEOUT_SECONDS;
-    const client = new Client({ name: 'cadre', version: this.#clientVersion });
-    const transport = this.#transport();
+    this.#sdk ??= await loadSdk();
+    const client = new this.#sdk.Client({ name: 'cadre', version: this.#clientVersion });
+    const transport = this.#transport(this.#sdk);
     const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
     try {
       await client.connect(transport, { signal: timeout, timeout: timeoutSeconds * 1000 });
@@ -144,7 +161,7 @@ export class McpServerConnection {
     return client;
   }
 
-  #transport(): Transport {
+  #transport({ StdioClientTransport, StreamableHTTPClientTransport }: Sdk): Transport {
     const config = this.config;
     if ('command' in config) {
       const transport = new StdioClientTransport({
@@ -176,11 +193,12 @@ export class McpServerConnection {
 
   #callError(tool: string, error: unknown, timeoutSeconds: number): SystemError {
     const details = { server: this.name, tool };
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    const { McpError, ErrorCode } = this.#sdk ?? {};
+    if (McpError && ErrorCode && error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       this.#lastError = `did not answer ${tool} within ${timeoutSeconds} s`;
       return new SystemError('mcp_timeout', `MCP server "${this.name}" ${this.#lastError}.`, details);
     }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    if (McpError && ErrorCode && error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       this.#lastError = `exited during the call to ${tool}`;
       return new SystemError(
         'mcp_server_exited',

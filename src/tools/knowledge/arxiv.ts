@@ -1,4 +1,4 @@
-import { XMLParser } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import { bodyText } from '../http/http-client.ts';
@@ -13,12 +13,18 @@ import {
 } from '../http/tool-support.ts';
 import { asUntrusted } from '../http/untrusted.ts';
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  parseTagValue: false,
-  isArray: (name) => ['entry', 'author', 'link', 'category'].includes(name),
-});
+let parser: XMLParser | undefined;
+/** The Atom parser, made at the first arXiv answer: its XML library (a dozen modules) is not start-up's. */
+async function atomParser(): Promise<XMLParser> {
+  const { XMLParser } = await import('fast-xml-parser');
+  parser ??= new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    parseTagValue: false,
+    isArray: (name) => ['entry', 'author', 'link', 'category'].includes(name),
+  });
+  return parser;
+}
 
 const FIELD_PREFIX = /\b(ti|au|abs|co|jr|cat|rn|id|all):/;
 
@@ -44,8 +50,8 @@ export interface ArxivPaper {
 }
 
 /** Parses an arXiv Atom feed into papers; an error entry (arXiv's way of reporting bad queries) throws. */
-export function parseArxivFeed(xml: string): ArxivPaper[] {
-  const document = parser.parse(xml) as any;
+export async function parseArxivFeed(xml: string): Promise<ArxivPaper[]> {
+  const document = (await atomParser()).parse(xml) as any;
   const feed = document?.feed;
   if (!feed || typeof feed !== 'object') throw new SyntaxError('not an Atom feed');
   const entries: any[] = feed.entry ?? [];
@@ -98,7 +104,7 @@ export function arxivSearchTool(deps: NetworkToolDeps) {
           signal: context.signal,
           cache: { namespace: 'arxiv_search', ttlSeconds: deps.cacheTtl('arxiv_search') },
         });
-        return { query, results: parseArxivFeed(bodyText(response)), meta: metaOf(response) };
+        return { query, results: await parseArxivFeed(bodyText(response)), meta: metaOf(response) };
       });
     },
   });

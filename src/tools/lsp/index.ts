@@ -3,7 +3,6 @@ import { Workspace } from '../workspace/confine.ts';
 import { LspManager, type LspManagerOptions } from './manager.ts';
 import { lspTools } from './tools.ts';
 
-export { LspClient } from './client.ts';
 export { LspManager, type LspManagerOptions } from './manager.ts';
 export { configuredServer, type LanguageServerConfig, typescriptServer } from './server-config.ts';
 export { lspOptionsFromSettings } from './settings.ts';

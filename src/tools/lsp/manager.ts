@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { SystemError } from '../../core/errors.ts';
-import { LspClient } from './client.ts';
+import type { LspClient } from './client.ts';
 import { type LanguageServerConfig, typescriptServer } from './server-config.ts';
 
 const DEFAULT_IDLE_MS = 5 * 60_000;
@@ -53,6 +53,8 @@ export class LspManager {
   /** Runs `work` with the client for `file` in `root`, starting it if needed and keeping it alive meanwhile. */
   async use<T>(root: string, file: string, work: (client: LspClient) => Promise<T>): Promise<T> {
     const server = this.serverFor(file);
+    // The JSON-RPC client loads with the first language server, not with every command's tool list.
+    const { LspClient } = await import('./client.ts');
     const key = `${server.name}\0${root}`;
     let entry = this.#clients.get(key);
     if (!entry || (entry.client.exited && entry.busy === 0)) {

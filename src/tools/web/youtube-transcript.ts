@@ -1,4 +1,4 @@
-import { XMLParser } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
 import { bodyText } from '../http/http-client.ts';
@@ -70,16 +70,22 @@ const playerResponse = z
   })
   .loose();
 
-const xml = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  parseTagValue: false,
-  isArray: (name) => name === 'text' || name === 'p' || name === 's',
-});
+let xml: XMLParser | undefined;
+/** The captions parser, made at the first transcript: its XML library is not start-up's. */
+async function captionsParser(): Promise<XMLParser> {
+  const { XMLParser } = await import('fast-xml-parser');
+  xml ??= new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    parseTagValue: false,
+    isArray: (name) => name === 'text' || name === 'p' || name === 's',
+  });
+  return xml;
+}
 
 /** Timed text (format 1 `<transcript><text start>` or format 3 `<timedtext><body><p t>`) → `[m:ss] line` lines. */
-export function parseTimedText(source: string): string[] {
-  const document = xml.parse(source) as any;
+export async function parseTimedText(source: string): Promise<string[]> {
+  const document = (await captionsParser()).parse(source) as any;
   const flatten = (node: any): string => {
     if (typeof node === 'string') return node;
     if (node == null) return '';
@@ -156,7 +162,7 @@ export function youtubeTranscriptTool(deps: NetworkToolDeps) {
           signal: context.signal,
           cache: { namespace: 'youtube_transcript', ttlSeconds: deps.cacheTtl('youtube_transcript') },
         });
-        const lines = parseTimedText(bodyText(captions));
+        const lines = await parseTimedText(bodyText(captions));
         if (lines.length === 0) throw new ToolCallError(`YouTube returned empty captions for ${videoId}.`);
         const transcript = lines.join('\n');
         return {
