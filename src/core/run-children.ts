@@ -36,6 +36,7 @@ export function bindTools(services: LoopServices, tree: TreeState, frame: RunFra
     if (!cadreTool || cadreTool.unavailable?.()) continue;
     tools[name] = bindDirectTool(frame, services.tools, cadreTool);
     frame.directTools.add(name);
+    cadreTool.warm?.();
   }
   return tools;
 }

@@ -122,3 +122,25 @@ describe('jsonOutput', () => {
     expect(jsonOutput('t', undefined)).toBeUndefined();
   });
 });
+
+describe('warming a tool', () => {
+  it('starts what a tool needs when a run that holds it starts, before its model answers', async () => {
+    const warmed: string[] = [];
+    const tool = (name: string) => ({
+      name,
+      family: 'test',
+      description: name,
+      input: z.object({}),
+      execute: async () => ({}),
+      warm: () => warmed.push(name),
+    });
+    const registry = new ToolRegistry([tool('held'), tool('not_held')]);
+    let warmedBeforeAnswer: string[] = [];
+    const model = new ScriptedModel(() => {
+      warmedBeforeAnswer = [...warmed];
+      return { text: 'done' };
+    });
+    await mainRuntime('held', registry, model).run({ agent: 'main', task: 'go' });
+    expect(warmedBeforeAnswer).toEqual(['held']);
+  });
+});

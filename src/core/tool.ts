@@ -57,6 +57,11 @@ export interface CadreTool<INPUT = any, OUTPUT = unknown> {
   approvalPath?(input: INPUT, context: Pick<ToolContext, 'userId'>): Promise<string | null>;
   /** Only offered to agents that name it explicitly (never through "all tools" lists). */
   explicitOnly?: boolean;
+  /**
+   * Starts, in the background, what the first call would otherwise wait for (a worker, a library); called
+   * when a run that may use the tool starts, so the wait overlaps the model's first answer. Never throws.
+   */
+  warm?(): void;
 }
 
 /** Declares a tool with its input schema; the identity function, there for inference. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testToolContext } from '../../core/test-tool-context.ts';
 import { calculateTool, createCalculateTool } from './calculate.ts';
+import { idleMathWorkers } from './math-pool.ts';
 import { vaultGetTool, vaultSetTool } from './vault.ts';
 
 const context = (overrides: Parameters<typeof testToolContext>[0] = {}) => testToolContext(overrides);
@@ -15,6 +16,19 @@ describe('calculate', () => {
     expect((await calculateTool.execute({ expression: '5 km to mile' }, context())).result).toMatch(
       /^3\.10685\d* mile$/,
     );
+  });
+
+  it('answers plain arithmetic without a worker, and boots one in the background when warmed', async () => {
+    // A heap size of its own, so this tool's workers are told apart from other tests'.
+    const tool = createCalculateTool({ memoryMb: 96 });
+    expect((await tool.execute({ expression: '(17 * 23 - 1) / 2^3' }, context())).result).toBe('48.75');
+    expect(idleMathWorkers(96)).toBe(0);
+    tool.warm?.();
+    tool.warm?.();
+    expect(idleMathWorkers(96)).toBe(1);
+    // The warmed worker answers the first expression plain arithmetic cannot, and waits for the next.
+    expect((await tool.execute({ expression: '12 inch to cm' }, context())).result).toBe('30.48 cm');
+    expect(idleMathWorkers(96)).toBe(1);
   });
 
   it('gives clear errors for bad expressions and refuses scope tricks', async () => {
@@ -39,7 +53,8 @@ describe('calculate under hostile expressions', () => {
     await expect(patient.execute({ expression: 'size(zeros(32000,32000))' }, context())).rejects.toThrow(
       /needs more than the calculator's 256 MB of memory and was stopped/,
     );
-    expect((await patient.execute({ expression: '6 * 7' }, context())).result).toBe('42');
+    // Factorials are mathjs's, so this goes to a new worker.
+    expect((await patient.execute({ expression: '3! * 7' }, context())).result).toBe('42');
   });
 
   it('stops an expression that runs past its time limit, and keeps working', async () => {
@@ -49,7 +64,7 @@ describe('calculate under hostile expressions', () => {
       quick.execute({ expression: 'size(ones(1000,1000) * ones(1000,1000))' }, context()),
     ).rejects.toThrow(/took longer than the calculator's limit of 0.3 s and was stopped/);
     expect(performance.now() - started).toBeLessThan(3_000);
-    expect((await quick.execute({ expression: '2^10' }, context())).result).toBe('1024');
+    expect((await quick.execute({ expression: 'sum(2^10)' }, context())).result).toBe('1024');
   });
 
   it('refuses a result too long to hand back, and ends when the run is cancelled', async () => {

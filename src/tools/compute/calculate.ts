@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../core/tool.ts';
-import { evaluateInWorker, type MathLimits } from './math-pool.ts';
+import { DEFAULT_MATH_LIMITS, evaluateInWorker, type MathLimits, warmMathWorker } from './math-pool.ts';
+import { evaluatePlainArithmetic } from './plain-arithmetic.ts';
 
 const MAX_EXPRESSION_LENGTH = 2_000;
 
 /** A `calculate` tool with its own bounds (time, memory, result size); `calculateTool` uses the defaults. */
 export function createCalculateTool(limits: Partial<MathLimits> = {}) {
+  const maxResultChars = limits.maxResultChars ?? DEFAULT_MATH_LIMITS.maxResultChars;
   return defineTool({
     name: 'calculate',
     family: 'compute',
@@ -19,14 +21,21 @@ export function createCalculateTool(limits: Partial<MathLimits> = {}) {
         .max(MAX_EXPRESSION_LENGTH)
         .describe('The expression, e.g. "sqrt(2) * 3^4" or "12 inch to cm"'),
     }),
-    // In a worker with capped memory and time (math-pool.ts), so no expression can stop or freeze the process;
-    // code in run_js reaches this same function through callTool.
+    // Plain arithmetic is answered at once (plain-arithmetic.ts, same results as mathjs); everything else in
+    // a worker with capped memory and time (math-pool.ts), so no expression can stop or freeze the process.
+    // Code in run_js reaches this same function through callTool.
     async execute({ expression }, context) {
+      const plain = evaluatePlainArithmetic(expression);
+      if (plain !== undefined && plain.length <= maxResultChars) return { expression, result: plain };
       const result = await evaluateInWorker(expression, { limits, signal: context.signal });
       return { expression, result };
+    },
+    // Booting mathjs takes most of a second: an agent that may call this starts it while its model thinks.
+    warm() {
+      warmMathWorker(limits);
     },
   });
 }
 
-/** Evaluates a maths expression with mathjs: arithmetic, units, matrices, statistics. */
+/** Evaluates a maths expression: plain arithmetic at once, mathjs (units, matrices, statistics) in a worker. */
 export const calculateTool = createCalculateTool();

@@ -89,6 +89,23 @@ function giveBack(pooled: PooledWorker): void {
   idle.push(pooled);
 }
 
+/** How many workers with this heap wait idle (booted or booting) for the next evaluation: for tests. */
+export function idleMathWorkers(memoryMb = DEFAULT_MATH_LIMITS.memoryMb): number {
+  return idle.filter((spare) => spare.memoryMb === memoryMb).length;
+}
+
+/**
+ * Boots a worker in the background, unless one is idle or booting already, so the first evaluation finds
+ * mathjs loaded. It waits idle (never holding the process open) and counts against the idle pool.
+ */
+export function warmMathWorker(limits: Partial<MathLimits> = {}): void {
+  const memoryMb = limits.memoryMb ?? DEFAULT_MATH_LIMITS.memoryMb;
+  if (idle.some((spare) => spare.memoryMb === memoryMb)) return;
+  const spare = boot(memoryMb);
+  spare.worker.unref();
+  idle.push(spare);
+}
+
 /**
  * Evaluates one mathjs expression in a pooled worker thread with a capped heap and a time limit. An
  * expression that runs out of either gets a clear error saying which limit it hit (the worker is
