@@ -5,7 +5,7 @@ import { formatIssues } from '../config/format-issues.ts';
 import { type AgentDefinition, agentDefinitionSchema } from '../core/agent-definition.ts';
 import { UserError } from '../core/errors.ts';
 import { mapClaudeCodeAgent } from './claude-code.ts';
-import { parseFrontMatter } from './frontmatter.ts';
+import { type FrontMatterDocument, parseFrontMatter } from './frontmatter.ts';
 
 /** Where a definition came from, in override order: later sources replace earlier ones by name. */
 export type AgentSourceKind = 'builtin' | 'user' | 'project' | 'claude';
@@ -62,16 +62,32 @@ export function loadAgentFile(
   toolExists?: ToolNameCheck,
   maxBytes = DEFAULT_MAX_DEFINITION_BYTES,
 ): LoadedAgent {
-  const fail = (message: string) => new UserError('agent_invalid', `${path}: ${message}`, { file: path });
-  let document: ReturnType<typeof parseFrontMatter>;
+  return validateAgentDocument(path, kind, readAgentDocument(path, maxBytes), toolExists);
+}
+
+const invalid = (path: string, message: string) =>
+  new UserError('agent_invalid', `${path}: ${message}`, { file: path });
+
+/** A definition file read and split into front matter and body, or a UserError naming the file. */
+function readAgentDocument(path: string, maxBytes: number): FrontMatterDocument {
   try {
-    document = parseFrontMatter(readDefinition(path, maxBytes));
+    return parseFrontMatter(readDefinition(path, maxBytes));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw fail('no such file');
-    if (code === 'EISDIR') throw fail('a folder, not a definition file; name the .md files in it');
-    throw fail((error as Error).message);
+    if (code === 'ENOENT') throw invalid(path, 'no such file');
+    if (code === 'EISDIR') throw invalid(path, 'a folder, not a definition file; name the .md files in it');
+    throw invalid(path, (error as Error).message);
   }
+}
+
+/** Validates a definition file's front matter and body (see `loadAgentFile`). */
+function validateAgentDocument(
+  path: string,
+  kind: AgentSourceKind,
+  document: FrontMatterDocument,
+  toolExists?: ToolNameCheck,
+): LoadedAgent {
+  const fail = (message: string) => invalid(path, message);
   let attributes = document.attributes;
   const notes: string[] = [];
   if (kind === 'claude') {
@@ -142,19 +158,34 @@ export function loadAgentCatalog(sources: CatalogSources): AgentCatalog {
       : [],
   );
   const maxBytes = sources.maxDefinitionBytes ?? DEFAULT_MAX_DEFINITION_BYTES;
+  // Each file is read and parsed once: its name is needed before any is validated (an agent may name
+  // another as a tool), and YAML parsing is most of a cold start's time here.
+  const read = files.map(
+    (file): { kind: AgentSourceKind; path: string; document?: FrontMatterDocument; error?: Error } => {
+      // The built-ins are Cadre's own: a tight limit meant for others' files never takes them away.
+      const limit = file.kind === 'builtin' ? Number.POSITIVE_INFINITY : maxBytes;
+      try {
+        return { ...file, document: readAgentDocument(file.path, limit) };
+      } catch (error) {
+        return { ...file, error: error as Error };
+      }
+    },
+  );
   const agentNames = new Set(
-    files.map((file) => peekName(file.path, file.kind === 'builtin' ? Number.POSITIVE_INFINITY : maxBytes)),
+    read.map(({ path, document }) => {
+      const name = document?.attributes.name;
+      return typeof name === 'string' ? name : basename(path, '.md');
+    }),
   );
   const toolExists: ToolNameCheck | undefined = sources.toolExists
     ? (name) => agentNames.has(name) || sources.toolExists!(name)
     : undefined;
   const agents = new Map<string, LoadedAgent>();
   const problems: AgentLoadProblem[] = [];
-  for (const file of files) {
+  for (const file of read) {
     try {
-      // The built-ins are Cadre's own: a tight limit meant for others' files never takes them away.
-      const limit = file.kind === 'builtin' ? Number.POSITIVE_INFINITY : maxBytes;
-      const loaded = loadAgentFile(file.path, file.kind, toolExists, limit);
+      if (!file.document) throw file.error ?? new Error('not read');
+      const loaded = validateAgentDocument(file.path, file.kind, file.document, toolExists);
       const previous = agents.get(loaded.definition.name);
       if (previous) loaded.overrides = previous.source;
       agents.set(loaded.definition.name, loaded);
@@ -163,13 +194,4 @@ export function loadAgentCatalog(sources: CatalogSources): AgentCatalog {
     }
   }
   return { agents, problems };
-}
-
-function peekName(path: string, maxBytes: number): string {
-  try {
-    const name = parseFrontMatter(readDefinition(path, maxBytes)).attributes.name;
-    return typeof name === 'string' ? name : basename(path, '.md');
-  } catch {
-    return basename(path, '.md');
-  }
 }
