@@ -1,7 +1,8 @@
+import { getCompileCacheDir } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ModelBehaviorError, SystemError } from '../../core/errors.ts';
 import { Semaphore } from '../../core/semaphore.ts';
-import type { MathJob, MathReply } from './math-worker.ts';
+import type { MathJob, MathReply, MathWorkerData } from './math-worker.ts';
 
 /** The bounds on one `calculate` evaluation. */
 export interface MathLimits {
@@ -40,6 +41,7 @@ function boot(memoryMb: number): PooledWorker {
     env: {},
     argv: [],
     execArgv: [],
+    workerData: { compileCache: getCompileCacheDir() } satisfies MathWorkerData,
     stdout: true,
     stderr: true,
     resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },

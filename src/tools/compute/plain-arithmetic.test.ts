@@ -1,9 +1,9 @@
-import { all, create } from 'mathjs';
 import { describe, expect, it } from 'vitest';
 import { evaluatePlainArithmetic, formatNumber, MAX_PLAIN_LENGTH } from './plain-arithmetic.ts';
+import { createSafeMath } from './safe-math.ts';
 
-// The worker's mathjs, set up as math-worker.ts sets it up, to compare with.
-const math = create(all!, {});
+// The worker's own mathjs, to compare with.
+const math = createSafeMath();
 const byMathjs = (expression: string): string | Error => {
   try {
     const value = math.evaluate(expression, {});
