@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { EXIT } from '../app/error-maps.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
 import { HelpRequested } from './command-args.ts';
-import { EXIT, reportError } from './errors.ts';
 import { restartWithNodeFlags } from './node-flags.ts';
 
 export const VERSION: string = JSON.parse(
@@ -84,6 +84,8 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
       context.stderr.write(`cadre ${name}: ${error.message}\n`);
       return EXIT.usage;
     }
+    // Describing a model's failure needs the AI SDK; `cadre --version` and `--help` should not load it.
+    const { reportError } = await import('./errors.ts');
     return reportError(error, context.stderr);
   }
 }
