@@ -22,7 +22,7 @@ import { Runtime } from '../src/core/runtime.ts';
 import { defineTool } from '../src/core/tool.ts';
 import { ToolRegistry } from '../src/core/tool-registry.ts';
 import { ScriptedModel, type ScriptedRequest } from '../src/models/scripted-model.ts';
-import { openSqliteStore } from '../src/store/sqlite-store.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { sdkNestedMain } from './core.ts';
 
 const STEPS = 6;

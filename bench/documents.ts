@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { ingestDocument } from '../src/documents/ingest.ts';
 import { searchDocuments } from '../src/documents/search.ts';
 import type { DocumentFilter } from '../src/documents/types.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { SqliteDocumentStore as DocumentStore } from '../src/store/documents/document-store.ts';
+import { openDatabase } from '../src/store/sqlite/database.ts';
+import { SqliteDocumentStore as DocumentStore } from '../src/store/sqlite/documents/document-store.ts';
 
 export interface DocumentsBenchOptions {
   /** Chunk counts at which search latency is measured, ascending. */

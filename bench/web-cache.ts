@@ -3,8 +3,8 @@
  * the (local fixture) API, and the per-host rate limiter's accuracy under a burst, measured where the
  * requests arrive: at a fixture server. Run alone with `npx node bench/web-cache.ts`.
  */
-import { openDatabase } from '../src/store/database.ts';
-import { SqliteHttpCache } from '../src/store/http-cache.ts';
+import { openDatabase } from '../src/store/sqlite/database.ts';
+import { SqliteHttpCache } from '../src/store/sqlite/http-cache.ts';
 import { HttpClient } from '../src/tools/http/http-client.ts';
 import { RateLimiter } from '../src/tools/http/rate-limiter.ts';
 import type { NetworkToolDeps } from '../src/tools/http/tool-support.ts';

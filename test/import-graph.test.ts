@@ -54,27 +54,30 @@ function imports(): Array<{ file: string; target: string; specifier: string }> {
   return found;
 }
 
-/**
- * The cycles among modules through imports that load code (`import type` loads nothing): in a cycle, the
- * module loaded first can read another's exports before they exist, which fails at start-up or not,
- * depending on which file a process happens to import first.
- */
-function valueImportCycles(): string[][] {
+/** The relative imports of every source file: those that load code, or every one when `types` is set. */
+function importGraph(types: boolean): Map<string, string[]> {
+  const statement = types
+    ? /^(?:import|export)\s+[^;]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/gms
+    : /^(?:import|export)\s+(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms;
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(SRC)) {
     const text = readFileSync(file, 'utf8');
-    const targets = [...text.matchAll(/^(?:import|export)\s+(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms)].map(
-      (match) => normalize(join(dirname(file), match[1]!)),
+    const targets = [...text.matchAll(statement)].map((match) =>
+      normalize(join(dirname(file), (match[1] ?? match[2])!)),
     );
     graph.set(file, targets);
   }
-  // Tarjan's strongly connected components; any with more than one module is a cycle.
+  return graph;
+}
+
+/** The strongly connected components of more than one module (Tarjan's algorithm): each is a cycle. */
+function cycles(graph: Map<string, string[]>): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
   const onStack = new Set<string>();
-  const cycles: string[][] = [];
+  const found: string[][] = [];
   const visit = (file: string) => {
     index.set(file, next);
     low.set(file, next++);
@@ -95,10 +98,10 @@ function valueImportCycles(): string[][] {
       onStack.delete(member);
       component.push(relative(SRC, member));
     } while (member !== file);
-    if (component.length > 1) cycles.push(component.sort());
+    if (component.length > 1) found.push(component.sort());
   };
   for (const file of graph.keys()) if (!index.has(file)) visit(file);
-  return cycles;
+  return found;
 }
 
 describe('the import graph', () => {
@@ -124,8 +127,32 @@ describe('the import graph', () => {
     expect(outside).toEqual([]);
   });
 
+  /**
+   * In a cycle through imports that load code, the module loaded first can read another's exports before
+   * they exist, which fails at start-up or not, depending on which file a process happens to import first.
+   */
+  it('keeps the store backends behind their interfaces: only store/ imports store/sqlite/ or store/postgres/', () => {
+    const backends = ['store/sqlite/', 'store/postgres/'].map((folder) => join(SRC, folder));
+    const outside = all
+      .filter(({ target }) => backends.some((folder) => target.startsWith(folder)))
+      .map(({ file, specifier }) => `${relative(SRC, file)} imports ${specifier}`)
+      .filter((line) => !line.startsWith('store/'));
+    expect(outside).toEqual([]);
+  });
+
   it('has no cycles through imports that load code', () => {
-    expect(valueImportCycles()).toEqual([]);
+    expect(cycles(importGraph(false))).toEqual([]);
+  });
+
+  /**
+   * A cycle through type-only imports loads nothing, but it means neither side can be read, moved or
+   * replaced without the other: in store/, the interfaces must stand apart from every backend.
+   */
+  it('has no cycles in store/, type-only imports included', () => {
+    const inStore = cycles(importGraph(true)).filter((cycle) =>
+      cycle.some((file) => file.startsWith('store/')),
+    );
+    expect(inStore).toEqual([]);
   });
 
   it('knows every room there is', () => {

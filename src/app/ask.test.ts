@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
 import type { CadreEvent } from '../core/events.ts';
 import { ScriptedModel } from '../models/scripted-model.ts';
-import { openSqliteStore } from '../store/sqlite-store.ts';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { Cadre } from './create-cadre.ts';
 
 /** Main delegates to math once, then answers with what it got; `gate` holds math's answer back. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
-import { openSqliteStore } from '../store/sqlite-store.ts';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { Cadre } from './create-cadre.ts';
 
 function cadre() {

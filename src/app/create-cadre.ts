@@ -16,7 +16,7 @@ import type { ToolRegistry } from '../core/tool-registry.ts';
 import { McpClients } from '../mcp/client/mcp-clients.ts';
 import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
-import { openSqliteStore } from '../store/sqlite-store.ts';
+import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 
 export type { Store };
@@ -139,7 +139,7 @@ export class Cadre {
     const discovered = options.discoverTools
       ? await options.discoverTools({ config: loaded.config, env: options.env })
       : [];
-    const store = options.store ?? openSqliteStore(join(homeFolder(loaded.home), 'cadre.db'));
+    const store = options.store ?? (await openStore({ file: join(homeFolder(loaded.home), 'cadre.db') }));
     // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
     await store.runs.markInterrupted();
     const cadre = new Cadre(options, { ...loaded, store, ownsStore: !options.store, discovered });

@@ -3,8 +3,8 @@ import { MockEmbeddingModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { makePdf, makeXlsx } from '../../test/fixtures/documents/build-fixtures.ts';
 import { answeringLater } from '../../test/helpers/later-store.ts';
-import { openDatabase } from '../store/database.ts';
-import { SqliteDocumentStore as DocumentStore } from '../store/documents/document-store.ts';
+import { openDatabase } from '../store/sqlite/database.ts';
+import { SqliteDocumentStore as DocumentStore } from '../store/sqlite/documents/document-store.ts';
 import { ingestDocument, ingestFile } from './ingest.ts';
 
 const fixture = (name: string) => new URL(`../../test/fixtures/documents/${name}`, import.meta.url);

@@ -10,7 +10,7 @@ import {
   readChunks,
   testServer,
 } from '../../test/helpers/server.ts';
-import { markInterruptedRuns } from '../store/run-maintenance.ts';
+import { markInterruptedRuns } from '../store/sqlite/run-maintenance.ts';
 
 /** What a careless or hostile client sends the HTTP door, and what it must get back: a clear 4xx or the work done once. */
 

@@ -12,8 +12,8 @@ import {
 } from '../../src/documents/agent-context.ts';
 import { ingestDocument } from '../../src/documents/ingest.ts';
 import { type Script, ScriptedModel, type ScriptedRequest } from '../../src/models/scripted-model.ts';
-import { type Database, openDatabase } from '../../src/store/database.ts';
-import { SqliteDocumentStore as DocumentStore } from '../../src/store/documents/document-store.ts';
+import { type Database, openDatabase } from '../../src/store/sqlite/database.ts';
+import { SqliteDocumentStore as DocumentStore } from '../../src/store/sqlite/documents/document-store.ts';
 import { calculateTool } from '../../src/tools/compute/calculate.ts';
 import { documentTools } from '../../src/tools/documents/index.ts';
 import { makePdf } from '../fixtures/documents/build-fixtures.ts';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/store/sqlite-store.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { CLI_ENTRY, tempHome } from '../helpers/cli.ts';
 import { cadreInProcess } from '../helpers/cli-in-process.ts';

@@ -4,7 +4,7 @@ import type { CadreConfig } from '../../src/config/schema.ts';
 import { type Script, ScriptedModel, type ScriptedRequest } from '../../src/models/scripted-model.ts';
 import type { CadreUIMessage } from '../../src/server/chat-protocol.ts';
 import { createServerApp, type ServerAppOptions } from '../../src/server/create-server-app.ts';
-import { openSqliteStore } from '../../src/store/sqlite-store.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { tempHome } from './cli.ts';
 
 /** Who a scripted request is for, by the agent's instructions. */

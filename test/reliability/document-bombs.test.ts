@@ -82,7 +82,7 @@ describe('document limits from config.json', () => {
 describe('the parse worker memory cap', () => {
   it('stops a parser that needs more memory than parseMemoryMb, naming the limit', async () => {
     const { ingestDocument } = await import('../../src/documents/ingest.ts');
-    const { openSqliteStore } = await import('../../src/store/sqlite-store.ts');
+    const { openSqliteStore } = await import('../../src/store/sqlite/sqlite-store.ts');
     const html = `<html><body>${'<div><p>word <b>bold</b> <i>it</i></p></div>'.repeat(200_000)}</body></html>`;
     await expect(
       ingestDocument(

@@ -3,12 +3,12 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.ts';
-import { openSqliteStore } from '../../src/store/sqlite-store.ts';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
 
-const DATABASE_MODULE = fileURLToPath(new URL('../../src/store/database.ts', import.meta.url));
+const DATABASE_MODULE = fileURLToPath(new URL('../../src/store/sqlite/database.ts', import.meta.url));
 
 let servers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

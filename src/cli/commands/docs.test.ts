@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makePdf, makeXlsx } from '../../../test/fixtures/documents/build-fixtures.ts';
-import { openSqliteStore, type SqliteStore } from '../../store/sqlite-store.ts';
+import { openSqliteStore, type SqliteStore } from '../../store/sqlite/sqlite-store.ts';
 import type { CliContext } from '../cli-context.ts';
 import { docsCommand } from './docs.ts';
 

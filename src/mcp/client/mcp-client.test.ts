@@ -7,7 +7,7 @@ import { tempHome } from '../../../test/helpers/cli.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
-import { openSqliteStore } from '../../store/sqlite-store.ts';
+import { openSqliteStore } from '../../store/sqlite/sqlite-store.ts';
 
 const FILESYSTEM_SERVER = fileURLToPath(
   import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempHome } from '../../../test/helpers/cli.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import { ScriptedModel } from '../../models/scripted-model.ts';
-import { openSqliteStore } from '../../store/sqlite-store.ts';
+import { openSqliteStore } from '../../store/sqlite/sqlite-store.ts';
 import { createAgentMcpServer } from './agent-server.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];

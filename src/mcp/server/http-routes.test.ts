@@ -9,7 +9,7 @@ import { tempHome } from '../../../test/helpers/cli.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
-import { openSqliteStore } from '../../store/sqlite-store.ts';
+import { openSqliteStore } from '../../store/sqlite/sqlite-store.ts';
 import { type McpHttpEnv, type McpHttpLimits, mcpHttpRoutes } from './http-routes.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -11,7 +11,7 @@ import {
   testServer,
 } from '../../../test/helpers/server.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
-import { markInterruptedRuns } from '../../store/run-maintenance.ts';
+import { markInterruptedRuns } from '../../store/sqlite/run-maintenance.ts';
 
 /**
  * useChat sends a message of the conversation again in three ways: `regenerate()` (the same question, its

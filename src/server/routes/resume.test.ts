@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatBody, mathDelegation, postJson, readChunks, testServer } from '../../../test/helpers/server.ts';
-import { markInterruptedRuns } from '../../store/run-maintenance.ts';
+import { markInterruptedRuns } from '../../store/sqlite/run-maintenance.ts';
 
 describe('POST /api/runs/:id/resume', () => {
   it('continues an interrupted tree from its journal, asking the model only for what was not committed', async () => {

@@ -5,8 +5,8 @@ import { answeringLater } from '../../../test/helpers/later-store.ts';
 import { testToolContext } from '../../core/test-tool-context.ts';
 import type { CadreTool, ToolContext } from '../../core/tool.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
-import { type Database, openDatabase } from '../../store/database.ts';
-import { SqliteDocumentStore as DocumentStore } from '../../store/documents/document-store.ts';
+import { type Database, openDatabase } from '../../store/sqlite/database.ts';
+import { SqliteDocumentStore as DocumentStore } from '../../store/sqlite/documents/document-store.ts';
 import { documentTools } from './index.ts';
 
 /** The tools and agents over a store that answers later, as a networked backend does (every await counts). */

@@ -6,8 +6,8 @@ import {
   startFixtureServer,
 } from '../../../test/fixtures/apis/fixture-server.ts';
 import { answeringLater } from '../../../test/helpers/later-store.ts';
-import { openDatabase } from '../../store/database.ts';
-import { SqliteHttpCache } from '../../store/http-cache.ts';
+import { openDatabase } from '../../store/sqlite/database.ts';
+import { SqliteHttpCache } from '../../store/sqlite/http-cache.ts';
 import { classifyAddress, isPublicAddress } from './address-policy.ts';
 import { HttpClient } from './http-client.ts';
 import { BlockedUrlError, redact } from './http-errors.ts';

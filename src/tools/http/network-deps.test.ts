@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../store/database.ts';
-import { SqliteHttpCache } from '../../store/http-cache.ts';
+import { openDatabase } from '../../store/sqlite/database.ts';
+import { SqliteHttpCache } from '../../store/sqlite/http-cache.ts';
 import { createToolRegistry } from '../index.ts';
 import { createNetworkDeps, DEFAULT_CACHE_TTL } from './network-deps.ts';
 

@@ -1,0 +1,120 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { SystemError } from '../../core/errors.ts';
+import { MIGRATIONS } from './migrations/index.ts';
+
+export type Database = DatabaseSync;
+
+/** How long a statement waits for another process's write lock before failing with "database is locked". */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating if needed) Cadre's SQLite file in WAL mode and brings its schema up to date. `:memory:`
+ * gives a private in-memory database, which is what most tests use.
+ */
+export function openDatabase(path: string): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path);
+    // The wait comes first: switching a fresh file to WAL takes a lock that another process opening the
+    // same folder at the same moment may hold.
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    switchToWal(db);
+  } catch (error) {
+    throw unusableDatabase(path, error);
+  }
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+/**
+ * Sets WAL mode, retrying while another process holds the lock. SQLite does not always call the busy
+ * handler for a journal-mode change (seen: "database is locked" at once when six processes open a fresh
+ * folder together), so the wait is done here, briefly and only at start-up.
+ */
+function switchToWal(db: DatabaseSync): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== SQLITE_BUSY || Date.now() + pause > deadline)
+        throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
+const SQLITE_BUSY = 5;
+
+/** The error for a file SQLite cannot open as a database: which file, and what the person can do. */
+function unusableDatabase(path: string, error: unknown): SystemError {
+  const reason = (error as Error).message;
+  return new SystemError(
+    'database_unusable',
+    `${path} cannot be opened as Cadre's database (${reason}). If it is damaged, move it aside ` +
+      `(mv "${path}" "${path}.broken") and Cadre starts a new one; or set CADRE_HOME to another folder.`,
+    { file: path },
+    error,
+  );
+}
+
+/**
+ * Applies every migration not yet recorded, in list order, in one write transaction. The check of what is
+ * applied happens inside that transaction (`BEGIN IMMEDIATE` takes the write lock first), so several
+ * processes opening a fresh folder at once apply each migration exactly once: the others wait, then find
+ * nothing left to do. An up-to-date database is recognised without taking the write lock.
+ */
+export function migrate(db: Database): void {
+  if (pendingMigrations(db).length === 0) return;
+  db.exec('BEGIN IMMEDIATE');
+  let current: string | undefined;
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    for (const migration of pendingMigrations(db)) {
+      current = migration.id;
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO migrations (id, applied_at) VALUES (?, ?)').run(migration.id, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw new SystemError(
+      'migration_failed',
+      `migration ${current ?? '(setup)'} failed: ${(error as Error).message}`,
+      { migration: current },
+      error,
+    );
+  }
+}
+
+function pendingMigrations(db: Database) {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").get();
+  if (!table) return MIGRATIONS;
+  const applied = new Set(
+    (db.prepare('SELECT id FROM migrations').all() as Array<{ id: string }>).map((row) => row.id),
+  );
+  return MIGRATIONS.filter((migration) => !applied.has(migration.id));
+}
+
+/**
+ * Runs `work` in one write transaction. IMMEDIATE: the write lock is taken (waiting for another process's
+ * commit) before the first read, so what `work` reads cannot change before it writes, and it never fails
+ * half-way upgrading a read snapshot another process moved past.
+ */
+export function transaction<T>(db: Database, work: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = work();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,130 @@
+import { documentsMigration, vectorsPerModelMigration } from './documents.ts';
+import { httpCacheMigration } from './http-cache.ts';
+import { journalMigration, journalPayloadsMigration } from './journal.ts';
+import type { Migration } from './migration.ts';
+import { resultMemoryMigration } from './result-memory.ts';
+
+/**
+ * Events get a per-tree cursor (`root_seq`, from 1 with no gaps) so a reader can resume a tree's stream
+ * from the last event it saw whatever backend stores it; large outputs are kept once in `payloads` and
+ * referenced from the event rows that carry them.
+ */
+const eventCursorMigration: Migration = {
+  id: '008-event-cursor-payloads',
+  sql: `
+    ALTER TABLE events ADD COLUMN root_seq INTEGER;
+    ALTER TABLE events ADD COLUMN payload_hash TEXT;
+    UPDATE events SET root_seq = (
+      SELECT count(*) FROM events AS earlier
+      WHERE earlier.root_id = events.root_id AND earlier.rowid <= events.rowid
+    );
+    CREATE UNIQUE INDEX events_cursor ON events(root_id, root_seq);
+    CREATE INDEX events_payload ON events(payload_hash) WHERE payload_hash IS NOT NULL;
+    CREATE INDEX runs_by_user ON runs(user_id, started_at DESC) WHERE parent_id IS NULL;
+    CREATE TABLE payloads (
+      hash TEXT PRIMARY KEY,
+      body TEXT NOT NULL
+    );
+  `,
+};
+
+/** Per-agent settings belong to a user: those saved before users existed are the local user's. */
+const agentSettingsPerUserMigration: Migration = {
+  id: '009-agent-settings-per-user',
+  sql: "UPDATE settings SET scope = 'agent:local' WHERE scope = 'agent';",
+};
+
+/**
+ * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
+ * Documents, the HTTP cache, result memory and the journal have their migrations in their own files
+ * here; runs, sessions and settings have theirs in this list.
+ */
+export const MIGRATIONS: Migration[] = [
+  {
+    id: '001-users-sessions-runs-events',
+    sql: `
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash TEXT,
+        created_at INTEGER NOT NULL
+      );
+      INSERT INTO users (id, name, created_at) VALUES ('local', 'local', 0);
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        title TEXT NOT NULL DEFAULT '',
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX sessions_by_user ON sessions(user_id, updated_at DESC);
+      CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        parts TEXT,
+        run_id TEXT,
+        created_at INTEGER NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        root_id TEXT NOT NULL,
+        session_id TEXT,
+        user_id TEXT NOT NULL DEFAULT 'local',
+        agent TEXT NOT NULL,
+        task TEXT NOT NULL,
+        model TEXT NOT NULL,
+        depth INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        envelope TEXT,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER
+      );
+      CREATE INDEX runs_roots ON runs(started_at DESC) WHERE parent_id IS NULL;
+      CREATE INDEX runs_by_root ON runs(root_id);
+      CREATE TABLE events (
+        run_id TEXT NOT NULL,
+        root_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+      CREATE INDEX events_by_root ON events(root_id, time);
+      CREATE TABLE settings (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (scope, key)
+      );
+    `,
+  },
+  documentsMigration,
+  httpCacheMigration,
+  {
+    // Which process runs a run, so a later start can tell a run still going from one whose process was
+    // killed (SIGKILL, a closed terminal) and mark it interrupted.
+    id: '005-run-owner',
+    sql: `
+      ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+      ALTER TABLE runs ADD COLUMN owner_host TEXT;
+      CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+    `,
+  },
+  {
+    id: '006-message-metadata',
+    sql: 'ALTER TABLE messages ADD COLUMN metadata TEXT;',
+  },
+  resultMemoryMigration,
+  eventCursorMigration,
+  agentSettingsPerUserMigration,
+  journalMigration,
+  vectorsPerModelMigration,
+  journalPayloadsMigration,
+];

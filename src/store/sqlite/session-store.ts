@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { UserError } from '../../core/errors.ts';
+import { sessionTitle } from '../../core/session-title.ts';
+import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
+import { type Database, transaction } from './database.ts';
+
+/**
+ * Sessions and their messages. Every message is committed when it is appended, never batched: an
+ * accepted message survives a crash.
+ */
+export class SqliteSessionStore implements SessionStore {
+  #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
+    const now = Date.now();
+    const id = options.id ?? `ses_${randomUUID()}`;
+    if (this.#db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(id)) {
+      throw new UserError('session_exists', `A session "${id}" already exists.`, { sessionId: id });
+    }
+    this.#db
+      .prepare('INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
+      .run(id, userId, options.title ?? '', now, now);
+    return { id, title: options.title ?? '', createdAt: iso(now), updatedAt: iso(now) };
+  }
+
+  /** The session if it exists and belongs to `userId`. */
+  async get(userId: string, id: string): Promise<Session | undefined> {
+    const row = this.#db
+      .prepare('SELECT id, title, created_at, updated_at FROM sessions WHERE id = ? AND user_id = ?')
+      .get(id, userId) as Record<string, any> | undefined;
+    if (!row) return undefined;
+    const messages = (
+      this.#db
+        .prepare(
+          'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE session_id = ? ORDER BY seq',
+        )
+        .all(id) as Array<Record<string, any>>
+    ).map((message) => ({
+      id: message.id,
+      role: message.role,
+      content: message.content,
+      ...(message.parts ? { parts: JSON.parse(message.parts) } : {}),
+      ...(message.metadata ? { metadata: JSON.parse(message.metadata) } : {}),
+      ...(message.run_id ? { runId: message.run_id } : {}),
+      createdAt: iso(message.created_at),
+    }));
+    return { ...summary(row), messages };
+  }
+
+  async list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = options.limit ?? 100;
+    return (
+      this.#db
+        .prepare(
+          'SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = ? ORDER BY updated_at DESC LIMIT ?',
+        )
+        .all(userId, limit) as Array<Record<string, any>>
+    ).map(summary);
+  }
+
+  async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
+    // One write transaction: two processes appending at once cannot take the same place in the session.
+    return transaction(this.#db, () => this.#insert(userId, sessionId, message));
+  }
+
+  async appendReply(
+    userId: string,
+    sessionId: string,
+    question: { id: string; createdAt: string },
+    message: NewMessage,
+  ): Promise<StoredMessage | undefined> {
+    // One write transaction: another process's resend cannot remove the question between the look and
+    // the insert.
+    return transaction(this.#db, () => {
+      this.#owned(userId, sessionId);
+      const row = this.#db
+        .prepare('SELECT created_at FROM messages WHERE id = ? AND session_id = ?')
+        .get(question.id, sessionId) as { created_at: number } | undefined;
+      return row && iso(row.created_at) === question.createdAt
+        ? this.#insert(userId, sessionId, message)
+        : undefined;
+    });
+  }
+
+  #insert(userId: string, sessionId: string, message: NewMessage): StoredMessage {
+    const owner = this.#owned(userId, sessionId);
+    const now = Date.now();
+    const id = message.id ?? `msg_${randomUUID()}`;
+    const next = this.#db
+      .prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM messages WHERE session_id = ?')
+      .get(sessionId) as { seq: number };
+    this.#db
+      .prepare(
+        'INSERT INTO messages (id, session_id, seq, role, content, parts, metadata, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        id,
+        sessionId,
+        next.seq,
+        message.role,
+        message.content,
+        message.parts === undefined ? null : JSON.stringify(message.parts),
+        message.metadata === undefined ? null : JSON.stringify(message.metadata),
+        message.runId ?? null,
+        now,
+      );
+    const title = owner.title || (message.role === 'user' ? sessionTitle(message.content) : '');
+    this.#db.prepare('UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?').run(now, title, sessionId);
+    return {
+      id,
+      role: message.role,
+      content: message.content,
+      ...(message.parts === undefined ? {} : { parts: message.parts }),
+      ...(message.metadata === undefined ? {} : { metadata: message.metadata }),
+      ...(message.runId ? { runId: message.runId } : {}),
+      createdAt: iso(now),
+    };
+  }
+
+  async removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
+    return transaction(this.#db, () => {
+      this.#owned(userId, sessionId);
+      const from = this.#db
+        .prepare('SELECT seq FROM messages WHERE id = ? AND session_id = ?')
+        .get(messageId, sessionId) as { seq: number } | undefined;
+      if (!from) return 0;
+      const first = this.#db
+        .prepare('SELECT MIN(seq) AS seq FROM messages WHERE session_id = ?')
+        .get(sessionId) as { seq: number };
+      const removed = this.#db
+        .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
+        .run(sessionId, from.seq).changes;
+      // Its first question went (edited): the next one titles the session again, as the first did.
+      const retitle = from.seq === first.seq;
+      this.#db
+        .prepare(`UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE id = ?`)
+        .run(Date.now(), sessionId);
+      return Number(removed);
+    });
+  }
+
+  /** The caller's session's owner row; `unknown_session` when it is someone else's or there is none. */
+  #owned(userId: string, sessionId: string): { user_id: string; title: string } {
+    const owner = this.#db.prepare('SELECT user_id, title FROM sessions WHERE id = ?').get(sessionId) as
+      | { user_id: string; title: string }
+      | undefined;
+    if (!owner || owner.user_id !== userId) {
+      throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
+    }
+    return owner;
+  }
+
+  async delete(userId: string, id: string): Promise<boolean> {
+    return this.#db.prepare('DELETE FROM sessions WHERE id = ? AND user_id = ?').run(id, userId).changes > 0;
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function summary(row: Record<string, any>): SessionSummary {
+  return { id: row.id, title: row.title, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at) };
+}

@@ -1,0 +1,92 @@
+import { currentOwner } from '../run-owner.ts';
+import type { Store } from '../store.ts';
+import { Checkpointer } from './checkpointer.ts';
+import { type Database, openDatabase } from './database.ts';
+import { SqliteDocumentStore } from './documents/document-store.ts';
+import { EventWriter, type EventWriterOptions } from './event-writer.ts';
+import { SqliteHttpCache } from './http-cache.ts';
+import { SqliteJournalStore } from './journal-store.ts';
+import { SqliteResultMemory } from './result-memory-store.ts';
+import { recoverDeadSpools } from './run-maintenance.ts';
+import { SqliteRunStore } from './run-store.ts';
+import { SqliteSessionStore } from './session-store.ts';
+import { SqliteSettingsStore } from './settings-store.ts';
+import { Spool, spoolDirFor } from './spool.ts';
+import { SqliteUserStore } from './user-store.ts';
+
+export interface SqliteStoreOptions {
+  /** How events are written (batching delay, slice length, payload threshold). */
+  events?: Omit<EventWriterOptions, 'spool' | 'onFirstWrite'>;
+  /**
+   * Background checkpoints (see checkpointer.ts): how long after the first write the worker starts
+   * (default 1,000 ms) and how often it checkpoints (default 500 ms).
+   */
+  checkpoints?: { delayMs?: number; intervalMs?: number };
+}
+
+/**
+ * The embedded store: every concern over one SQLite file (or `:memory:`), WAL mode, migrated on open.
+ * For a file, runs' events and journal entries are secured in this process's spool before SQLite has
+ * them (see event-writer.ts), checkpoints happen on a worker thread once runs are written, and opening
+ * applies what dead processes left in their spools.
+ */
+export class SqliteStore implements Store {
+  readonly runs: SqliteRunStore;
+  readonly sessions: SqliteSessionStore;
+  readonly documents: SqliteDocumentStore;
+  readonly settings: SqliteSettingsStore;
+  readonly httpCache: SqliteHttpCache;
+  readonly users: SqliteUserStore;
+  readonly results: SqliteResultMemory;
+  readonly journal: SqliteJournalStore;
+  /** The open database, for this room's own tests and benchmarks; nothing outside `store/` uses it. */
+  readonly database: Database;
+  #checkpointer: Checkpointer | undefined;
+  #closed = false;
+
+  constructor(database: Database, options: SqliteStoreOptions = {}) {
+    this.database = database;
+    const location = database.location();
+    const owner = options.events?.owner ?? currentOwner();
+    // What processes that died left in their spools, applied at open and again before a long-lived
+    // process (`cadre serve`) resumes or removes one of their trees.
+    const recover = () => {
+      if (location) recoverDeadSpools(database, { owner });
+    };
+    recover();
+    if (location) {
+      this.#checkpointer = new Checkpointer(database, location, options.checkpoints);
+    }
+    const writer = new EventWriter(database, {
+      ...options.events,
+      ...(location ? { spool: new Spool(spoolDirFor(location), owner) } : {}),
+      onFirstWrite: () => this.#checkpointer?.start(),
+    });
+    this.runs = new SqliteRunStore(database, writer, recover);
+    this.sessions = new SqliteSessionStore(database);
+    this.documents = new SqliteDocumentStore(database);
+    this.settings = new SqliteSettingsStore(database);
+    this.httpCache = new SqliteHttpCache(database);
+    this.users = new SqliteUserStore(database);
+    this.results = new SqliteResultMemory(database);
+    this.journal = new SqliteJournalStore(database, writer, recover);
+  }
+
+  /** True while a worker thread checkpoints this store's WAL (see checkpointer.ts). */
+  get checkpointsInBackground(): boolean {
+    return this.#checkpointer?.running ?? false;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.runs.close();
+    await this.#checkpointer?.stop();
+    this.database.close();
+  }
+}
+
+/** Opens (creating and migrating if needed) the store at `path`; `:memory:` for a private one. */
+export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+  return new SqliteStore(openDatabase(path), options);
+}
