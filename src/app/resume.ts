@@ -141,7 +141,7 @@ async function resumeAttempt(
       inputs: spec.inputs,
       signal,
       userId,
-      journal: cadre.store.journal.open(found.journalId),
+      journal: await cadre.store.journal.open(found.journalId),
       ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
       ...(spec.model ? { model: spec.model } : {}),
       ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),

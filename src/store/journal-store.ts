@@ -36,8 +36,11 @@ export interface FoundJournal {
 export interface JournalStore {
   /** A new tree's journal (an id no attempt has used): nothing to read, each commit secured as `put` says. */
   create(journalId: string): TreeJournal & { entries(): number };
-  /** The journal of one tree: its entries read once, each commit secured as `put` says. */
-  open(journalId: string): TreeJournal & { entries(): number };
+  /**
+   * The journal of one tree: its entries read once (so `get` answers at once while the tree runs), each
+   * commit secured as `put` says.
+   */
+  open(journalId: string): Promise<TreeJournal & { entries(): number }>;
   /** Records an attempt's root run (the first one also records what resuming needs). */
   begin(journalId: string, rootRunId: string, userId: string, spec: ResumeSpec): Promise<void>;
   /** The journal an attempt belongs to, when the run is the caller's root run. */

@@ -37,7 +37,7 @@ export function describeJournalStoreContract(open: () => Promise<Store>): void {
       expect(first.entries()).toBe(3);
       await store.runs.secure();
 
-      const again = store.journal.open('jrn_a');
+      const again = await store.journal.open('jrn_a');
       expect(again.entries()).toBe(3);
       expect(again.get('r', 'model-step', '0')).toEqual({ parts: [{ type: 'text-delta', delta: 'hi' }] });
       expect(again.get('r/call_1', 'tool-result', 'call_2')).toEqual({
@@ -46,7 +46,7 @@ export function describeJournalStoreContract(open: () => Promise<Store>): void {
       });
       expect(again.get('r', 'tool-result', 'call_3')).toEqual({ ok: false, error: 'refused' });
       // Another journal's keys never leak in.
-      expect(store.journal.open('jrn_b').get('r', 'model-step', '0')).toBeUndefined();
+      expect((await store.journal.open('jrn_b')).get('r', 'model-step', '0')).toBeUndefined();
       await store.close();
     });
 
@@ -92,10 +92,10 @@ export function describeJournalStoreContract(open: () => Promise<Store>): void {
       // The resumed attempt still has its journal.
       expect(await store.journal.find('alice', 'run_1')).toBeUndefined();
       expect((await store.journal.find('alice', 'run_2'))?.attempts).toEqual(['run_2']);
-      expect(store.journal.open('jrn_a').entries()).toBe(1);
+      expect((await store.journal.open('jrn_a')).entries()).toBe(1);
       expect(await store.runs.prune('alice', { before: Date.now() + 1_000 })).toBe(1);
       expect(await store.journal.find('alice', 'run_2')).toBeUndefined();
-      expect(store.journal.open('jrn_a').entries()).toBe(0);
+      expect((await store.journal.open('jrn_a')).entries()).toBe(0);
       await store.close();
     });
   });

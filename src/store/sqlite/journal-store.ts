@@ -40,7 +40,7 @@ export class SqliteJournalStore implements JournalStore {
     return this.#handle(journalId, new Map());
   }
 
-  open(journalId: string): TreeJournal & { entries(): number } {
+  async open(journalId: string): Promise<TreeJournal & { entries(): number }> {
     // Entries this process secured but has not yet put in the table are read too.
     if (this.#writer?.holdsJournal(journalId)) this.#writer.applyNow();
     const loaded = new Map<string, unknown>();

@@ -189,7 +189,7 @@ describe('SQLite run store', () => {
     ]);
     // A resume starting now finds it whole.
     expect((await store.journal.find('local', 'waiting'))?.attempts).toEqual(['waiting']);
-    expect(store.journal.open('jrn_w').entries()).toBe(1);
+    expect((await store.journal.open('jrn_w')).entries()).toBe(1);
     expect(await store.journal.find('local', 'first')).toBeUndefined();
     await store.close();
   });

@@ -18,7 +18,7 @@ function recordUntilKilled(path: string, killAfterMs: number): Promise<number> {
 const store = openSqliteStore(${JSON.stringify(path)}, { events: { delayMs: 1, sliceMs: 1 } });
 const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
 store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'ann' });
-const journal = store.journal.open('j');
+const journal = await store.journal.open('j');
 process.stdout.write('0\\n');
 for (let seq = 1; ; seq++) {
   if (seq % 5) store.runs.record({ ...base, seq, type: 'text-delta', delta: 'word ' });
@@ -58,7 +58,7 @@ describe('a process killed at any moment while recording', () => {
       expect(events.every((row, index) => row.cursor === index + 1 && row.event.seq === index)).toBe(true);
       const big = events.find((row) => row.event.seq === 15);
       if (big) expect((big.event as { output: unknown }).output).toEqual({ page: '15'.repeat(3000) });
-      const journal = store.journal.open('j');
+      const journal = await store.journal.open('j');
       for (let seq = 5; seq <= lastSecured; seq += 5)
         expect(journal.get('r', 'tool-result', String(seq))).toEqual({ seq });
       await store.close();

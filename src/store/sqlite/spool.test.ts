@@ -37,7 +37,7 @@ function recordAndDie(path: string, events: CadreEvent[], journal: Array<[string
   const script = `const { openSqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
 const store = openSqliteStore(${JSON.stringify(path)}, { events: { delayMs: 60_000 } });
 await store.journal.begin('jrn_1', 'r1', 'ann', { agent: 'main', task: 't', history: [], inputs: {} });
-const journal = store.journal.open('jrn_1');
+const journal = await store.journal.open('jrn_1');
 for (const event of ${JSON.stringify(events)}) store.runs.record(event);
 for (const [runKey, kind, key, body] of ${JSON.stringify(journal)}) journal.put(runKey, kind, key, body);
 process.kill(process.pid, 'SIGKILL');`;
@@ -84,7 +84,7 @@ describe('the spool', () => {
       [5, 'text-delta'],
     ]);
     expect((events[3]!.event as { output: unknown }).output).toEqual(big);
-    expect(store.journal.open('jrn_1').get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
+    expect((await store.journal.open('jrn_1')).get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
     // The attempt was secured with the run's start, so `cadre runs resume r1` finds its journal.
     expect(await store.journal.find('ann', 'r1')).toMatchObject({ journalId: 'jrn_1', attempts: ['r1'] });
     // The run still belongs to the dead process, so the sweep closes it.
@@ -101,7 +101,10 @@ describe('the spool', () => {
     const count = (sql: string) => (store.database.prepare(sql).get() as { n: number }).n;
     expect(count('SELECT count(*) AS n FROM payloads')).toBe(1);
     expect(count('SELECT max(length(body)) AS n FROM journal')).toBeLessThan(100);
-    expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output: big });
+    expect((await store.journal.open('jrn_1')).get('r', 'tool-result', 'c1')).toEqual({
+      ok: true,
+      output: big,
+    });
     await store.close();
   });
 
@@ -161,7 +164,7 @@ describe('the spool', () => {
     expect(found?.journalId).toBe('jrn_1');
     const tree = await serve.runs.getRunTree('ann', 'r1');
     expect(tree?.status).toBe('running');
-    expect(serve.journal.open('jrn_1').get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
+    expect((await serve.journal.open('jrn_1')).get('r', 'model-step', '0')).toEqual({ parts: ['a'] });
     expect(readdirSync(spoolDirFor(path))).toEqual([]);
     await serve.close();
   });
@@ -174,7 +177,7 @@ describe('the spool', () => {
     // Nothing of it comes back when something later applies spools (a resume looking for its journal).
     expect(await serve.journal.find('ann', 'r1')).toBeUndefined();
     expect(await serve.runs.getRunTree('ann', 'r1')).toBeUndefined();
-    expect(serve.journal.open('jrn_1').entries()).toBe(0);
+    expect((await serve.journal.open('jrn_1')).entries()).toBe(0);
     await serve.close();
   });
 });
@@ -183,7 +186,7 @@ describe('journal entries in the spool', () => {
   it('are secured before put returns, or with `soon` by the barrier before the next model request', async () => {
     const path = dataPath();
     const store = openSqliteStore(path, { events: { delayMs: 60_000 } });
-    const journal = store.journal.open('jrn_soon');
+    const journal = await store.journal.open('jrn_soon');
     const spooled = () => {
       const files = existsSync(spoolDirFor(path)) ? readdirSync(spoolDirFor(path)) : [];
       return files
@@ -245,7 +248,7 @@ describe('a large tool output in the spool', () => {
     await store.close();
 
     const recovered = openWithDeadSpool(text);
-    const entries = recovered.journal.open('jrn_1');
+    const entries = await recovered.journal.open('jrn_1');
     for (const key of ['c1', 'c2', 'c3'])
       expect(entries.get('r', 'tool-result', key)).toEqual({ ok: true, output: big });
     const order = recovered.database.prepare('SELECT key FROM journal ORDER BY position').all();
@@ -294,7 +297,7 @@ describe('a large tool output in the spool', () => {
       'model-step 0',
       'tool-result c2',
     ]);
-    const entries = store.journal.open('jrn_1');
+    const entries = await store.journal.open('jrn_1');
     expect(entries.get('r', 'tool-result', 'c2')).toEqual({ ok: true, output: big });
     expect(entries.get('r', 'tool-result', 'c9')).toBeUndefined();
     await store.close();
@@ -323,7 +326,7 @@ describe('large tool outputs of two runs with the same call id', () => {
     await store.close();
 
     const recovered = openWithDeadSpool(text);
-    const entries = recovered.journal.open('jrn_1');
+    const entries = await recovered.journal.open('jrn_1');
     expect(entries.get('r/a', 'tool-result', 'call_0')).toEqual({ ok: true, output: page });
     expect(entries.get('r/b', 'tool-result', 'call_0')).toEqual({ ok: true, output: page });
     await recovered.close();

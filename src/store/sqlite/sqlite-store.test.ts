@@ -29,7 +29,7 @@ describe('a large tool output in SQLite', () => {
     store.runs.record(toolResult(1, output));
     await store.runs.flush();
     expect((store.database.prepare('SELECT count(*) AS n FROM payloads').get() as { n: number }).n).toBe(1);
-    expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
+    expect((await store.journal.open('jrn_1')).get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
     await store.close();
   });
 
@@ -45,7 +45,7 @@ describe('a large tool output in SQLite', () => {
     const count = (sql: string) => (store.database.prepare(sql).get() as { n: number }).n;
     expect(count('SELECT count(*) AS n FROM payloads')).toBe(1);
     expect(count('SELECT max(length(body)) AS n FROM journal')).toBeLessThan(100);
-    expect(store.journal.open('jrn_1').get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
+    expect((await store.journal.open('jrn_1')).get('r', 'tool-result', 'c1')).toEqual({ ok: true, output });
     const [stored] = (await store.runs.events('alice', 'r1')).filter(
       (row) => row.event.type === 'tool-result',
     );
