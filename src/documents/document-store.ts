@@ -11,9 +11,9 @@ import type {
 
 /**
  * The documents a user has, as the document domain needs them: ingest, the document tools and the
- * agents' context reach storage only through this interface (the SQLite implementation lives in
- * `store/documents/`). Every method takes the caller's user id, and an id that belongs to someone else
- * behaves exactly like an id that does not exist. Every method answers with a promise, like the other
+ * agents' context reach storage only through this interface (implemented in `store/sqlite/documents/`).
+ * Every method takes the caller's user id, and an id that belongs to someone else behaves exactly like an
+ * id that does not exist. Every method answers with a promise, like the other
  * stores, so any backend can implement it: the embedded SQLite engine answers at once, a server database
  * (PostgreSQL) over the network. Work that must be atomic (storing a document with its tags, chunks and
  * index entries; removing one with everything derived from it) is one method, never a sequence of calls.
