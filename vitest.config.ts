@@ -1,11 +1,50 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two tiers (CONTRIBUTING.md, "Tests in tiers"). `unit`: everything that runs inside the test process
+ * (use cases, the server through app.request(), `cadre` through `cadreInProcess`), on threads without
+ * per-file isolation, so a file costs its tests and not a fresh module graph. `e2e`: the tests whose subject
+ * is a process boundary (signals, kills, pipes, Node flags, a browser, a real `cadre` binary), each file in
+ * its own forked process. `npm test` runs both; `npm run test:unit` the first.
+ */
+const PROCESS_BOUNDARY = [
+  'test/e2e/**/*.test.ts',
+  'src/cli/node-flags.test.ts',
+  'src/store/spool-kill.test.ts',
+  'src/store/spool-recovery.test.ts',
+  'test/reliability/store-durability.test.ts',
+];
+
+const shared = {
+  testTimeout: 20_000,
+  hookTimeout: 20_000,
+  globalSetup: ['test/setup/temp-folder.ts'],
+};
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
-    pool: 'forks',
-    globalSetup: ['test/setup/temp-folder.ts'],
+    // vitest's default on a 2-core machine is one worker; most e2e time is waiting on other processes
+    // (model fixtures that take a moment, processes starting), which a second and third worker overlap.
+    maxWorkers: 3,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
+          exclude: PROCESS_BOUNDARY,
+          pool: 'threads',
+          isolate: false,
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'e2e',
+          include: PROCESS_BOUNDARY,
+          pool: 'forks',
+        },
+      },
+    ],
   },
 });

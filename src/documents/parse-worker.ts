@@ -7,11 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CadreError } from '../core/errors.ts';
 import { decodeText } from './detect-type.ts';
 import { ParseBudget, ParseLimitError, type ParseLimits } from './parse-budget.ts';
-import { parseCsv } from './parse-csv.ts';
-import { parseHtml } from './parse-html.ts';
-import { parsePdf } from './parse-pdf.ts';
 import { parseMarkdown, parsePlainText } from './parse-text.ts';
-import { parseXlsx } from './parse-xlsx.ts';
 import type { ParsedDocument } from './parsed-document.ts';
 import type { DocumentType } from './types.ts';
 
@@ -30,11 +26,13 @@ export type ParseReply =
 
 async function parse(job: ParseJob, budget: ParseBudget): Promise<ParsedDocument> {
   const { type, filename, bytes } = job;
-  if (type === 'pdf') return parsePdf(bytes, budget);
-  if (type === 'xlsx') return parseXlsx(filename, bytes, budget);
+  // Each worker parses one file: it loads only that format's parser (the PDF one alone is megabytes), so a
+  // Markdown or text file is read without booting pdf.js, linkedom or the zip reader.
+  if (type === 'pdf') return (await import('./parse-pdf.ts')).parsePdf(bytes, budget);
+  if (type === 'xlsx') return (await import('./parse-xlsx.ts')).parseXlsx(filename, bytes, budget);
   const text = decodeText(filename, bytes);
   if (type === 'html') {
-    const parsed = parseHtml(text);
+    const parsed = (await import('./parse-html.ts')).parseHtml(text);
     for (const page of parsed.pages) budget.text(page.length, 'the page text');
     return parsed;
   }
@@ -45,7 +43,7 @@ async function parse(job: ParseJob, budget: ParseBudget): Promise<ParsedDocument
       `${text.length.toLocaleString('en')} characters of text is more than the limit of ${job.limits.maxTextChars.toLocaleString('en')}`,
     );
   }
-  if (type === 'csv') return parseCsv(text, filename, budget);
+  if (type === 'csv') return (await import('./parse-csv.ts')).parseCsv(text, filename, budget);
   return type === 'markdown' ? parseMarkdown(text) : parsePlainText(text);
 }
 

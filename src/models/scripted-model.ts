@@ -48,6 +48,8 @@ export class ScriptedModel implements LanguageModelV4 {
   readonly supportedUrls = {};
   readonly calls: ScriptedRequest[] = [];
   #script: Script;
+  /** Numbers the tool calls this model makes, so ids do not depend on what other models (or tests) did. */
+  #toolCallCount = 0;
 
   constructor(script: Script, modelId = 'scripted') {
     this.#script = script;
@@ -62,7 +64,7 @@ export class ScriptedModel implements LanguageModelV4 {
     for (const [index, call] of (reply.toolCalls ?? []).entries()) {
       content.push({
         type: 'tool-call',
-        toolCallId: callId(call, index),
+        toolCallId: this.#callId(call, index),
         toolName: call.name,
         input: rawInput(call),
       });
@@ -93,7 +95,7 @@ export class ScriptedModel implements LanguageModelV4 {
     for (const [index, call] of (reply.toolCalls ?? []).entries()) {
       parts.push({
         type: 'tool-call',
-        toolCallId: callId(call, index),
+        toolCallId: this.#callId(call, index),
         toolName: call.name,
         input: rawInput(call),
       });
@@ -111,6 +113,10 @@ export class ScriptedModel implements LanguageModelV4 {
         },
       }),
     };
+  }
+
+  #callId(call: { id?: string }, index: number): string {
+    return call.id ?? `call_${++this.#toolCallCount}_${index}`;
   }
 
   async #next(options: LanguageModelV4CallOptions): Promise<ScriptedReply> {
@@ -133,11 +139,6 @@ export class ScriptedModel implements LanguageModelV4 {
     }
     return reply;
   }
-}
-
-let callCounter = 0;
-function callId(call: { id?: string }, index: number): string {
-  return call.id ?? `call_${++callCounter}_${index}`;
 }
 
 function rawInput(call: { input?: unknown; rawInput?: string }): string {
