@@ -21,6 +21,7 @@ import { budgetExhausted, stopReasonAfter, stopWhenOf, turnLimitReached } from '
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
 import type { ToolRegistry } from './tool-registry.ts';
+import { externalKnowledgeSection } from './untrusted.ts';
 import { zeroUsage } from './usage.ts';
 import { gate } from './usage-meter.ts';
 import { Vault } from './vault.ts';
@@ -211,7 +212,10 @@ async function runWithin(
   // 4.
   if (spec.prefetch) {
     const knowledge = await prefetch(services, tree, frame, spec.prefetch, runAgent);
-    if (knowledge) instructions = `${instructions}\n\n## External knowledge\n${knowledge}`;
+    if (knowledge) {
+      const section = externalKnowledgeSection(knowledge.agent, knowledge.turns, knowledge.summary);
+      instructions = `${instructions}\n\n${section}`;
+    }
   }
 
   // 5.

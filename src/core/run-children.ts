@@ -107,17 +107,25 @@ function inProcessChildRunner(services: LoopServices, tree: TreeState, run: RunA
   };
 }
 
-/** Runs the prefetch agent as a child; its summary, or undefined when it did not succeed. */
+/**
+ * Runs the prefetch agent as a child; its summary and how many model turns it took, or undefined when it
+ * did not succeed. Turns are counted from the child's `step-finish` events: nothing else of the run's runs
+ * yet, so every step under this run while the prefetch lasts is the prefetch's.
+ */
 export async function prefetch(
   services: LoopServices,
   tree: TreeState,
   frame: RunFrame,
   request: { agent: string; task: string },
   run: RunAgent,
-): Promise<string | undefined> {
+): Promise<{ agent: string; summary: string; turns: number } | undefined> {
   const definition = services.agents.get(request.agent);
   if (!definition?.enabled) return undefined;
   const input = { task: request.task };
+  let turns = 0;
+  const stopCounting = tree.bus.subscribe((event) => {
+    if (event.type === 'step-finish' && event.parentRunId === frame.id) turns += 1;
+  });
   try {
     const envelope = await traceToolCall(
       frame,
@@ -132,8 +140,12 @@ export async function prefetch(
       delegationFailure,
     );
     frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);
-    return envelope.status === 'ok' || envelope.status === 'partial' ? envelope.summary : undefined;
+    return envelope.status === 'ok' || envelope.status === 'partial'
+      ? { agent: definition.name, summary: envelope.summary, turns }
+      : undefined;
   } catch {
     return undefined;
+  } finally {
+    stopCounting();
   }
 }

@@ -274,7 +274,12 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     const output = parseJson(result.stdout);
     expect(output.run.children.map((run) => run.agent)).toEqual(['math']);
     const mainRequest = server.requests.find((request) => isMain(request.system))!;
-    expect(mainRequest.system).toContain('## External knowledge\nPrefetched: 2^10 = 1024.');
+    expect(mainRequest.system).toContain(
+      '## External knowledge\nRetrieved by the sub-agent `math` in 1 turn',
+    );
+    expect(mainRequest.system).toContain(
+      '<untrusted-content source="sub-agent math" turns="1">\nPrefetched: 2^10 = 1024.\n</untrusted-content>',
+    );
 
     const unrelated = await runCli(['ask', '--json', 'Say hello'], env);
     expect(parseJson(unrelated.stdout).run.children).toEqual([]);
