@@ -57,12 +57,19 @@ describe('research agent', () => {
     const wikipedia = fixtures.env.CADRE_ENDPOINT_WIKIPEDIA;
     const invented = 'https://made-up.example/turing-facts';
     const researchSaw: ScriptedRequest[] = [];
+    const mainSaw: ScriptedRequest[] = [];
     const model = new ScriptedModel((request) => {
       const isMain = request.toolNames.includes('research');
       if (isMain) {
+        mainSaw.push(request);
         return request.toolResults.length === 0
           ? { toolCalls: [{ name: 'research', input: { task: 'Who was Alan Turing? Cite sources.' } }] }
-          : { text: 'Turing was an English mathematician.' };
+          : {
+              text: [
+                `Turing was an English mathematician ([Wikipedia](${wikipedia}/wiki/Alan_Turing)).`,
+                `He ran marathons (${invented}); see also https://main-made-this-up.example/turing.`,
+              ].join(' '),
+            };
       }
       researchSaw.push(request);
       if (request.toolResults.length === 0) {
@@ -110,5 +117,18 @@ describe('research agent', () => {
     const results = researchSaw.at(-1)?.toolResults ?? [];
     expect(results).toHaveLength(2);
     for (const result of results) expect(JSON.stringify(result.output)).toContain('<untrusted-content tool=');
+
+    // Main was told which of research's links its tools really returned.
+    const mainRead = JSON.stringify(mainSaw.at(-1)?.toolResults[0]?.output);
+    expect(mainRead).toContain(`{"url":"${invented}","title":"Turing facts","verified":false}`);
+    expect(mainRead).toContain('{"url":"https://www.turing.org.uk","verified":true}');
+    // The answer's own links are checked against what the tree fetched: a link research only wrote, or
+    // one main made up, stays unverified one level up.
+    expect(outcome.envelope.sources).toEqual([
+      { url: `${wikipedia}/wiki/Alan_Turing`, title: 'Wikipedia', verified: true },
+      { url: invented, verified: false },
+      { url: 'https://main-made-this-up.example/turing', verified: false },
+    ]);
+    expect(outcome.tree.sources).toEqual(outcome.envelope.sources);
   });
 });

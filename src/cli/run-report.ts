@@ -1,5 +1,6 @@
 import type { CadreEvent } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
+import { sourcesReport } from './sources-report.ts';
 import { printableLine, withoutControls } from './terminal-text.ts';
 import { renderTree } from './tree-view.ts';
 
@@ -39,9 +40,12 @@ export function runReport(tree: RunTree, events: CadreEvent[], options: { verbos
       if (shown !== undefined) lines.push(...text(shown, `${indent}    `));
     }
     if (node.parentId !== null && node.summary) lines.push(...text(`summary: ${node.summary}`, indent));
+    if (node.parentId !== null) lines.push(...sourcesReport(node.sources, indent));
     return lines;
   };
   const ended = tree.endedAt ? Date.parse(tree.endedAt) : Date.now();
   const width = options.verbose ? Number.POSITIVE_INFINITY : 160;
-  return `${renderTree(tree, ended, width, { details }).join('\n')}\n\n${withoutControls(tree.summary)}\n`;
+  const answerSources = sourcesReport(tree.sources);
+  const listed = answerSources.length ? `\n${answerSources.join('\n')}\n` : '';
+  return `${renderTree(tree, ended, width, { details }).join('\n')}\n\n${withoutControls(tree.summary)}\n${listed}`;
 }

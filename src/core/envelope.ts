@@ -35,7 +35,10 @@ export function toModelView(
     envelope.data === undefined
       ? { status: envelope.status, summary: envelope.summary }
       : { status: envelope.status, data: envelope.data };
-  if (envelope.sources?.length) view.sources = envelope.sources.map(({ url, title }) => ({ url, title }));
+  // `verified` tells the parent which links the sub-agent's tools really returned and which it only wrote.
+  if (envelope.sources?.length) {
+    view.sources = envelope.sources.map(({ url, title, verified }) => ({ url, title, verified }));
+  }
   const fitted = JSON.stringify(view).length <= maxChars ? view : cutView(envelope, view, maxChars);
   return envelope.untrusted ? markedUntrusted(fitted, agent) : fitted;
 }

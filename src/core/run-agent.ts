@@ -328,10 +328,10 @@ async function runWithin(
       answer = `${answer}\n\n[structured output invalid: ${structured.error}]`;
     }
   }
-  if (spec.parent) {
-    const sources = citedSources(answer, frame.seenUrls);
-    if (sources.length) extra.sources = sources;
-  }
+  // Every answer's links are checked, the main agent's too: verified when a tool of this run returned the
+  // URL, or a sub-agent under it vouched for it as verified.
+  const sources = citedSources(answer, frame.seenUrls);
+  if (sources.length) extra.sources = sources;
   return finish(status, answer, extra);
 }
 

@@ -34,6 +34,25 @@ export function collectUrls(value: unknown, into: Set<string>, depth = 0): void 
 }
 
 /**
+ * The URLs a tool call's output vouches for. A sub-agent's result envelope vouches only for its sources
+ * marked verified (which its own tools, or its children's, returned): a link it wrote without having seen
+ * it must not become verified one level up. Any other output vouches for every URL in it.
+ */
+export function collectOutputUrls(output: unknown, into: Set<string>): void {
+  if (isEnvelopeLike(output)) {
+    for (const source of output.sources ?? []) if (source.verified) into.add(normalizeUrl(source.url));
+    return;
+  }
+  collectUrls(output, into);
+}
+
+function isEnvelopeLike(value: unknown): value is { sources?: Source[] } {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return typeof record.runId === 'string' && typeof record.status === 'string' && 'subtreeUsage' in record;
+}
+
+/**
  * The URLs an answer cites, each marked verified when one of the run's own tool calls returned it.
  * A URL the model wrote without having seen it is kept, marked `verified: false`.
  */

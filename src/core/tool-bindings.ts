@@ -5,7 +5,7 @@ import type { JournaledToolResult } from './journal.ts';
 import { outputJson, outputReturned } from './output-json.ts';
 import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
-import { collectUrls } from './sources.ts';
+import { collectOutputUrls } from './sources.ts';
 import type { CadreTool, ToolContext } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import { isUntrustedModelOutput } from './untrusted.ts';
@@ -25,7 +25,7 @@ export async function traceToolCall<T>(
   const started = performance.now();
   try {
     const output = await execute();
-    collectUrls(output, frame.seenUrls);
+    collectOutputUrls(output, frame.seenUrls);
     const failed = failure?.(output);
     emit(frame, {
       type: 'tool-result',

@@ -9,6 +9,7 @@ import { EXIT, reportError } from '../errors.ts';
 import { DEFAULT_MAX_QUESTION_CHARS, questionFrom } from '../question-input.ts';
 import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
+import { sourcesReport } from '../sources-report.ts';
 import { workspaceOption } from '../workspace-option.ts';
 
 export const ASK = {
@@ -23,7 +24,10 @@ export const ASK = {
     'mistake, 130 when cancelled.',
   flags: {
     agent: { type: 'string', placeholder: 'NAME', description: 'ask this agent instead of main' },
-    json: { type: 'boolean', description: 'print one JSON object: {answer, status, sessionId, run, usage}' },
+    json: {
+      type: 'boolean',
+      description: 'print one JSON object: {answer, status, sessionId, run, usage, sources}',
+    },
     events: {
       type: 'boolean',
       description: 'print every event of the run tree as a JSON line on stdout, as it happens',
@@ -110,12 +114,18 @@ async function answer(
       },
     });
     const { envelope } = result;
+    // The answer's own cited links, each checked against what the tree's tools returned.
+    const sources = envelope.sources ?? [];
     if (values.json) {
       const { answer, status, sessionId, run, usage } = result;
-      context.stdout.write(`${JSON.stringify({ answer, status, sessionId, run, usage }, null, 2)}\n`);
+      const output = { answer, status, sessionId, run, usage, sources };
+      context.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     } else if (!values.events && envelope.status !== 'error') {
       // An error's summary is the reason, which goes to stderr below; anything else is (partial) answer.
       context.stdout.write(`${envelope.summary}\n`);
+      // The list goes to stderr, beside the live tree: stdout stays the answer alone for pipes.
+      const listed = sourcesReport(sources);
+      if (listed.length) context.stderr.write(`\n${listed.join('\n')}\n`);
     }
     if (envelope.status === 'cancelled') return EXIT.interrupted;
     if (envelope.status !== 'ok') {

@@ -51,6 +51,29 @@ describe('the OpenAI-compatible door', () => {
     expect(first).toContain('Answer briefly.');
   });
 
+  it("carries the answer's cited links, each marked verified or not, as response metadata", async () => {
+    const link = 'https://made-up.example/pi';
+    const { app } = await testServer(() => ({ text: `Pi is 3.14159 (${link}).` }));
+    const completion = await client(app).chat.completions.create({
+      model: 'cadre',
+      messages: [{ role: 'user', content: 'What is pi?' }],
+    });
+    expect((completion as unknown as { metadata: unknown }).metadata).toEqual({
+      sources: [{ url: link, verified: false }],
+    });
+    const stream = await client(app).chat.completions.create({
+      model: 'cadre',
+      messages: [{ role: 'user', content: 'What is pi?' }],
+      stream: true,
+    });
+    const metadata: unknown[] = [];
+    for await (const chunk of stream) {
+      const { metadata: found } = chunk as unknown as { metadata?: unknown };
+      if (found) metadata.push(found);
+    }
+    expect(metadata).toEqual([{ sources: [{ url: link, verified: false }] }]);
+  });
+
   it('streams the main agent text as content deltas and sub-agents as reasoning lines, ending with usage when asked', async () => {
     const { app } = await testServer(delegation);
     const stream = await client(app).chat.completions.create({

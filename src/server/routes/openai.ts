@@ -5,6 +5,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { complete, enabledAgents } from '../../app/complete.ts';
+import type { Source } from '../../core/envelope.ts';
 import { CadreError } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RunStatus } from '../../core/status.ts';
@@ -153,6 +154,14 @@ function finishReason(status: RunStatus): 'stop' | 'length' {
   return status === 'ok' || status === 'error' || status === 'cancelled' ? 'stop' : 'length';
 }
 
+/**
+ * The answer's cited links, each marked verified or not, as response metadata: OpenAI clients ignore a
+ * field they do not know, and a Cadre-aware one can flag links no tool returned. Absent when none.
+ */
+function sourcesMetadata(sources: Source[] | undefined): { metadata?: { sources: Source[] } } {
+  return sources?.length ? { metadata: { sources } } : {};
+}
+
 function openAIUsage(usage: Usage) {
   return {
     prompt_tokens: usage.inputTokens,
@@ -243,13 +252,14 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
           },
         ],
         usage: openAIUsage(envelope.subtreeUsage),
+        ...sourcesMetadata(envelope.sources),
       });
     }
 
     // As OpenAI's own API: with `include_usage`, every chunk carries `usage: null` and one more chunk with
     // no choices carries the usage before [DONE]; without it, no chunk has a usage field.
     const includeUsage = body.stream_options?.include_usage === true;
-    const frame = (choices: unknown[], usage?: Usage) =>
+    const frame = (choices: unknown[], usage?: Usage, extra: object = {}) =>
       JSON.stringify({
         id,
         object: 'chat.completion.chunk',
@@ -257,9 +267,10 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
         model: body.model,
         choices,
         ...(includeUsage ? { usage: usage ? openAIUsage(usage) : null } : {}),
+        ...extra,
       });
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-      frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: object = {}) =>
+      frame([{ index: 0, delta, logprobs: null, finish_reason: finish }], undefined, extra);
     const streamError = (message: string, code: string | null) =>
       JSON.stringify({ error: { message, type: 'server_error', param: null, code } });
     const queue: string[] = [];
@@ -316,7 +327,8 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
         if (envelope.status === 'error')
           await stream.writeSSE({ data: streamError(envelope.summary, 'run_error') });
         else {
-          await stream.writeSSE({ data: chunk({}, finishReason(envelope.status)) });
+          const last = chunk({}, finishReason(envelope.status), sourcesMetadata(envelope.sources));
+          await stream.writeSSE({ data: last });
           if (includeUsage) await stream.writeSSE({ data: frame([], envelope.subtreeUsage) });
         }
       } catch (error) {
