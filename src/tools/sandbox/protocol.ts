@@ -40,6 +40,11 @@ export interface WorkerBoot {
 
 export interface WorkerJob {
   code: string;
+  /**
+   * The code as an async body with its final expression returned (final-expression.ts), computed on the
+   * host so the worker loads nothing more; the worker uses it when it compiles.
+   */
+  returningCode?: string;
   toolNames: string[];
   /** JSON of `[{name, description, input}]`, what `help()` returns inside. */
   toolHelp: string;

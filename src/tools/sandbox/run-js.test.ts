@@ -62,6 +62,17 @@ describe('run_js in a run (code mode)', () => {
     expect(nested).toHaveLength(3);
   });
 
+  it('returns a final expression after a top-level await, as its description promises', async () => {
+    const { runtime, model } = setup([
+      'const r = await calculate({ expression: "2^10" });\nNumber(r.result) + 1',
+      'const r = await calculate({ expression: "3 * 3" })\nconst note = "a; b}"\n;({ r: r.result, note })\n',
+      'await calculate({ expression: "1" });\nconst unused = 1;',
+    ]);
+    await runtime.run({ agent: 'math', task: 'x' });
+    const outputs = model.calls.slice(1, 4).map((call) => call.toolResults[0]?.output as any);
+    expect(outputs.map((output) => output.result)).toEqual([1025, { r: '9', note: 'a; b}' }, null]);
+  });
+
   it('reports a failing tool call inside as a catchable error', async () => {
     const { runtime, model } = setup([
       `try { await calculate({ expression: 'nope(' }); } catch (e) { return 'caught: ' + e.message; }`,

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ModelBehaviorError, UserError } from '../../core/errors.ts';
+import { returnFinalExpression } from './final-expression.ts';
 import {
   DEFAULT_SANDBOX_LIMITS,
   type HostMessage,
@@ -128,6 +129,7 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
   const started = performance.now();
   const job: WorkerJob = {
     code: request.code,
+    ...withReturningCode(request.code),
     toolNames: request.toolNames,
     toolHelp: JSON.stringify(request.toolHelp ?? []),
     limits,
@@ -239,4 +241,9 @@ export function jsonDepth(json: string): number {
     else if (code === 0x5d || code === 0x7d) depth--;
   }
   return deepest;
+}
+
+function withReturningCode(code: string): { returningCode?: string } {
+  const returningCode = returnFinalExpression(code);
+  return returningCode === undefined ? {} : { returningCode };
 }

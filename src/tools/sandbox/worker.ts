@@ -7,7 +7,8 @@
  *
  * 1. Instantiate QuickJS from the host's compiled module, wait for the job, set its limits.
  * 2. Install the host functions, run the prelude (it hides them behind closures).
- * 3. Evaluate the code as a script; if that is a syntax error (top-level return/await), as an async body.
+ * 3. Evaluate the code as a script; if that is a syntax error (top-level return/await), as an async body
+ *    (its final expression returned, as a script's would be).
  * 4. Pump jobs after every tool result and timer until the value settles, then post it as JSON.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -176,7 +177,7 @@ port.on('message', (message: HostMessage) => {
 let evaluated = vm.evalCode(job.code, 'cadre.js');
 if (evaluated.error && isSyntaxError(vm, evaluated.error)) {
   evaluated.error.dispose();
-  evaluated = vm.evalCode(`(async () => {\n${job.code}\n})()`, 'cadre.js');
+  evaluated = vm.evalCode(`(async () => {\n${asyncBody(job.code, job.returningCode)}\n})()`, 'cadre.js');
 }
 let main: QuickJSHandle | undefined;
 if (evaluated.error) {
@@ -233,6 +234,21 @@ function appendError(what: string, errorHandle: QuickJSHandle): void {
 
 function timeLimitMessage(): string {
   return `time limit: the code ran past ${limits.timeMs} ms and was interrupted`;
+}
+
+/**
+ * The code as an async function body whose final expression, if it ends with one, is returned (a script's
+ * completion value would be; an async body drops it). Kept as written when the rewrite does not compile.
+ */
+function asyncBody(code: string, returning: string | undefined): string {
+  if (returning === undefined) return code;
+  const compiled = vm.evalCode(`(async () => {\n${returning}\n})`, 'cadre.js', { compileOnly: true });
+  if (compiled.error) {
+    compiled.error.dispose();
+    return code;
+  }
+  compiled.value.dispose();
+  return returning;
 }
 
 function isSyntaxError(context: QuickJSContext, errorHandle: QuickJSHandle): boolean {
