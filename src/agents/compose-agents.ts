@@ -72,21 +72,31 @@ export function composeAgents(composition: Composition): Map<string, AgentDefini
  */
 function routingGuidance(delegates: AgentDefinition[], directTools: string[]): string {
   const own = directTools.map((name) => `\`${name}\``).join(', ');
-  const lines = ['## When to delegate'];
+  // Without sub-agents (delegation off, or none enabled) nothing about them is said (seed 000: a
+  // feature's instructions only when it is on).
+  if (!delegates.length) {
+    return directTools.length
+      ? `## Your tools\n- Simple questions and small talk: answer directly. For facts, pages, files and sums, use your own tools (${own}).`
+      : '';
+  }
+  const lines = [
+    '## When to delegate',
+    'You hand focused work to specialised sub-agents when that is better: they work in their own context and return short, cited results.',
+  ];
   lines.push(
     directTools.length
       ? `- Simple questions and small talk: answer directly. Simple lookups (one fact, one page, one file, a sum): use your own tools (${own}) yourself; a sub-agent is not worth it.`
       : '- Simple questions and small talk: answer directly.',
   );
-  if (!delegates.length) {
-    lines.push('- No sub-agents are enabled: do the work yourself with your tools.');
-    return lines.join('\n');
-  }
   lines.push(
     '- Delegate work that needs many searches, long reading or many files: the sub-agent does it in its own context and hands back only what matters.',
+    '- Give each sub-agent one focused task with everything it needs: it sees none of this conversation.',
     '- One focused aspect per sub-agent call. A request with several parts gets one call per part, in the same step when they do not depend on each other (they run in parallel).',
     '- Find the scope before you delegate it: when you do not yet know which items there are, look first (a quick lookup of your own or one sub-agent call), then give each item, or small group of items, its own call that names them. A sub-agent sees none of this conversation, so never write a task like "the remaining items" or "the others".',
     '- Comparisons: one call per side ("the population of Lyon", "the population of Marseille"), then compare the results yourself.',
+    '- Never ask the same agent the same task twice; build on what it returned.',
+    '- A sub-agent\'s result has a status. If it is not "ok", say what is missing rather than guessing.',
+    '- Keep the citations sub-agents give you (links, pages, file paths) in your answer.',
     '',
     '## Sub-agents (each is a tool taking a `task`)',
   );

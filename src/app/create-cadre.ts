@@ -272,16 +272,17 @@ export class Cadre {
   async runtime(options: { userId: string; limits?: Partial<RuntimeLimits> }): Promise<Runtime> {
     const { userId } = options;
     const { tools, catalog } = await this.wiring();
+    // Delegation off (seed 000's toggle): main answers alone, offered no sub-agent and told of none.
+    const delegationOff = (await this.settings.delegation(userId)).mode === 'off';
     const features = {
       documents: this.store.documents,
       userId,
       workspace: this.workspace,
       workspaceGiven: this.workspaceGiven,
       tools,
+      delegationOff,
     };
     const fragments = await instructionFragments(features);
-    // Delegation off (seed 000's toggle): main answers alone, offered no sub-agent.
-    const delegationOff = (await this.settings.delegation(userId)).mode === 'off';
     const irrelevant = delegationOff
       ? new Set([...fragments.irrelevant, ...[...catalog.agents.keys()].filter((name) => name !== 'main')])
       : fragments.irrelevant;

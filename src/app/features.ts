@@ -15,6 +15,8 @@ export interface FeatureContext {
   /** True when the person named a workspace (`--workspace`), so main may read it itself. */
   workspaceGiven: boolean;
   tools: ToolRegistry;
+  /** Delegation is off for this person: fragments name no sub-agent. */
+  delegationOff?: boolean;
 }
 
 /** Agents and main's direct tools that only make sense when the user has documents. */
@@ -51,7 +53,12 @@ export async function instructionFragments(context: FeatureContext): Promise<{
   const irrelevant = new Set<string>();
   const idleTools = new Set<string>();
   if (await hasDocuments(context.documents, context.userId)) {
-    const fragment = await documentsInstructionFragment(context.documents, context.userId);
+    const fragment = await documentsInstructionFragment(
+      context.documents,
+      context.userId,
+      undefined,
+      !context.delegationOff,
+    );
     if (fragment) text.push(fragment);
   } else {
     for (const name of DOCUMENT_FEATURES) irrelevant.add(name);

@@ -90,6 +90,8 @@ export async function documentsInstructionFragment(
   store: DocumentStore,
   userId: string,
   listed = 20,
+  /** False when delegation is off: main reads the documents itself, and no sub-agent is named. */
+  delegates = true,
 ): Promise<string | undefined> {
   const total = await store.count(userId);
   if (!total) return undefined;
@@ -101,8 +103,12 @@ export async function documentsInstructionFragment(
       (document) =>
         `- ${document.title} (id ${document.id}, ${document.type}, ${document.pages} ${unit(document)}${document.tags.length ? `, tags: ${document.tags.join(', ')}` : ''})`,
     ),
-    'Questions about what these documents say go to docqa (it searches across them and cites document and page).',
-    'A deep look at one whole document (summarise, review, extract) goes to analyze_document with its document_id.',
+    ...(delegates
+      ? [
+          'Questions about what these documents say go to docqa (it searches across them and cites document and page).',
+          'A deep look at one whole document (summarise, review, extract) goes to analyze_document with its document_id.',
+        ]
+      : ['Questions about what these documents say: use search_documents, and cite document and page.']),
     'Questions about the collection itself (how many, which, added when) are answered with query_documents.',
   ];
   return lines.join('\n');

@@ -8,7 +8,7 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { tempHome } from './cli.ts';
 
 /** Who a scripted request is for, by the agent's instructions. */
-export const isMain = (system: string) => system.includes('## When to delegate');
+export const isMain = (system: string) => system.includes('You are Cadre, an assistant');
 export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
 
 /**

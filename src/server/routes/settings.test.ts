@@ -39,6 +39,9 @@ describe('the delegation mode setting', () => {
     const alone = await ask('a1', alice);
     expect(mainTools()).not.toContain('math');
     expect(mainTools()).not.toContain('research');
+    // Nor is main told anything about sub-agents (seed 000: a feature's instructions only when it is on).
+    const mainSystem = () => model.calls.filter((call) => isMain(call.system)).at(-1)!.system;
+    expect(mainSystem()).not.toMatch(/sub-agent|delegat/i);
     expect(alone.metadata).toMatchObject({ delegationUsed: false });
     expect(alone.parts.filter((part) => part.type === 'data-run')).toHaveLength(1);
 
@@ -48,6 +51,8 @@ describe('the delegation mode setting', () => {
     });
     await ask('b1', bob);
     expect(mainTools()).toContain('math');
+    expect(mainSystem()).toContain('## When to delegate');
+    expect(mainSystem()).toContain("A sub-agent's result has a status.");
 
     await app.request('/api/settings', patch({ delegationMode: 'delegate' }, alice));
     await ask('a1', alice);
