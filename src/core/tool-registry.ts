@@ -47,6 +47,7 @@ export class ToolRegistry {
 
   /** True for registered tools and for names a source claims (checked when its tools are known). */
   has(name: string): boolean {
+    if (name === ALL_TOOLS) return true;
     return this.#tools.has(name) || this.#sources.some((source) => source.claims(name));
   }
 
@@ -56,7 +57,7 @@ export class ToolRegistry {
 
   /**
    * The tool names an allow-list entry stands for: itself, or for `prefix*` (e.g. `mcp__github__*`)
-   * every tool known now whose name starts with `prefix`.
+   * every tool known now whose name starts with `prefix` (`*` alone: every tool).
    */
   expand(entry: string): string[] {
     if (!isPattern(entry)) return [entry];
@@ -75,6 +76,12 @@ export class ToolRegistry {
     return tool.unavailable?.();
   }
 }
+
+/**
+ * The allow-list entry for every tool there is (seed 001's planner: "all enabled tools"), MCP servers' tools
+ * included; tools marked `explicitOnly` (writing, shell, the planner's own checklist) must still be named.
+ */
+export const ALL_TOOLS = '*';
 
 /** An allow-list entry ending in `*` names every tool with that prefix. */
 export function isPattern(entry: string): boolean {

@@ -123,6 +123,35 @@ describe('tools from MCP servers', () => {
     expect(names.every((name) => name === 'calculate' || name.startsWith('mcp__fs__'))).toBe(true);
   });
 
+  it("the built-in planner is offered every enabled tool: MCP servers', and the coding tools behind approvals", async () => {
+    const folder = tempHome();
+    const { cadre, model } = await cadreWith(
+      { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] } } },
+      {},
+      () => ({ text: 'done' }),
+    );
+    await run(cadre, 'planner', 'plan something');
+    const offered = model.calls[0]!.toolNames;
+    expect(offered).toEqual(
+      expect.arrayContaining([
+        'update_plan',
+        'web_search',
+        'wikipedia_search',
+        'calculate',
+        'run_js',
+        'read_file',
+        'write_file',
+        'edit_file',
+        'bash',
+        'mcp__fs__list_directory',
+      ]),
+    );
+    // More than the 28 it had listed by hand, and still no sub-agent (it cannot delegate).
+    expect(offered.length).toBeGreaterThan(32);
+    for (const agent of ['research', 'math', 'explorer', 'planner']) expect(offered).not.toContain(agent);
+    expect(offered).not.toContain('search_within_document');
+  });
+
   it('an agent that does not name the tool cannot call it, and the server is not even started', async () => {
     const folder = tempHome();
     writeFileSync(join(folder, 'secret.txt'), 'TOP-SECRET-42');

@@ -82,7 +82,10 @@ export class McpClients implements ToolSource {
    * known before a run binds its tools. Never throws: a server that fails is reported by its tools' calls.
    */
   async prepare(entries: readonly string[]): Promise<void> {
-    const wanted = new Set(entries.map(serverOf).filter((name) => name !== undefined));
+    // `*` (every tool, as the planner's list says) names every server.
+    const wanted = entries.includes('*')
+      ? new Set(this.#servers.keys())
+      : new Set(entries.map(serverOf).filter((name) => name !== undefined));
     await Promise.all(
       [...wanted].map((name) =>
         this.#servers
