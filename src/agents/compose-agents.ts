@@ -4,6 +4,8 @@ import type { LoadedAgent } from './loader.ts';
 export interface AgentSettings {
   enabled?: boolean;
   model?: string;
+  /** Wall-clock limit for each run, over the definition's `timeout` (config or the agents panel). */
+  timeoutSeconds?: number;
 }
 
 export interface Composition {
@@ -35,6 +37,7 @@ export function composeAgents(composition: Composition): Map<string, AgentDefini
       ...definition,
       ...(setting.enabled !== undefined ? { enabled: setting.enabled } : {}),
       ...(setting.model ? { model: setting.model } : {}),
+      ...(setting.timeoutSeconds ? { timeout: setting.timeoutSeconds } : {}),
       ...(composition.idleTools?.size
         ? { tools: definition.tools.filter((tool) => !composition.idleTools?.has(tool)) }
         : {}),

@@ -237,6 +237,15 @@ export class Cadre {
           ? { maxDefinitionBytes: this.config.limits.maxDefinitionBytes }
           : {}),
       });
+      const prefetchAgent = this.config.delegation?.prefetch?.agent;
+      if (prefetchAgent !== undefined && !catalog.agents.has(prefetchAgent)) {
+        // Otherwise prefetch would quietly not run: the field is named, with the agents there are.
+        throw new UserError(
+          'config_invalid',
+          `delegation.prefetch.agent: there is no agent named "${prefetchAgent}". Known agents: ${[...catalog.agents.keys()].sort().join(', ')}.`,
+          { field: 'delegation.prefetch.agent' },
+        );
+      }
       this.#wired = { tools, catalog };
       return this.#wired;
     })();

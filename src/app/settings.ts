@@ -14,6 +14,8 @@ export const agentSettingsPatch = z.strictObject({
     .union([configSchema.shape.model.unwrap(), z.literal('inherit')])
     .nullable()
     .optional(),
+  /** Seconds each run of the agent may take; null goes back to its definition's. */
+  timeoutSeconds: z.number().positive().max(86_400).nullable().optional(),
 });
 export type AgentSettingsPatch = z.infer<typeof agentSettingsPatch>;
 
@@ -67,6 +69,8 @@ export class SettingsUseCases {
     if (parsed.data.enabled !== undefined) next.enabled = parsed.data.enabled;
     if (parsed.data.model === null) delete next.model;
     else if (parsed.data.model !== undefined) next.model = parsed.data.model;
+    if (parsed.data.timeoutSeconds === null) delete next.timeoutSeconds;
+    else if (parsed.data.timeoutSeconds !== undefined) next.timeoutSeconds = parsed.data.timeoutSeconds;
     await this.#parts.store.settings.put(agentScope(userId), name, next);
     return (await this.agentSettings(userId))[name] ?? {};
   }
@@ -76,7 +80,10 @@ export class SettingsUseCases {
     const saved = (await this.#parts.store.settings.get(userScope(userId), 'delegation')) as
       | DelegationSettings
       | undefined;
-    return { ...(this.#parts.config.delegation ?? {}), ...(saved ?? {}) };
+    const merged = { ...(this.#parts.config.delegation ?? {}), ...(saved ?? {}) };
+    // Saved before the mode took the API's name: `on-demand` is `delegate`.
+    if ((merged.mode as string | undefined) === 'on-demand') merged.mode = 'delegate';
+    return merged;
   }
 
   async updateDelegation(userId: string, value: unknown): Promise<DelegationSettings> {

@@ -71,6 +71,46 @@ describe('configuration', () => {
     );
   });
 
+  it('calls the delegating mode "delegate" as the API does, reading the old "on-demand" with a warning', () => {
+    const { home, cwd } = dirs();
+    const file = join(home, 'config.json');
+    writeFileSync(file, JSON.stringify({ delegation: { mode: 'delegate' } }));
+    const current = loadConfig({ env: { CADRE_HOME: home }, cwd });
+    expect(current.config.delegation?.mode).toBe('delegate');
+    expect(current.warnings).toEqual([]);
+    writeFileSync(file, JSON.stringify({ delegation: { mode: 'on-demand' } }));
+    const old = loadConfig({ env: { CADRE_HOME: home }, cwd });
+    expect(old.config.delegation?.mode).toBe('delegate');
+    expect(old.warnings).toEqual([
+      `${file}: delegation.mode "on-demand" is now called "delegate"; read as "delegate"`,
+    ]);
+  });
+
+  it('refuses prefetch mode without an agent and trigger, naming the field, rather than ignoring it', () => {
+    const { home, cwd } = dirs();
+    const file = join(home, 'config.json');
+    writeFileSync(file, JSON.stringify({ delegation: { mode: 'prefetch' } }));
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(
+      `${file}: delegation.prefetch: prefetch mode needs {"agent": NAME, "trigger": REGEX}`,
+    );
+    writeFileSync(
+      file,
+      JSON.stringify({ delegation: { mode: 'prefetch', prefetch: { agent: 'research' } } }),
+    );
+    expect(() => loadConfig({ env: { CADRE_HOME: home }, cwd })).toThrow(/delegation\.prefetch\.trigger/);
+  });
+
+  it('takes a per-agent timeout', () => {
+    const { home, cwd } = dirs();
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ agents: { research: { timeoutSeconds: 90 } } }),
+    );
+    expect(loadConfig({ env: { CADRE_HOME: home }, cwd }).config.agents?.research).toEqual({
+      timeoutSeconds: 90,
+    });
+  });
+
   it("ignores commands in a project's own config, and says so", () => {
     const { home, cwd } = dirs();
     const servers = [{ name: 'evil', command: ['sh', '-c', 'touch /tmp/owned'], extensions: ['.py'] }];

@@ -46,12 +46,12 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
   const userFile = join(home, 'config.json');
   const projectFile = join(sources.cwd, '.cadre', 'config.json');
   if (existsSync(userFile)) {
-    config = mergeConfig(config, readConfigFile(userFile));
+    config = mergeConfig(config, readConfigFile(userFile, warnings));
     files.push(userFile);
   }
   // Run from the home folder itself, the "project" file is the user's own: read once, as the user's.
   const projectLayer =
-    projectFile !== userFile && existsSync(projectFile) ? readConfigFile(projectFile) : undefined;
+    projectFile !== userFile && existsSync(projectFile) ? readConfigFile(projectFile, warnings) : undefined;
   const mcpJson = readMcpJson(sources.cwd);
   const project = projectRequests(sources.cwd, home, projectLayer, mcpJson?.raw);
   if (mcpJson) {
@@ -78,11 +78,12 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
     const file = resolve(sources.cwd, sources.configFile);
     if (!existsSync(file))
       throw new UserError('config_missing', `--config ${sources.configFile}: no such file (${file}).`);
-    config = mergeConfig(config, readConfigFile(file));
+    config = mergeConfig(config, readConfigFile(file, warnings));
     files.push(file);
   }
   config = mergeConfig(config, fromEnvironment(sources.env));
   if (sources.flags) config = mergeConfig(config, validate(sources.flags, 'command-line flags'));
+  checkPrefetch(config, files);
   return { config, home, files, warnings, project };
 }
 
@@ -171,8 +172,30 @@ function projectApprovals(layer: CadreConfig, base: CadreConfig, file: string): 
   return warnings;
 }
 
-function readConfigFile(file: string): CadreConfig {
-  return validate(readJsonFile(file), file);
+function readConfigFile(file: string, warnings: string[]): CadreConfig {
+  return validate(renamedFields(readJsonFile(file), file, warnings), file);
+}
+
+/**
+ * Names that changed, read as the new ones with a warning naming the file, so an older config still loads:
+ * `delegation.mode: "on-demand"` is `"delegate"`, the name the HTTP API and the web app use.
+ */
+function renamedFields(raw: unknown, file: string, warnings: string[]): unknown {
+  const delegation = isPlainObject(raw) ? raw.delegation : undefined;
+  if (!isPlainObject(delegation) || delegation.mode !== 'on-demand') return raw;
+  warnings.push(`${file}: delegation.mode "on-demand" is now called "delegate"; read as "delegate"`);
+  return { ...(raw as object), delegation: { ...delegation, mode: 'delegate' } };
+}
+
+/** Prefetch mode with nothing to prefetch would quietly answer without it: an error naming the field. */
+function checkPrefetch(config: CadreConfig, files: string[]): void {
+  if (config.delegation?.mode !== 'prefetch' || config.delegation.prefetch) return;
+  const where = files.length ? files.join(', ') : 'configuration';
+  throw new UserError(
+    'config_invalid',
+    `${where}: delegation.prefetch: prefetch mode needs {"agent": NAME, "trigger": REGEX} (e.g. {"agent": "research", "trigger": "."}), or choose another delegation.mode`,
+    { file: where },
+  );
 }
 
 function fromEnvironment(env: Record<string, string | undefined>): CadreConfig {

@@ -87,12 +87,23 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   agents: z
-    .record(z.string(), z.strictObject({ enabled: z.boolean().optional(), model: modelRef.optional() }))
+    .record(
+      z.string(),
+      z.strictObject({
+        enabled: z.boolean().optional(),
+        model: modelRef.optional(),
+        /** Wall-clock limit for each run of this agent, over its definition's `timeout`. */
+        timeoutSeconds: z.number().positive().optional(),
+      }),
+    )
     .optional(),
   delegation: z
     .strictObject({
-      /** `off`: main answers alone (no sub-agents); `on-demand`: main delegates when it sees fit; `prefetch`: a sub-agent runs first. */
-      mode: z.enum(['off', 'on-demand', 'prefetch']).optional(),
+      /**
+       * `off`: main answers alone (no sub-agents); `delegate`: main delegates when it sees fit (the API's
+       * name; the old `on-demand` is read as it, with a warning); `prefetch`: a sub-agent runs first.
+       */
+      mode: z.enum(['off', 'delegate', 'prefetch']).optional(),
       prefetch: z
         .strictObject({
           agent: z.string().min(1),

@@ -87,6 +87,30 @@ describe('GET and PATCH /api/agents', () => {
   });
 });
 
+describe("a per-agent timeout and main's own model", () => {
+  it("saves a timeout that limits every run of the agent, and lets main's model be chosen", async () => {
+    const { app } = await testServer((request: ScriptedRequest) =>
+      isMain(request.system) && request.prompt.at(-1)?.role === 'user'
+        ? { toolCalls: [{ name: 'math', input: { task: 'slow' } }] }
+        : isMain(request.system)
+          ? { text: `main read: ${JSON.stringify(request.toolResults[0]?.output)}` }
+          : { text: 'never', delayMs: 5_000 },
+    );
+    const saved = await (await app.request('/api/agents/math', patch({ timeoutSeconds: 0.2 }))).json();
+    expect(saved).toMatchObject({ agent: { limits: { timeout: 0.2 } } });
+    const chunks = await readChunks(await app.request('/api/chat', postJson(chatBody('t1', 'go'))));
+    expect(JSON.stringify(chunks)).toContain('"status":"timeout"');
+    const reset = await (await app.request('/api/agents/math', patch({ timeoutSeconds: null }))).json();
+    expect(reset.agent.limits.timeout).toBeUndefined();
+    expect((await app.request('/api/agents/math', patch({ timeoutSeconds: -1 }))).status).toBe(400);
+
+    const main = await (await app.request('/api/agents/main', patch({ model: 'openai:gpt-5-mini' }))).json();
+    expect(main).toMatchObject({
+      agent: { model: 'openai:gpt-5-mini', effectiveModel: 'openai:gpt-5-mini' },
+    });
+  });
+});
+
 describe('GET and PATCH /api/settings', () => {
   it('switches the caller to prefetch mode, which then runs the prefetch agent before main answers', async () => {
     const agentsAsked: string[] = [];

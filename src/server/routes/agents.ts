@@ -7,9 +7,10 @@ import type { ServerEnv } from '../server-env.ts';
 const agentPatch = z.strictObject({
   enabled: z.boolean().optional(),
   model: z.string().trim().min(1).max(200).nullable().optional(),
+  timeoutSeconds: z.number().positive().nullable().optional(),
 });
 
-/** `GET /api/agents` (definitions with this user's settings), `PATCH /api/agents/:name {enabled?, model?}`. */
+/** `GET /api/agents` (definitions with this user's settings), `PATCH /api/agents/:name {enabled?, model?, timeoutSeconds?}`. */
 export function agentRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/', async (c) => c.json({ agents: await listAgents(c.var.cadre, c.var.userId) }));
@@ -18,7 +19,7 @@ export function agentRoutes(): Hono<ServerEnv> {
     if (!parsed.success)
       throw new UserError(
         'bad_request',
-        `The body must be {enabled?, model?}: ${z.prettifyError(parsed.error)}`,
+        `The body must be {enabled?, model?, timeoutSeconds?}: ${z.prettifyError(parsed.error)}`,
       );
     const name = c.req.param('name');
     await updateAgent(c.var.cadre, c.var.userId, name, parsed.data);

@@ -5,13 +5,6 @@ import type { DelegationSettings } from '../../app/settings.ts';
 import { UserError } from '../../core/errors.ts';
 import type { ServerEnv } from '../server-env.ts';
 
-/**
- * The web app's names for seed 000's modes: the main agent answers alone (off), delegates when it decides,
- * or prefetches.
- */
-const MODE_NAMES = { off: 'off', 'on-demand': 'delegate', prefetch: 'prefetch' } as const;
-const CONFIG_MODES = { off: 'off', delegate: 'on-demand', prefetch: 'prefetch' } as const;
-
 const settingsPatch = z.strictObject({
   delegationMode: z.enum(['off', 'delegate', 'prefetch']).optional(),
   /** The agent and trigger prefetch mode needs (when the config files name none). */
@@ -21,7 +14,8 @@ const settingsPatch = z.strictObject({
 function view(model: ReturnType<typeof modelStatus>, delegation: DelegationSettings) {
   return {
     ...model,
-    delegationMode: MODE_NAMES[delegation.mode ?? 'on-demand'],
+    // Seed 000's modes, named alike here and in config: answer alone, delegate when it decides, or prefetch.
+    delegationMode: delegation.mode ?? 'delegate',
     ...(delegation.prefetch ? { prefetch: delegation.prefetch } : {}),
   };
 }
@@ -45,7 +39,7 @@ export function settingsRoutes(): Hono<ServerEnv> {
       );
     const { delegationMode, prefetch } = parsed.data;
     const delegation = await c.var.cadre.settings.updateDelegation(c.var.userId, {
-      ...(delegationMode ? { mode: CONFIG_MODES[delegationMode] } : {}),
+      ...(delegationMode ? { mode: delegationMode } : {}),
       ...(prefetch ? { prefetch } : {}),
     });
     return c.json(view(modelStatus(c.var.cadre), delegation));

@@ -18,7 +18,7 @@ describe('returnFinalExpression', () => {
   it('is not fooled by brackets, semicolons and line breaks inside strings, templates, comments or regexes', () => {
     const code = [
       'const s = "a; b\\"}";',
-      'const t = `x ${ await f({ a: ";" }) } y\n;`;',
+      `const t = \`x \${ await f({ a: ";" }) } y\n;\`;`,
       '// a comment; }',
       '/* more; { */',
       'const re = /[;}]\\//g;',

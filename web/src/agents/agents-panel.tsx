@@ -51,11 +51,24 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
     void refresh();
   }, [refresh]);
 
-  const change = async (agent: AgentSummary, update: { enabled?: boolean; model?: string | null }) => {
+  const change = async (
+    agent: AgentSummary,
+    update: { enabled?: boolean; model?: string | null; timeoutSeconds?: number | null },
+  ) => {
     setError(undefined);
     setAgents((current) =>
       current?.map((each) =>
-        each.name === agent.name ? { ...each, ...update, model: update.model ?? each.model } : each,
+        each.name === agent.name
+          ? {
+              ...each,
+              ...(update.enabled !== undefined ? { enabled: update.enabled } : {}),
+              model: update.model ?? each.model,
+              timeoutSeconds:
+                update.timeoutSeconds === undefined
+                  ? each.timeoutSeconds
+                  : (update.timeoutSeconds ?? undefined),
+            }
+          : each,
       ),
     );
     try {
@@ -82,8 +95,23 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
   };
 
   const subAgents = agents?.filter((agent) => agent.name !== 'main');
+  const main = agents?.find((agent) => agent.name === 'main');
   return (
     <div className="panel-content">
+      {main && (
+        <section className="agent main-agent" aria-label="Main agent">
+          <div className="agent-head">
+            <h3>main</h3>
+            <span className="muted">answers you; always on</span>
+          </div>
+          <div className="agent-row">
+            <ModelField agent={main} onSave={(model) => void change(main, { model })} />
+            {main.effectiveModel && main.effectiveModel !== main.model && (
+              <span className="muted">runs on {main.effectiveModel}</span>
+            )}
+          </div>
+        </section>
+      )}
       {mode && (
         <fieldset className="modes">
           <legend>Delegation mode</legend>
@@ -176,6 +204,10 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
             </div>
             <div className="agent-row">
               <ModelField agent={agent} onSave={(model) => void change(agent, { model })} />
+              <TimeoutField
+                agent={agent}
+                onSave={(timeoutSeconds) => void change(agent, { timeoutSeconds })}
+              />
               {agent.effectiveModel && agent.effectiveModel !== agent.model && (
                 <span className="muted">runs on {agent.effectiveModel}</span>
               )}
@@ -207,6 +239,43 @@ function ModelField({ agent, onSave }: { agent: AgentSummary; onSave: (model: st
         aria-label={`${agent.name} model`}
         value={value}
         placeholder="inherit"
+        onChange={(event) => setValue(event.target.value)}
+        onBlur={save}
+        onKeyDown={(event) => {
+          if (event.key === 'Enter') save();
+        }}
+      />
+    </label>
+  );
+}
+
+/** Seconds each run of the agent may take; empty goes back to its definition's limit. */
+function TimeoutField({
+  agent,
+  onSave,
+}: {
+  agent: AgentSummary;
+  onSave: (timeoutSeconds: number | null) => void;
+}) {
+  const shown = agent.timeoutSeconds === undefined ? '' : String(agent.timeoutSeconds);
+  const [value, setValue] = useState(shown);
+  useEffect(() => setValue(shown), [shown]);
+  const save = () => {
+    const trimmed = value.trim();
+    if (trimmed === shown) return;
+    const seconds = Number(trimmed);
+    if (trimmed === '') onSave(null);
+    else if (Number.isFinite(seconds) && seconds > 0) onSave(seconds);
+    else setValue(shown);
+  };
+  return (
+    <label className="model-field timeout-field">
+      <span>Timeout (s)</span>
+      <input
+        aria-label={`${agent.name} timeout in seconds`}
+        inputMode="decimal"
+        value={value}
+        placeholder="default"
         onChange={(event) => setValue(event.target.value)}
         onBlur={save}
         onKeyDown={(event) => {

@@ -186,6 +186,8 @@ export interface AgentSummary {
   source?: string | undefined;
   /** The model it runs on now (its own, or inherited). */
   effectiveModel?: string | undefined;
+  /** Seconds each run may take, when its definition or a setting limits it. */
+  timeoutSeconds?: number | undefined;
 }
 
 const LIMIT_FIELDS: Array<[string, string, string]> = [
@@ -214,6 +216,7 @@ function toAgent(item: Json): AgentSummary {
     limits,
     source: text(item.source),
     effectiveModel: text(item.effectiveModel),
+    timeoutSeconds: typeof limitsSource.timeout === 'number' ? limitsSource.timeout : undefined,
   };
 }
 
@@ -223,7 +226,7 @@ export async function listAgents(): Promise<AgentSummary[]> {
 
 export async function updateAgent(
   name: string,
-  change: { enabled?: boolean; model?: string | null },
+  change: { enabled?: boolean; model?: string | null; timeoutSeconds?: number | null },
 ): Promise<void> {
   await apiJson(`/api/agents/${encodeURIComponent(name)}`, { method: 'PATCH', json: change });
 }
