@@ -18,6 +18,7 @@ import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
+import type { Workspaces } from '../tools/workspace/workspaces.ts';
 
 export type { Store };
 
@@ -33,6 +34,7 @@ import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
 import { SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
+import { userWorkspaces } from './user-workspaces.ts';
 import { VERSION } from './version.ts';
 
 export interface CadreOptions {
@@ -119,6 +121,8 @@ export class Cadre {
   readonly project: LoadedConfig['project'];
   /** True when the caller named the workspace (`--workspace`); main then reads it with its own tools. */
   readonly workspaceGiven: boolean;
+  /** Each user's root: the operator's workspace for `local`, their own or none for a shared server's users. */
+  readonly workspaces: Workspaces;
   /** Tool calls waiting for a person, answered by the API, the web app or a prompt. */
   readonly approvals: PendingApprovals;
   #ownsStore: boolean;
@@ -167,6 +171,11 @@ export class Cadre {
     this.env = options.env;
     this.workspace = options.workspace ?? options.cwd;
     this.workspaceGiven = options.workspace !== undefined;
+    this.workspaces = userWorkspaces({
+      workspace: this.workspace,
+      home: this.home,
+      config: this.config.multiUser,
+    });
     this.store = wired.store;
     this.#ownsStore = wired.ownsStore;
     this.#detachStore = this.bus.subscribe((event) => this.store.runs.record(event));
@@ -225,6 +234,7 @@ export class Cadre {
         documents: this.store.documents,
         httpCache: this.store.httpCache,
         workspaceRoot: this.workspace,
+        workspaces: this.workspaces,
         settings: (this.config.tools ?? {}) as Record<string, unknown>,
         extra: this.#discovered,
       });
@@ -288,6 +298,7 @@ export class Cadre {
       userId,
       workspace: this.workspace,
       workspaceGiven: this.workspaceGiven,
+      workspaces: this.workspaces,
       tools,
       delegationOff,
     };

@@ -6,6 +6,9 @@ import {
   hasDocuments,
 } from '../documents/agent-context.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
+import { Workspace } from '../tools/workspace/confine.ts';
+import type { Workspaces } from '../tools/workspace/workspaces.ts';
+import { OPERATOR } from './user-workspaces.ts';
 
 /** What a feature needs to decide whether it is on and relevant for one request. */
 export interface FeatureContext {
@@ -14,6 +17,8 @@ export interface FeatureContext {
   workspace: string;
   /** True when the person named a workspace (`--workspace`), so main may read it itself. */
   workspaceGiven: boolean;
+  /** Each user's root, and whether their coding tools are on (a shared server's users). */
+  workspaces: Workspaces;
   tools: ToolRegistry;
   /** Delegation is off for this person: fragments name no sub-agent. */
   delegationOff?: boolean;
@@ -40,6 +45,9 @@ const WORKSPACE_FEATURES = [
   'bash',
 ];
 
+const CODING_TOOLS = ['write_file', 'edit_file', 'bash'];
+const LSP_TOOLS = WORKSPACE_FEATURES.filter((name) => name.startsWith('lsp_'));
+
 /**
  * Instruction fragments for the main agent from features that are on and relevant now, and the agents
  * that are not relevant (left out of main's tools and prompt). Each feature contributes here.
@@ -64,7 +72,16 @@ export async function instructionFragments(context: FeatureContext): Promise<{
     for (const name of DOCUMENT_FEATURES) irrelevant.add(name);
     for (const name of DOCUMENT_TOOLS) idleTools.add(name);
   }
-  if (!context.workspaceGiven) for (const name of WORKSPACE_FEATURES) irrelevant.add(name);
+  const own = context.workspaces.of(context.userId);
+  if (!(own instanceof Workspace)) {
+    // A shared server's user without a root: nothing of a workspace is offered, explorer included.
+    for (const name of [...WORKSPACE_FEATURES, 'explorer', 'list_dir']) irrelevant.add(name);
+  } else if (context.userId === OPERATOR && !context.workspaceGiven) {
+    for (const name of WORKSPACE_FEATURES) irrelevant.add(name);
+  }
+  if (context.workspaces.codingOff(context.userId)) for (const name of CODING_TOOLS) irrelevant.add(name);
+  // Language servers run outside any sandbox: the operator's alone.
+  if (context.workspaces.sandboxFor(context.userId)) for (const name of LSP_TOOLS) irrelevant.add(name);
   // A tool without its key is not offered; main's guidance must not name it either.
   for (const tool of context.tools.list()) if (tool.unavailable?.()) irrelevant.add(tool.name);
   return { text, irrelevant, idleTools };

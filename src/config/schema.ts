@@ -150,6 +150,19 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   mcpServers: z.record(mcpServerNameSchema, mcpServerSchema).optional(),
+  /**
+   * A server that several people share (users from `cadre users add`): no user gets the operator's
+   * working folder. Each gets `<workspaces>/<user id>` as their own root when `workspaces` is set, none
+   * otherwise; write_file, edit_file and bash stay off unless `codingTools` is true, and bash then runs
+   * in the sandbox, reaching only the hosts in `sandboxAllowedDomains`.
+   */
+  multiUser: z
+    .strictObject({
+      workspaces: z.string().min(1).optional(),
+      codingTools: z.boolean().optional(),
+      sandboxAllowedDomains: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
   server: z
     .strictObject({
       host: z.string().optional(),

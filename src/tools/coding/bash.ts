@@ -1,13 +1,17 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
-import { SystemError } from '../../core/errors.ts';
+import { SystemError, UserError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from '../workspace/confine.ts';
+import { asWorkspaces, codingAllowed, type Workspaces, workspaceOf } from '../workspace/workspaces.ts';
+import type { CommandSandbox } from './command-sandbox.ts';
 import { HeadTailBuffer } from './output-buffer.ts';
 import { scrubbedEnvironment } from './scrub-env.ts';
 
 export interface BashOptions {
-  workspace: Workspace;
+  workspace: Workspaces | Workspace | string;
+  /** Runs the commands of users whose workspace asks for a sandbox; without one, they are refused. */
+  sandbox?: CommandSandbox;
   /** The environment commands start from (scrubbed of keys); `process.env` in production. */
   env: Record<string, string | undefined>;
   /** Default and largest time limit, in seconds. */
@@ -43,6 +47,7 @@ export function createBashTool(options: BashOptions) {
   const defaultTimeout = options.defaultTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const maxTimeout = options.maxTimeoutSeconds ?? MAX_TIMEOUT_SECONDS;
   const maxChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  const workspaces = asWorkspaces(options.workspace);
   return defineTool({
     name: 'bash',
     family: 'coding',
@@ -57,19 +62,42 @@ export function createBashTool(options: BashOptions) {
       command: z.string().min(1).max(20_000).describe('The command line, run with bash -c'),
       timeout: z.number().positive().max(maxTimeout).optional().describe('Time limit in seconds'),
     }),
-    execute: ({ command, timeout }, context) =>
-      runCommand(command, {
-        cwd: options.workspace.root,
+    async execute({ command, timeout }, context) {
+      codingAllowed(workspaces, context, 'bash');
+      const workspace = workspaceOf(workspaces, context);
+      const policy = workspaces.sandboxFor(context.userId);
+      let line = command;
+      let release = () => {};
+      if (policy) {
+        // Another person's command: it runs sandboxed in their own root, or not at all.
+        const problem = options.sandbox
+          ? await options.sandbox.problem()
+          : 'this Cadre was built without a command sandbox';
+        if (problem || !options.sandbox) {
+          throw new UserError(
+            'sandbox_unavailable',
+            `bash is refused for the users of a shared server when their commands cannot run in a sandbox, and they cannot here: ${problem}`,
+            {},
+          );
+        }
+        ({ line, release } = await options.sandbox.wrap(command, workspace.root, policy));
+      }
+      return runCommand(line, {
+        shown: command,
+        cwd: workspace.root,
         env: scrubbedEnvironment(options.env),
         timeoutMs: (timeout ?? defaultTimeout) * 1000,
         maxChars,
         shell: options.shell ?? '/bin/bash',
         signal: context.signal,
-      }),
+      }).finally(release);
+    },
   });
 }
 
 interface RunOptions {
+  /** The command as the model wrote it (the line run may be its sandboxed form). */
+  shown: string;
   cwd: string;
   env: Record<string, string>;
   timeoutMs: number;
@@ -138,7 +166,7 @@ function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
         return;
       }
       resolve({
-        command,
+        command: options.shown,
         exitCode: code,
         ...(signal ? { signal } : {}),
         stdout: stdout.text(),

@@ -1,0 +1,87 @@
+/**
+ * Commands of a shared server's users run inside Anthropic's sandbox runtime (`@anthropic-ai/sandbox-runtime`:
+ * bubblewrap, a fresh PID and network namespace and a filtering proxy on Linux, Seatbelt on macOS), not a
+ * home-made one. Each command may write only to its user's root, reads none of the paths its policy
+ * denies (Cadre's home and database, the other users' roots, the operator's home and working folder),
+ * sees no host process, and reaches only the hosts the operator listed (none by default).
+ */
+import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SandboxPolicy } from '../workspace/workspaces.ts';
+
+/** Turns one command into the command line that runs it sandboxed, or says why it cannot. */
+export interface CommandSandbox {
+  /** Why commands cannot be sandboxed on this machine, or undefined when they can (checked once). */
+  problem(): Promise<string | undefined>;
+  /** The shell command line that runs `command` in `root` under `policy`; `release` once it has ended. */
+  wrap(command: string, root: string, policy: SandboxPolicy): Promise<{ line: string; release(): void }>;
+}
+
+type Runtime = typeof import('@anthropic-ai/sandbox-runtime');
+
+/**
+ * The runtime's manager is one per process: it is started once, with no host allowed, and each command
+ * brings its policy's hosts as a list of its own (`registerCommandNetworkLists`), held while it runs.
+ */
+let started: Promise<{ runtime: Runtime; seccomp: string } | { problem: string }> | undefined;
+
+function start() {
+  started ??= (async () => {
+    try {
+      const runtime = await import('@anthropic-ai/sandbox-runtime');
+      const manager = runtime.SandboxManager;
+      if (!manager.isSupportedPlatform())
+        return { problem: `this platform (${process.platform}) is not supported` };
+      const missing = manager.checkDependencies().errors;
+      if (missing.length) return { problem: missing.join('; ') };
+      await manager.initialize({
+        network: { allowedDomains: [], deniedDomains: [] },
+        filesystem: { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] },
+      });
+      // The runtime's seccomp helper runs inside the sandbox: it must stay readable whatever is denied.
+      const entry = fileURLToPath(import.meta.resolve('@anthropic-ai/sandbox-runtime'));
+      const seccomp = realpathSync(path.join(path.dirname(entry), '..', 'vendor', 'seccomp'));
+      return { runtime, seccomp };
+    } catch (error) {
+      return { problem: error instanceof Error ? error.message : String(error) };
+    }
+  })();
+  return started;
+}
+
+/** Anthropic's sandbox runtime, started on first use. */
+export function sandboxRuntime(): CommandSandbox {
+  return {
+    async problem() {
+      const ready = await start();
+      return 'problem' in ready ? ready.problem : undefined;
+    },
+    async wrap(command, root, policy) {
+      const ready = await start();
+      if ('problem' in ready) throw new Error(ready.problem);
+      const manager = ready.runtime.SandboxManager;
+      // Unguessable, as the runtime requires: the id is what binds a connection to this command's hosts.
+      const commandId = randomBytes(16).toString('base64url');
+      const line = await manager.wrapWithSandbox(
+        command,
+        '/bin/bash',
+        {
+          filesystem: {
+            denyRead: policy.denyRead,
+            allowRead: [root, ready.seccomp],
+            allowWrite: [root],
+            denyWrite: [],
+          },
+          network: { allowedDomains: [], deniedDomains: [] },
+        },
+        undefined,
+        { commandId },
+      );
+      if (policy.allowedDomains.length)
+        manager.registerCommandNetworkLists(commandId, { allowedDomains: policy.allowedDomains });
+      return { line, release: () => manager.unregisterCommandNetworkLists(commandId) };
+    },
+  };
+}
