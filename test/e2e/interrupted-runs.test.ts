@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 
@@ -33,9 +34,9 @@ async function hangingSubAgent() {
   return { env, started };
 }
 
-async function tree(env: Record<string, string>, id?: string): Promise<RunTree> {
-  const runId = id ?? JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout).runs[0].id;
-  return JSON.parse((await runCli(['runs', 'show', runId, '--json'], env)).stdout) as RunTree;
+/** The stored tree, read in this process: what is tested here is the killed or signalled one. */
+async function tree(env: Record<string, string>, id: string): Promise<RunTree> {
+  return JSON.parse((await cadreInProcess(['runs', 'show', id, '--json'], env)).stdout) as RunTree;
 }
 
 describe('runs whose process is killed', { timeout: 60_000 }, () => {
@@ -45,15 +46,37 @@ describe('runs whose process is killed', { timeout: 60_000 }, () => {
       onSpawn: (child) => void started.then(() => child.kill('SIGKILL')),
     });
     expect(killed.signal).toBe('SIGKILL');
-    const listed = JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout).runs;
+    const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
     expect(listed[0]).toMatchObject({ status: 'interrupted' });
     const shown = await tree(env, listed[0].id);
     expect(shown.status).toBe('interrupted');
     expect(shown.endedAt).not.toBeNull();
     expect(shown.children.map((child) => child.status)).toEqual(['interrupted']);
     expect(shown.children[0]!.error).toMatch(/process running it \(pid \d+ on .+\) ended/);
-    const text = await runCli(['runs', 'list'], env);
+    const text = await cadreInProcess(['runs', 'list'], env);
     expect(text.stdout).toMatch(/interrupted/);
+  });
+
+  it('stop promptly on Ctrl-C (SIGINT), and the tree is recorded as cancelled', async () => {
+    const { env, started } = await hangingSubAgent();
+    let interruptedAt = 0;
+    const result = await runCli(['ask', '--json', 'Start something long'], env, {
+      onSpawn: (child) => {
+        void started.then(() => {
+          interruptedAt = performance.now();
+          child.kill('SIGINT');
+        });
+      },
+    });
+    const stoppedAfter = performance.now() - interruptedAt;
+    expect(stoppedAfter).toBeLessThan(2000);
+    expect(result.code).toBe(130);
+    const output = JSON.parse(result.stdout) as { status: string; run: RunTree };
+    expect(output.status).toBe('cancelled');
+    expect(output.run.children[0]!.status).toBe('cancelled');
+    const listed = await cadreInProcess(['runs', 'list', '--json'], env);
+    expect(JSON.parse(listed.stdout).runs[0]).toMatchObject({ id: output.run.id, status: 'cancelled' });
+    expect((await tree(env, output.run.id)).children[0]!.status).toBe('cancelled');
   });
 
   it.each(['SIGTERM', 'SIGHUP'] as const)(
@@ -72,41 +95,4 @@ describe('runs whose process is killed', { timeout: 60_000 }, () => {
       expect(stored.toolCalls[0]!.error).toMatch(/ended cancelled/);
     },
   );
-});
-
-describe('cadre runs rm and prune', () => {
-  it('removes one tree by id, or every finished tree older than a duration', async () => {
-    const server = await startOpenAIServer(({ body, system }) => {
-      if (isMain(system) && body.messages.at(-1)?.role === 'user')
-        return { toolCalls: [{ name: 'math', arguments: { task: '1 + 1' } }] };
-      return { text: '2' };
-    });
-    close = server.close;
-    const env = {
-      CADRE_HOME: tempHome(),
-      CADRE_MODEL: 'compatible:m',
-      CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-    };
-    const first = JSON.parse((await runCli(['ask', '--json', 'One plus one'], env)).stdout).run as RunTree;
-    await runCli(['ask', '--json', 'One plus one again'], env);
-
-    const child = await runCli(['runs', 'rm', first.children[0]!.id], env);
-    expect(child.code).toBe(2);
-    expect(child.stderr).toContain(`cadre runs rm ${first.id}`);
-    expect((await runCli(['runs', 'rm', first.id], env)).code).toBe(0);
-    const gone = await runCli(['runs', 'show', first.id], env);
-    expect(gone.code).toBe(2);
-    expect(gone.stderr).toMatch(/no run/);
-    expect((await runCli(['runs', 'rm', first.id], env)).code).toBe(2);
-
-    const kept = await runCli(['runs', 'prune', '--older-than', '30d'], env);
-    expect(kept.stdout).toMatch(/Removed 0 run trees/);
-    expect(JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout).runs).toHaveLength(1);
-    const pruned = await runCli(['runs', 'prune', '--older-than', '0s', '--json'], env);
-    expect(JSON.parse(pruned.stdout)).toEqual({ removed: 1 });
-    expect(JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout).runs).toEqual([]);
-    const bad = await runCli(['runs', 'prune', '--older-than', 'a month'], env);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/30d/);
-  }, 60_000);
 });

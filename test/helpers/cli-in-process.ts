@@ -1,17 +1,33 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { captureStream } from './capture.ts';
 import { tempHome } from './cli.ts';
 
-/** Runs `cadre ARGS` in this process through `main`, the same front door the `cadre` binary uses. */
-export async function cadreInProcess(args: string[], env: Record<string, string>, cwd = process.cwd()) {
+/**
+ * Runs `cadre ARGS` in this process through `main`, the same front door the `cadre` binary uses. `stdin` is
+ * what the command reads as its input (`ask -`, the lines of `chat`); a pipe into a real process, which
+ * `ask` joins to its question, is the end-to-end tier's (test/e2e/cli-pipes.test.ts).
+ */
+export async function cadreInProcess(
+  args: string[],
+  env: Record<string, string>,
+  cwd = process.cwd(),
+  stdin?: string,
+) {
   const stdout = captureStream();
   const stderr = captureStream();
   const started = performance.now();
-  const code = await main(args, { stdout: stdout.stream, stderr: stderr.stream, env, cwd });
+  const code = await main(args, {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env,
+    cwd,
+    ...(stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(stdin)]) }),
+  });
   return { code, stdout: stdout.text(), stderr: stderr.text(), ms: performance.now() - started };
 }
 

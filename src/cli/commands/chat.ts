@@ -72,11 +72,8 @@ export const chatCommand: CliCommand = async (args, context) => {
     await cadre.close();
     throw error;
   }
-  const input = createInterface({
-    input: process.stdin,
-    output: context.stderr,
-    terminal: Boolean(process.stdin.isTTY),
-  });
+  const stdin: NodeJS.ReadableStream & { isTTY?: boolean } = context.stdin ?? process.stdin;
+  const input = createInterface({ input: stdin, output: context.stderr, terminal: Boolean(stdin.isTTY) });
   context.stderr.write(`Cadre chat, session ${sessionId}. Ctrl-D to leave.\n`);
   let current: AbortController | undefined;
   const onInterrupt = () => {
@@ -99,7 +96,7 @@ export const chatCommand: CliCommand = async (args, context) => {
       closed = true;
     });
     const prompt = () => {
-      if (!closed && process.stdin.isTTY) input.prompt();
+      if (!closed && stdin.isTTY) input.prompt();
     };
     input.setPrompt('you> ');
     prompt();

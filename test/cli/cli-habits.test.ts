@@ -1,6 +1,4 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FlagSpec } from '../../src/cli/command-args.ts';
 import { AGENTS } from '../../src/cli/commands/agents.ts';
 import { ASK } from '../../src/cli/commands/ask.ts';
@@ -14,9 +12,10 @@ import { USERS } from '../../src/cli/commands/users.ts';
 import { COMMANDS, main } from '../../src/cli/main.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
 import { captureStream } from '../helpers/capture.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const SPECS: Record<string, { flags: Record<string, FlagSpec> }> = {
@@ -31,22 +30,7 @@ const SPECS: Record<string, { flags: Record<string, FlagSpec> }> = {
   users: USERS,
 };
 
-let close: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await close?.();
-  close = undefined;
-});
-
-async function setup(script: FixtureScript, config?: object) {
-  const server = await startOpenAIServer(script);
-  close = server.close;
-  const home = tempHome();
-  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  return {
-    server,
-    env: { CADRE_HOME: home, CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL },
-  };
-}
+const setup = fixtureCadre;
 
 const userWords = (body: { messages: Array<{ role: string; content?: unknown }> }) =>
   body.messages.filter((message) => message.role === 'user').map((message) => contentText(message.content));
@@ -72,37 +56,25 @@ describe('cadre COMMAND --help', () => {
       expect(help.stdout).toMatch(new RegExp(`^cadre ${name}: usage:`));
       for (const flag of Object.keys(spec.flags)) expect(help.stdout).toContain(`--${flag}`);
     }
-    // The help is real: the process entry point answers it too, and a wrong flag is named.
-    const spawned = await runCli(['runs', 'prune', '--help'], { CADRE_HOME: tempHome() });
-    expect(spawned.stdout).toContain('--older-than');
-    const wrong = await runCli(['sessions', 'list', '--colour'], { CADRE_HOME: tempHome() });
+    // A wrong flag is named (the process entry point answers help too: test/e2e/cli-pipes.test.ts).
+    const wrong = await cadreInProcess(['sessions', 'list', '--colour'], { CADRE_HOME: tempHome() });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/--colour/);
   });
 });
 
-describe('cadre ask habits', { timeout: 60_000 }, () => {
+describe('cadre ask habits', () => {
   const echo: FixtureScript = ({ body }) => ({ text: `heard: ${userWords(body).join(' | ')}` });
 
-  it('joins a piped file to the question, reads it all with -, and refuses input far too long', async () => {
+  it('reads the whole question from stdin with -, and refuses one far too long', async () => {
     const { server, env } = await setup(echo, { limits: { maxQuestionChars: 1_000 } });
-    const joined = await runCli(['ask', '--json', 'summarise'], env, { stdin: 'Notes: buy milk.\n' });
-    expect(JSON.parse(joined.stdout).answer).toBe('heard: summarise\n\nNotes: buy milk.');
-    const whole = await runCli(['ask', '--json', '-'], env, { stdin: 'What is in my notes?\n' });
+    const whole = await cadreInProcess(['ask', '--json', '-'], env, undefined, 'What is in my notes?\n');
     expect(JSON.parse(whole.stdout).answer).toBe('heard: What is in my notes?');
     const asked = server.requests.length;
-    const long = await runCli(['ask', 'summarise'], env, { stdin: 'x'.repeat(5_000) });
+    const long = await cadreInProcess(['ask', '-'], env, undefined, 'x'.repeat(5_000));
     expect(long.code).toBe(2);
     expect(long.stderr).toMatch(/more than the limit of 1,000/);
     expect(server.requests.length).toBe(asked);
-  });
-
-  it('refuses 5 MB by default before any model call', async () => {
-    const { server, env } = await setup(echo);
-    const result = await runCli(['ask', 'summarise'], env, { stdin: 'word '.repeat(1_000_000) });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/limit of 2,000,000/);
-    expect(server.requests).toHaveLength(0);
   });
 
   it('--max-turns, --budget and --timeout bound the answer', async () => {
@@ -110,34 +82,36 @@ describe('cadre ask habits', { timeout: 60_000 }, () => {
       if (userWords(body).join(' ').includes('stall')) return { hang: true };
       return { toolCalls: [{ name: 'calculate', arguments: { expression: `${body.messages.length} + 1` } }] };
     });
-    const turns = await runCli(['ask', '--json', '--max-turns', '2', 'count up'], env);
+    const turns = await cadreInProcess(['ask', '--json', '--max-turns', '2', 'count up'], env);
     expect(JSON.parse(turns.stdout).status).toBe('max_turns');
     expect(server.requests).toHaveLength(3);
-    const budget = await runCli(['ask', '--json', '--budget', '50', 'count up'], env);
+    const budget = await cadreInProcess(['ask', '--json', '--budget', '50', 'count up'], env);
     expect(JSON.parse(budget.stdout).status).toBe('budget');
     const started = performance.now();
-    const timeout = await runCli(['ask', '--json', '--timeout', '1', 'stall'], env);
+    const timeout = await cadreInProcess(['ask', '--json', '--timeout', '1', 'stall'], env);
     expect(JSON.parse(timeout.stdout).status).toBe('timeout');
     expect(timeout.code).toBe(1);
     expect(performance.now() - started).toBeLessThan(6_000);
-    const bad = await runCli(['ask', '--max-turns', 'many', 'hi'], env);
+    const bad = await cadreInProcess(['ask', '--max-turns', 'many', 'hi'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--max-turns many/);
   });
 
   it('lists sessions and continues the last one with -c', async () => {
     const { env } = await setup(echo);
-    const first = JSON.parse((await runCli(['ask', '--json', 'My name is Ada.'], env)).stdout);
-    const second = JSON.parse((await runCli(['ask', '--json', '-c', 'What is my name?'], env)).stdout);
+    const first = JSON.parse((await cadreInProcess(['ask', '--json', 'My name is Ada.'], env)).stdout);
+    const second = JSON.parse(
+      (await cadreInProcess(['ask', '--json', '-c', 'What is my name?'], env)).stdout,
+    );
     expect(second.sessionId).toBe(first.sessionId);
     expect(second.answer).toBe('heard: My name is Ada. | What is my name?');
-    const listed = JSON.parse((await runCli(['sessions', 'list', '--json'], env)).stdout).sessions;
+    const listed = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
     expect(listed).toEqual([expect.objectContaining({ id: first.sessionId, title: 'My name is Ada.' })]);
-    expect((await runCli(['sessions', 'list'], env)).stdout).toContain(first.sessionId);
-    const chat = await runCli(['chat', '-c'], env, { stdin: 'And now?\n' });
+    expect((await cadreInProcess(['sessions', 'list'], env)).stdout).toContain(first.sessionId);
+    const chat = await cadreInProcess(['chat', '-c'], env, undefined, 'And now?\n');
     expect(chat.stdout).toContain('heard: My name is Ada. | What is my name? | And now?');
-    expect((await runCli(['sessions', 'rm', first.sessionId], env)).code).toBe(0);
-    expect((await runCli(['sessions', 'rm', first.sessionId], env)).code).toBe(2);
+    expect((await cadreInProcess(['sessions', 'rm', first.sessionId], env)).code).toBe(0);
+    expect((await cadreInProcess(['sessions', 'rm', first.sessionId], env)).code).toBe(2);
   });
 
   it('--events prints the event stream as JSON lines', async () => {
@@ -146,7 +120,7 @@ describe('cadre ask habits', { timeout: 60_000 }, () => {
         return { toolCalls: [{ name: 'math', arguments: { task: '2 + 2' } }] };
       return { text: 'four' };
     });
-    const result = await runCli(['ask', '--events', 'What is 2 + 2?'], env);
+    const result = await cadreInProcess(['ask', '--events', 'What is 2 + 2?'], env);
     expect(result.code).toBe(0);
     const events = result.stdout
       .trim()
@@ -158,7 +132,7 @@ describe('cadre ask habits', { timeout: 60_000 }, () => {
       events.some((event) => event.type === 'run-start' && event.agent === 'math' && event.depth === 1),
     ).toBe(true);
     const tree = JSON.parse(
-      (await runCli(['runs', 'show', events[0]!.runId, '--json'], env)).stdout,
+      (await cadreInProcess(['runs', 'show', events[0]!.runId, '--json'], env)).stdout,
     ) as RunTree;
     expect(tree.children[0]!.agent).toBe('math');
   });

@@ -1,33 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FINAL_ANSWER_PROMPT } from '../../src/core/limits.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { contentText } from '../fixtures/openai-server.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
 const lastMessage = (body: { messages: Array<{ role: string; content?: unknown }> }) => body.messages.at(-1);
 
-let servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-});
-
-async function setup(script: FixtureScript, config?: object) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  const home = tempHome();
-  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
-  const env = {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-  };
-  return { server, env, home };
-}
+const setup = fixtureCadre;
 
 function parseJson(stdout: string) {
   return JSON.parse(stdout) as {
@@ -55,7 +39,10 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       }
       return { status: 400 };
     });
-    const result = await runCli(['ask', '--json', 'My secret code is PINEAPPLE. What is 17 times 23?'], env);
+    const result = await cadreInProcess(
+      ['ask', '--json', 'My secret code is PINEAPPLE. What is 17 times 23?'],
+      env,
+    );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const output = parseJson(result.stdout);
@@ -84,14 +71,16 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     for (const request of mathRequests)
       expect(JSON.stringify(request.body.messages)).not.toContain('PINEAPPLE');
     // The math agent was offered exactly its allow-list.
-    const shownMath = JSON.parse((await runCli(['agents', 'show', 'math', '--json'], env)).stdout) as {
+    const shownMath = JSON.parse(
+      (await cadreInProcess(['agents', 'show', 'math', '--json'], env)).stdout,
+    ) as {
       tools: Array<{ name: string; available: boolean }>;
     };
     const allowed = shownMath.tools.filter((tool) => tool.available).map((tool) => tool.name);
     expect(allowed).toContain('calculate');
     expect(mathRequests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual(allowed.sort());
 
-    const shown = await runCli(['runs', 'show', output.run.id, '--json'], env);
+    const shown = await cadreInProcess(['runs', 'show', output.run.id, '--json'], env);
     expect(JSON.parse(shown.stdout)).toEqual(output.run);
   });
 
@@ -114,7 +103,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       }
       return { text: '4' };
     });
-    const result = await runCli(['ask', '--json', 'What is 2+2?'], env);
+    const result = await cadreInProcess(['ask', '--json', 'What is 2+2?'], env);
     expect(result.code).toBe(0);
     const math = parseJson(result.stdout).run.children[0]!;
     expect(math.toolCalls.map((call) => [call.name, call.ok, Boolean(call.refused)])).toEqual([
@@ -141,7 +130,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
         return { text: 'Partial: 42' };
       return { toolCalls: [{ name: 'calculate', arguments: { expression: `${body.messages.length} + 1` } }] };
     });
-    const result = await runCli(['ask', '--json', 'Keep calculating'], env);
+    const result = await cadreInProcess(['ask', '--json', 'Keep calculating'], env);
     expect(result.code).toBe(0);
     const math = parseJson(result.stdout).run.children[0]!;
     expect(math.status).toBe('max_turns');
@@ -166,7 +155,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       }
       return { text: 'done', delayMs: 400 };
     });
-    const result = await runCli(['ask', '--json', 'Square 1 to 4'], env);
+    const result = await cadreInProcess(['ask', '--json', 'Square 1 to 4'], env);
     expect(result.code).toBe(0);
     const output = parseJson(result.stdout);
     expect(output.run.children.map((child) => child.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
@@ -181,7 +170,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     const { server, env } = await setup(({ index }) =>
       index === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { text: 'Hello after waiting.' },
     );
-    const result = await runCli(['ask', '--json', 'Hi'], env);
+    const result = await cadreInProcess(['ask', '--json', 'Hi'], env);
     expect(result.code).toBe(0);
     expect(parseJson(result.stdout).answer).toBe('Hello after waiting.');
     expect(server.requests).toHaveLength(2);
@@ -192,7 +181,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     const { server, env } = await setup(() => ({ status: 503 }), {
       retry: { maxRetries: 2, baseDelayMs: 20 },
     });
-    const result = await runCli(['ask', 'Hi'], env);
+    const result = await cadreInProcess(['ask', 'Hi'], env);
     expect(result.code).not.toBe(0);
     expect(server.requests).toHaveLength(3);
     expect(result.stderr).toMatch(/HTTP 503/);
@@ -201,7 +190,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
 
   it('does not retry a 401', async () => {
     const { server, env } = await setup(() => ({ status: 401 }));
-    const result = await runCli(['ask', 'Hi'], env);
+    const result = await cadreInProcess(['ask', 'Hi'], env);
     expect(result.code).not.toBe(0);
     expect(server.requests).toHaveLength(1);
     expect(result.stderr).toMatch(/HTTP 401/);
@@ -215,7 +204,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       void body;
       return { text: '4' };
     });
-    const result = await runCli(['ask', '--json', 'What is 2+2?'], env);
+    const result = await cadreInProcess(['ask', '--json', 'What is 2+2?'], env);
     expect(result.code).toBe(0);
     const run = parseJson(result.stdout).run;
     expect(run.toolCalls.map((call) => call.ok)).toEqual([false, false, true]);
@@ -227,39 +216,6 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     expect(contentText(thirdToolMessage?.content)).toMatch(/expression/);
   });
 
-  it('stops promptly on Ctrl-C and records the tree as cancelled', async () => {
-    let sawSubAgent: () => void = () => {};
-    const subAgentStarted = new Promise<void>((resolve) => {
-      sawSubAgent = resolve;
-    });
-    const { env } = await setup(({ body, system }) => {
-      if (isMain(system) && lastMessage(body)?.role === 'user') {
-        return { toolCalls: [{ name: 'math', arguments: { task: 'A very long job.' } }] };
-      }
-      sawSubAgent();
-      return { hang: true };
-    });
-    let interruptedAt = 0;
-    const result = await runCli(['ask', '--json', 'Start something long'], env, {
-      onSpawn: (child) => {
-        void subAgentStarted.then(() => {
-          interruptedAt = performance.now();
-          child.kill('SIGINT');
-        });
-      },
-    });
-    const stoppedAfter = performance.now() - interruptedAt;
-    expect(stoppedAfter).toBeLessThan(2000);
-    expect(result.code).toBe(130);
-    const output = parseJson(result.stdout);
-    expect(output.status).toBe('cancelled');
-    expect(output.run.children[0]!.status).toBe('cancelled');
-    const listed = await runCli(['runs', 'list', '--json'], env);
-    expect(JSON.parse(listed.stdout).runs[0]).toMatchObject({ id: output.run.id, status: 'cancelled' });
-    const shown = await runCli(['runs', 'show', output.run.id, '--json'], env);
-    expect(JSON.parse(shown.stdout).children[0].status).toBe('cancelled');
-  });
-
   it('prefetches a configured sub-agent when the trigger matches, and loads a Claude Code agent file', async () => {
     const { server, env } = await setup(
       ({ system }) => {
@@ -269,7 +225,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       },
       { delegation: { mode: 'prefetch', prefetch: { agent: 'math', trigger: '\\bpower\\b' } } },
     );
-    const result = await runCli(['ask', '--json', 'What is 2 to the power 10?'], env);
+    const result = await cadreInProcess(['ask', '--json', 'What is 2 to the power 10?'], env);
     expect(result.code).toBe(0);
     const output = parseJson(result.stdout);
     expect(output.run.children.map((run) => run.agent)).toEqual(['math']);
@@ -281,7 +237,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       '<untrusted-content source="sub-agent math" turns="1">\nPrefetched: 2^10 = 1024.\n</untrusted-content>',
     );
 
-    const unrelated = await runCli(['ask', '--json', 'Say hello'], env);
+    const unrelated = await cadreInProcess(['ask', '--json', 'Say hello'], env);
     expect(parseJson(unrelated.stdout).run.children).toEqual([]);
 
     const cwd = tempHome();
@@ -291,13 +247,13 @@ describe('cadre ask against an OpenAI-compatible server', () => {
       join(agentDir, 'reviewer.md'),
       '---\nname: reviewer\ndescription: Reviews a diff\ntools: Read, Grep, Bash\nmodel: sonnet\n---\nYou review diffs.',
     );
-    const listed = await runCli(['agents', 'list', '--json'], env, { cwd });
+    const listed = await cadreInProcess(['agents', 'list', '--json'], env, cwd);
     const reviewer = JSON.parse(listed.stdout).agents.find(
       (agent: { name: string }) => agent.name === 'reviewer',
     );
     expect(reviewer).toMatchObject({ source: 'claude' });
     expect(reviewer.notes.join(' ')).toMatch(/Bash/);
-    const direct = await runCli(['ask', '--json', '--agent', 'reviewer', 'Review this'], env, { cwd });
+    const direct = await cadreInProcess(['ask', '--json', '--agent', 'reviewer', 'Review this'], env, cwd);
     expect(parseJson(direct.stdout)).toMatchObject({ status: 'ok', answer: 'reviewed' });
   });
 
@@ -308,12 +264,12 @@ describe('cadre ask against an OpenAI-compatible server', () => {
         .map((message) => contentText(message.content));
       return { text: `I have heard: ${said.join(' | ')}` };
     });
-    const chat = await runCli(['chat'], env, { stdin: 'My name is Ada.\nWhat is my name?\n' });
+    const chat = await cadreInProcess(['chat'], env, undefined, 'My name is Ada.\nWhat is my name?\n');
     expect(chat.code).toBe(0);
     expect(chat.stdout).toContain('I have heard: My name is Ada. | What is my name?');
     const sessionId = chat.stderr.match(/session (ses_[\w-]+)/)?.[1];
     expect(sessionId).toBeTruthy();
-    const more = await runCli(['ask', '--json', '--session', sessionId!, 'And now?'], env);
+    const more = await cadreInProcess(['ask', '--json', '--session', sessionId!, 'And now?'], env);
     expect(parseJson(more.stdout).answer).toBe('I have heard: My name is Ada. | What is my name? | And now?');
     expect(server.requests).toHaveLength(3);
   });
@@ -339,7 +295,7 @@ describe('cadre ask against an OpenAI-compatible server', () => {
         .map((m) => contentText(m.content));
       return { text: JSON.stringify(results) };
     });
-    const result = await runCli(
+    const result = await cadreInProcess(
       ['ask', '--json', '--agent', 'explorer', '--workspace', workspace, 'Read the notes'],
       env,
     );
