@@ -1,14 +1,13 @@
 /**
  * The process the server load benchmark measures, in one of two modes:
  * - `serve`: `cadre serve`'s server on a free port with the scripted model; prints its URL, runs until SIGTERM;
- * - `inprocess N`: the same trees through the same chat use case, N at once, no HTTP; prints latencies.
+ * - `inprocess N`: the same trees through the same ask use case, N at once, no HTTP; prints latencies.
  * Every model step of the tree is a scripted 50 ms wait: main delegates to math, math calls vault_set and
  * answers, main answers.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chat } from '../src/app/chat.ts';
 import { Cadre } from '../src/app/create-cadre.ts';
 import { ScriptedModel, type ScriptedRequest } from '../src/models/scripted-model.ts';
 import { startServer } from '../src/server/serve.ts';
@@ -64,14 +63,16 @@ if (mode === 'serve') {
   const run = async (index: number) => {
     const started = performance.now();
     let events = 0;
-    await chat(cadre, {
+    const answer = await cadre.ask({
       userId: 'local',
       sessionId: `inproc-${index}`,
-      message: { text: `What is 17 times 23? (${index})` },
+      createSession: true,
+      message: `What is 17 times 23? (${index})`,
       onEvent: () => {
         events++;
       },
     });
+    await answer.result;
     return { ms: performance.now() - started, events };
   };
   // The same warm-up as the HTTP run, then all at once.

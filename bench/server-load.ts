@@ -11,9 +11,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import type { CadreUIMessage, RunPartData } from '../src/app/answer/protocol.ts';
 import { SERVE_NODE_FLAGS } from '../src/cli/node-flags.ts';
 import type { CadreEvent } from '../src/core/events.ts';
-import type { CadreUIMessage, RunPartData } from '../src/server/chat-protocol.ts';
 
 const WORKER = fileURLToPath(new URL('./server-load-worker.ts', import.meta.url));
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);

@@ -3,7 +3,7 @@ import { agentToolInput } from '../core/delegation.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
-import type { Cadre } from './create-cadre.ts';
+import { type CompleteParts, complete } from './complete.ts';
 
 /** One agent offered as a tool to another program (MCP, OpenAI-style function calling). */
 export interface AgentToolSpec {
@@ -17,8 +17,11 @@ export interface AgentToolSpec {
  * Every enabled agent, as the tools a program may call on behalf of `userId`. The input schema is the one
  * a parent model sees for the same agent (`task` plus its declared inputs), so both doors check the same.
  */
-export async function agentToolSpecs(cadre: Cadre, userId: string): Promise<AgentToolSpec[]> {
-  const agents = (await cadre.runtime({ userId })).options.agents;
+export async function agentToolSpecs(
+  parts: Pick<CompleteParts, 'runtime'>,
+  userId: string,
+): Promise<AgentToolSpec[]> {
+  const agents = (await parts.runtime({ userId })).options.agents;
   return [...agents.values()]
     .filter((definition) => definition.enabled)
     .map((definition) => {
@@ -44,8 +47,8 @@ export interface AgentToolCall {
  * Runs one agent as a tool call, with all of Cadre's limits, and returns its result envelope. Bad
  * arguments and unknown or disabled agents are the caller's errors (`UserError`), raised before any run.
  */
-export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<ResultEnvelope> {
-  const runtime = await cadre.runtime({ userId: call.userId });
+export async function callAgentTool(parts: CompleteParts, call: AgentToolCall): Promise<ResultEnvelope> {
+  const runtime = await parts.runtime({ userId: call.userId });
   const definition = runtime.agent(call.agent);
   const parsed = agentToolInput(definition).safeParse(call.arguments ?? {});
   if (!parsed.success) {
@@ -55,25 +58,16 @@ export async function callAgentTool(cadre: Cadre, call: AgentToolCall): Promise<
     throw new UserError('bad_arguments', `${call.agent}: ${problems.join('; ')}`, { agent: call.agent });
   }
   const { task, ...inputs } = parsed.data as { task: string } & Record<string, unknown>;
-  // A live tree like any other: its events can be followed and it can be stopped through the runs API,
-  // and a server shutting down cancels it.
-  const live = cadre.live.begin(call.userId);
-  const signal = call.signal ? AbortSignal.any([call.signal, live.signal]) : live.signal;
-  try {
-    const outcome = await runtime.run({
-      agent: call.agent,
-      task,
-      inputs,
-      userId: call.userId,
-      signal,
-      onEvent: (event) => {
-        live.observe(event);
-        call.onEvent?.(event);
-      },
-    });
-    return outcome.envelope;
-  } finally {
-    await cadre.store.runs.flush();
-    live.end();
-  }
+  // A tree like any other: journaled (resumable after a crash), followed and stopped through the runs
+  // API, and cancelled by a server shutting down.
+  const tree = await complete(parts, {
+    userId: call.userId,
+    agent: call.agent,
+    task,
+    history: [],
+    inputs,
+    ...(call.signal ? { signal: call.signal } : {}),
+    ...(call.onEvent ? { onEvent: call.onEvent } : {}),
+  });
+  return (await tree.result).envelope;
 }

@@ -5,7 +5,7 @@ import type { Runtime } from '../core/runtime.ts';
 import { unknownAgentError } from '../core/unknown-agent.ts';
 import { serverOf } from '../mcp/client/mcp-clients.ts';
 import { type AgentModelChoice, agentModelChoice } from './agent-model.ts';
-import type { CadreParts } from './create-cadre.ts';
+import type { CadreParts } from './cadre-parts.ts';
 import type { SettingsUseCases } from './settings.ts';
 
 /** One agent as listed: where it came from and whether it is on for this user. */

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { UserError } from '../core/errors.ts';
 import type { CadreEvent } from '../core/events.ts';
-import type { RunOutcome } from '../core/runtime.ts';
-import { beginAnswer } from './ask.ts';
-import type { Cadre } from './create-cadre.ts';
+import type { RuntimeLimits } from '../core/limits.ts';
+import type { RunOutcome, Runtime } from '../core/runtime.ts';
+import type { ResumeSpec } from '../store/journal-store.ts';
+import { runRequestOf } from './ask.ts';
+import type { TreeHandle } from './tree-handle.ts';
+import { reserveTree, startTree, type TreeParts } from './trees.ts';
 
 /** A stateless request (the OpenAI-compatible door): the caller sends the whole conversation each time. */
 export interface CompleteRequest {
@@ -14,57 +18,61 @@ export interface CompleteRequest {
   task: string;
   /** What came before it. */
   history: ModelMessage[];
+  /** The agent's declared inputs besides its task (an MCP caller's arguments). */
+  inputs?: Record<string, unknown>;
   /** Stops the tree (the caller went away). */
   signal?: AbortSignal;
   onEvent?: (event: CadreEvent) => void;
   maxConcurrentChats?: number;
 }
 
+/** What `complete` needs of Cadre: the store, the live trees and a runtime per user. */
+export interface CompleteParts extends TreeParts {
+  runtime: (options: { userId: string; limits?: Partial<RuntimeLimits> }) => Promise<Runtime>;
+}
+
 /**
- * Runs one agent on a conversation the caller keeps (no session is stored; the runs are, for the user),
- * cancellable through `cadre.live` like any other tree and counted against the same per-user limit.
+ * Starts one agent on a conversation the caller keeps (no session is stored; the runs are, for the user,
+ * with a journal, so a tree cut off by a crash can be resumed), cancellable like any other tree and
+ * counted against the same per-user limit. Resolves with the tree's handle once it has started.
  */
-export async function complete(cadre: Cadre, request: CompleteRequest): Promise<RunOutcome> {
+export async function complete(parts: CompleteParts, request: CompleteRequest): Promise<TreeHandle> {
   const { userId } = request;
   if (!request.task.trim()) throw new UserError('empty_message', 'The last message has no text.');
   // The slot is taken with no await after the check, so requests arriving at once cannot all pass it.
-  const live = beginAnswer(cadre, userId, request.maxConcurrentChats);
+  const slot = reserveTree(parts.live, userId, request.maxConcurrentChats);
   const runtime = await (async () => {
-    const runtime = await cadre.runtime({ userId });
+    const runtime = await parts.runtime({ userId });
     runtime.agent(request.agent);
     return runtime;
   })().catch((error: unknown) => {
     // Refused before the tree started: its slot is free again.
-    live.end();
+    slot.end();
     throw error;
   });
-  const stop = () => live.cancel('the caller went away');
-  request.signal?.addEventListener('abort', stop, { once: true });
-  try {
-    return await runtime.run({
-      agent: request.agent,
-      task: request.task,
-      history: request.history,
-      signal: live.signal,
-      userId,
-      onEvent: (event) => {
-        live.observe(event);
-        request.onEvent?.(event);
-      },
-    });
-  } finally {
-    request.signal?.removeEventListener('abort', stop);
-    await cadre.store.runs.flush();
-    live.end();
-  }
+  const spec: ResumeSpec = {
+    agent: request.agent,
+    task: request.task,
+    history: request.history,
+    inputs: request.inputs ?? {},
+  };
+  return startTree(parts, {
+    userId,
+    slot,
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.onEvent ? { onEvent: request.onEvent } : {}),
+    journal: { id: `jrn_${randomUUID()}`, spec },
+    run: (hooks) => runtime.run({ ...runRequestOf(spec), ...hooks, userId }),
+    finish: async (outcome: RunOutcome) => outcome,
+  });
 }
 
 /** The agents a caller may name (enabled ones), `main` first. */
 export async function enabledAgents(
-  cadre: Cadre,
+  parts: Pick<CompleteParts, 'runtime'>,
   userId: string,
 ): Promise<Array<{ name: string; description: string }>> {
-  const runtime = await cadre.runtime({ userId });
+  const runtime = await parts.runtime({ userId });
   const agents = [...runtime.options.agents.values()].filter((agent) => agent.enabled);
   agents.sort((a, b) => (a.name === 'main' ? -1 : b.name === 'main' ? 1 : a.name.localeCompare(b.name)));
   return agents.map((agent) => ({ name: agent.name, description: agent.description }));

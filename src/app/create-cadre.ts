@@ -20,20 +20,25 @@ import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import type { Workspaces } from '../tools/workspace/workspaces.ts';
 
-export type { Store };
+export type { CadreParts, Store, Wiring };
 
 import type { UserStore } from '../store/user-store.ts';
 import { AgentsView } from './agents-view.ts';
 import { ApprovalSigner, PendingApprovals } from './approvals.ts';
-import { type AskRequest, type AskRun, ask } from './ask.ts';
+import { type AskParts, type AskRequest, type AskRun, ask } from './ask.ts';
+import type { CadreParts, Wiring } from './cadre-parts.ts';
+import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
 import { instructionFragments, preparers } from './features.ts';
 import { limitsFromConfig } from './limit-names.ts';
 import { LiveRuns } from './live-runs.ts';
+import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
 import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
 import { SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
+import type { TreeHandle } from './tree-handle.ts';
+import { attachTree } from './trees.ts';
 import { userWorkspaces } from './user-workspaces.ts';
 import { VERSION } from './version.ts';
 
@@ -62,27 +67,6 @@ export interface CadreOptions {
    * runs, sessions or documents start in half the time.
    */
   lazy?: boolean;
-}
-
-/** The tool registry and the agent catalog, validated against each other. */
-export interface Wiring {
-  tools: ToolRegistry;
-  catalog: AgentCatalog;
-}
-
-/** What the use cases share: the wired parts of one Cadre. */
-export interface CadreParts {
-  config: CadreConfig;
-  store: Store;
-  /** The tools and agents, loaded once on first need. */
-  wiring: () => Promise<Wiring>;
-  workspace: string;
-  bus: EventBus;
-  /** Trees running in this process: how to stop and follow them. */
-  live: LiveRuns;
-  mcp: McpClients;
-  /** Why no run could resolve a model reference (see `Cadre.unknownProvider`). */
-  unknownProvider: (ref: string) => string | undefined;
 }
 
 /**
@@ -131,6 +115,8 @@ export class Cadre {
   #discovered: CadreTool[];
   #wiring: Promise<Wiring> | undefined;
   #wired: Wiring | undefined;
+  /** Journals whose resume has started in this process. */
+  #resuming = new Set<string>();
 
   /** Reads configuration, opens the store, discovers start-up tools, and wires everything. */
   static async create(options: CadreOptions): Promise<Cadre> {
@@ -278,13 +264,44 @@ export class Cadre {
     return this.#wired;
   }
 
+  /** What the tree use cases (ask, complete, resume) need of this Cadre. */
+  get #treeParts(): AskParts & ResumeParts {
+    return {
+      store: this.store,
+      live: this.live,
+      runtime: (options) => this.runtime(options),
+      delegation: (userId) => this.settings.delegation(userId),
+      home: this.home,
+      resuming: this.#resuming,
+    };
+  }
+
   /**
    * Asks the main agent (or a named one) in a session, for one user: the person's message is stored,
-   * the run starts, and the returned run streams its events and resolves to the answer, which is stored
-   * too. Resolves once the run has started; a bad request (unknown session or agent, no model) rejects.
+   * the run starts, and the returned handle streams its events and resolves to the answer, which is
+   * stored too. Resolves once the run has started; a bad request (unknown session or agent, no model)
+   * rejects.
    */
   ask(request: AskRequest): Promise<AskRun> {
-    return ask(this, request);
+    return ask(this.#treeParts, request);
+  }
+
+  /** Runs one agent on a conversation the caller keeps (no session), e.g. the OpenAI-compatible door. */
+  complete(request: CompleteRequest): Promise<TreeHandle> {
+    return complete(this.#treeParts, request);
+  }
+
+  /** Continues an interrupted tree from its journal; resolves with the new attempt once it has started. */
+  resume(request: ResumeRequest): ReturnType<typeof resumeRun> {
+    return resumeRun(this.#treeParts, request);
+  }
+
+  /**
+   * The handle of the user's tree holding `runId`, wherever it runs (this process, another one on the
+   * same store) or ended; undefined when the user has no such run.
+   */
+  attach(userId: string, runId: string): Promise<TreeHandle | undefined> {
+    return attachTree(this.#treeParts, userId, runId);
   }
 
   /** The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. */

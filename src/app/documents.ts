@@ -11,7 +11,7 @@ import {
 import { searchDocuments } from '../documents/search.ts';
 import { DOCUMENT_TYPES, type DocumentType } from '../documents/types.ts';
 import { describeDocument } from '../tools/documents/filter-input.ts';
-import type { CadreParts } from './create-cadre.ts';
+import type { CadreParts } from './cadre-parts.ts';
 
 export { formatBytes, type IngestProgress };
 

@@ -15,6 +15,7 @@ const NOT_FOUND = new Set([
 const USER_STATUS: Record<string, number> = {
   session_exists: 409,
   run_active: 409,
+  answer_running: 409,
   not_interrupted: 409,
   question_replaced: 409,
   agent_disabled: 409,

@@ -1,5 +1,19 @@
 import type { CadreEvent } from '../core/events.ts';
 
+/** One tree's place among the live trees, from before its first event until it is stored. */
+export interface TreeSlot {
+  signal: AbortSignal;
+  observe: (event: CadreEvent) => void;
+  cancel: (reason: string) => void;
+  /**
+   * The tree answers question `question` (its stored id, when known) in this session of its user, as the
+   * answer `answerId`: deleting the session, or replacing the question, stops it (cancelSession), and a
+   * page opening the session finds it (answerIn).
+   */
+  inSession: (sessionId: string, question?: string, answerId?: string) => void;
+  end: () => void;
+}
+
 /** A listener following one live tree; `index` is the event's position in its tree (from 0). */
 export type TreeListener = (event: CadreEvent, index: number) => void;
 
@@ -36,7 +50,13 @@ export class LiveRuns {
   /** The session (and question) each running answer is for, so deleting the session stops it. */
   #sessions = new Map<
     AbortController,
-    { userId: string; sessionId: string; question: string | undefined; ended: Promise<void> }
+    {
+      userId: string;
+      sessionId: string;
+      question: string | undefined;
+      answerId: string | undefined;
+      ended: Promise<void>;
+    }
   >();
   /** Per user and session, the end of the last turn queued by `inTurn`. */
   #turns = new Map<string, Promise<void>>();
@@ -45,17 +65,7 @@ export class LiveRuns {
    * Registers a tree about to start for `userId`; returns the signal to run it with and `observe`, which
    * must see every event of the tree, and `end`, called once the tree's events are stored.
    */
-  begin(userId: string): {
-    signal: AbortSignal;
-    observe: (event: CadreEvent) => void;
-    cancel: (reason: string) => void;
-    /**
-     * The tree answers question `question` (its stored id, when known) in this session of its user:
-     * deleting the session, or replacing the question, stops it (cancelSession).
-     */
-    inSession: (sessionId: string, question?: string) => void;
-    end: () => void;
-  } {
+  begin(userId: string): TreeSlot {
     const controller = new AbortController();
     this.#pending.set(controller, { userId });
     let markEnded = () => {};
@@ -86,8 +96,8 @@ export class LiveRuns {
       markEnded();
     };
     const cancel = (reason: string) => controller.abort(new Error(reason));
-    const inSession = (sessionId: string, question?: string) =>
-      this.#sessions.set(controller, { userId, sessionId, question, ended });
+    const inSession = (sessionId: string, question?: string, answerId?: string) =>
+      this.#sessions.set(controller, { userId, sessionId, question, answerId, ended });
     return { signal: controller.signal, observe, cancel, inSession, end };
   }
 
@@ -208,6 +218,21 @@ export class LiveRuns {
       entry.listeners.delete(onward);
       entry.enders.delete(onEnd);
     };
+  }
+
+  /**
+   * The answer running in `userId`'s session `sessionId` in this process: its tree's root id (once it has
+   * started) and the id its stored message will have.
+   */
+  answerIn(userId: string, sessionId: string): { rootRunId?: string; answerId?: string } | undefined {
+    for (const [controller, owner] of this.#sessions) {
+      if (owner.userId !== userId || owner.sessionId !== sessionId) continue;
+      let rootRunId: string | undefined;
+      for (const entry of this.#trees.values())
+        if (entry.controller === controller) rootRunId = entry.rootRunId;
+      return { ...(rootRunId ? { rootRunId } : {}), ...(owner.answerId ? { answerId: owner.answerId } : {}) };
+    }
+    return undefined;
   }
 
   /** Trees running (or about to) for `userId`. */

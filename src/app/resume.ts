@@ -1,14 +1,15 @@
 import type { Approver } from '../core/approvals.ts';
-import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
-import type { RunStatus } from '../core/status.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
-import { type AskResult, appendAnswer, beginAnswer } from './ask.ts';
-import type { Cadre } from './create-cadre.ts';
+import type { Store } from '../store/store.ts';
+import { AnswerRecorder } from './answer/stored-answer.ts';
+import { type AskParts, type AskResult, askResult, runRequestOf, storeAnswer } from './ask.ts';
 import { claimResume } from './resume-claim.ts';
 import { questionReplaced } from './sessions.ts';
+import { outcomeOf, type TreeHandle } from './tree-handle.ts';
+import { attachTree, reserveTree, startTree } from './trees.ts';
 
 export interface ResumeRequest {
   userId: string;
@@ -26,16 +27,27 @@ export interface ResumeResult extends AskResult {
   resumedFrom: string;
 }
 
+/** What resuming needs: what `ask` does, and the home folder where resume claims are held across processes. */
+export interface ResumeParts extends Omit<AskParts, 'delegation'> {
+  home: string;
+  /** Journals whose resume has started in this process. */
+  resuming: Set<string>;
+}
+
 /**
  * Continues an interrupted tree from its journal: the root runs again as a new attempt (a new run id,
  * recorded with the same journal), and every model step and tool result the journal holds is reused, not
  * redone, down to the sub-agents that had finished; unfinished ones continue the same way. The session
- * gets the answer the first attempt never wrote; the person's message is not added again.
+ * gets the answer the first attempt never wrote, in the same stored form as any answer; the person's
+ * message is not added again. Resolves with the new attempt's handle once it has started.
  */
-export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<ResumeResult> {
+export async function resumeRun(
+  parts: ResumeParts,
+  request: ResumeRequest,
+): Promise<TreeHandle<ResumeResult> & { resumedFrom: string }> {
   const { userId } = request;
-  const rootId = (await cadre.store.runs.rootOf(userId, request.runId)) ?? request.runId;
-  const found = await cadre.store.journal.find(userId, rootId);
+  const rootId = (await parts.store.runs.rootOf(userId, request.runId)) ?? request.runId;
+  const found = await parts.store.journal.find(userId, rootId);
   if (!found) {
     throw new UserError(
       'not_found',
@@ -45,7 +57,7 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
   }
   const latest = found.attempts.at(-1)!;
   const session = found.spec.sessionId
-    ? await cadre.store.sessions.get(userId, found.spec.sessionId)
+    ? await parts.store.sessions.get(userId, found.spec.sessionId)
     : undefined;
   if (session && questionReplaced(session.messages, found.spec)) {
     throw new UserError(
@@ -54,19 +66,22 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
       { runId: latest, sessionId: session.id },
     );
   }
-  if (cadre.live.get(userId, latest)) {
+  if (parts.live.get(userId, latest)) {
     throw new UserError('not_interrupted', `Run ${latest} is still running in this process.`, {
       runId: latest,
     });
   }
   // Claimed before the next await: two requests at once would otherwise both pass the checks above and
   // run the tree twice, each appending its answer to the session.
-  const claimed = resumingJournals(cadre);
-  if (claimed.has(found.journalId)) {
+  if (parts.resuming.has(found.journalId)) {
     throw new UserError('not_interrupted', `Run ${latest} is already being resumed.`, { runId: latest });
   }
-  claimed.add(found.journalId);
-  const across = claimResume(cadre.home, found.journalId);
+  parts.resuming.add(found.journalId);
+  const across = claimResume(parts.home, found.journalId);
+  const release = () => {
+    if (!('heldBy' in across)) across.release();
+    parts.resuming.delete(found.journalId);
+  };
   try {
     if ('heldBy' in across) {
       throw new UserError(
@@ -76,41 +91,40 @@ export async function resumeRun(cadre: Cadre, request: ResumeRequest): Promise<R
       );
     }
     // Another process may have run and stored an attempt between the look above and the claim.
-    const now = (await cadre.store.journal.find(userId, rootId)) ?? found;
-    return await resumeAttempt(cadre, request, now, now.attempts.at(-1)!);
-  } finally {
-    if (!('heldBy' in across)) across.release();
-    claimed.delete(found.journalId);
+    const now = (await parts.store.journal.find(userId, rootId)) ?? found;
+    const handle = await resumeAttempt(parts, request, now, now.attempts.at(-1)!);
+    handle.result.then(release, release);
+    return handle;
+  } catch (error) {
+    release();
+    throw error;
   }
 }
 
-/** The journals whose resume has started in this process, per Cadre. */
-const resuming = new WeakMap<Cadre, Set<string>>();
-
-function resumingJournals(cadre: Cadre): Set<string> {
-  let journals = resuming.get(cadre);
-  if (!journals) {
-    journals = new Set();
-    resuming.set(cadre, journals);
-  }
-  return journals;
-}
-
-/** Completes the session from the stored tree, or runs a new attempt of it (see `resumeRun`). */
+/** Completes the session from the stored tree, or starts a new attempt of it (see `resumeRun`). */
 async function resumeAttempt(
-  cadre: Cadre,
+  parts: ResumeParts,
   request: ResumeRequest,
   found: FoundJournal,
   latest: string,
-): Promise<ResumeResult> {
+): Promise<TreeHandle<ResumeResult> & { resumedFrom: string }> {
   const { userId } = request;
-  const tree = await cadre.store.runs.getRunTree(userId, latest);
+  const tree = await parts.store.runs.getRunTree(userId, latest);
   const { spec } = found;
   // Killed after the tree ended but before its answer reached the session: the stored tree has the
   // answer, so the session is completed from it (nothing runs again).
   if (tree && tree.status !== 'interrupted' && tree.status !== 'running' && spec.sessionId) {
-    const completed = await completeSession(cadre, userId, spec.sessionId, tree);
-    if (completed) return { ...completed, resumedFrom: latest };
+    const completed = await completeSession(parts.store, userId, found, tree);
+    const attached = completed && (await attachTree(parts, userId, tree.id));
+    if (completed && attached) {
+      return {
+        rootRunId: attached.rootRunId,
+        events: (options) => attached.events(options),
+        cancel: (reason) => attached.cancel(reason),
+        result: Promise.resolve({ ...completed, resumedFrom: latest }),
+        resumedFrom: latest,
+      };
+    }
   }
   // The code stays not_interrupted (what HTTP clients already match); the sentence says what is going on.
   if (tree?.status === 'running') {
@@ -129,96 +143,59 @@ async function resumeAttempt(
       { runId: latest, status: tree.status },
     );
   }
-  const live = beginAnswer(cadre, userId, request.maxConcurrent);
-  if (spec.sessionId) live.inSession(spec.sessionId, spec.question?.id);
-  const signal = request.signal ? AbortSignal.any([request.signal, live.signal]) : live.signal;
-  try {
-    const runtime = await cadre.runtime({ userId });
-    const { envelope, tree: run } = await runtime.run({
-      agent: spec.agent,
-      task: spec.task,
-      history: spec.history,
-      inputs: spec.inputs,
-      signal,
-      userId,
-      journal: await cadre.store.journal.open(found.journalId),
-      ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
-      ...(spec.model ? { model: spec.model } : {}),
-      ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),
-      ...(spec.freshResults ? { freshResults: true } : {}),
-      ...(request.approver ? { approver: request.approver } : {}),
-      onEvent: (event) => {
-        if (event.type === 'run-start' && event.parentRunId === null) {
-          void cadre.store.journal.begin(found.journalId, event.runId, userId, spec);
-        }
-        request.onEvent?.(event);
-        live.observe(event);
-      },
-    });
-    if (spec.sessionId) {
-      await appendAnswer(
-        cadre,
+  const slot = reserveTree(parts.live, userId, request.maxConcurrent);
+  if (spec.sessionId) slot.inSession(spec.sessionId, spec.question?.id, spec.answerId);
+  const runtime = await parts.runtime({ userId }).catch((error: unknown) => {
+    slot.end();
+    throw error;
+  });
+  const recorder = new AnswerRecorder(spec.answerId ?? `msg_${found.journalId}`, spec.sessionId ?? '');
+  const handle = await startTree(parts, {
+    userId,
+    slot,
+    ...(request.signal ? { signal: request.signal } : {}),
+    onEvent: (event) => {
+      recorder.event(event);
+      request.onEvent?.(event);
+    },
+    journal: { id: found.journalId, spec, resume: true },
+    run: (hooks) =>
+      runtime.run({
+        ...runRequestOf(spec),
+        ...hooks,
         userId,
-        spec.sessionId,
-        { role: 'assistant', content: envelope.summary, runId: envelope.runId },
-        spec.question,
-      );
-    }
-    return {
-      answer: envelope.summary,
-      status: envelope.status,
-      sessionId: spec.sessionId ?? '',
-      runId: envelope.runId,
-      envelope,
-      run,
-      usage: envelope.subtreeUsage,
-      resumedFrom: latest,
-    };
-  } finally {
-    await cadre.store.runs.flush();
-    live.end();
-  }
+        ...(request.approver ? { approver: request.approver } : {}),
+      }),
+    finish: async ({ envelope, tree: run }) => {
+      await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
+      return { ...askResult(spec.sessionId ?? '', envelope, run), resumedFrom: latest };
+    },
+  });
+  return { ...handle, resumedFrom: latest };
 }
 
 /**
  * Appends a finished tree's answer to its session when the session lacks it (the process died between
- * the two writes); undefined when the session already has it.
+ * the two writes), built from the tree's stored events like any answer; undefined when the session
+ * already has it.
  */
 async function completeSession(
-  cadre: Cadre,
+  store: Pick<Store, 'sessions' | 'runs'>,
   userId: string,
-  sessionId: string,
+  found: FoundJournal,
   tree: RunTree,
 ): Promise<AskResult | undefined> {
-  const session = await cadre.store.sessions.get(userId, sessionId);
+  const sessionId = found.spec.sessionId!;
+  const session = await store.sessions.get(userId, sessionId);
   if (
     !session ||
     session.messages.some((message) => message.role === 'assistant' && message.runId === tree.id)
   ) {
     return undefined;
   }
-  const status = tree.status as RunStatus;
-  await cadre.store.sessions.append(userId, sessionId, {
-    role: 'assistant',
-    content: tree.summary,
-    runId: tree.id,
-  });
-  const envelope: ResultEnvelope = {
-    status,
-    summary: tree.summary,
-    usage: tree.usage,
-    subtreeUsage: tree.subtreeUsage,
-    runId: tree.id,
-    ...(tree.data !== undefined ? { data: tree.data } : {}),
-    ...(tree.sources ? { sources: tree.sources } : {}),
-  };
-  return {
-    answer: tree.summary,
-    status,
-    sessionId,
-    runId: tree.id,
-    envelope,
-    run: tree,
-    usage: tree.subtreeUsage,
-  };
+  const recorder = new AnswerRecorder(found.spec.answerId ?? `msg_${found.journalId}`, sessionId);
+  for (const { event } of await store.runs.events(userId, tree.id)) recorder.event(event);
+  const { envelope } = outcomeOf(tree);
+  await storeAnswer(store.sessions, userId, { ...found.spec, question: undefined }, envelope, recorder);
+  return askResult(sessionId, envelope, tree);
 }

@@ -1,8 +1,8 @@
 import { UserError } from '../core/errors.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
-import { followLive } from './ask.ts';
-import type { CadreParts } from './create-cadre.ts';
+import type { CadreParts } from './cadre-parts.ts';
+import { attachTree } from './trees.ts';
 
 /** A user's run trees: list, read, follow live, stop. Someone else's run is "no such run". */
 export class RunsUseCases {
@@ -24,41 +24,37 @@ export class RunsUseCases {
     return tree;
   }
 
-  /**
-   * The events of the tree that `runId` belongs to, after the cursor `after`: stored ones, then, while
-   * the tree runs in this process, live ones until it ends. The cursor of each event is what a reader
-   * sends back to resume (SSE's `Last-Event-ID`).
-   */
+  /** The events of a tree stored so far (a snapshot: nothing is waited for), for a report of it. */
+  async storedEvents(userId: string, runId: string): Promise<StoredEvent[]> {
+    const rootRunId = await this.#parts.store.runs.rootOf(userId, runId);
+    if (!rootRunId) throw unknownRun(runId);
+    return this.#parts.store.runs.events(userId, rootRunId);
+  }
+
+  /** `follow`, refused at the first read instead (for readers that start nothing before it). */
   async *events(
     userId: string,
     runId: string,
     options: { after?: number; signal?: AbortSignal } = {},
   ): AsyncGenerator<StoredEvent> {
-    const live = this.#parts.live.get(userId, runId);
-    if (live) {
-      // The live tree holds every event from its first, numbered as the store numbers them.
-      yield* followLive(this.#parts.live, userId, runId, options);
-      return;
-    }
-    const rootRunId = (await this.#parts.store.runs.rootOf(userId, runId)) ?? runId;
-    const stored = await this.#parts.store.runs.events(userId, rootRunId, options);
-    if (!stored.length && !(await this.#parts.store.runs.rootOf(userId, rootRunId))) throw unknownRun(runId);
-    yield* stored;
+    yield* await this.follow(userId, runId, options);
   }
 
   /**
-   * `events`, with a run that is not the caller's refused now rather than at the first read, so a reader
-   * following a live tree can start its stream before the tree's next event (which may be minutes away).
+   * The events of the tree that `runId` belongs to, after the cursor `after`: stored ones, then live ones
+   * while the tree runs, in this process or in another on the same store, until it ends. The cursor of
+   * each event is what a reader sends back to resume (SSE's `Last-Event-ID`). A run that is not the
+   * caller's is refused now rather than at the first read, so a reader following a live tree can start
+   * its stream before the tree's next event (which may be minutes away).
    */
   async follow(
     userId: string,
     runId: string,
     options: { after?: number; signal?: AbortSignal } = {},
-  ): Promise<AsyncGenerator<StoredEvent>> {
-    if (!this.#parts.live.get(userId, runId) && !(await this.#parts.store.runs.rootOf(userId, runId))) {
-      throw unknownRun(runId);
-    }
-    return this.events(userId, runId, options);
+  ): Promise<AsyncIterable<StoredEvent>> {
+    const tree = await attachTree(this.#parts, userId, runId);
+    if (!tree) throw unknownRun(runId);
+    return tree.events(options);
   }
 
   /** Stops a tree running in this process: every run in it ends `cancelled`. */

@@ -1,7 +1,9 @@
 import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Session, SessionSummary, StoredMessage } from '../store/store.ts';
-import type { CadreParts } from './create-cadre.ts';
+import type { CadreParts } from './cadre-parts.ts';
+import type { TreeHandle } from './tree-handle.ts';
+import { attachTree } from './trees.ts';
 
 export type { Session, SessionSummary, StoredMessage };
 
@@ -29,6 +31,30 @@ export class SessionsUseCases {
     const session = await this.#parts.store.sessions.get(userId, sessionId);
     if (!session) throw unknownSession(sessionId);
     return session;
+  }
+
+  /**
+   * The answer being written in the session right now, in this process or in another cadre process on
+   * the same store (a terminal's `cadre chat` beside the web app): its tree's handle and the id its stored
+   * message will have, so a page opened meanwhile shows it live. Undefined when none is running.
+   */
+  async runningAnswer(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ tree: TreeHandle; answerId: string } | undefined> {
+    const here = this.#parts.live.answerIn(userId, sessionId);
+    let rootRunId = here?.rootRunId;
+    let answerId = here?.answerId;
+    if (!here) {
+      const { runs, journal } = this.#parts.store;
+      // Runs of processes that died since are closed first: they are not being written any more.
+      await runs.markInterrupted();
+      rootRunId = (await runs.listRuns(userId, { sessionId, status: 'running', limit: 1 }))[0]?.id;
+      if (rootRunId) answerId = (await journal.find(userId, rootRunId))?.spec.answerId;
+    }
+    if (!rootRunId || !answerId) return undefined;
+    const tree = await attachTree(this.#parts, userId, rootRunId);
+    return tree ? { tree, answerId } : undefined;
   }
 
   /**
@@ -90,7 +116,7 @@ export function questionReplaced(messages: readonly StoredMessage[], spec: Resum
   return !messages.some((message) => message.id === question.id && message.createdAt === question.createdAt);
 }
 
-function unknownSession(sessionId: string): UserError {
+export function unknownSession(sessionId: string): UserError {
   return new UserError('unknown_session', `There is no session "${sessionId}". See: cadre sessions list`, {
     sessionId,
   });

@@ -5,7 +5,7 @@ import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import { configSchema } from '../config/schema.ts';
 import { UserError } from '../core/errors.ts';
 import { unknownAgentError } from '../core/unknown-agent.ts';
-import type { CadreParts } from './create-cadre.ts';
+import type { CadreParts } from './cadre-parts.ts';
 
 /** What `PATCH /api/agents/:name` and friends may change about an agent, validated at the edge. */
 export const agentSettingsPatch = z.strictObject({

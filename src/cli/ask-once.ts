@@ -1,5 +1,6 @@
 import type { AskRequest, AskResult } from '../app/ask.ts';
 import type { Cadre } from '../app/create-cadre.ts';
+import type { CadreEvent } from '../core/events.ts';
 import { RunTreeBuilder } from '../core/run-tree.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
 import { RunActivity } from './run-activity.ts';
@@ -51,24 +52,41 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
   if (!options.stderr.isTTY) return run.result;
   const builder = new RunTreeBuilder();
   const activity = new RunActivity();
+  let answer = '';
   live = new LiveTree(
     options.stderr,
     () => builder.roots()[0],
-    () => run.answerSoFar(),
-    { activity: (runId) => activity.latest(runId) },
+    () => answer,
+    {
+      activity: (runId) => activity.latest(runId),
+    },
   );
-  const stop = run.subscribe(
-    (event) => {
+  const stopped = new AbortController();
+  // The tree's handle is read like any door reads it: every event from the first, until the tree ends.
+  const following = (async () => {
+    for await (const { event } of run.events({ signal: stopped.signal })) {
       builder.apply(event);
       activity.apply(event);
-    },
-    { replay: true },
-  );
+      answer = answerSoFar(answer, event);
+    }
+  })();
   live.start();
   try {
     return await run.result;
   } finally {
-    stop();
+    stopped.abort();
+    await following.catch(() => {});
     live.stop();
   }
+}
+
+/**
+ * The main answer as it is being written: text since the root's last tool-calling step (what came before
+ * was thinking aloud between tool calls).
+ */
+function answerSoFar(answer: string, event: CadreEvent): string {
+  if (event.depth !== 0) return answer;
+  if (event.type === 'text-delta') return answer + event.delta;
+  if (event.type === 'step-finish' && event.finishReason === 'tool-calls') return '';
+  return answer;
 }

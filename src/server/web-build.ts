@@ -9,7 +9,7 @@ const WEB_CONFIG = fileURLToPath(new URL('../../web/vite.config.ts', import.meta
 /** What the built app is made from: a change to any of these makes a built app out of date. */
 const WEB_SOURCES = [
   fileURLToPath(new URL('../../web/', import.meta.url)),
-  fileURLToPath(new URL('./chat-protocol.ts', import.meta.url)),
+  fileURLToPath(new URL('../app/answer/protocol.ts', import.meta.url)),
 ];
 
 /** The newest modification time among the web app's sources (its built files excluded), in ms. */

@@ -13,6 +13,8 @@ export interface ResumeSpec {
    * or edits it, it is replaced, and the tree's answer has no place in the session any more.
    */
   question?: { id: string; createdAt: string };
+  /** The id the answer's stored message gets (every attempt stores it under the same id). */
+  answerId?: string;
   model?: string;
   prefetch?: { agent: string; task?: string };
   /** The question was sent again: its sub-agents run anew (see RunRequest.freshResults). */

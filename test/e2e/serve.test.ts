@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { parseJsonEventStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RunPartData } from '../../src/app/answer/protocol.ts';
 import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
-import type { RunPartData } from '../../src/server/chat-protocol.ts';
 import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { tempHome } from '../helpers/cli.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';

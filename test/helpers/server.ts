@@ -1,8 +1,8 @@
 import { parseJsonEventStream, readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import type { CadreUIMessage } from '../../src/app/answer/protocol.ts';
 import { Cadre } from '../../src/app/create-cadre.ts';
 import type { CadreConfig } from '../../src/config/schema.ts';
 import { type Script, ScriptedModel, type ScriptedRequest } from '../../src/models/scripted-model.ts';
-import type { CadreUIMessage } from '../../src/server/chat-protocol.ts';
 import { createServerApp, type ServerAppOptions } from '../../src/server/create-server-app.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { tempHome } from './cli.ts';

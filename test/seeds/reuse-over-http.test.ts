@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { RunPartData } from '../../src/app/answer/protocol.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { ScriptedRequest } from '../../src/models/scripted-model.ts';
-import type { RunPartData } from '../../src/server/chat-protocol.ts';
 import {
   chatBody,
   isMain,

@@ -1,10 +1,11 @@
 /**
- * Builds AI SDK UI message streams in Cadre's chat protocol (the shapes of `src/server/chat-protocol.ts`)
+ * Builds AI SDK UI message streams in Cadre's chat protocol (the shapes of `src/app/answer/protocol.ts`)
  * for browser tests that stand in for the server: the rendering benchmark's 50 runs × 200 events, and
  * layouts the scripted model cannot easily reach.
  */
+
+import type { RunPartData } from '../../src/app/answer/protocol.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
-import type { RunPartData } from '../../src/server/chat-protocol.ts';
 
 type Chunk = Record<string, unknown>;
 

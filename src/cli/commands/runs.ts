@@ -1,5 +1,4 @@
 import type { Cadre } from '../../app/create-cadre.ts';
-import { resumeRun } from '../../app/resume.ts';
 import { UserError } from '../../core/errors.ts';
 import { approvalMode, cliApprover } from '../approval-prompt.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
@@ -89,8 +88,7 @@ async function runCommand(
       context.stdout.write(`${JSON.stringify(tree, null, 2)}\n`);
       return EXIT.ok;
     }
-    const events = [];
-    for await (const { event } of cadre.runs.events(context.userId, tree.id)) events.push(event);
+    const events = (await cadre.runs.storedEvents(context.userId, tree.id)).map(({ event }) => event);
     context.stdout.write(runReport(tree, events, { verbose: values.verbose }));
     return EXIT.ok;
   }
@@ -136,11 +134,12 @@ async function resumeCommand(
   const mode = approvalMode(values['approve-all'], values['deny-all']);
   const cadre = await openCadre(context);
   try {
-    const result = await resumeRun(cadre, {
+    const resumed = await cadre.resume({
       userId: context.userId,
       runId: id,
       approver: cliApprover({ mode, stdin: context.stdin ?? process.stdin, stderr: context.stderr }),
     });
+    const result = await resumed.result;
     if (values.json) {
       const { answer, status, sessionId, run, usage, resumedFrom } = result;
       context.stdout.write(

@@ -124,21 +124,26 @@ describe('a message of the session sent again', () => {
     expect(await stored(cadre, 's3')).toEqual(['user:u1:Q: one', 'assistant:answer 2']);
   });
 
-  it('an edit in one tab leaves the answer another tab is waiting for to an earlier question', async () => {
+  it('a new question from another tab while an answer is being written is refused, so answers never interleave', async () => {
     const { app, cadre, release } = await firstAnswerHeld();
     const first = await app.request('/api/chat', postJson({ id: 's9', messages: [user('u1', 'Q: one')] }));
     const firstChunks = readChunks(first);
-    // The other tab asks its own question meanwhile, then edits it.
-    await conversation(app, { id: 's9', messages: [user('u2', 'Q: two')] });
-    const edited = await conversation(app, { id: 's9', messages: [user('u2', 'Q: two, edited')] });
-    expect(edited.metadata?.status).toBe('ok');
+    // The other tab asks its own question meanwhile: refused, saying why; nothing of it is stored.
+    const refused = await app.request('/api/chat', postJson({ id: 's9', messages: [user('u2', 'Q: two')] }));
+    expect(refused.status).toBe(409);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('answer_running');
+    expect(body.error.message).toMatch(/still being written in session s9/);
     release();
     expect((await readMessage(await firstChunks)).metadata?.status).toBe('ok');
+    // Once the answer is in, the other tab's question goes through and is answered after it.
+    const second = await conversation(app, { id: 's9', messages: [user('u2', 'Q: two')] });
+    expect(second.metadata?.status).toBe('ok');
     expect(await stored(cadre, 's9')).toEqual([
       'user:u1:Q: one',
-      'user:u2:Q: two, edited',
-      'assistant:answer 3',
       'assistant:answer 1',
+      'user:u2:Q: two',
+      'assistant:answer 2',
     ]);
   });
 

@@ -8,9 +8,9 @@ import {
   readMessage,
   testServer,
 } from '../../../test/helpers/server.ts';
+import type { CadreUIMessage, RunPartData } from '../../app/answer/protocol.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { ScriptedRequest } from '../../models/scripted-model.ts';
-import type { CadreUIMessage, RunPartData } from '../chat-protocol.ts';
 
 /** Main delegates one task to math, which calls `calculate` and answers; main then answers. */
 function delegation(mathText = '17 * 23 = 391') {

@@ -1,15 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { createUIMessageStream, createUIMessageStreamResponse } from 'ai';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { z } from 'zod';
-import { chat } from '../../app/chat.ts';
+import { AnswerChunks } from '../../app/answer/answer-chunks.ts';
+import type { CadreUIMessage } from '../../app/answer/protocol.ts';
+import type { TreeHandle } from '../../app/tree-handle.ts';
 import { UserError } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
-import type { RunOutcome } from '../../core/runtime.ts';
 import { nestingDepth } from '../../core/tool-call-bounds.ts';
-import { AnswerMessageBuilder } from '../answer-message.ts';
-import type { CadreUIMessage, ChatMessageMetadata } from '../chat-protocol.ts';
-import { type CadreChunk, ChatStreamTranslator } from '../chat-stream.ts';
 import { type CoalescerOptions, DeltaCoalescer } from '../delta-coalescer.ts';
 import { httpError, internalErrorLine } from '../http-errors.ts';
 import type { ServerEnv } from '../server-env.ts';
@@ -72,71 +69,31 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       .map((part) => part.text as string)
       .join('\n');
 
-    const translator = new ChatStreamTranslator();
-    const builder = new AnswerMessageBuilder();
-    const messageId = `msg_${randomUUID()}`;
-    const metadata: ChatMessageMetadata = { sessionId };
-    let write: (chunk: CadreChunk) => void = () => {};
-    const buffered: CadreChunk[] = [];
-    const send = (chunk: CadreChunk) => {
-      builder.apply(chunk);
-      write(chunk);
-    };
-    write = (chunk) => buffered.push(chunk);
-    for (const chunk of translator.start(messageId, metadata)) send(chunk);
-
-    let started: () => void = () => {};
-    const runStarted = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const coalescer = new DeltaCoalescer((event: CadreEvent) => {
-      for (const chunk of translator.translate(event)) send(chunk);
-      if (event.type === 'run-start' && event.parentRunId === null) {
-        send({ type: 'message-metadata', messageMetadata: { sessionId, rootRunId: event.runId } });
-        started();
-      }
-    }, options.coalescing);
-    const onEvent = (event: CadreEvent) => coalescer.push(event);
-    const answerMessage = (outcome: RunOutcome) => {
-      coalescer.flush();
-      const final: ChatMessageMetadata = {
-        sessionId,
-        rootRunId: outcome.envelope.runId,
-        status: outcome.envelope.status,
-        usage: outcome.envelope.subtreeUsage,
-        delegationUsed: outcome.tree.children.length > 0,
-      };
-      send({ type: 'message-metadata', messageMetadata: final });
-      send({ type: 'finish' });
-      const message = builder.message();
-      return { id: messageId, parts: message.parts, metadata: message.metadata };
-    };
-    const outcome = chat(c.var.cadre, {
+    // Refusals and set-up errors (unknown session, too many chats, an answer still running in the
+    // session, no model) are plain HTTP errors: the tree has not started when they happen.
+    const run = await c.var.cadre.ask({
       userId: c.var.userId,
       sessionId,
-      message: { ...(last.id ? { id: last.id } : {}), text, parts: last.parts },
+      createSession: true,
+      message: text,
+      ...(last.id ? { messageId: last.id } : {}),
+      messageParts: last.parts,
       ...(agent ? { agent } : {}),
-      onEvent,
-      answerMessage,
-      maxConcurrentChats: options.maxConcurrentChats,
+      maxConcurrent: options.maxConcurrentChats,
     });
-    // Refusals and set-up errors (unknown session, too many chats, no model) are plain HTTP errors.
-    await Promise.race([runStarted, outcome]);
-
-    const stream = createUIMessageStream<CadreUIMessage>({
-      execute: async ({ writer }) => {
-        for (const chunk of buffered) writer.write(chunk);
-        buffered.length = 0;
-        write = (chunk) => writer.write(chunk);
-        await outcome;
-      },
-      onError: (error) => {
-        const mapped = httpError(error);
-        if (mapped.internal) options.log?.(internalErrorLine('POST', c.req.path, error));
-        return mapped.body.error.message;
-      },
-    });
-    return createUIMessageStreamResponse({ stream });
+    return answerStream(c, run, { sessionId, answerId: run.answerId }, options);
+  });
+  // AI SDK's resume endpoint (`useChat({ resume: true })`): a page opened, reloaded or switched to while an
+  // answer is being written attaches to it, replayed from its first event and then live; 204 when none is.
+  routes.get('/:id/stream', async (c) => {
+    const running = await c.var.cadre.sessions.runningAnswer(c.var.userId, c.req.param('id'));
+    if (!running) return c.body(null, 204);
+    return answerStream(
+      c,
+      running.tree,
+      { sessionId: c.req.param('id'), answerId: running.answerId },
+      options,
+    );
   });
   return routes;
 }
@@ -148,4 +105,39 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * One answer's tree as AI SDK's UI message stream, from its first event (a client attaching late gets the
+ * whole answer replayed, as `useChat` expects of a resumed stream) until it has ended. A client that goes
+ * away stops only its own reading: the tree runs on and its answer is stored either way.
+ */
+function answerStream(
+  c: Context<ServerEnv>,
+  tree: TreeHandle<unknown>,
+  answer: { sessionId: string; answerId: string },
+  options: ChatRouteOptions,
+): Response {
+  const chunks = new AnswerChunks(answer.answerId, answer.sessionId);
+  const gone = c.req.raw.signal;
+  const stream = createUIMessageStream<CadreUIMessage>({
+    execute: async ({ writer }) => {
+      for (const chunk of chunks.start()) writer.write(chunk);
+      const coalescer = new DeltaCoalescer((event: CadreEvent) => {
+        for (const chunk of chunks.event(event)) writer.write(chunk);
+      }, options.coalescing);
+      for await (const { event } of tree.events({ signal: gone })) coalescer.push(event);
+      coalescer.flush();
+      if (gone.aborted) return;
+      // A system fault in the tree fails the stream here (onError); how a run ended is in its events.
+      await tree.result;
+      for (const chunk of chunks.end({ status: 'interrupted' })) writer.write(chunk);
+    },
+    onError: (error) => {
+      const mapped = httpError(error);
+      if (mapped.internal) options.log?.(internalErrorLine(c.req.method, c.req.path, error));
+      return mapped.body.error.message;
+    },
+  });
+  return createUIMessageStreamResponse({ stream });
 }

@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { complete, enabledAgents } from '../../app/complete.ts';
+import { enabledAgents } from '../../app/complete.ts';
 import type { Source } from '../../core/envelope.ts';
 import { CadreError } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
@@ -236,7 +236,7 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
     };
 
     if (!body.stream) {
-      const { envelope } = await complete(cadre, request);
+      const { envelope } = await (await cadre.complete(request)).result;
       if (envelope.status === 'error') return openAIError(c, 502, envelope.summary, { code: 'run_error' });
       return c.json({
         id,
@@ -273,56 +273,28 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
       frame([{ index: 0, delta, logprobs: null, finish_reason: finish }], undefined, extra);
     const streamError = (message: string, code: string | null) =>
       JSON.stringify({ error: { message, type: 'server_error', param: null, code } });
-    const queue: string[] = [];
-    let wake: (() => void) | undefined;
-    const push = (data: string) => {
-      queue.push(data);
-      wake?.();
-    };
-    const onEvent = (event: CadreEvent) => {
-      if (event.depth === 0 && event.type === 'text-delta') push(chunk({ content: event.delta }));
-      else if (event.depth > 0 && event.type === 'run-start')
-        push(chunk({ reasoning_content: `→ ${event.agent}: ${event.task}\n` }));
-      else if (event.depth > 0 && event.type === 'run-finish')
-        push(
-          chunk({
-            reasoning_content: `${event.status === 'ok' ? '✓' : '✗'} ${event.agent} ${event.status}\n`,
-          }),
-        );
-    };
-    let done = false;
-    let started: () => void = () => {};
-    const firstEvent = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const outcome = complete(cadre, {
-      ...request,
-      onEvent: (event) => {
-        started();
-        onEvent(event);
-      },
-    }).finally(() => {
-      done = true;
-      wake?.();
-    });
-    // Refusals before the tree starts (no model, too many answers) are plain HTTP errors.
-    await Promise.race([firstEvent, outcome]);
-    return streamSSE(c, async (stream) => {
-      await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }) });
-      for (;;) {
-        const next = queue.shift();
-        if (next !== undefined) {
-          await stream.writeSSE({ data: next });
-          continue;
-        }
-        if (done) break;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
+    const translate = (event: CadreEvent): string | undefined => {
+      if (event.depth === 0 && event.type === 'text-delta') return chunk({ content: event.delta });
+      if (event.depth > 0 && event.type === 'run-start')
+        return chunk({ reasoning_content: `→ ${event.agent}: ${event.task}\n` });
+      if (event.depth > 0 && event.type === 'run-finish')
+        return chunk({
+          reasoning_content: `${event.status === 'ok' ? '✓' : '✗'} ${event.agent} ${event.status}\n`,
         });
-        wake = undefined;
+      return undefined;
+    };
+    // Refusals before the tree starts (no model, too many answers) are plain HTTP errors.
+    const tree = await cadre.complete(request);
+    return streamSSE(c, async (stream) => {
+      const stopped = new AbortController();
+      stream.onAbort(() => stopped.abort());
+      await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }) });
+      for await (const { event } of tree.events({ signal: stopped.signal })) {
+        const data = translate(event);
+        if (data !== undefined) await stream.writeSSE({ data });
       }
       try {
-        const { envelope } = await outcome;
+        const { envelope } = await tree.result;
         // A failed run is an error here too (502 unstreamed), which OpenAI clients raise mid-stream.
         if (envelope.status === 'error')
           await stream.writeSSE({ data: streamError(envelope.summary, 'run_error') });

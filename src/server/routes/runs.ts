@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { resumeRun } from '../../app/resume.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 /**
@@ -15,22 +14,12 @@ export function runRoutes(options: { maxConcurrentChats?: number } = {}): Hono<S
   );
   // Continues an interrupted tree in the background; answers with the new attempt's root id at once.
   routes.post('/:id/resume', async (c) => {
-    const { cadre, userId } = c.var;
-    let started: (runId: string) => void = () => {};
-    const rootStarted = new Promise<string>((resolve) => {
-      started = resolve;
-    });
-    const resumed = resumeRun(cadre, {
-      userId,
+    const resumed = await c.var.cadre.resume({
+      userId: c.var.userId,
       runId: c.req.param('id'),
       ...(options.maxConcurrentChats !== undefined ? { maxConcurrent: options.maxConcurrentChats } : {}),
-      onEvent: (event) => {
-        if (event.type === 'run-start' && event.parentRunId === null) started(event.runId);
-      },
     });
-    resumed.catch(() => {});
-    const runId = await Promise.race([rootStarted, resumed.then((result) => result.runId)]);
-    return c.json({ runId, resumedFrom: c.req.param('id') }, 202);
+    return c.json({ runId: resumed.rootRunId, resumedFrom: c.req.param('id') }, 202);
   });
   routes.get('/:id/events', async (c) => {
     const { cadre, userId } = c.var;

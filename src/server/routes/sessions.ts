@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
+import type { CadreUIMessage } from '../../app/answer/protocol.ts';
 import type { StoredMessage } from '../../app/sessions.ts';
-import type { CadreUIMessage } from '../chat-protocol.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 /** A stored message as `useChat` holds it: its parts (text only for messages stored without parts). */

@@ -1,6 +1,52 @@
-import type { CadreEvent, PlanStep } from '../core/events.ts';
-import type { CadreUIMessage, ChatMessageMetadata, RunPartData, RunToolCallView } from './chat-protocol.ts';
-import type { CadreChunk } from './chat-stream.ts';
+import type { CadreEvent, PlanStep } from '../../core/events.ts';
+import { AnswerChunks } from './answer-chunks.ts';
+import type { CadreUIMessage, ChatMessageMetadata, RunPartData, RunToolCallView } from './protocol.ts';
+import type { CadreChunk } from './stream-translator.ts';
+
+/**
+ * Longest a tool output is kept in a stored answer, as JSON characters. The run tree keeps every output
+ * whole (`GET /api/runs/:id`, `cadre runs show --verbose`); a session message only shows what the page
+ * shows in a card, so an MCP server returning megabytes per call does not make every read of the session
+ * carry them again.
+ */
+export const STORED_OUTPUT_CHARS = 4000;
+
+/**
+ * The stored form of an answer, built from its tree's events as they happen: the same chunks the wire
+ * carries (AnswerChunks), folded into the message a reload shows. Every door stores its answers this way.
+ */
+export class AnswerRecorder {
+  readonly #chunks: AnswerChunks;
+  readonly #builder = new AnswerMessageBuilder();
+
+  constructor(answerId: string, sessionId: string) {
+    this.#chunks = new AnswerChunks(answerId, sessionId);
+    for (const chunk of this.#chunks.start()) this.#builder.apply(chunk);
+  }
+
+  event(event: CadreEvent): void {
+    for (const chunk of this.#chunks.event(event)) this.#builder.apply(chunk);
+  }
+
+  /** The message to store once the tree has ended (`fallback` says how when its root never finished). */
+  message(fallback?: Pick<ChatMessageMetadata, 'status'>): CadreUIMessage {
+    for (const chunk of this.#chunks.end(fallback)) this.#builder.apply(chunk);
+    return this.#builder.message();
+  }
+}
+
+/** A tool output as a stored answer keeps it: whole when small, else its head and how long it was. */
+export function storedOutput(output: unknown, limit = STORED_OUTPUT_CHARS): unknown {
+  if (output === undefined) return undefined;
+  if (typeof output === 'string') {
+    return output.length <= limit
+      ? output
+      : `${output.slice(0, limit)}… [cut: ${output.length} characters in all; the run tree has the whole output]`;
+  }
+  const json = JSON.stringify(output) ?? '';
+  if (json.length <= limit) return output;
+  return `${json.slice(0, limit)}… [cut: ${json.length} characters of JSON in all; the run tree has the whole output]`;
+}
 
 type Part = CadreUIMessage['parts'][number];
 
@@ -176,6 +222,9 @@ export class AnswerMessageBuilder {
   /** The message as stored: data-run parts carry their folded history and their summary in full. */
   message(): CadreUIMessage {
     const parts = this.#parts.map((part) => {
+      // A delegation's output is its envelope, which the page reads to find the child's card: kept whole.
+      if (part.type === 'dynamic-tool' && part.state === 'output-available' && !isEnvelopeLike(part.output))
+        return { ...part, output: storedOutput(part.output) };
       if (part.type !== 'data-run') return part;
       const fold = this.#folds.get(part.data.runId);
       const { summaryChars, ...data } = part.data;
@@ -184,7 +233,11 @@ export class AnswerMessageBuilder {
         ...data,
         ...(summaryChars !== undefined ? { summary: text.trimEnd().slice(-summaryChars) } : {}),
         text,
-        toolCalls: fold ? [...fold.toolCalls.values()] : [],
+        toolCalls: fold
+          ? [...fold.toolCalls.values()].map((call) =>
+              call.output === undefined ? call : { ...call, output: storedOutput(call.output) },
+            )
+          : [],
         ...(fold?.plan ? { plan: fold.plan } : {}),
       };
       return { ...part, data: stored };
@@ -196,4 +249,15 @@ export class AnswerMessageBuilder {
       ...(this.#metadata ? { metadata: this.#metadata } : {}),
     };
   }
+}
+
+/** A delegation's tool output: the child's result envelope (without its summary, see protocol.ts). */
+function isEnvelopeLike(output: unknown): boolean {
+  const candidate = output as { runId?: unknown; status?: unknown } | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.runId === 'string' &&
+    typeof candidate.status === 'string'
+  );
 }

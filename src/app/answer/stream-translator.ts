@@ -1,7 +1,7 @@
 import type { InferUIMessageChunk } from 'ai';
-import type { ResultEnvelope } from '../core/envelope.ts';
-import type { CadreEvent, RunStartEvent } from '../core/events.ts';
-import type { CadreUIMessage, ChatMessageMetadata, RunPartData } from './chat-protocol.ts';
+import type { ResultEnvelope } from '../../core/envelope.ts';
+import type { CadreEvent, RunStartEvent } from '../../core/events.ts';
+import type { CadreUIMessage, ChatMessageMetadata, RunPartData } from './protocol.ts';
 
 /** One chunk of Cadre's UI message stream. */
 export type CadreChunk = InferUIMessageChunk<CadreUIMessage>;
@@ -14,7 +14,7 @@ interface RunState {
 
 /**
  * Translates a tree's events into UI message stream chunks, one event at a time and in constant work per
- * event (see chat-protocol.ts for what goes where and why nothing is sent twice). The root run's text and
+ * event (see protocol.ts for what goes where and why nothing is sent twice). The root run's text and
  * tool calls become text and dynamic tool parts in AI SDK's step structure; every run gets a `data-run`
  * part at its start and end; everything else travels as transient `data-run-event` parts.
  */

@@ -33,10 +33,10 @@
  * (`{approvals: ApprovalRequest[]}`), e.g. after a reload. A denied call's tool-result carries the reason.
  */
 import type { UIMessage } from 'ai';
-import type { Source } from '../core/envelope.ts';
-import type { CadreEvent, PlanStep } from '../core/events.ts';
-import type { RunState } from '../core/status.ts';
-import type { Usage } from '../core/usage.ts';
+import type { Source } from '../../core/envelope.ts';
+import type { CadreEvent, PlanStep } from '../../core/events.ts';
+import type { RunState } from '../../core/status.ts';
+import type { Usage } from '../../core/usage.ts';
 
 /** One tool call of a run as the web app shows it. */
 export interface RunToolCallView {

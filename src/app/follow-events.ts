@@ -1,0 +1,117 @@
+import { abortableSleep } from '../core/abortable-sleep.ts';
+import type { Store, StoredEvent } from '../store/store.ts';
+import type { LiveRuns } from './live-runs.ts';
+
+/**
+ * A live tree's events after a cursor (cursor = position + 1, the numbering the store uses), until it
+ * ends or `signal` aborts. A tree that has already ended yields nothing here; the store has it.
+ */
+export async function* followLive(
+  live: LiveRuns,
+  userId: string,
+  runId: string,
+  options: { after?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<StoredEvent> {
+  const tree = live.get(userId, runId);
+  if (!tree) return;
+  const queue: StoredEvent[] = [];
+  let ended = false;
+  const wakeUp = new Wakeup();
+  const stop = live.follow(
+    tree,
+    (options.after ?? 0) - 1,
+    (event, index) => {
+      queue.push({ cursor: index + 1, event });
+      wakeUp.wake();
+    },
+    () => {
+      ended = true;
+      wakeUp.wake();
+    },
+  );
+  const onAbort = () => wakeUp.wake();
+  options.signal?.addEventListener('abort', onAbort);
+  try {
+    while (!options.signal?.aborted) {
+      const next = queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (ended) return;
+      await wakeUp.wait();
+    }
+  } finally {
+    stop();
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+export interface StoredFollowOptions {
+  after?: number;
+  signal?: AbortSignal;
+  /** How often the store is read while the tree runs (default 150 ms). */
+  pollMs?: number;
+  /** How often the tree's state is checked for an end without a `run-finish` (its process died); default 2 s. */
+  stateEveryMs?: number;
+}
+
+/**
+ * The events of a tree that runs in another process on the same store, read from the store as they are
+ * written (the embedded mode's way to attach; the PostgreSQL mode is told by NOTIFY instead of asking).
+ * It ends after the root's `run-finish`, or when the stored tree is no longer running (its process died
+ * and the run was closed `interrupted`), or when `signal` aborts.
+ */
+export async function* followStored(
+  runs: Store['runs'],
+  userId: string,
+  rootRunId: string,
+  options: StoredFollowOptions = {},
+): AsyncGenerator<StoredEvent> {
+  const pollMs = options.pollMs ?? 150;
+  const stateEveryMs = options.stateEveryMs ?? 2000;
+  let after = options.after ?? 0;
+  let lastStateCheck = Date.now();
+  while (!options.signal?.aborted) {
+    const batch = await runs.events(userId, rootRunId, { after });
+    for (const stored of batch) {
+      after = stored.cursor;
+      yield stored;
+      const { event } = stored;
+      if (event.type === 'run-finish' && event.runId === rootRunId) return;
+    }
+    if (batch.length) continue;
+    if (Date.now() - lastStateCheck >= stateEveryMs) {
+      lastStateCheck = Date.now();
+      if (!(await stillRunning(runs, userId, rootRunId))) {
+        // Whatever the process wrote before it ended is read once more, then the stream ends.
+        for (const stored of await runs.events(userId, rootRunId, { after })) yield stored;
+        return;
+      }
+    }
+    await abortableSleep(pollMs, options.signal).catch(() => {});
+  }
+}
+
+/** Whether the stored tree is still recorded as running by a process that is alive. */
+export async function stillRunning(runs: Store['runs'], userId: string, rootRunId: string): Promise<boolean> {
+  // A process that died without closing its runs has them closed here, so nobody waits for it for ever.
+  await runs.markInterrupted();
+  const tree = await runs.getRunTree(userId, rootRunId);
+  return tree?.status === 'running';
+}
+
+/** A promise a producer resolves to wake one waiting consumer. */
+export class Wakeup {
+  #resolve: (() => void) | undefined;
+  wait(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+  wake(): void {
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    resolve?.();
+  }
+}

@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import type { ModelMessage } from 'ai';
+import { CadreError, UserError } from '../core/errors.ts';
+import { sessionTitle } from '../core/session-title.ts';
+import type { NewMessage, Store, StoredMessage } from '../store/store.ts';
+import type { LiveRuns } from './live-runs.ts';
+import { unknownSession } from './sessions.ts';
+
+/**
+ * A session's turn semantics: which session a question goes to (made when new and allowed), what the
+ * model is given as history, a question sent again replacing what followed it, one answer at a time, and
+ * the answer stored only while its question is still there.
+ */
+export interface SessionTurnParts {
+  store: Pick<Store, 'sessions' | 'runs'>;
+  live: LiveRuns;
+}
+
+export interface QuestionRequest {
+  userId: string;
+  sessionId?: string;
+  createSession?: boolean;
+  /** The client's id for the person's message; a stored question's id means it is sent again. */
+  messageId?: string;
+  messageParts?: unknown;
+}
+
+export interface StoredQuestion {
+  sessionId: string;
+  /** The session's messages before the question, as the model's history. */
+  history: ModelMessage[];
+  question: { id: string; createdAt: string };
+  /** The question was one already in the session, sent again (regenerate, edit, retry). */
+  resent: boolean;
+}
+
+/** Longest a resend waits for the answers it stopped to end and be stored before replacing their questions. */
+const RESEND_WAIT_MS = 10_000;
+
+/**
+ * Stores the person's question in its session, for the tree `slot` about to answer it. A question sent
+ * again replaces itself and what followed it (answers still running to those stop first and are stored,
+ * so none lands after the new question). A new question while another answer is still being written in
+ * the session is refused: answers would interleave (question 1, question 2, answer 1, answer 2).
+ */
+export async function storeQuestion(
+  parts: SessionTurnParts,
+  request: QuestionRequest,
+  text: string,
+  slot: { inSession: (sessionId: string, question?: string, answerId?: string) => void },
+  answerId: string,
+): Promise<StoredQuestion> {
+  const { userId } = request;
+  const work = async (): Promise<StoredQuestion> => {
+    const { sessionId, history, replaced } = await openSession(parts, request, text);
+    if (replaced) {
+      const questions = new Set(replaced);
+      // A tool that ignores its abort is not waited for past RESEND_WAIT_MS: its answer, when it comes,
+      // finds its question gone and is not kept (appendAnswer).
+      const { ended } = parts.live.cancelSession(userId, sessionId, 'its question was sent again', questions);
+      await withinMs(ended, RESEND_WAIT_MS);
+      await parts.store.sessions.removeFrom(userId, sessionId, replaced[0]!);
+    } else if (request.sessionId) {
+      await refuseWhileAnswering(parts, userId, sessionId);
+    }
+    const question = await appendQuestion(parts.store.sessions, userId, sessionId, {
+      role: 'user',
+      content: text,
+      ...(request.messageId ? { id: request.messageId } : {}),
+      ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
+    });
+    slot.inSession(sessionId, question.id, answerId);
+    return {
+      sessionId,
+      history,
+      question: { id: question.id, createdAt: question.createdAt },
+      resent: replaced !== undefined,
+    };
+  };
+  // One question at a time is stored in a session, up to its answer being registered there: two sent at
+  // once (a double click, two tabs) would otherwise both read the session before either wrote.
+  return request.sessionId ? parts.live.inTurn(userId, request.sessionId, work) : work();
+}
+
+/**
+ * Refuses a new question while an answer is being written in the session, here or by another cadre
+ * process on the same store (a terminal's `cadre chat` beside the web app).
+ */
+async function refuseWhileAnswering(
+  parts: SessionTurnParts,
+  userId: string,
+  sessionId: string,
+): Promise<void> {
+  const here = parts.live.answerIn(userId, sessionId);
+  let runId = here?.rootRunId;
+  if (!here) {
+    // Runs of processes that died since are closed first: they are not answering any more.
+    await parts.store.runs.markInterrupted();
+    const running = await parts.store.runs.listRuns(userId, { sessionId, status: 'running', limit: 1 });
+    if (!running.length) return;
+    runId = running[0]!.id;
+  }
+  throw new UserError(
+    'answer_running',
+    `An answer is still being written in session ${sessionId}${runId ? ` (run ${runId})` : ''}; wait for it to finish or stop it, then ask again.`,
+    { sessionId, ...(runId ? { runId } : {}) },
+  );
+}
+
+/**
+ * Stores an answer in its session. A session deleted while the answer ran (which stops it) has nowhere to
+ * keep it: the run and its events stay under `runs`, and the answer is not an error for whoever waits.
+ */
+export async function appendAnswer(
+  sessions: Store['sessions'],
+  userId: string,
+  sessionId: string,
+  message: NewMessage,
+  question?: { id: string; createdAt: string },
+): Promise<void> {
+  try {
+    // An answer whose question was sent again or edited meanwhile (by another process, or after the resend
+    // stopped waiting for it) is not kept: the session has no question for it any more.
+    if (question) await sessions.appendReply(userId, sessionId, question, message);
+    else await sessions.append(userId, sessionId, message);
+  } catch (error) {
+    if (UserError.isInstance(error) && error.code === 'unknown_session') return;
+    throw error;
+  }
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first. */
+function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise.then(() => {}), timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The caller's session (made if new and allowed) and its messages so far, as the model's history. When
+ * the request's message id names one of the session's own questions, the history is what came before it,
+ * and `replaced` the ids of that question and every message after it, in order.
+ */
+async function openSession(
+  parts: SessionTurnParts,
+  request: QuestionRequest,
+  text: string,
+): Promise<{ sessionId: string; history: ModelMessage[]; replaced?: string[] }> {
+  const { userId } = request;
+  const sessions = parts.store.sessions;
+  if (!request.sessionId) {
+    const created = await sessions.create(userId, { title: sessionTitle(text) });
+    return { sessionId: created.id, history: [] };
+  }
+  const existing = await sessions.get(userId, request.sessionId);
+  if (existing) {
+    const clientId = request.messageId;
+    const ids = clientId ? [clientId, ownIdFor(existing.id, clientId)] : [];
+    const at = existing.messages.findIndex((message) => message.role === 'user' && ids.includes(message.id));
+    const history = historyOf(at === -1 ? existing.messages : existing.messages.slice(0, at));
+    const replaced = existing.messages.slice(at).map((message) => message.id);
+    return { sessionId: existing.id, history, ...(at === -1 ? {} : { replaced }) };
+  }
+  if (!request.createSession) throw unknownSession(request.sessionId);
+  try {
+    await sessions.create(userId, { id: request.sessionId, title: sessionTitle(text) });
+  } catch (error) {
+    if (!CadreError.isInstance(error) || error.code !== 'session_exists') throw error;
+    // Someone else's session: to this user it does not exist ("unknown_session"). The caller's own,
+    // made by a request of theirs that got here first (two first messages at once): it is used.
+    const made = await sessions.get(userId, request.sessionId);
+    if (!made) throw unknownSession(request.sessionId);
+    return { sessionId: made.id, history: historyOf(made.messages) };
+  }
+  return { sessionId: request.sessionId, history: [] };
+}
+
+/** Stored messages as the model's history. */
+export function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
+  return messages.map((message) => ({ role: message.role, content: message.content }));
+}
+
+/**
+ * Stores the person's message. The client's message id is only a hint: ids are unique across the whole
+ * store, so one already taken (another session's, or another user's) is stored under an id of the
+ * session's own instead of failing the request (`ownIdFor`: the same each time, so the question sent
+ * again is still found). The session's own question sent again has been removed first (storeQuestion).
+ */
+async function appendQuestion(
+  sessions: Store['sessions'],
+  userId: string,
+  sessionId: string,
+  message: NewMessage,
+): Promise<StoredMessage> {
+  const { id: clientId, ...rest } = message;
+  for (const id of clientId === undefined ? [] : [clientId, ownIdFor(sessionId, clientId)]) {
+    try {
+      return await sessions.append(userId, sessionId, { ...rest, id });
+    } catch (error) {
+      if (CadreError.isInstance(error)) throw error;
+    }
+  }
+  return await sessions.append(userId, sessionId, rest);
+}
+
+/**
+ * The id a question is stored under when its client's id is taken elsewhere (a client numbering its
+ * messages per conversation): derived from the session and that id, so no other session has it.
+ */
+function ownIdFor(sessionId: string, clientId: string): string {
+  return `msg_${createHash('sha256').update(`${sessionId}\n${clientId}`).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,162 @@
+import { UserError } from '../core/errors.ts';
+import type { CadreEvent, EventListener } from '../core/events.ts';
+import type { TreeJournal } from '../core/journal.ts';
+import type { RunOutcome } from '../core/runtime.ts';
+import type { ResumeSpec } from '../store/journal-store.ts';
+import type { Store, StoredEvent } from '../store/store.ts';
+import { followLive, followStored, stillRunning } from './follow-events.ts';
+import type { LiveRuns, TreeSlot } from './live-runs.ts';
+import { outcomeOf, type TreeHandle } from './tree-handle.ts';
+
+/** What starting and attaching to trees needs: the store (runs and journals) and this process's live trees. */
+export interface TreeParts {
+  store: Pick<Store, 'runs' | 'journal'>;
+  live: LiveRuns;
+}
+
+/**
+ * Takes one of the user's slots for a running tree, refusing when `limit` are taken. The check and the
+ * taking happen with no await between them, so requests arriving at once cannot all pass the check. A
+ * slot not given to `startTree` must be released (`slot.end()`).
+ */
+export function reserveTree(live: LiveRuns, userId: string, limit: number | undefined): TreeSlot {
+  if (limit !== undefined && live.countFor(userId) >= limit) {
+    throw new UserError(
+      'too_many_chats',
+      `At most ${limit} answers may run at once for one user; wait for one to finish or stop it.`,
+      { limit },
+    );
+  }
+  return live.begin(userId);
+}
+
+export interface TreeStart<Result> {
+  userId: string;
+  /** The slot taken for this tree (`reserveTree`). */
+  slot: TreeSlot;
+  /** The caller's own stop (a closed terminal, a caller gone away): it cancels the whole tree. */
+  signal?: AbortSignal;
+  /** Every event of the tree, in order, as it happens, before any reader of `events` sees it. */
+  onEvent?: EventListener;
+  /**
+   * The tree's journal: a new one under `id`, or with `resume` the journal of an interrupted attempt,
+   * whose committed steps are reused. `spec` is what a later resume needs to start the root again.
+   */
+  journal: { id: string; spec: ResumeSpec; resume?: boolean };
+  /** Runs the tree with the lifecycle's signal, listener and journal. */
+  run: (hooks: { signal: AbortSignal; onEvent: EventListener; journal: TreeJournal }) => Promise<RunOutcome>;
+  /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
+  finish: (outcome: RunOutcome) => Promise<Result>;
+}
+
+/**
+ * The one lifecycle of a tree that runs in this process: it is registered with the live trees (so any
+ * request can follow or stop it), its caller's signal is linked, every event is observed, its journal is
+ * begun with the root's run id, and once it has ended its events are stored before the slot is freed.
+ * Resolves with the tree's handle as soon as its root has started; a tree refused before that (no model,
+ * an unknown agent) rejects here, so a door can answer with a plain error before it streams anything.
+ */
+export async function startTree<Result>(
+  parts: TreeParts,
+  start: TreeStart<Result>,
+): Promise<TreeHandle<Result>> {
+  const { slot, userId } = start;
+  const signal = start.signal ? AbortSignal.any([start.signal, slot.signal]) : slot.signal;
+  const { id: journalId, spec } = start.journal;
+  const journal = start.journal.resume
+    ? parts.store.journal.open(journalId)
+    : parts.store.journal.create(journalId);
+  let started: (rootRunId: string) => void = () => {};
+  const rootStarted = new Promise<string>((resolve) => {
+    started = resolve;
+  });
+  const onEvent = (event: CadreEvent) => {
+    const isRootStart = event.type === 'run-start' && event.parentRunId === null;
+    if (isRootStart) void parts.store.journal.begin(journalId, event.runId, userId, spec);
+    start.onEvent?.(event);
+    slot.observe(event);
+    if (isRootStart) started(event.runId);
+  };
+  const ran = (async () => start.run({ signal, onEvent, journal }))();
+  const result = ran
+    .then((outcome) => start.finish(outcome))
+    .finally(async () => {
+      await parts.store.runs.flush();
+      slot.end();
+    });
+  // Callers that only stream may never await the result; its failure is theirs to see in the events.
+  result.catch(() => {});
+  const rootRunId = await Promise.race([rootStarted, ran.then((outcome) => outcome.envelope.runId)]);
+  return {
+    rootRunId,
+    events: (options) => treeEvents(parts, userId, rootRunId, options),
+    result,
+    cancel: async (reason) => parts.live.cancel(userId, rootRunId, reason),
+  };
+}
+
+/**
+ * The handle of a tree by any of its run ids, wherever it runs: in this process (its events followed in
+ * memory), in another process on the same store (followed as they are stored), or ended (read back). The
+ * result is the stored tree once it has ended. Undefined when the user has no such run.
+ */
+export async function attachTree(
+  parts: TreeParts,
+  userId: string,
+  runId: string,
+): Promise<TreeHandle | undefined> {
+  const live = parts.live.get(userId, runId);
+  const rootRunId = live?.rootRunId ?? (await parts.store.runs.rootOf(userId, runId));
+  if (!rootRunId) return undefined;
+  let result: Promise<RunOutcome> | undefined;
+  return {
+    rootRunId,
+    events: (options) => treeEvents(parts, userId, rootRunId, options),
+    get result() {
+      result ??= (async () => {
+        const tree = parts.live.get(userId, rootRunId);
+        if (tree) await tree.done;
+        else
+          for await (const _ of treeEvents(parts, userId, rootRunId)) {
+            // Read to its end: the tree has ended once its events have.
+          }
+        const stored = await parts.store.runs.getRunTree(userId, rootRunId);
+        if (!stored) throw new UserError('unknown_run', `There is no run "${runId}".`, { runId });
+        return outcomeOf(stored);
+      })();
+      return result;
+    },
+    cancel: async (reason) => parts.live.cancel(userId, rootRunId, reason),
+  };
+}
+
+/**
+ * A tree's events after a cursor: followed in memory while it runs in this process, read back from the
+ * store and then followed there while it runs in another, read back once when it has ended.
+ */
+async function* treeEvents(
+  parts: TreeParts,
+  userId: string,
+  rootRunId: string,
+  options: { after?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<StoredEvent> {
+  if (parts.live.get(userId, rootRunId)) {
+    // The live tree holds every event from its first, numbered as the store numbers them.
+    let after = options.after ?? 0;
+    for await (const item of followLive(parts.live, userId, rootRunId, options)) {
+      after = item.cursor;
+      yield item;
+    }
+    // The tree ended (or had just ended when it was looked up): its events are stored before it leaves
+    // the live trees, so what the follower has not seen is read back.
+    if (!options.signal?.aborted) yield* await parts.store.runs.events(userId, rootRunId, { after });
+    return;
+  }
+  const runs = parts.store.runs;
+  const stored = await runs.events(userId, rootRunId, options);
+  yield* stored;
+  const after = stored.at(-1)?.cursor ?? options.after ?? 0;
+  const ended = stored.some((item) => item.event.type === 'run-finish' && item.event.runId === rootRunId);
+  if (ended || options.signal?.aborted || !(await stillRunning(runs, userId, rootRunId))) return;
+  yield* followStored(runs, userId, rootRunId, { ...options, after });
+}
