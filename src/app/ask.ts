@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import type { Approver } from '../core/approvals.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
-import { UserError } from '../core/errors.ts';
+import { CadreError, UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { RunTree } from '../core/run-tree.ts';
@@ -169,20 +169,21 @@ export async function storeAnswer(
 ): Promise<void> {
   if (!spec.sessionId) return;
   const message = recorder.message({ status: envelope.status });
-  await appendAnswer(
-    sessions,
-    userId,
-    spec.sessionId,
-    {
-      role: 'assistant',
-      content: envelope.summary,
-      runId: envelope.runId,
-      ...(spec.answerId ? { id: spec.answerId } : {}),
-      parts: message.parts,
-      ...(message.metadata !== undefined ? { metadata: message.metadata } : {}),
-    },
-    spec.question,
-  );
+  const stored = {
+    role: 'assistant' as const,
+    content: envelope.summary,
+    runId: envelope.runId,
+    parts: message.parts,
+    ...(message.metadata !== undefined ? { metadata: message.metadata } : {}),
+  };
+  try {
+    await appendAnswer(sessions, userId, spec.sessionId, { ...stored, id: spec.answerId }, spec.question);
+  } catch (error) {
+    // The id is taken: an earlier attempt's answer was stored before its process died, so this one, the
+    // resumed attempt's, is stored beside it under an id of its own.
+    if (!spec.answerId || CadreError.isInstance(error)) throw error;
+    await appendAnswer(sessions, userId, spec.sessionId, stored, spec.question);
+  }
 }
 
 /** What `ask` resolves to once the tree has ended. */

@@ -117,7 +117,7 @@ describe('the prefetch setting', () => {
 });
 
 describe('one session, two requests at once', () => {
-  it('two first messages to a new session are both answered there (neither is "already exists")', async () => {
+  it('two first messages to a new session: one is answered there, the other refused while it runs (neither is "already exists")', async () => {
     const { gate, release } = heldGate();
     const { app, cadre } = await testServer(async () => {
       await gate;
@@ -128,13 +128,15 @@ describe('one session, two requests at once', () => {
       app.request('/api/chat', jsonRequest('POST', chatBody('n1', 'second'))),
     ]);
     release();
-    expect([one.status, two.status]).toEqual([200, 200]);
-    await Promise.all([readChunks(one), readChunks(two)]);
+    expect([one.status, two.status]).toEqual([200, 409]);
+    expect(((await two.json()) as { error: { code: string } }).error.code).toBe('answer_running');
+    await readChunks(one);
     const session = await cadre.sessions.get('local', 'n1');
-    expect(
-      session.messages.filter((message) => message.role === 'user').map((message) => message.content),
-    ).toEqual(['first', 'second']);
-    expect(session.messages.filter((message) => message.role === 'assistant')).toHaveLength(2);
+    // One question and its answer, never two questions and then two answers.
+    expect(session.messages.map((message) => `${message.role}:${message.content}`)).toEqual([
+      'user:first',
+      'assistant:an answer',
+    ]);
   });
 
   it('two resumes of one interrupted tree at once start one attempt; the other is a 409', async () => {

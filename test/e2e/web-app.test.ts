@@ -13,99 +13,22 @@ import { makePdf } from '../fixtures/documents/build-fixtures.ts';
 import { type FixtureScript, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
-import { type BrowserSession, hasChromium, openBrowser } from '../web/browser.ts';
+import { hasChromium, openBrowser } from '../web/browser.ts';
+import {
+  ask,
+  cleanups,
+  delegation,
+  expectNoConsoleErrors,
+  isMain,
+  isMath,
+  setup,
+  toolNames,
+} from '../web/web-app-setup.ts';
 
 const SCREENSHOTS = process.env.CADRE_UPDATE_SCREENSHOTS
   ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
   : mkdtempSync(join(tmpdir(), 'cadre-screenshots-'));
 mkdirSync(SCREENSHOTS, { recursive: true });
-
-const isMain = (system: string) => system.includes('## When to delegate');
-const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
-const toolNames = (request: RecordedRequest) => (request.body.tools ?? []).map((tool) => tool.function.name);
-
-let cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
-
-async function setup(
-  script: FixtureScript,
-  options: {
-    width?: number;
-    colorScheme?: 'light' | 'dark';
-    env?: Record<string, string>;
-    config?: object;
-  } = {},
-) {
-  const model = await startOpenAIServer(script);
-  cleanups.push(() => model.close());
-  const home = tempHome();
-  if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
-  const server = await startServe(
-    ['--port', '0'],
-    Object.fromEntries(
-      Object.entries({
-        CADRE_HOME: home,
-        CADRE_MODEL: 'compatible:fixture',
-        CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-        ...options.env,
-      }).filter(([, value]) => value !== ''),
-    ),
-  );
-  cleanups.push(() => {
-    if (server.child.exitCode === null) server.child.kill('SIGKILL');
-  });
-  const browser = await openBrowser(options);
-  cleanups.push(() => browser.close());
-  await browser.page.goto(server.url);
-  return { model, server, browser, page: browser.page };
-}
-
-/** Main delegates to math, which calls `calculate` and answers; `mathDelayMs` keeps it visibly running. */
-function delegation(mathDelayMs = 0): FixtureScript {
-  return ({ body, system }) => {
-    const last = body.messages.at(-1);
-    if (isMain(system)) {
-      if (last?.role === 'user')
-        return {
-          toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23 and show the working.' } }],
-        };
-      return {
-        text: [
-          'The product is **391**.',
-          '',
-          '| factor | factor | product |',
-          '|---|---|---|',
-          '| 17 | 23 | 391 |',
-          '',
-          '```ts',
-          'const product = 17 * 23; // 391',
-          '```',
-        ].join('\n'),
-      };
-    }
-    if (isMath(system)) {
-      if (last?.role === 'user')
-        return {
-          toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }],
-          delayMs: mathDelayMs,
-        };
-      return { text: '17 × 23 = 391: 17 × 20 = 340, plus 17 × 3 = 51.', delayMs: mathDelayMs };
-    }
-    return { status: 400 };
-  };
-}
-
-async function ask(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
-
-function expectNoConsoleErrors(browser: BrowserSession) {
-  expect(browser.errors).toEqual([]);
-}
 
 describe.skipIf(!hasChromium)('the web app in Chromium', () => {
   it('shows a delegation running then done, its tool calls when expanded, and all of it again after a reload', async () => {

@@ -57,24 +57,28 @@ export function ChatView({
     () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
     [],
   );
-  const { messages, sendMessage, status, error, stop, clearError } = useChat<CadreMessage>({
-    id: sessionId,
-    messages: initialMessages,
-    transport,
-    throttle: 50,
-    onData: (part) => {
-      if (part.type === 'data-run') {
-        const header = part.data as RunPartData;
-        store.putHeader(header);
-        if (header.parentRunId === null) liveRoot.current = header.runId;
-      } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
-    },
-    onFinish: ({ message }) => {
-      // Whether the answer delegated: the server's word when it gives one, else whether the tree had children.
-      const root = rootRunIdOf(message);
-      onAnswered(message.metadata?.delegationUsed ?? (root ? store.children(root).length > 0 : false));
-    },
-  });
+  const { messages, sendMessage, status, error, stop, clearError, setMessages, resumeStream } =
+    useChat<CadreMessage>({
+      id: sessionId,
+      messages: initialMessages,
+      transport,
+      // An answer still being written when the page opens (a reload, a chat switch, a second tab, a terminal's
+      // `cadre chat`) is attached to: replayed from its start, then followed live until it ends.
+      resume: true,
+      throttle: 50,
+      onData: (part) => {
+        if (part.type === 'data-run') {
+          const header = part.data as RunPartData;
+          store.putHeader(header);
+          if (header.parentRunId === null) liveRoot.current = header.runId;
+        } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
+      },
+      onFinish: ({ message }) => {
+        // Whether the answer delegated: the server's word when it gives one, else whether the tree had children.
+        const root = rootRunIdOf(message);
+        onAnswered(message.metadata?.delegationUsed ?? (root ? store.children(root).length > 0 : false));
+      },
+    });
   const busy = status === 'submitted' || status === 'streaming';
 
   const cancel = useCallback(async () => {
@@ -101,12 +105,43 @@ export function ChatView({
     return () => window.removeEventListener('keydown', onKey);
   }, [busy, cancel]);
 
+  // Questions asked while an answer is being written wait here, in order, and go one by one as each
+  // answer ends: the server takes one answer at a time per session, so they never interleave.
+  const [queued, setQueued] = useState<string[]>([]);
   const send = (text: string) => {
+    if (busy) {
+      setQueued((waiting) => [...waiting, text]);
+      return;
+    }
     if (messages.length === 0) onFirstMessage();
     liveRoot.current = undefined;
     clearError();
     void sendMessage({ text });
   };
+  const failure = error ? chatErrorMessage(error) : undefined;
+  // Another tab or a terminal started an answer in this session first: the question waits for it, and
+  // the page follows that answer meanwhile instead of showing a refusal.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: acts once per refusal
+  useEffect(() => {
+    if (failure?.code !== 'answer_running') return;
+    const last = messages.at(-1);
+    const text =
+      last?.role === 'user'
+        ? last.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
+        : undefined;
+    if (last?.role === 'user') setMessages(messages.slice(0, -1));
+    if (text?.trim()) setQueued((waiting) => [text, ...waiting]);
+    clearError();
+    void resumeStream();
+  }, [failure?.code]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the next question goes when the page is idle
+  useEffect(() => {
+    if (status !== 'ready' || queued.length === 0) return;
+    const [next, ...rest] = queued;
+    setQueued(rest);
+    liveRoot.current = undefined;
+    void sendMessage({ text: next! });
+  }, [status, queued.length]);
   // Retry asks the last question again as a new message: the failed answer stays in the conversation
   // (it is stored with the session), so what a reload shows is what is on screen now.
   const retry = () => {
@@ -125,7 +160,6 @@ export function ChatView({
     if (element && pinned.current) element.scrollTop = element.scrollHeight;
   }, [messages]);
 
-  const failure = error ? chatErrorMessage(error) : undefined;
   const noModel = noModelMessage ?? (failure?.code === 'no_model' ? failure.message : undefined);
   const lastIndex = messages.length - 1;
   return (
@@ -178,6 +212,25 @@ export function ChatView({
           )}
         </div>
       </div>
+      {queued.length > 0 && (
+        <ol className="queued" aria-label="Questions waiting for the answer to end">
+          {queued.map((text, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the same text may be queued twice
+            <li key={index} className="queued-item">
+              <span className="queued-label">Waiting to send</span>
+              <span className="queued-text">{text}</span>
+              <button
+                type="button"
+                className="icon-button"
+                aria-label={`Don't send: ${text}`}
+                onClick={() => setQueued((waiting) => waiting.filter((_, at) => at !== index))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ol>
+      )}
       <ApprovalPrompts store={store} />
       <Composer busy={busy} disabled={Boolean(noModel)} onSend={send} onStop={() => void cancel()} />
       {inspecting && (

@@ -2,7 +2,8 @@ import { type FormEvent, type KeyboardEvent, useRef, useState } from 'react';
 
 /**
  * The message box: Enter sends, Shift+Enter starts a new line, Esc (or the Stop button) stops the answer
- * being written, with everything it started.
+ * being written, with everything it started. While an answer is being written, Enter queues the message:
+ * it is sent when the answer ends (`onSend` decides).
  */
 export function Composer({
   busy,
@@ -19,7 +20,7 @@ export function Composer({
   const area = useRef<HTMLTextAreaElement>(null);
   const send = () => {
     const trimmed = text.trim();
-    if (!trimmed || busy || disabled) return;
+    if (!trimmed || disabled) return;
     onSend(trimmed);
     setText('');
   };
@@ -42,7 +43,13 @@ export function Composer({
       <textarea
         ref={area}
         aria-label="Message"
-        placeholder={disabled ? 'Set a model first (see above)' : 'Ask anything…'}
+        placeholder={
+          disabled
+            ? 'Set a model first (see above)'
+            : busy
+              ? 'Ask a follow-up: it is sent when this answer ends'
+              : 'Ask anything…'
+        }
         title="Enter sends, Shift+Enter starts a new line, Esc stops the answer"
         rows={Math.min(8, Math.max(1, text.split('\n').length))}
         value={text}

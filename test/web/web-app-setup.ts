@@ -1,0 +1,101 @@
+/**
+ * What the web app's browser tests share: a real `cadre serve` on a temporary home, a local
+ * OpenAI-compatible model server playing a script, and Chromium on the served page; everything started is
+ * stopped after each test. Also the scripts and steps several tests use.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterEach, expect } from 'vitest';
+import { type FixtureScript, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { startServe } from '../helpers/serve.ts';
+import { type BrowserSession, openBrowser } from './browser.ts';
+
+export const isMain = (system: string) => system.includes('## When to delegate');
+export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
+export const toolNames = (request: RecordedRequest) =>
+  (request.body.tools ?? []).map((tool) => tool.function.name);
+
+/** Cleanups of what the current test started, run (newest first) after it; tests may add their own. */
+export const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups.length = 0;
+});
+
+export interface SetupOptions {
+  width?: number;
+  colorScheme?: 'light' | 'dark';
+  env?: Record<string, string>;
+  config?: object;
+}
+
+/** A model server playing `script`, a `cadre serve` on a fresh home using it, and Chromium on its page. */
+export async function setup(script: FixtureScript, options: SetupOptions = {}) {
+  const model = await startOpenAIServer(script);
+  cleanups.push(() => model.close());
+  const home = tempHome();
+  if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
+  const env = Object.fromEntries(
+    Object.entries({
+      CADRE_HOME: home,
+      CADRE_MODEL: 'compatible:fixture',
+      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+      ...options.env,
+    }).filter(([, value]) => value !== ''),
+  );
+  const server = await startServe(['--port', '0'], env);
+  cleanups.push(() => {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  });
+  const browser = await openBrowser(options);
+  cleanups.push(() => browser.close());
+  await browser.page.goto(server.url);
+  return { model, server, browser, page: browser.page, home, env };
+}
+
+/** Main delegates to math, which calls `calculate` and answers; `mathDelayMs` keeps it visibly running. */
+export function delegation(mathDelayMs = 0): FixtureScript {
+  return ({ body, system }) => {
+    const last = body.messages.at(-1);
+    if (isMain(system)) {
+      if (last?.role === 'user')
+        return {
+          toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23 and show the working.' } }],
+        };
+      return {
+        text: [
+          'The product is **391**.',
+          '',
+          '| factor | factor | product |',
+          '|---|---|---|',
+          '| 17 | 23 | 391 |',
+          '',
+          '```ts',
+          'const product = 17 * 23; // 391',
+          '```',
+        ].join('\n'),
+      };
+    }
+    if (isMath(system)) {
+      if (last?.role === 'user')
+        return {
+          toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }],
+          delayMs: mathDelayMs,
+        };
+      return { text: '17 × 23 = 391: 17 × 20 = 340, plus 17 × 3 = 51.', delayMs: mathDelayMs };
+    }
+    return { status: 400 };
+  };
+}
+
+/** Types a question into the message box and sends it with Enter. */
+export async function ask(page: Page, text: string) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('textbox', { name: 'Message' }).press('Enter');
+}
+
+export function expectNoConsoleErrors(browser: BrowserSession) {
+  expect(browser.errors).toEqual([]);
+}
