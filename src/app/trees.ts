@@ -64,7 +64,10 @@ export async function startTree<Result>(
   const signal = start.signal ? AbortSignal.any([start.signal, slot.signal]) : slot.signal;
   const { id: journalId, spec } = start.journal;
   const journal = start.journal.resume
-    ? parts.store.journal.open(journalId)
+    ? await parts.store.journal.open(journalId).catch((error: unknown) => {
+        slot.end();
+        throw error;
+      })
     : parts.store.journal.create(journalId);
   let started: (rootRunId: string) => void = () => {};
   const rootStarted = new Promise<string>((resolve) => {
