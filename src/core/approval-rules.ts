@@ -22,11 +22,20 @@ export interface RuleDecision {
 export const NO_RULES: ApprovalRules = { allow: [], ask: [], deny: [] };
 
 /**
- * The rule for one call: deny, then ask, then allow entries, then the defaults. A path is matched as the
- * tool resolved it (`resolvedPath`: workspace-relative, through symlinks), never as the model spelled it:
- * `src/../package.json` is `package.json` to the file system, so `write_file(src/*)` must not allow it.
- * Deny and ask entries see both spellings; a path with a `..` part, an absolute one, or one the tool could
- * not resolve is always asked about.
+ * What a tool read its call's subject to be, for the rules: a path where it really goes (workspace-relative,
+ * through symlinks), or every simple command of a shell line with its program's name (`/bin/rm` → `rm`);
+ * and why no allow entry may vouch for it (a `..` in a path, a substitution or wrapper in a command).
+ */
+export interface ResolvedSubject {
+  subjects: string[];
+  uncertain?: string;
+}
+
+/**
+ * The rule for one call: deny, then ask, then allow entries, then the defaults. Deny and ask entries see
+ * the subject as the model wrote it and as the tool resolved it (`src/../.git/x` is `.git/x`; `env rm x`
+ * and `bash -c 'rm x'` hold `rm x`). An allow entry applies only when it names every resolved subject and
+ * nothing makes the call uncertain; a subject that could not be resolved (`resolved: null`) asks.
  */
 export function approvalRuleFor(
   rules: ApprovalRules,
@@ -35,18 +44,18 @@ export function approvalRuleFor(
     input: unknown;
     toolAsks: boolean;
     agentAsks: boolean;
-    /** The call's path as the tool resolved it, or `null` when it could not (outside, unreadable). */
-    resolvedPath?: string | null;
+    resolved?: ResolvedSubject | null;
   },
 ): RuleDecision {
   const raw = callSubject(call.input);
   const isPath = rawPath(call.input) !== undefined;
-  const resolved = isPath
-    ? call.resolvedPath === undefined
-      ? normalizedPath(raw ?? '')
-      : call.resolvedPath
-    : raw;
-  const spellings = [...new Set([raw, resolved ?? undefined])];
+  let subjects: string[] = raw === undefined ? [] : [raw];
+  let uncertain: string | undefined;
+  if (call.resolved === null) uncertain = 'its subject could not be resolved';
+  else if (call.resolved) ({ subjects, uncertain } = call.resolved);
+  else if (isPath) subjects = [normalizedPath(raw ?? '')];
+  if (isPath) uncertain ??= uncertainPath(raw ?? '');
+  const spellings = [...new Set([raw, ...subjects])];
   const matchesAny = (entry: string) =>
     spellings.some((subject) => matches(entry, call.tool, subject, 'any-part'));
   const denied = rules.deny.find(matchesAny);
@@ -54,13 +63,26 @@ export function approvalRuleFor(
   const asked = rules.ask.find(matchesAny);
   if (asked) return { rule: 'ask', because: `ask rule "${asked}"` };
   if (call.agentAsks) return { rule: 'ask', because: "the agent definition's approval list" };
-  const subject = resolved ?? undefined;
-  const allowed = rules.allow.find((entry) => matches(entry, call.tool, subject, 'whole'));
-  if (allowed) {
-    // An allow rule vouches for the paths it names; a spelling that hides where a path goes is asked.
-    const why = isPath ? uncertainPath(raw ?? '', resolved) : undefined;
-    if (why) return { rule: 'ask', because: `${why} (allow rule "${allowed}" not applied)` };
-    return { rule: 'allow', because: `allow rule "${allowed}"` };
+  // An entry with a subject vouches only for what it names: never a line that chains or redirects, nor
+  // one whose commands or path are uncertain. A bare tool name allows the tool whatever its input.
+  const chained = isCommand(call.input) && raw !== undefined && SHELL_OPERATORS.test(raw);
+  const vouches = (entry: string, subject: string | undefined) =>
+    matches(entry, call.tool, subject, 'whole') &&
+    (parseEntry(entry)?.subject === undefined || (!chained && !uncertain));
+  const bare = rules.allow.find(
+    (entry) => parseEntry(entry)?.subject === undefined && matches(entry, call.tool, undefined, 'whole'),
+  );
+  if (bare) return { rule: 'allow', because: `allow rule "${bare}"` };
+  const named = subjects.length
+    ? rules.allow.find((entry) => matches(entry, call.tool, subjects[0], 'whole'))
+    : undefined;
+  if (named) {
+    if (subjects.every((subject) => rules.allow.some((entry) => vouches(entry, subject))))
+      return { rule: 'allow', because: `allow rule "${named}"` };
+    const why = chained
+      ? 'the command chains or redirects'
+      : (uncertain ?? 'not every command it runs is allowed');
+    return { rule: 'ask', because: `${why} (allow rule "${named}" not applied)` };
   }
   if (call.toolAsks) return { rule: 'ask', because: `${call.tool} asks by default` };
   return { rule: 'allow', because: 'no rule asks for it' };
@@ -71,6 +93,10 @@ export function ruleEntryProblem(entry: string): string | undefined {
   const parsed = parseEntry(entry);
   if (!parsed) return 'a tool name, a name pattern with *, or tool(subject), e.g. "bash(npm test:*)"';
   return undefined;
+}
+
+function isCommand(input: unknown): boolean {
+  return typeof (input as { command?: unknown } | undefined)?.command === 'string';
 }
 
 /** The `path` of a call's input, when it has one. */
@@ -97,8 +123,7 @@ function normalizedPath(path: string): string {
 }
 
 /** Why a path must be asked about whatever the allow rules say, or undefined. */
-function uncertainPath(raw: string, resolved: string | null | undefined): string | undefined {
-  if (resolved === null) return 'the path could not be resolved inside the workspace';
+function uncertainPath(raw: string): string | undefined {
   const spelled = raw.trim().replace(/\\/g, '/');
   if (spelled.split('/').includes('..')) return 'the path has a ".." part';
   if (spelled.startsWith('/') || spelled.startsWith('~') || /^[a-zA-Z]:/.test(spelled))

@@ -63,18 +63,18 @@ let approvalCounter = 0;
 export async function gateToolCall(
   frame: RunFrame,
   call: { toolCallId: string; name: string; input: unknown },
-  tool: Pick<CadreTool, 'needsApproval' | 'approvalPath'> | undefined,
+  tool: Pick<CadreTool, 'needsApproval' | 'approvalSubject'> | undefined,
 ): Promise<void> {
   const settings = frame.tree.approvals ?? NO_APPROVALS;
-  const resolvedPath = tool?.approvalPath
-    ? await tool.approvalPath(call.input, { userId: frame.tree.userId }).catch(() => null)
+  const resolved = tool?.approvalSubject
+    ? await tool.approvalSubject(call.input, { userId: frame.tree.userId }).catch(() => null)
     : undefined;
   const decision = approvalRuleFor(settings.rules, {
     tool: call.name,
     input: call.input,
     toolAsks: tool?.needsApproval === true,
     agentAsks: frame.definition.approval.includes(call.name),
-    ...(resolvedPath !== undefined ? { resolvedPath } : {}),
+    ...(resolved !== undefined ? { resolved } : {}),
   });
   if (decision.rule === 'allow') return;
   if (decision.rule === 'deny') {

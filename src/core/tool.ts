@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ResolvedSubject } from './approval-rules.ts';
 import type { EventBody } from './events.ts';
 import type { Vault } from './vault.ts';
 
@@ -50,11 +51,11 @@ export interface CadreTool<INPUT = any, OUTPUT = unknown> {
   /** Asks a person before every call unless an approval rule allows it (write_file, edit_file, bash). */
   needsApproval?: boolean;
   /**
-   * Where a call's `path` really is, workspace-relative and through symlinks, for the approval rules to
-   * match (`write_file(src/*)` must not allow `src/link` pointing at `package.json`); null when it cannot
-   * be said, which asks.
+   * What a call really acts on, for the approval rules to match: a path where it goes (workspace-relative,
+   * through symlinks: `write_file(src/*)` must not allow `src/link` pointing at `package.json`), the
+   * commands a shell line runs; null when it cannot be said, which asks.
    */
-  approvalPath?(input: INPUT, context: Pick<ToolContext, 'userId'>): Promise<string | null>;
+  approvalSubject?(input: INPUT, context: Pick<ToolContext, 'userId'>): Promise<ResolvedSubject | null>;
   /** Only offered to agents that name it explicitly (never through "all tools" lists). */
   explicitOnly?: boolean;
   /**

@@ -7,6 +7,7 @@ import { asWorkspaces, codingAllowed, type Workspaces, workspaceOf } from '../wo
 import type { CommandSandbox } from './command-sandbox.ts';
 import { HeadTailBuffer } from './output-buffer.ts';
 import { scrubbedEnvironment } from './scrub-env.ts';
+import { readShellCommand } from './shell-command.ts';
 
 export interface BashOptions {
   workspace: Workspaces | Workspace | string;
@@ -62,6 +63,7 @@ export function createBashTool(options: BashOptions) {
       command: z.string().min(1).max(20_000).describe('The command line, run with bash -c'),
       timeout: z.number().positive().max(maxTimeout).optional().describe('Time limit in seconds'),
     }),
+    approvalSubject: async ({ command }) => readShellCommand(command),
     async execute({ command, timeout }, context) {
       codingAllowed(workspaces, context, 'bash');
       const workspace = workspaceOf(workspaces, context);

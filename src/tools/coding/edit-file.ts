@@ -38,7 +38,7 @@ export function createEditFileTool(source: Workspaces | Workspace | string) {
       old: z.string().min(1).max(200_000).describe('The exact text to replace'),
       new: z.string().max(200_000).describe('The text to put in its place'),
     }),
-    approvalPath: (input, context) => locatePath(workspaces, context, input.path),
+    approvalSubject: (input, context) => locatePath(workspaces, context, input.path),
     async execute(input, context): Promise<EditFileOutput> {
       codingAllowed(workspaces, context, 'edit_file');
       const workspace = workspaceOf(workspaces, context);

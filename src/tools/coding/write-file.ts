@@ -37,7 +37,7 @@ export function createWriteFileTool(source: Workspaces | Workspace | string) {
       path: z.string().min(1).max(1000).describe('Path relative to the workspace root'),
       content: z.string().max(MAX_CONTENT_CHARS).describe('The complete new content of the file'),
     }),
-    approvalPath: (input, context) => locatePath(workspaces, context, input.path),
+    approvalSubject: (input, context) => locatePath(workspaces, context, input.path),
     async execute({ path, content }, context): Promise<WriteFileOutput> {
       codingAllowed(workspaces, context, 'write_file');
       const workspace = workspaceOf(workspaces, context);

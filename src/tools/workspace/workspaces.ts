@@ -1,3 +1,4 @@
+import type { ResolvedSubject } from '../../core/approval-rules.ts';
 import { UserError } from '../../core/errors.ts';
 import type { ToolContext } from '../../core/tool.ts';
 import { Workspace } from './confine.ts';
@@ -60,9 +61,10 @@ export async function locatePath(
   workspaces: Workspaces,
   context: Pick<ToolContext, 'userId'>,
   requested: unknown,
-): Promise<string | null> {
+): Promise<ResolvedSubject | null> {
   if (typeof requested !== 'string') return null;
   const found = workspaces.of(context.userId);
   if (!(found instanceof Workspace)) return null;
-  return found.locate(requested).catch(() => null);
+  const located = await found.locate(requested).catch(() => null);
+  return located === null ? null : { subjects: [located] };
 }
