@@ -126,6 +126,7 @@ async function runWithin(
     lastCallEstimated: false,
     journalKey: spec.parent ? childJournalKey(spec.parent.journalKey, spec.parentToolCallId ?? 'child') : 'r',
     lastCall: undefined,
+    unfinishedStep: undefined,
     conversation: () => [...initialMessages, ...responseMessages],
     seenUrls: new Set(),
     directTools: new Set(),
@@ -183,15 +184,13 @@ async function runWithin(
         onFinish: () => {
           if (frame.lastCall) frame.lastCall.endedAt = tree.now();
         },
-        ...(budgeted
-          ? {
-              onUsage: (usage) => {
-                countUsage(frame, usage);
-                stepGate.open();
-              },
-              onCallEnd: () => stepGate.open(),
-            }
-          : {}),
+        onUsage: (usage) => {
+          frame.unfinishedStep = usage;
+          if (!budgeted) return;
+          countUsage(frame, usage);
+          stepGate.open();
+        },
+        ...(budgeted ? { onCallEnd: () => stepGate.open() } : {}),
       },
     });
     const prepared = await services.prepareAgent?.({

@@ -70,6 +70,11 @@ export interface RunFrame {
   journalKey: string;
   /** When the latest model call started and its answer ended; read (and cleared) at its step's end. */
   lastCall: { startedAt: number; endedAt?: number } | undefined;
+  /**
+   * The usage of the latest model call once it has answered, until its step ends (the step also waits for
+   * its tools): a stop while the tools run still counts the call (see streamTurns).
+   */
+  unfinishedStep: Usage | undefined;
   /** What this run has said and heard so far, for children whose context policy lets some through. */
   conversation: () => ModelMessage[];
   /** URLs returned by this run's own tool calls, for verifying the sources its answer cites. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { agent, child, setup, whoIs } from '../../test/helpers/runtime-setup.ts';
 import { FINAL_ANSWER_PROMPT } from './limits.ts';
+import { buildRunTree } from './run-tree.ts';
 
 describe('limits: turns, time, budget and cancellation', () => {
   it('ends a run out of turns with one final call without tools, status max_turns', async () => {
@@ -114,5 +115,29 @@ describe('limits: turns, time, budget and cancellation', () => {
     expect(tree.children.map((run) => run.status)).toEqual(['cancelled', 'cancelled']);
     const finishes = events.filter((event) => event.type === 'run-finish');
     expect(finishes.at(-1)!.runId).toBe(tree.id);
+  });
+});
+
+describe('usage after a stop', () => {
+  it('counts every step that finished, the delegating step of the root included', async () => {
+    const controller = new AbortController();
+    const { runtime, events } = setup(
+      (_request, who) => {
+        if (who === 'main') return { toolCalls: [{ name: 'w', input: { task: 'a' } }] };
+        setTimeout(() => controller.abort(new Error('stop')), 20);
+        return { toolCalls: [{ name: 'slow', input: {} }] };
+      },
+      [agent({ name: 'main', tools: ['w'] }), agent({ name: 'w', tools: ['slow'] })],
+    );
+    const { envelope, tree } = await runtime.run({ agent: 'main', task: 'go', signal: controller.signal });
+    expect(envelope.status).toBe('cancelled');
+    // main asked the model once (the step that delegated) and w once: both count, in the tree and in the
+    // events every reader folds (the store, the CLI, the page).
+    for (const root of [tree, buildRunTree(events)!]) {
+      expect(root.turns).toBe(1);
+      expect(root.usage.totalTokens).toBeGreaterThan(0);
+      expect(child(root).turns).toBe(1);
+      expect(root.subtreeUsage.totalTokens).toBe(root.usage.totalTokens + child(root).usage.totalTokens);
+    }
   });
 });

@@ -89,6 +89,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
           frame.lastCallEstimated = false;
           const call = frame.lastCall;
           frame.lastCall = undefined;
+          frame.unfinishedStep = undefined;
           if (!options.metered) countUsage(frame, usage);
           emit(frame, {
             type: 'step-finish',
@@ -117,7 +118,32 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
     if (!frame.signal.aborted) result.error ??= error;
     result.answer = lastText.trim() || stepText.trim();
   }
+  if (frame.signal.aborted) closeCutStep(frame, options, result);
   return result;
+}
+
+/**
+ * A stop that came while a step's tools were running (a delegation, say) ends the loop before the step
+ * does; its model call had answered and was paid for, so it is counted and its step closed here, as a step
+ * that called tools: the run's turns and usage say what was spent, also after a Stop.
+ */
+function closeCutStep(frame: RunFrame, options: TurnOptions, result: TurnResult): void {
+  const usage = frame.unfinishedStep;
+  if (!usage) return;
+  frame.unfinishedStep = undefined;
+  const call = frame.lastCall;
+  frame.lastCall = undefined;
+  frame.lastCallEstimated = false;
+  if (!options.metered) countUsage(frame, usage);
+  emit(frame, {
+    type: 'step-finish',
+    step: (options.stepOffset ?? 0) + result.steps,
+    finishReason: 'tool-calls',
+    usage,
+    ...(call ? { modelStartedAt: call.startedAt, modelEndedAt: call.endedAt ?? frame.tree.now() } : {}),
+  });
+  result.steps++;
+  result.endedWithToolCalls = true;
 }
 
 /** A call the model made to a tool it was not given, or with arguments that do not parse: never run. */
