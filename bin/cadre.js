@@ -13,8 +13,9 @@ if (major >= 24) {
   // cache folder, so a second run starts without compiling ~600 modules again (NODE_DISABLE_COMPILE_CACHE=1
   // turns it off).
   module.enableCompileCache?.();
-  const { restartWithNodeFlags } = await import('../src/cli/node-flags.ts');
+  const { restartWithNodeFlags, tuneHeapForCommand } = await import('../src/cli/node-flags.ts');
   restartWithNodeFlags(process.argv.slice(2));
+  tuneHeapForCommand(process.argv.slice(2));
   const { main } = await import(entry);
   process.exitCode = await main(process.argv.slice(2));
 } else {

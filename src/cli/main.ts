@@ -3,7 +3,7 @@ import { EXIT } from '../app/error-maps.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
 import { HelpRequested } from './command-args.ts';
-import { restartWithNodeFlags } from './node-flags.ts';
+import { restartWithNodeFlags, tuneHeapForCommand } from './node-flags.ts';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -97,6 +97,7 @@ async function loadCommand(name: string): Promise<CliCommand | undefined> {
 
 if (import.meta.main) {
   restartWithNodeFlags(process.argv.slice(2));
+  tuneHeapForCommand(process.argv.slice(2));
   const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }

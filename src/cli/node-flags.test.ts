@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY, runCli, tempHome } from '../../test/helpers/cli.ts';
-import { missingNodeFlags, SERVE_NODE_FLAGS } from './node-flags.ts';
+import { missingNodeFlags, ONE_SHOT_V8_FLAGS, SERVE_NODE_FLAGS, tuneHeapForCommand } from './node-flags.ts';
 
 describe('the Node flags a command restarts with', () => {
   it('gives `serve` a smaller young generation, and no other command anything', () => {
@@ -21,6 +21,17 @@ describe('the Node flags a command restarts with', () => {
     expect(missingNodeFlags(['serve'], ['--enable-source-maps'], '--max-old-space-size=512')).toEqual([
       ...SERVE_NODE_FLAGS,
     ]);
+  });
+});
+
+describe('the heap setting a one-shot command runs with', () => {
+  it('keeps the young generation small for commands that exit, not for servers or a size the user chose', () => {
+    expect(tuneHeapForCommand(['serve'], [], '')).toEqual([]);
+    expect(tuneHeapForCommand(['mcp'], [], '')).toEqual([]);
+    expect(tuneHeapForCommand(['ask', 'hi'], ['--max-semi-space-size=64'], '')).toEqual([]);
+    expect(tuneHeapForCommand(['ask', 'hi'], [], '--semi_space_growth_factor=2')).toEqual([]);
+    // Applied to this test process too: a young generation that does not grow is harmless here.
+    expect(tuneHeapForCommand(['ask', 'hi'], [], '')).toEqual([...ONE_SHOT_V8_FLAGS]);
   });
 });
 

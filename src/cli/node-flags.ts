@@ -1,4 +1,5 @@
 import { accessSync, constants } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 
 /**
  * Node flags a command runs with. `cadre serve` holds hundreds of streams, and on a machine with a lot of
@@ -8,6 +9,31 @@ import { accessSync, constants } from 'node:fs';
  * command line (`v8.setFlagsFromString` later changes nothing).
  */
 export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+
+/** Commands that keep running (servers): they keep V8's own young-generation sizing. */
+const LONG_RUNNING = new Set(['serve', 'mcp']);
+
+/**
+ * The V8 setting a command that answers and exits runs with, applied in-process: the young generation
+ * does not grow past its first size. A one-shot `cadre ask` keeps ~30 MB alive, but its start-up burst
+ * of allocations grew the young generation to ~30 MB more (heap snapshot: 27 MB live in a 57 MB heap),
+ * and its peak memory with it; kept small, the same command peaks 20-45 MB lower for the same CPU time.
+ * Unlike the semi-space maximum, the growth factor is read as the heap grows, so it can be set now.
+ */
+export const ONE_SHOT_V8_FLAGS: readonly string[] = ['--semi-space-growth-factor=1'];
+
+/** Applies `ONE_SHOT_V8_FLAGS` unless the command keeps running or the user sized the young generation. */
+export function tuneHeapForCommand(
+  argv: readonly string[],
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
+): string[] {
+  if (LONG_RUNNING.has(argv[0] ?? '')) return [];
+  const given = [...execArgv, ...nodeOptions.split(/\s+/)].map((arg) => arg.replaceAll('_', '-'));
+  if (given.some((arg) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test(arg))) return [];
+  for (const flag of ONE_SHOT_V8_FLAGS) setFlagsFromString(flag);
+  return [...ONE_SHOT_V8_FLAGS];
+}
 
 /** The flags command `argv[0]` wants that this process was not started with (none when the user set them). */
 export function missingNodeFlags(
