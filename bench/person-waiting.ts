@@ -151,7 +151,8 @@ async function firstLoadBytes(encoding: string): Promise<{ bytes: number; files:
   for (const asset of assets) {
     const response = await get(asset);
     bytes += (await response.arrayBuffer()).byteLength;
-    headers ||= `${response.headers.get('content-encoding') ?? 'identity'}, ${response.headers.get('cache-control') ?? 'no cache-control'}`;
+    if (asset.startsWith('/assets/'))
+      headers ||= `${response.headers.get('content-encoding') ?? 'identity'}, ${response.headers.get('cache-control') ?? 'no cache-control'}`;
   }
   return { bytes, files: assets.length + 1, headers };
 }
