@@ -80,4 +80,24 @@ describe('cadre command line', () => {
     expect(flag.stderr).toMatch(/--colour/);
     expect((await cli(['runs', 'show', 'run_missing'])).stderr).toMatch(/no run "run_missing"/);
   });
+
+  it("says which flag was not understood, offers the closest, and what a flag's value should be", async () => {
+    const typo = await cli(['ask', '--jsn', 'hi']);
+    expect(typo).toMatchObject({ code: 2 });
+    expect(typo.stderr).toBe(
+      'cadre: unknown flag --jsn for cadre ask. Did you mean --json? (cadre ask --help lists its flags)\n',
+    );
+    expect(typo.stderr).not.toMatch(/positional|To specify/);
+    const negative = await cli(['ask', '--timeout', '-5', 'hi']);
+    expect(negative).toMatchObject({
+      code: 2,
+      stderr: 'cadre: --timeout -5: expected a number of seconds above 0\n',
+    });
+    const missing = await cli(['ask', '--session', '--json', 'hi']);
+    expect(missing.stderr).toMatch(/^cadre: --session needs a value \(ID: /);
+    expect(missing.stderr).not.toMatch(/ambiguous/);
+    expect((await cli(['ask', '--json=yes', 'hi'])).stderr).toBe(
+      'cadre: --json takes no value: write it alone.\n',
+    );
+  });
 });

@@ -15,7 +15,7 @@ export function unknownAgentError(name: string, known: Iterable<string>): UserEr
 }
 
 /** The known name within a few edits of `name` (at most a third of its length, and 2), if exactly one is closest. */
-function closestName(name: string, names: readonly string[]): string | undefined {
+export function closestName(name: string, names: readonly string[]): string | undefined {
   const wanted = name.toLowerCase();
   const limit = Math.min(2, Math.floor(wanted.length / 3));
   let best: string | undefined;
