@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../core/run-tree.ts';
-import { previewLines, renderTree } from './tree-view.ts';
+import { LiveTree, previewLines, renderTree } from './tree-view.ts';
 
 const usage = (totalTokens: number) => ({ inputTokens: totalTokens, outputTokens: 0, totalTokens });
 
@@ -110,4 +110,79 @@ describe('edits in the tree', () => {
     );
     expect(lines[1]).toBe('   ✎ src/app.ts  +2 −1');
   });
+
+  it('redraws in place on a small terminal: nothing reaches the scrollback until the final tree', () => {
+    const terminal = fakeTerminal(40, 8);
+    const children = Array.from({ length: 12 }, (_, index) =>
+      run({
+        id: `c${index}`,
+        agent: 'math',
+        status: 'running',
+        task: `a long task number ${index} `.repeat(4),
+      }),
+    );
+    const tree = run({ id: 'r', agent: 'main', status: 'running', children });
+    const live = new LiveTree(
+      terminal,
+      () => tree,
+      () => 'the answer so far, '.repeat(10),
+    );
+    for (let frame = 0; frame < 50; frame++) live.draw();
+    expect(terminal.scrolledAway()).toBe(0);
+    expect(terminal.screen().at(-2)).toMatch(/more lines below/);
+  });
+
+  it('cuts lines at a generous width when the terminal reports none, not to stubs', () => {
+    for (const columns of [0, undefined]) {
+      const written: string[] = [];
+      const stream = { columns, write: (text: string) => written.push(text) > 0 };
+      const tree = run({ id: 'r', agent: 'main', task: 'What is the population of Lyon and of Marseille?' });
+      new LiveTree(stream as never, () => tree).stop();
+      expect(written.join('')).toContain('"What is the population of Lyon and of Marseille?"');
+    }
+  });
 });
+
+/**
+ * A terminal as far as redrawing needs: rows that scroll away at the bottom, lines that wrap at the
+ * width, cursor-up that stops at the top row, clear-to-end. Counts the rows pushed into scrollback.
+ */
+function fakeTerminal(columns: number, rows: number) {
+  const screen: string[] = [''];
+  let row = 0;
+  let column = 0;
+  let scrolled = 0;
+  const newline = () => {
+    row++;
+    column = 0;
+    if (row >= rows) {
+      screen.shift();
+      scrolled++;
+      row = rows - 1;
+    }
+    screen[row] ??= '';
+  };
+  return {
+    columns,
+    rows,
+    write(text: string) {
+      for (let index = 0; index < text.length; index++) {
+        const escape = /^\x1b\[(\d*)([AJ])/.exec(text.slice(index));
+        if (escape) {
+          if (escape[2] === 'A') row = Math.max(0, row - Number(escape[1] || 1));
+          else screen.splice(row + 1), (screen[row] = screen[row]!.slice(0, column));
+          index += escape[0].length - 1;
+        } else if (text[index] === '\n') newline();
+        else if (text[index] === '\r') column = 0;
+        else {
+          if (column >= columns) newline();
+          screen[row] = screen[row]!.slice(0, column) + text[index];
+          column++;
+        }
+      }
+      return true;
+    },
+    scrolledAway: () => scrolled,
+    screen: () => [...screen],
+  };
+}

@@ -140,8 +140,11 @@ function clip(line: string, width: number): string {
  * Redraws a tree in place on a terminal, at most every `intervalMs`. Writes nothing when the stream is
  * not a terminal; the final frame is always drawn.
  */
+/** Where lines are cut when the terminal reports no width. */
+const UNKNOWN_WIDTH = 160;
+
 export class LiveTree {
-  #stream: NodeJS.WritableStream & { columns?: number };
+  #stream: NodeJS.WritableStream & { columns?: number; rows?: number };
   #drawn = 0;
   #timer: NodeJS.Timeout | undefined;
   #tree: () => RunTree | undefined;
@@ -154,7 +157,7 @@ export class LiveTree {
    * gives each running sub-agent's latest line.
    */
   constructor(
-    stream: NodeJS.WritableStream & { columns?: number },
+    stream: NodeJS.WritableStream & { columns?: number; rows?: number },
     tree: () => RunTree | undefined,
     preview: () => string = () => '',
     options: RenderOptions = {},
@@ -170,18 +173,32 @@ export class LiveTree {
     this.#timer.unref();
   }
 
+  /**
+   * Draws one frame over the last. A frame is redrawn in place only while every line of it is on screen:
+   * cursor-up stops at the top row, so a line cut too long to wrap, or a frame taller than the terminal,
+   * would leave its top in the scrollback once per redraw (hundreds of lines in tmux). So lines are cut
+   * to the width, and a running frame keeps to the terminal's height, the rest counted in one line.
+   * Without a known width (0 or none reported) lines are cut at a generous UNKNOWN_WIDTH, never to stubs.
+   */
   draw(): void {
     const tree = this.#tree();
     if (!tree) return;
-    const width = (this.#stream.columns ?? 120) - 1;
-    const lines = renderTree(tree, Date.now(), width, this.#final ? {} : this.#options);
-    if (!this.#final) lines.push(...previewLines(this.#preview(), width));
-    const clear = this.#drawn ? `\x1b[${this.#drawn}A\x1b[J` : '';
+    const { columns, rows } = this.#stream;
+    const width = columns && columns > 1 ? columns - 1 : UNKNOWN_WIDTH;
+    let lines = renderTree(tree, Date.now(), width, this.#final ? {} : this.#options);
+    if (!this.#final) {
+      lines.push(...previewLines(this.#preview(), width));
+      if (rows && rows > 3 && lines.length > rows - 1) {
+        const kept = lines.slice(0, rows - 2);
+        const more = `  … ${lines.length - kept.length} more lines below (all shown when it ends)`;
+        lines = [...kept, clip(more, width)];
+      }
+    }
+    const clear = this.#drawn ? `\x1b[${this.#drawn}A\r\x1b[J` : '';
     this.#stream.write(`${clear}${lines.join('\n')}\n`);
     this.#drawn = lines.length;
   }
 
-  /** Draws the final tree, without the preview: the answer itself is printed after it. */
   /**
    * Stops redrawing while something else (an approval question) is on screen; the next frame is drawn
    * below it instead of over it. Returns the function that resumes.
@@ -195,6 +212,7 @@ export class LiveTree {
     };
   }
 
+  /** Draws the final tree, whole and without the preview: the answer itself is printed after it. */
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#final = true;
