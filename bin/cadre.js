@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Cadre runs its TypeScript sources directly, which needs Node 24. On an older Node, re-run this same
 // command with the Node 24 that the package's devDependency installs, if it is there.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,13 @@ if (major >= 24) {
     );
     process.exit(2);
   }
-  const result = spawnSync(local, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
-  process.exit(result.status ?? 1);
+  // A process manager stops this process, not the child doing the work: pass its signals on, and leave
+  // with the child's exit code (or its signal) once it has stopped.
+  const child = spawn(local, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => {
+    if (!signal) process.exit(code ?? 1);
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  });
 }
