@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseJsonEventStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunPartData } from '../../src/app/answer/protocol.ts';
@@ -96,6 +98,29 @@ describe('cadre serve over real HTTP', () => {
     const result = await server.exited;
     expect(result.code).toBe(0);
     expect(server.output()).toMatch(/POST \/api\/chat 200 \d+ms/);
+  });
+
+  it('npm run cadre -- serve stops on a SIGTERM sent to npm, as a process manager sends it', async () => {
+    const child = spawn('npm', ['run', '--silent', 'cadre', '--', 'serve', '--port', '0'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { ...process.env, CADRE_HOME: tempHome() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', (chunk) => {
+        output += chunk;
+        const match = /Cadre listening on (http:\/\/\S+)\n/.exec(output);
+        if (match) resolve(match[1]!);
+      });
+      void exited.then(() => reject(new Error(`npm exited before the server listened: ${output}`)));
+    });
+    expect((await fetch(`${url}/health`)).ok).toBe(true);
+    child.kill('SIGTERM');
+    await exited;
+    // The server itself stopped (it did not stay behind, orphaned, under a shell npm had signalled).
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
   });
 
   it('finishes and stores the tree when the client goes away, and replays its events as SSE', async () => {
