@@ -123,7 +123,7 @@ describe('edits in the tree', () => {
     );
     const tree = run({ id: 'r', agent: 'main', status: 'running', children });
     const live = new LiveTree(
-      terminal,
+      terminal as never,
       () => tree,
       () => 'the answer so far, '.repeat(10),
     );
@@ -142,6 +142,9 @@ describe('edits in the tree', () => {
     }
   });
 });
+
+/** Cursor-up and clear-to-end, the two sequences a redraw writes. */
+const CONTROL = new RegExp(`^${String.fromCharCode(27)}\\[(\\d*)([AJ])`);
 
 /**
  * A terminal as far as redrawing needs: rows that scroll away at the bottom, lines that wrap at the
@@ -167,11 +170,14 @@ function fakeTerminal(columns: number, rows: number) {
     rows,
     write(text: string) {
       for (let index = 0; index < text.length; index++) {
-        const escape = /^\x1b\[(\d*)([AJ])/.exec(text.slice(index));
-        if (escape) {
-          if (escape[2] === 'A') row = Math.max(0, row - Number(escape[1] || 1));
-          else screen.splice(row + 1), (screen[row] = screen[row]!.slice(0, column));
-          index += escape[0].length - 1;
+        const sequence = CONTROL.exec(text.slice(index));
+        if (sequence) {
+          if (sequence[2] === 'A') row = Math.max(0, row - Number(sequence[1] || 1));
+          else {
+            screen.splice(row + 1);
+            screen[row] = screen[row]!.slice(0, column);
+          }
+          index += sequence[0].length - 1;
         } else if (text[index] === '\n') newline();
         else if (text[index] === '\r') column = 0;
         else {
