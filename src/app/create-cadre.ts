@@ -398,7 +398,8 @@ function homeFolder(home: string): string {
   const existing = statSync(home, { throwIfNoEntry: false });
   if (existing && !existing.isDirectory()) throw unusable('is a file, not a folder');
   try {
-    mkdirSync(home, { recursive: true });
+    // Cadre's home holds the database, the approval key and the config: the operator's alone.
+    mkdirSync(home, { recursive: true, mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw unusable(

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { SystemError } from '../../core/errors.ts';
@@ -14,7 +14,7 @@ const BUSY_TIMEOUT_MS = 5_000;
  * gives a private in-memory database, which is what most tests use.
  */
 export function openDatabase(path: string): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') privateFiles(path);
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(path);
@@ -29,6 +29,28 @@ export function openDatabase(path: string): Database {
   db.exec('PRAGMA foreign_keys = ON');
   migrate(db);
   return db;
+}
+
+/**
+ * The database holds every user's messages and documents: its folder is 0700 and the file 0600 before
+ * SQLite opens it, so the `-wal` and `-shm` files it makes take the same mode (SQLite gives them the
+ * database file's); files an older Cadre made 0644 are narrowed too.
+ */
+function privateFiles(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+  for (const [file, mode] of [
+    [dirname(path), 0o700],
+    [path, 0o600],
+    [`${path}-wal`, 0o600],
+    [`${path}-shm`, 0o600],
+  ] as const) {
+    try {
+      chmodSync(file, mode);
+    } catch {
+      // -wal and -shm exist only while a connection has them open.
+    }
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  chmodSync,
   closeSync,
   ftruncateSync,
   mkdirSync,
@@ -48,8 +49,10 @@ export class Spool {
   /** Appends `text` (whole lines) and returns once the operating system holds it. */
   append(text: string): void {
     if (this.#fd === undefined) {
-      mkdirSync(join(this.path, '..'), { recursive: true });
-      this.#fd = openSync(this.path, 'a');
+      // Spooled events are users' messages and tool outputs: no one else on the machine reads them.
+      mkdirSync(join(this.path, '..'), { recursive: true, mode: 0o700 });
+      chmodSync(join(this.path, '..'), 0o700);
+      this.#fd = openSync(this.path, 'a', 0o600);
       openHere.add(this.path);
     }
     // One write of the string itself (no Buffer on the heap for a 20 KB output); the rest of a short one
