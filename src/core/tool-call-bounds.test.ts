@@ -54,7 +54,7 @@ describe('tool call bounds', () => {
     expect(ran).toBe(0);
     expect(tree.toolCalls.map((call) => call.refused)).toEqual([
       expect.stringMatching(/more than 64 levels deep/),
-      expect.stringMatching(/at most 1 tool calls per step/),
+      expect.stringMatching(/at most 1 tool calls per step, and this response asked for 2; the 1 past/),
     ]);
     expect(JSON.stringify(model.calls[1]!.toolResults)).toMatch(/more than 64 levels deep/);
   });

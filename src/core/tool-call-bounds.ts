@@ -33,21 +33,55 @@ export function toolCallBoundsMapper(
   onRefused: (toolCallId: string, reason: string) => void,
 ): PartMapper<LanguageModelV4StreamPart> {
   let calls = 0;
+  let started = 0;
   const inputChars = new Map<string, number>();
+  /** Calls past the per-step cap: not passed on at all; one refusal stands for all of them. */
+  const overCap = new Set<string>();
+  let firstOverCap: { toolCallId: string; toolName: string } | undefined;
+  let dropped = 0;
+  const collapsed = (enqueue: (part: LanguageModelV4StreamPart) => void) => {
+    if (!firstOverCap) return;
+    const reason = `refused: at most ${bounds.maxToolCallsPerStep} tool calls per step, and this response asked for ${bounds.maxToolCallsPerStep + dropped}; the ${dropped} past the limit were not run. Make the rest in later steps, or fewer, larger calls`;
+    onRefused(firstOverCap.toolCallId, reason);
+    enqueue({ type: 'tool-call', ...firstOverCap, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
+    firstOverCap = undefined;
+  };
   return {
     transform(part, enqueue) {
+      if (part.type === 'tool-input-start' && ++started > bounds.maxToolCallsPerStep) overCap.add(part.id);
+      if (
+        (part.type === 'tool-input-start' ||
+          part.type === 'tool-input-delta' ||
+          part.type === 'tool-input-end') &&
+        overCap.has(part.id)
+      )
+        return;
       if (part.type === 'tool-input-delta') {
         // Partial arguments past the size limit are not passed on: the whole call will be refused.
         const seen = (inputChars.get(part.id) ?? 0) + part.delta.length;
         inputChars.set(part.id, seen);
         if (seen > bounds.maxToolInputChars) return;
       }
+      if (part.type === 'finish') collapsed(enqueue);
       if (part.type !== 'tool-call') {
         enqueue(part);
         return;
       }
+      const earlier = earlierRefusal(part.input);
+      if (earlier) {
+        // Refused by an inner bound (or in a replayed step): passed on as it is, the collapsed note too.
+        onRefused(part.toolCallId, earlier);
+        enqueue(part);
+        return;
+      }
       calls++;
-      const reason = earlierRefusal(part.input) ?? refusal(part.input, calls, bounds);
+      if (calls > bounds.maxToolCallsPerStep) {
+        // 5,000 calls must not become 5,000 refusals in the next request: one stands for them all.
+        firstOverCap ??= { toolCallId: part.toolCallId, toolName: part.toolName };
+        dropped++;
+        return;
+      }
+      const reason = refusal(part.input, calls, bounds);
       if (!reason) {
         enqueue(part);
         return;
@@ -55,6 +89,7 @@ export function toolCallBoundsMapper(
       onRefused(part.toolCallId, reason);
       enqueue({ ...part, input: JSON.stringify({ [REFUSED_INPUT_KEY]: reason }) });
     },
+    flush: collapsed,
   };
 }
 

@@ -77,8 +77,8 @@ describe('hostile model output through the CLI', () => {
     );
   });
 
-  it('runs at most maxToolCallsPerStep calls of one step and refuses the rest, saying so', async () => {
-    const calls = Array.from({ length: 500 }, (_, index) => ({
+  it('runs at most maxToolCallsPerStep calls of one step and refuses the rest in one note, not one each', async () => {
+    const calls = Array.from({ length: 5000 }, (_, index) => ({
       name: 'calculate',
       arguments: { expression: `${index} + 1` },
     }));
@@ -90,11 +90,14 @@ describe('hostile model output through the CLI', () => {
     );
     expect(result.code).toBe(0);
     const toolCalls = result.json().run.toolCalls;
-    expect(toolCalls).toHaveLength(500);
+    // 10 run and one refusal stands for the 4,990 others (they were 4,990 refusal messages).
+    expect(toolCalls).toHaveLength(11);
     expect(toolCalls.filter((call) => call.ok)).toHaveLength(10);
-    expect(JSON.stringify(result.server.requests[1]!.body.messages.at(-1))).toMatch(
-      /at most 10 tool calls per step; make the rest in later steps/,
+    const next = JSON.stringify(result.server.requests[1]!.body.messages);
+    expect(next).toMatch(
+      /at most 10 tool calls per step, and this response asked for 5000; the 4990 past the limit were not run/,
     );
+    expect(next.length).toBeLessThan(20_000);
   });
 
   it('a calculate call that would exhaust memory is a tool error; the run goes on and finishes', async () => {
