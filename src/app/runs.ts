@@ -2,7 +2,7 @@ import { UserError } from '../core/errors.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
-import { attachTree } from './trees.ts';
+import { attachTree, stopTree } from './trees.ts';
 
 /** A user's run trees: list, read, follow live, stop. Someone else's run is "no such run". */
 export class RunsUseCases {
@@ -57,12 +57,16 @@ export class RunsUseCases {
     return tree.events(options);
   }
 
-  /** Stops a tree running in this process: every run in it ends `cancelled`. */
+  /**
+   * Stops a tree, in this process or in the other cadre process on the same store that runs it: every
+   * run in it ends `cancelled`.
+   */
   async cancel(userId: string, runId: string): Promise<{ cancelled: boolean }> {
     if (this.#parts.live.cancel(userId, runId)) return { cancelled: true };
+    const rootRunId = await this.#parts.store.runs.rootOf(userId, runId);
+    if (!rootRunId) throw unknownRun(runId);
     // A finished run of this user: nothing to stop, which is not an error.
-    if (!(await this.#parts.store.runs.rootOf(userId, runId))) throw unknownRun(runId);
-    return { cancelled: false };
+    return { cancelled: await stopTree(this.#parts, userId, rootRunId) };
   }
 
   /** Removes a whole tree by its root's id (a child's id says which tree to remove instead). */

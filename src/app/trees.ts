@@ -80,6 +80,7 @@ export async function startTree<Result>(
     slot.observe(event);
     if (isRootStart) started(event.runId);
   };
+  relayStops(parts);
   const ran = (async () => start.run({ signal, onEvent, journal }))();
   const result = ran
     .then((outcome) => start.finish(outcome))
@@ -94,8 +95,54 @@ export async function startTree<Result>(
     rootRunId,
     events: (options) => treeEvents(parts, userId, rootRunId, options),
     result,
-    cancel: async (reason) => parts.live.cancel(userId, rootRunId, reason),
+    cancel: (reason) => stopTree(parts, userId, rootRunId, reason),
   };
+}
+
+/**
+ * Stops the user's tree: here when it runs in this process, else by asking the process that runs it
+ * through the store (it looks every STOP_POLL_MS). False when it is not running anywhere.
+ */
+export async function stopTree(
+  parts: TreeParts,
+  userId: string,
+  rootRunId: string,
+  reason = 'stopped by the person',
+): Promise<boolean> {
+  if (parts.live.cancel(userId, rootRunId, reason)) return true;
+  // A tree whose process died is not running any more, and nobody would read the request.
+  await parts.store.runs.markInterrupted();
+  return parts.store.runs.requestStop(userId, rootRunId, reason);
+}
+
+/** How often a process with trees running looks for stops other processes asked of them. */
+const STOP_POLL_MS = 250;
+const stopRelays = new WeakMap<LiveRuns, NodeJS.Timeout>();
+
+/**
+ * While this process runs trees, stops asked of them from elsewhere (a page served by another process,
+ * `cadre serve` stopping what a terminal's `cadre chat` is writing) reach them within STOP_POLL_MS.
+ */
+function relayStops(parts: TreeParts): void {
+  if (stopRelays.has(parts.live)) return;
+  const timer = setInterval(async () => {
+    const trees = parts.live.all();
+    if (!trees.length) {
+      clearInterval(timer);
+      stopRelays.delete(parts.live);
+      return;
+    }
+    const stops = await parts.store.runs
+      .takeStopRequests(trees.map((tree) => tree.rootRunId))
+      .catch(() => new Map<string, string>());
+    for (const tree of trees) {
+      const reason = stops.get(tree.rootRunId);
+      if (reason !== undefined) parts.live.cancel(tree.userId, tree.rootRunId, reason);
+    }
+  }, STOP_POLL_MS);
+  // Nothing is waited for by this alone: a process whose work is done exits.
+  timer.unref();
+  stopRelays.set(parts.live, timer);
 }
 
 /**
@@ -129,7 +176,7 @@ export async function attachTree(
       })();
       return result;
     },
-    cancel: async (reason) => parts.live.cancel(userId, rootRunId, reason),
+    cancel: (reason) => stopTree(parts, userId, rootRunId, reason),
   };
 }
 

@@ -79,6 +79,13 @@ export interface RunStore {
   /** Removes the caller's finished trees started before `before` (ms since the epoch); how many went. */
   prune(userId: string, options: { before: number }): Promise<number>;
   /**
+   * Asks whichever process runs the caller's tree `rootRunId` to stop it (that process reads the request
+   * with `takeStopRequests`); false when the caller has no such tree running.
+   */
+  requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean>;
+  /** The stop requests for any of these trees, with their reasons; each is handed out once. */
+  takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>>;
+  /**
    * Closes as `interrupted` the runs still recorded as running whose process is gone (killed, its
    * terminal closed); returns their ids.
    */

@@ -203,6 +203,9 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expect(mainQuestions).toHaveLength(1);
     await page.reload();
     await page.getByText('The product is').waitFor();
+    // The resumed answer is stored with its tree: its sub-agent card, usage and "Inspect runs".
+    await page.getByRole('button', { name: /^math: done\./ }).waitFor();
+    await page.getByRole('button', { name: 'Inspect runs' }).waitFor();
     expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
     expectNoConsoleErrors(browser);
   }, 90_000);

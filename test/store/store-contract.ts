@@ -117,6 +117,32 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         ]);
         await store.close();
       });
+      it('hands a stop asked of a running tree to whoever takes it, once, and only for its own user', async () => {
+        const store = await open();
+        const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+        store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+        expect(await store.runs.requestStop('bob', 'r1', 'no')).toBe(false);
+        expect(await store.runs.requestStop('alice', 'nope', 'no')).toBe(false);
+        expect(await store.runs.takeStopRequests(['r1'])).toEqual(new Map());
+        expect(await store.runs.requestStop('alice', 'r1', 'stopped by the person')).toBe(true);
+        expect(await store.runs.takeStopRequests(['r1', 'r2'])).toEqual(
+          new Map([['r1', 'stopped by the person']]),
+        );
+        expect(await store.runs.takeStopRequests(['r1'])).toEqual(new Map());
+        const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+        store.runs.record({
+          ...base,
+          seq: 1,
+          type: 'run-finish',
+          status: 'ok',
+          summary: 'done',
+          usage,
+          subtreeUsage: usage,
+        });
+        // An ended tree has nothing to stop.
+        expect(await store.runs.requestStop('alice', 'r1', 'too late')).toBe(false);
+        await store.close();
+      });
     });
 
     describe('sessions', () => {

@@ -134,6 +134,31 @@ export class SqliteRunStore implements RunStore {
     return pruneRunTrees(this.#db, options.before, userId);
   }
 
+  async requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean> {
+    await this.flush();
+    const running = this.#db
+      .prepare("SELECT 1 FROM runs WHERE id = ? AND user_id = ? AND parent_id IS NULL AND status = 'running'")
+      .get(rootRunId, userId);
+    if (!running) return false;
+    this.#db
+      .prepare(
+        'INSERT INTO run_stop_requests (root_id, user_id, reason, requested_at) VALUES (?, ?, ?, ?) ON CONFLICT (root_id) DO NOTHING',
+      )
+      .run(rootRunId, userId, reason, Date.now());
+    return true;
+  }
+
+  async takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    if (!rootRunIds.length) return found;
+    const marks = rootRunIds.map(() => '?').join(', ');
+    const rows = this.#db
+      .prepare(`DELETE FROM run_stop_requests WHERE root_id IN (${marks}) RETURNING root_id, reason`)
+      .all(...rootRunIds) as Array<{ root_id: string; reason: string }>;
+    for (const row of rows) found.set(row.root_id, row.reason);
+    return found;
+  }
+
   markInterrupted(): Promise<string[]> {
     return markInterruptedRuns(this.#db);
   }

@@ -35,6 +35,22 @@ const agentSettingsPerUserMigration: Migration = {
 };
 
 /**
+ * A stop asked of a tree that runs in another process (a page's Stop for an answer a terminal is writing):
+ * kept until the process running it reads it, within a fraction of a second.
+ */
+const runStopRequestsMigration: Migration = {
+  id: '013-run-stop-requests',
+  sql: `
+    CREATE TABLE run_stop_requests (
+      root_id TEXT PRIMARY KEY,
+      user_id TEXT NOT NULL,
+      reason TEXT NOT NULL,
+      requested_at INTEGER NOT NULL
+    );
+  `,
+};
+
+/**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
  * Documents, the HTTP cache, result memory and the journal have their migrations in their own files
  * here; runs, sessions and settings have theirs in this list.
@@ -127,4 +143,5 @@ export const MIGRATIONS: Migration[] = [
   journalMigration,
   vectorsPerModelMigration,
   journalPayloadsMigration,
+  runStopRequestsMigration,
 ];
