@@ -12,6 +12,7 @@ import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts'
 import { RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
+import { AnswerAnnouncer } from './answer-announcer.tsx';
 import { CadreChatTransport } from './chat-transport.ts';
 import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
@@ -231,6 +232,7 @@ export function ChatView({
           ))}
         </ol>
       )}
+      <AnswerAnnouncer messages={messages} busy={busy} />
       <ApprovalPrompts store={store} />
       <Composer busy={busy} disabled={Boolean(noModel)} onSend={send} onStop={() => void cancel()} />
       {inspecting && (

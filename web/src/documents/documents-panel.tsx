@@ -11,8 +11,8 @@ import {
   searchDocuments,
   uploadDocuments,
 } from '../api/resources.ts';
+import { ConfirmDelete } from '../controls/confirm-delete.tsx';
 import { formatBytes, formatDate } from '../format.ts';
-import { TrashIcon } from '../icons.tsx';
 
 export function DocumentsPanel() {
   const [documents, setDocuments] = useState<DocumentSummary[] | undefined>();
@@ -187,14 +187,7 @@ export function DocumentsPanel() {
                 <td>{document.size === undefined ? '—' : formatBytes(document.size)}</td>
                 <td>{formatDate(document.addedAt)}</td>
                 <td>
-                  <button
-                    type="button"
-                    className="icon-button"
-                    aria-label={`Delete document ${document.title}`}
-                    onClick={() => void remove(document)}
-                  >
-                    <TrashIcon />
-                  </button>
+                  <ConfirmDelete what={`document ${document.title}`} onDelete={() => void remove(document)} />
                 </td>
               </tr>
             ))}

@@ -1,7 +1,6 @@
-import { useState } from 'react';
 import type { SessionSummary } from '../api/resources.ts';
+import { ConfirmDelete } from '../controls/confirm-delete.tsx';
 import { formatDate } from '../format.ts';
-import { TrashIcon } from '../icons.tsx';
 
 /** The person's chats, newest first: open one, delete one (asked twice), or start a new one. */
 export function SessionsSidebar({
@@ -19,7 +18,6 @@ export function SessionsSidebar({
   onNew: () => void;
   onDelete: (id: string) => void;
 }) {
-  const [confirming, setConfirming] = useState<string | undefined>();
   return (
     <nav className="sessions" aria-label="Chats">
       <button type="button" className="button primary new-chat" onClick={onNew}>
@@ -46,34 +44,7 @@ export function SessionsSidebar({
               <span className="session-title">{session.title}</span>
               <span className="session-date">{formatDate(session.updatedAt)}</span>
             </a>
-            {confirming === session.id ? (
-              <span className="confirm">
-                <button
-                  type="button"
-                  className="button small danger"
-                  aria-label={`Confirm deleting chat ${session.title}`}
-                  onClick={() => {
-                    setConfirming(undefined);
-                    onDelete(session.id);
-                  }}
-                >
-                  Delete
-                </button>
-                <button type="button" className="button small" onClick={() => setConfirming(undefined)}>
-                  Keep
-                </button>
-              </span>
-            ) : (
-              <button
-                type="button"
-                className="icon-button"
-                aria-label={`Delete chat ${session.title}`}
-                title="Delete chat"
-                onClick={() => setConfirming(session.id)}
-              >
-                <TrashIcon />
-              </button>
-            )}
+            <ConfirmDelete what={`chat ${session.title}`} onDelete={() => onDelete(session.id)} />
           </li>
         ))}
       </ul>

@@ -1,0 +1,75 @@
+/**
+ * What people notice on the chat page (issue 26), in real Chromium against a real `cadre serve`: each
+ * behaviour found by roles and names, and each view saved at 1280 and 375 px, light and dark, to
+ * CADRE_SCREENSHOTS (a temporary folder by default) for a person to look at.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../web/browser.ts';
+import { ask, delegation, expectNoConsoleErrors, setup } from '../web/web-app-setup.ts';
+
+const SCREENSHOTS = process.env.CADRE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'cadre-ux-'));
+mkdirSync(SCREENSHOTS, { recursive: true });
+
+/** The page as it is now, at both widths and in both colour schemes. */
+async function screenshots(page: Page, name: string) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: width === 375 ? 760 : 860 });
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}-${colorScheme}.png`) });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 860 });
+}
+
+describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
+  it('tells a screen reader when the answer arrives, and lets keyboard and touch reach every delete button', async () => {
+    const { page, browser } = await setup(delegation());
+    const announcer = page.getByTestId('answer-announcer');
+    await ask(page, 'What is 17 times 23?');
+    await expect
+      .poll(() => announcer.textContent(), { timeout: 20_000 })
+      .toMatch(/^Answer ready: The product is 391/);
+    expect(await announcer.getAttribute('aria-live')).toBe('polite');
+
+    // A second chat: the first one's delete button is reachable by keyboard and shows when focused.
+    await page.getByRole('button', { name: '+ New chat' }).click();
+    await ask(page, 'And 2 + 2?');
+    await expect.poll(() => announcer.textContent(), { timeout: 20_000 }).toMatch(/^Answer ready/);
+    const chats = page.getByRole('navigation', { name: 'Chats' });
+    const other = chats.getByRole('button', { name: /^Delete chat What is 17 times 23/ });
+    await other.focus();
+    expect(await other.evaluate((element) => element === document.activeElement)).toBe(true);
+    await expect.poll(() => other.evaluate((element) => getComputedStyle(element).opacity)).toBe('1');
+    await page.mouse.move(900, 400);
+    await page.keyboard.press('Enter');
+    const keep = chats.getByRole('button', { name: 'Keep' });
+    expect(await keep.evaluate((element) => element === document.activeElement)).toBe(true);
+    await screenshots(page, '5-delete-chat-confirm');
+    await keep.press('Enter');
+    await chats.getByRole('link', { name: /What is 17 times 23/ }).waitFor();
+
+    // A document is deleted only once confirmed.
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-doc-'));
+    const file = join(folder, 'notes.md');
+    writeFileSync(file, '# Notes\n\nOwls hunt at night.\n');
+    await page.getByRole('button', { name: 'Documents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Documents' });
+    await panel.getByLabel('Choose files to upload').setInputFiles(file);
+    const row = panel.getByRole('row').filter({ hasText: 'Notes' });
+    await row.waitFor();
+    await row.getByRole('button', { name: /^Delete document / }).click();
+    await screenshots(page, '5-delete-document-confirm');
+    await row.getByRole('button', { name: 'Keep' }).click();
+    expect(await row.count()).toBe(1);
+    await row.getByRole('button', { name: /^Delete document / }).click();
+    await row.getByRole('button', { name: /^Confirm deleting document / }).click();
+    await panel.getByText('No documents yet.', { exact: false }).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+});
