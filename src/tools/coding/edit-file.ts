@@ -63,7 +63,7 @@ export function createEditFileTool(source: Workspaces | Workspace | string) {
       const after = before.slice(0, first) + input.new + before.slice(first + input.old.length);
       const target = await workspace.resolveForWrite(file.relative);
       await writeTextFile(target.absolute, after);
-      const diff = unifiedDiff(file.relative, before, after);
+      const diff = await unifiedDiff(file.relative, before, after);
       return { path: file.relative, diff, ...diffStat(diff) };
     },
   });

@@ -1,6 +1,5 @@
 import { constants } from 'node:fs';
 import { lstat, open, readFile } from 'node:fs/promises';
-import { createTwoFilesPatch } from 'diff';
 import { ModelBehaviorError } from '../../core/errors.ts';
 
 /** Files larger than this are neither edited nor diffed: a coding tool is for source, not data dumps. */
@@ -56,7 +55,9 @@ export async function writeTextFile(absolute: string, content: string): Promise<
 }
 
 /** A unified diff of one file's change, as `git diff` prints it, cut at `MAX_DIFF_CHARS`. */
-export function unifiedDiff(relative: string, before: string, after: string): string {
+export async function unifiedDiff(relative: string, before: string, after: string): Promise<string> {
+  // The diff library (19 modules) loads with the first edit, not with every command's tool list.
+  const { createTwoFilesPatch } = await import('diff');
   const patch = createTwoFilesPatch(`a/${relative}`, `b/${relative}`, before, after, '', '', { context: 3 });
   // The first line is a row of "=" that git's format does not have.
   const text = patch.replace(/^=+\n/, '');

@@ -44,7 +44,7 @@ export function createWriteFileTool(source: Workspaces | Workspace | string) {
       const target = await workspace.resolveForWrite(path);
       const before = target.exists ? await readTextFile(target.absolute, path) : '';
       await writeTextFile(target.absolute, content);
-      const diff = unifiedDiff(target.relative, before, content);
+      const diff = await unifiedDiff(target.relative, before, content);
       return {
         path: target.relative,
         created: !target.exists,
