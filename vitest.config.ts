@@ -10,8 +10,8 @@ import { defineConfig } from 'vitest/config';
 const PROCESS_BOUNDARY = [
   'test/e2e/**/*.test.ts',
   'src/cli/node-flags.test.ts',
-  'src/store/spool-kill.test.ts',
-  'src/store/spool-recovery.test.ts',
+  'src/store/sqlite/spool-kill.test.ts',
+  'src/store/sqlite/spool-recovery.test.ts',
   'test/reliability/store-durability.test.ts',
 ];
 

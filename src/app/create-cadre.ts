@@ -129,7 +129,12 @@ export class Cadre {
     const discovered = options.discoverTools
       ? await options.discoverTools({ config: loaded.config, env: options.env })
       : [];
-    const store = options.store ?? (await openStore({ file: join(homeFolder(loaded.home), 'cadre.db') }));
+    const store =
+      options.store ??
+      (await openStore({
+        file: join(homeFolder(loaded.home), 'cadre.db'),
+        databaseUrl: loaded.config.database?.url,
+      }));
     // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
     await store.runs.markInterrupted();
     const cadre = new Cadre(options, { ...loaded, store, ownsStore: !options.store, discovered });

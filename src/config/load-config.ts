@@ -140,14 +140,27 @@ function withoutCommands(layer: CadreConfig, file: string, project: LoadedConfig
   return warnings;
 }
 
-/** A configured search endpoint is trusted even on a private address, so only the person may choose one. */
+/**
+ * A configured search endpoint is trusted even on a private address, and the database receives every
+ * conversation and document: only the person may choose either, never a folder Cadre happens to run in.
+ */
 function withoutTrustedEndpoint(layer: CadreConfig, file: string): string[] {
-  if (!layer.tools?.searchEndpoint) return [];
-  delete layer.tools.searchEndpoint;
-  return [
-    `${file}: tools.searchEndpoint ignored: a project's config may not choose a trusted endpoint; ` +
-      'put it in $CADRE_HOME/config.json or pass the file with --config',
-  ];
+  const warnings: string[] = [];
+  if (layer.tools?.searchEndpoint) {
+    delete layer.tools.searchEndpoint;
+    warnings.push(
+      `${file}: tools.searchEndpoint ignored: a project's config may not choose a trusted endpoint; ` +
+        'put it in $CADRE_HOME/config.json or pass the file with --config',
+    );
+  }
+  if (layer.database) {
+    delete layer.database;
+    warnings.push(
+      `${file}: database ignored: a project's config may not choose where Cadre stores your data; ` +
+        'set CADRE_DATABASE_URL, put it in $CADRE_HOME/config.json or pass the file with --config',
+    );
+  }
+  return warnings;
 }
 
 /**
@@ -202,7 +215,8 @@ function fromEnvironment(env: Record<string, string | undefined>): CadreConfig {
   const fromEnv: Record<string, unknown> = {};
   if (env.CADRE_MODEL) fromEnv.model = env.CADRE_MODEL;
   if (env.CADRE_SUBAGENT_MODEL) fromEnv.subagentModel = env.CADRE_SUBAGENT_MODEL;
-  return validate(fromEnv, 'environment (CADRE_MODEL / CADRE_SUBAGENT_MODEL)');
+  if (env.CADRE_DATABASE_URL) fromEnv.database = { url: env.CADRE_DATABASE_URL };
+  return validate(fromEnv, 'environment (CADRE_MODEL / CADRE_SUBAGENT_MODEL / CADRE_DATABASE_URL)');
 }
 
 /** Validates a config object, naming `where` and each bad field in the error. */

@@ -163,6 +163,18 @@ export const configSchema = z.strictObject({
       sandboxAllowedDomains: z.array(z.string().min(1)).optional(),
     })
     .optional(),
+  /**
+   * Where the store lives when it is not the embedded SQLite file: a PostgreSQL database every Cadre
+   * process of a deployment shares (`CADRE_DATABASE_URL` sets it too).
+   */
+  database: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\/\S+$/, 'a PostgreSQL URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE')
+        .optional(),
+    })
+    .optional(),
   server: z
     .strictObject({
       host: z.string().optional(),

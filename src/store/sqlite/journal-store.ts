@@ -1,16 +1,11 @@
 import type { StatementSync } from 'node:sqlite';
 import type { JournalKind, TreeJournal } from '../../core/journal.ts';
+import { entryBody } from '../journal-bodies.ts';
 import type { FoundJournal, JournalStore, ResumeSpec } from '../journal-store.ts';
 import { inflatePayloads } from '../payloads.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
-import {
-  ATTEMPT_INSERT_SQL,
-  isOutputResult,
-  JOURNAL_INSERT_SQL,
-  okResultBody,
-  resultJson,
-} from './journal-rows.ts';
+import { ATTEMPT_INSERT_SQL, JOURNAL_INSERT_SQL } from './journal-rows.ts';
 
 /**
  * The SQLite journal. With the store's event writer, an entry is secured in its spool before `put`
@@ -72,8 +67,7 @@ export class SqliteJournalStore implements JournalStore {
       get: (runKey: string, kind: JournalKind, key: string) =>
         loaded.size ? loaded.get(entryKey(runKey, kind, key)) : undefined,
       put: (runKey: string, kind: JournalKind, key: string, body: unknown, when: 'now' | 'soon' = 'now') => {
-        const output = kind === 'tool-result' && isOutputResult(body) ? resultJson(body.output) : undefined;
-        const text = output === undefined ? JSON.stringify(body ?? null) : okResultBody(output);
+        const { text, output } = entryBody(kind, body);
         // `soon` (a tool result, a final answer) is secured with the step's events, before the next model
         // request or at the end of this turn; anything else before this returns.
         const entry = {

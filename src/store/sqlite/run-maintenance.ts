@@ -1,6 +1,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { CadreEvent } from '../../core/events.ts';
-import { type RunTree, RunTreeBuilder, sumTreeUsage } from '../../core/run-tree.ts';
+import { RunTreeBuilder } from '../../core/run-tree.ts';
+import { interruptionEvents } from '../interruption-events.ts';
 import { inflatePayloads } from '../payloads.ts';
 import { currentOwner, processAlive, type RunOwner, runsStartedHere } from '../run-owner.ts';
 import { type Database, transaction } from './database.ts';
@@ -82,36 +83,6 @@ function treeEvents(db: Database, rootId: string): CadreEvent[] {
     )
     .all(rootId) as Array<{ body: string; payload: string | null }>;
   return rows.map((row) => inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent);
-}
-
-function interruptionEvents(
-  node: RunTree,
-  row: { depth: number; owner_pid: number; rootId: string },
-  host: string,
-  seq: number,
-  time: number,
-): CadreEvent[] {
-  const message = `Interrupted: the process running it (pid ${row.owner_pid} on ${host}) ended before it finished.`;
-  const base = {
-    runId: node.id,
-    parentRunId: node.parentId,
-    rootRunId: row.rootId,
-    depth: row.depth,
-    agent: node.agent,
-    time,
-  };
-  return [
-    { ...base, seq, type: 'run-error', status: 'interrupted', message },
-    {
-      ...base,
-      seq: seq + 1,
-      type: 'run-finish',
-      status: 'interrupted',
-      summary: node.summary || message,
-      usage: node.usage,
-      subtreeUsage: sumTreeUsage(node),
-    },
-  ];
 }
 
 /** Removes one whole run tree by its root's id; false when there is no such root run for this user. */

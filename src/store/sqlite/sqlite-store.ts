@@ -1,5 +1,6 @@
 import { currentOwner } from '../run-owner.ts';
 import type { Store } from '../store.ts';
+import { TokenUserStore } from '../token-users.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
@@ -12,7 +13,7 @@ import { SqliteRunStore } from './run-store.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteSettingsStore } from './settings-store.ts';
 import { Spool, spoolDirFor } from './spool.ts';
-import { SqliteUserStore } from './user-store.ts';
+import { SqliteUserRows } from './user-store.ts';
 
 export interface SqliteStoreOptions {
   /** How events are written (batching delay, slice length, payload threshold). */
@@ -36,7 +37,7 @@ export class SqliteStore implements Store {
   readonly documents: SqliteDocumentStore;
   readonly settings: SqliteSettingsStore;
   readonly httpCache: SqliteHttpCache;
-  readonly users: SqliteUserStore;
+  readonly users: TokenUserStore;
   readonly results: SqliteResultMemory;
   readonly journal: SqliteJournalStore;
   /** The open database, for this room's own tests and benchmarks; nothing outside `store/` uses it. */
@@ -67,7 +68,7 @@ export class SqliteStore implements Store {
     this.documents = new SqliteDocumentStore(database);
     this.settings = new SqliteSettingsStore(database);
     this.httpCache = new SqliteHttpCache(database);
-    this.users = new SqliteUserStore(database);
+    this.users = new TokenUserStore(new SqliteUserRows(database));
     this.results = new SqliteResultMemory(database);
     this.journal = new SqliteJournalStore(database, writer, recover);
   }

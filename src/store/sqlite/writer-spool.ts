@@ -1,9 +1,9 @@
 import type { CadreEvent } from '../../core/events.ts';
 import { outputJson } from '../../core/output-json.ts';
+import { isOutputResult, okResultBody } from '../journal-bodies.ts';
 import { inflatePayloads, type SplitEvent } from '../payloads.ts';
 import { safeJson } from '../safe-json.ts';
 import type { JournalAttempt, JournalEntry } from './event-rows.ts';
-import { isOutputResult, okResultBody } from './journal-rows.ts';
 import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
 
 /** One item of the event writer's queue. */

@@ -1,9 +1,10 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { DocumentFilter, DocumentType, SearchHit } from '../../../documents/types.ts';
+import { hasOperators } from '../../search-terms.ts';
 import { type Database, transaction } from '../database.ts';
 import { chunkCount } from './chunk-ids.ts';
 import { filterConditions } from './filter-sql.ts';
-import { hasOperators, onlyCommonTerms, plainTerms, toMatchExpression } from './fts-query.ts';
+import { onlyCommonTerms, plainTerms, toMatchExpression } from './fts-query.ts';
 import { userIndex } from './user-index.ts';
 
 /** In the any-term fallback, words found in more than this share of chunks are dropped. */

@@ -1,17 +1,10 @@
-/**
- * Turns what a person or a model types into a safe FTS5 MATCH expression. Nothing typed reaches FTS5's
- * own syntax unquoted, so stray quotes, colons or parentheses can never make a query fail or reach a
- * column filter. Understood: "quoted phrases", prefix* terms, OR between terms, and -excluded terms.
- */
-type Part =
-  | { kind: 'term'; text: string; prefix: boolean }
-  | { kind: 'phrase'; text: string }
-  | { kind: 'or' };
+// Turns what a person or a model types into a safe FTS5 MATCH expression. Nothing typed reaches FTS5's
+// own syntax unquoted, so stray quotes, colons or parentheses can never make a query fail or reach a
+// column filter. Understood: "quoted phrases", prefix* terms, OR between terms, and -excluded terms.
+import { type Part, tokenize } from '../../search-terms.ts';
 
 /** `all`: every term must match (AND); `any`: one is enough (OR), BM25 ranks those with more higher. */
 export type MatchMode = 'all' | 'any';
-
-const WORD = /[\p{L}\p{N}_]+/gu;
 
 /** The MATCH expression for `query`, or undefined when it holds nothing searchable. */
 export function toMatchExpression(
@@ -38,12 +31,6 @@ export function toMatchExpression(
   return excluded.length ? `${head} NOT (${excluded.map(quote).join(' OR ')})` : head;
 }
 
-/** True when the query asks for something the fallback to `any` would change (phrases, OR, exclusions). */
-export function hasOperators(query: string): boolean {
-  const { parts, excluded } = tokenize(query);
-  return excluded.length > 0 || parts.some((part) => part.kind !== 'term');
-}
-
 /** The plain words of a query (not phrases, prefixes or exclusions): candidates for `commonTerms`. */
 export function plainTerms(query: string): string[] {
   return tokenize(query).parts.flatMap((part) =>
@@ -67,43 +54,6 @@ function withoutCommonTerms(tokens: { parts: Part[]; excluded: string[] }, commo
     part.kind === 'term' && !part.prefix && common.has(part.text.toLowerCase());
   const kept = tokens.parts.filter((part) => !isCommon(part));
   return kept.some((part) => part.kind !== 'or') ? { parts: kept, excluded: tokens.excluded } : tokens;
-}
-
-function tokenize(query: string): { parts: Part[]; excluded: string[] } {
-  const parts: Part[] = [];
-  const excluded: string[] = [];
-  const pattern = /(-?)"([^"]*)"?|(\S+)/g;
-  for (const match of query.matchAll(pattern)) {
-    const [, minus, phrase, bare] = match;
-    if (phrase !== undefined) {
-      const words = phrase.match(WORD) ?? [];
-      if (!words.length) continue;
-      if (minus) excluded.push(words.join(' '));
-      else parts.push(words.length > 1 ? { kind: 'phrase', text: words.join(' ') } : term(words[0]!, false));
-      continue;
-    }
-    if (!bare) continue;
-    if (bare === 'OR' || bare === '|') {
-      parts.push({ kind: 'or' });
-      continue;
-    }
-    if (bare === 'AND') continue;
-    const words = bare.match(WORD) ?? [];
-    if (!words.length) continue;
-    const prefix = bare.endsWith('*');
-    if (bare.startsWith('-') && bare.length > 1) {
-      excluded.push(words.join(' '));
-      continue;
-    }
-    // "e-mail", "v2.1" and the like: the tokenizer splits them, so search them as a phrase.
-    if (words.length > 1) parts.push({ kind: 'phrase', text: words.join(' ') });
-    else parts.push(term(words[0]!, prefix));
-  }
-  return { parts, excluded };
-}
-
-function term(text: string, prefix: boolean): Part {
-  return { kind: 'term', text, prefix };
 }
 
 function quote(text: string): string {

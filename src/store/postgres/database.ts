@@ -1,0 +1,126 @@
+import pg from 'pg';
+import { SystemError } from '../../core/errors.ts';
+import { MIGRATIONS } from './migrations.ts';
+
+/** A pool of connections to Cadre's PostgreSQL database. */
+export type Database = pg.Pool;
+/** One connection, inside a transaction. */
+export type Connection = pg.PoolClient;
+/** Anything a statement can be sent through: the pool, or a connection in a transaction. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+const BIGINT_OID = 20;
+
+/**
+ * Connects to `url` (a `postgres://` URL) and brings the schema up to date. `schema` keeps Cadre's tables
+ * in their own PostgreSQL schema (created when missing): tests give each store a fresh one.
+ */
+export async function openDatabase(url: string, options: { schema?: string } = {}): Promise<Database> {
+  const schema = options.schema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+    throw new SystemError('bad_schema', `"${schema}" is not a usable PostgreSQL schema name.`, { schema });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    // Counts, sums and millisecond times are BIGINT: numbers, not strings (all stay below 2^53).
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === BIGINT_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection the server dropped (a restart) must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  try {
+    if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await migrate(pool);
+  } catch (error) {
+    await pool.end();
+    if (error instanceof SystemError) throw error;
+    throw new SystemError(
+      'database_unusable',
+      `Cadre cannot use the PostgreSQL database at ${redacted(url)} (${(error as Error).message}). ` +
+        'Check CADRE_DATABASE_URL (or database.url) and that the server is running.',
+      { url: redacted(url) },
+      error,
+    );
+  }
+  return pool;
+}
+
+/** The URL without its password, for messages. */
+export function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
+
+/**
+ * Applies every migration not yet recorded, in list order, in one transaction. An advisory lock taken
+ * first makes several processes starting on a fresh database apply each migration exactly once: the
+ * others wait for it, then find nothing left to do.
+ */
+export async function migrate(db: Database): Promise<void> {
+  await transaction(db, async (connection) => {
+    await connection.query("SELECT pg_advisory_xact_lock(hashtext('cadre-migrations'))");
+    await connection.query(
+      'CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)',
+    );
+    const applied = new Set(
+      (await connection.query<{ id: string }>('SELECT id FROM migrations')).rows.map((row) => row.id),
+    );
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.id)) continue;
+      try {
+        await connection.query(migration.sql);
+      } catch (error) {
+        throw new SystemError(
+          'migration_failed',
+          `migration ${migration.id} failed: ${(error as Error).message}`,
+          { migration: migration.id },
+          error,
+        );
+      }
+      await connection.query('INSERT INTO migrations (id, applied_at) VALUES ($1, $2)', [
+        migration.id,
+        Date.now(),
+      ]);
+    }
+  });
+}
+
+/** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+export async function transaction<T>(db: Database, work: (connection: Connection) => Promise<T>): Promise<T> {
+  const connection = await db.connect();
+  try {
+    await connection.query('BEGIN');
+    const result = await work(connection);
+    await connection.query('COMMIT');
+    return result;
+  } catch (error) {
+    await connection.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    connection.release();
+  }
+}
+
+/** Builds a statement's `$n` placeholders as values are added, so a condition list can grow freely. */
+export class Params {
+  readonly values: unknown[] = [];
+
+  /** The placeholder for `value`. */
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  /** Placeholders for each of `values`, comma-separated. */
+  list(values: readonly unknown[]): string {
+    return values.map((value) => this.add(value)).join(', ');
+  }
+}

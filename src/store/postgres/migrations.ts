@@ -1,0 +1,182 @@
+/** One schema change of the PostgreSQL store: applied once, in list order, and recorded by id. */
+export interface Migration {
+  id: string;
+  sql: string;
+}
+
+/**
+ * The schema, the same tables as the SQLite store's migrations build, written for PostgreSQL: times are
+ * BIGINT milliseconds, JSON is kept as the text it was written as (so a value reads back exactly), and
+ * chunks carry a generated `tsvector` with a GIN index for keyword search. Append new migrations; never
+ * edit one that shipped.
+ */
+export const MIGRATIONS: Migration[] = [
+  {
+    id: '001-schema',
+    sql: `
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash TEXT,
+        created_at BIGINT NOT NULL
+      );
+      INSERT INTO users (id, name, created_at) VALUES ('local', 'local', 0);
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        title TEXT NOT NULL DEFAULT '',
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      CREATE INDEX sessions_by_user ON sessions(user_id, updated_at DESC);
+      CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        parts TEXT,
+        metadata TEXT,
+        run_id TEXT,
+        created_at BIGINT NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        position BIGINT GENERATED ALWAYS AS IDENTITY,
+        parent_id TEXT,
+        root_id TEXT NOT NULL,
+        session_id TEXT,
+        user_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        task TEXT NOT NULL,
+        model TEXT NOT NULL,
+        depth INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        envelope TEXT,
+        started_at BIGINT NOT NULL,
+        ended_at BIGINT,
+        owner_pid INTEGER,
+        owner_host TEXT
+      );
+      CREATE INDEX runs_by_user ON runs(user_id, started_at DESC) WHERE parent_id IS NULL;
+      CREATE INDEX runs_by_root ON runs(root_id);
+      CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+      CREATE TABLE events (
+        root_id TEXT NOT NULL,
+        root_seq INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        time BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        payload_hash TEXT,
+        PRIMARY KEY (root_id, root_seq),
+        UNIQUE (run_id, seq)
+      );
+      CREATE INDEX events_payload ON events(payload_hash) WHERE payload_hash IS NOT NULL;
+      CREATE TABLE payloads (
+        hash TEXT PRIMARY KEY,
+        body TEXT NOT NULL
+      );
+      CREATE TABLE settings (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (scope, key)
+      );
+      CREATE TABLE http_cache (
+        key TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        url TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        content_type TEXT NOT NULL,
+        body BYTEA NOT NULL,
+        stored_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      CREATE INDEX http_cache_expiry ON http_cache(expires_at);
+      CREATE TABLE subagent_results (
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        agent TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input TEXT NOT NULL,
+        envelope TEXT NOT NULL,
+        finished_at BIGINT NOT NULL,
+        PRIMARY KEY (user_id, session_id, agent, model, input)
+      );
+      CREATE TABLE journal (
+        journal_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        run_key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        body TEXT NOT NULL,
+        payload_hash TEXT,
+        PRIMARY KEY (journal_id, position),
+        UNIQUE (journal_id, run_key, kind, key)
+      );
+      CREATE INDEX journal_payload ON journal(payload_hash) WHERE payload_hash IS NOT NULL;
+      CREATE TABLE journal_attempts (
+        root_run_id TEXT PRIMARY KEY,
+        position BIGINT GENERATED ALWAYS AS IDENTITY,
+        journal_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        started_at BIGINT NOT NULL
+      );
+      CREATE INDEX journal_attempts_by_journal ON journal_attempts(journal_id, started_at);
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        title TEXT NOT NULL,
+        filename TEXT NOT NULL,
+        type TEXT NOT NULL,
+        pages INTEGER NOT NULL,
+        size BIGINT NOT NULL,
+        chars BIGINT NOT NULL,
+        hash TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        added_at BIGINT NOT NULL,
+        UNIQUE (user_id, hash)
+      );
+      CREATE INDEX documents_by_user ON documents(user_id, added_at DESC);
+      CREATE TABLE document_tags (
+        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (document_id, tag)
+      );
+      CREATE INDEX document_tags_by_user ON document_tags(user_id, tag);
+      CREATE TABLE chunk_id_blocks (
+        slot INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        user_id TEXT NOT NULL UNIQUE REFERENCES users(id) ON DELETE CASCADE
+      );
+      CREATE TABLE chunks (
+        id BIGINT PRIMARY KEY,
+        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        page INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        words TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+      );
+      CREATE INDEX chunks_by_document ON chunks(document_id, seq);
+      CREATE INDEX chunks_by_user ON chunks(user_id);
+      CREATE INDEX chunks_words ON chunks USING GIN (words);
+      CREATE TABLE chunk_vectors (
+        chunk_id BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        vector BYTEA NOT NULL,
+        PRIMARY KEY (chunk_id, model)
+      );
+      CREATE INDEX chunk_vectors_by_user ON chunk_vectors(user_id, model);
+    `,
+  },
+];

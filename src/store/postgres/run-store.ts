@@ -1,0 +1,109 @@
+import type { CadreEvent } from '../../core/events.ts';
+import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
+import type { RunState } from '../../core/status.ts';
+import { inflatePayloads } from '../payloads.ts';
+import type { RunStore, RunSummary, StoredEvent } from '../store.ts';
+import type { Database } from './database.ts';
+import type { EventWriter } from './event-writer.ts';
+import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
+
+/**
+ * The PostgreSQL run store. Recording only queues (see event-writer.ts); every read first waits for what
+ * this process has queued, so it sees its own runs as they were recorded. Run trees are rebuilt from the
+ * events with the same fold the CLI uses live.
+ */
+export class PostgresRunStore implements RunStore {
+  #db: Database;
+  #writer: EventWriter;
+
+  constructor(db: Database, writer: EventWriter) {
+    this.#db = db;
+    this.#writer = writer;
+  }
+
+  record(event: CadreEvent): void {
+    this.#writer.enqueueEvent(event);
+  }
+
+  /** Before a model request: what was recorded so far is committed, so it survives this process. */
+  secure(): Promise<void> {
+    return this.#writer.flush();
+  }
+
+  flush(): Promise<void> {
+    return this.#writer.flush();
+  }
+
+  async listRuns(
+    userId: string,
+    options: { limit?: number; sessionId?: string; status?: RunState } = {},
+  ): Promise<RunSummary[]> {
+    await this.flush();
+    const { rows } = await this.#db.query(
+      `SELECT id, agent, task, status, summary, model, session_id, started_at, ended_at, envelope
+       FROM runs WHERE parent_id IS NULL AND user_id = $1
+         AND ($2::text IS NULL OR session_id = $2) AND ($3::text IS NULL OR status = $3)
+       ORDER BY started_at DESC, position DESC LIMIT $4`,
+      [userId, options.sessionId ?? null, options.status ?? null, options.limit ?? 50],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      agent: row.agent,
+      task: row.task,
+      status: row.status,
+      summary: row.summary,
+      model: row.model,
+      sessionId: row.session_id,
+      startedAt: new Date(row.started_at).toISOString(),
+      endedAt: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
+      totalTokens: row.envelope ? (JSON.parse(row.envelope).subtreeUsage?.totalTokens ?? null) : null,
+    }));
+  }
+
+  async rootOf(userId: string, runId: string): Promise<string | undefined> {
+    await this.flush();
+    const { rows } = await this.#db.query<{ root_id: string }>(
+      'SELECT root_id FROM runs WHERE id = $1 AND user_id = $2',
+      [runId, userId],
+    );
+    return rows[0]?.root_id;
+  }
+
+  async getRunTree(userId: string, runId: string): Promise<RunTree | undefined> {
+    const rootId = await this.rootOf(userId, runId);
+    if (!rootId) return undefined;
+    const events = await this.events(userId, rootId);
+    return buildRunTree(
+      events.map((stored) => stored.event),
+      runId,
+    );
+  }
+
+  async events(userId: string, rootRunId: string, options: { after?: number } = {}): Promise<StoredEvent[]> {
+    if ((await this.rootOf(userId, rootRunId)) !== rootRunId) return [];
+    const { rows } = await this.#db.query<{ root_seq: number; body: string; payload: string | null }>(
+      `SELECT e.root_seq, e.body, p.body AS payload FROM events e LEFT JOIN payloads p ON p.hash = e.payload_hash
+       WHERE e.root_id = $1 AND e.root_seq > $2 ORDER BY e.root_seq`,
+      [rootRunId, options.after ?? 0],
+    );
+    return rows.map((row) => ({
+      cursor: row.root_seq,
+      event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
+    }));
+  }
+
+  async removeTree(userId: string, rootRunId: string): Promise<boolean> {
+    await this.flush();
+    return removeRunTree(this.#db, rootRunId, userId);
+  }
+
+  async prune(userId: string, options: { before: number }): Promise<number> {
+    await this.flush();
+    return pruneRunTrees(this.#db, options.before, userId);
+  }
+
+  async markInterrupted(): Promise<string[]> {
+    await this.flush();
+    return markInterruptedRuns(this.#db, this.#writer);
+  }
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { UserError } from '../../core/errors.ts';
+import { sessionTitle } from '../../core/session-title.ts';
+import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
+import { type Connection, type Database, transaction } from './database.ts';
+
+/**
+ * Sessions and their messages. Every message is committed when it is appended. A write to a session
+ * locks its row first (`FOR UPDATE`), so two processes appending at once take their places in turn.
+ */
+export class PostgresSessionStore implements SessionStore {
+  #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
+    const now = Date.now();
+    const id = options.id ?? `ses_${randomUUID()}`;
+    const { rowCount } = await this.#db.query(
+      `INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+       ON CONFLICT (id) DO NOTHING`,
+      [id, userId, options.title ?? '', now],
+    );
+    if (!rowCount)
+      throw new UserError('session_exists', `A session "${id}" already exists.`, { sessionId: id });
+    return { id, title: options.title ?? '', createdAt: iso(now), updatedAt: iso(now) };
+  }
+
+  async get(userId: string, id: string): Promise<Session | undefined> {
+    const { rows } = await this.#db.query(
+      'SELECT id, title, created_at, updated_at FROM sessions WHERE id = $1 AND user_id = $2',
+      [id, userId],
+    );
+    if (!rows[0]) return undefined;
+    const { rows: messages } = await this.#db.query(
+      `SELECT id, role, content, parts, metadata, run_id, created_at FROM messages
+       WHERE session_id = $1 ORDER BY seq`,
+      [id],
+    );
+    return {
+      ...summary(rows[0]),
+      messages: messages.map((message) => ({
+        id: message.id,
+        role: message.role,
+        content: message.content,
+        ...(message.parts ? { parts: JSON.parse(message.parts) } : {}),
+        ...(message.metadata ? { metadata: JSON.parse(message.metadata) } : {}),
+        ...(message.run_id ? { runId: message.run_id } : {}),
+        createdAt: iso(message.created_at),
+      })),
+    };
+  }
+
+  async list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const { rows } = await this.#db.query(
+      'SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = $1 ORDER BY updated_at DESC LIMIT $2',
+      [userId, options.limit ?? 100],
+    );
+    return rows.map(summary);
+  }
+
+  append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
+    return transaction(this.#db, async (connection) =>
+      insert(connection, await owned(connection, userId, sessionId), sessionId, message),
+    );
+  }
+
+  appendReply(
+    userId: string,
+    sessionId: string,
+    question: { id: string; createdAt: string },
+    message: NewMessage,
+  ): Promise<StoredMessage | undefined> {
+    return transaction(this.#db, async (connection) => {
+      const owner = await owned(connection, userId, sessionId);
+      const { rows } = await connection.query<{ created_at: number }>(
+        'SELECT created_at FROM messages WHERE id = $1 AND session_id = $2',
+        [question.id, sessionId],
+      );
+      return rows[0] && iso(rows[0].created_at) === question.createdAt
+        ? insert(connection, owner, sessionId, message)
+        : undefined;
+    });
+  }
+
+  removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
+    return transaction(this.#db, async (connection) => {
+      await owned(connection, userId, sessionId);
+      const { rows } = await connection.query<{ seq: number; first: number }>(
+        `SELECT m.seq, (SELECT min(seq) FROM messages WHERE session_id = $2) AS first
+         FROM messages m WHERE m.id = $1 AND m.session_id = $2`,
+        [messageId, sessionId],
+      );
+      const from = rows[0];
+      if (!from) return 0;
+      const { rowCount } = await connection.query(
+        'DELETE FROM messages WHERE session_id = $1 AND seq >= $2',
+        [sessionId, from.seq],
+      );
+      // Its first question went (edited): the next one titles the session again, as the first did.
+      await connection.query(
+        `UPDATE sessions SET updated_at = $1${from.seq === from.first ? ", title = ''" : ''} WHERE id = $2`,
+        [Date.now(), sessionId],
+      );
+      return rowCount ?? 0;
+    });
+  }
+
+  async delete(userId: string, id: string): Promise<boolean> {
+    const { rowCount } = await this.#db.query('DELETE FROM sessions WHERE id = $1 AND user_id = $2', [
+      id,
+      userId,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+}
+
+/** The caller's session's row, locked; `unknown_session` when it is someone else's or there is none. */
+async function owned(connection: Connection, userId: string, sessionId: string): Promise<{ title: string }> {
+  const { rows } = await connection.query<{ user_id: string; title: string }>(
+    'SELECT user_id, title FROM sessions WHERE id = $1 FOR UPDATE',
+    [sessionId],
+  );
+  const owner = rows[0];
+  if (!owner || owner.user_id !== userId)
+    throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
+  return owner;
+}
+
+async function insert(
+  connection: Connection,
+  owner: { title: string },
+  sessionId: string,
+  message: NewMessage,
+): Promise<StoredMessage> {
+  const now = Date.now();
+  const id = message.id ?? `msg_${randomUUID()}`;
+  await connection.query(
+    `INSERT INTO messages (id, session_id, seq, role, content, parts, metadata, run_id, created_at)
+     VALUES ($1, $2, (SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = $2), $3, $4, $5, $6, $7, $8)`,
+    [
+      id,
+      sessionId,
+      message.role,
+      message.content,
+      message.parts === undefined ? null : JSON.stringify(message.parts),
+      message.metadata === undefined ? null : JSON.stringify(message.metadata),
+      message.runId ?? null,
+      now,
+    ],
+  );
+  const title = owner.title || (message.role === 'user' ? sessionTitle(message.content) : '');
+  await connection.query('UPDATE sessions SET updated_at = $1, title = $2 WHERE id = $3', [
+    now,
+    title,
+    sessionId,
+  ]);
+  return {
+    id,
+    role: message.role,
+    content: message.content,
+    ...(message.parts === undefined ? {} : { parts: message.parts }),
+    ...(message.metadata === undefined ? {} : { metadata: message.metadata }),
+    ...(message.runId ? { runId: message.runId } : {}),
+    createdAt: iso(now),
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function summary(row: Record<string, any>): SessionSummary {
+  return { id: row.id, title: row.title, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at) };
+}

@@ -1,0 +1,43 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
+
+// `cadre` pointed at PostgreSQL by CADRE_DATABASE_URL, through its front door: what one process stores,
+// the next one (another `cadre` command) reads, and nothing goes to the SQLite file. Runs where a test
+// database is given (CI starts one with .ci/start-postgres).
+const url = process.env.CADRE_TEST_DATABASE_URL;
+const schema = `cadre_cli_${process.pid}`;
+
+describe.skipIf(!url)('cadre with CADRE_DATABASE_URL', () => {
+  afterAll(async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  });
+
+  it('asks, lists runs and searches documents in the database, leaving no cadre.db behind', async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.end();
+    const { env: base, home } = await fixtureCadre(() => ({ text: 'Tides rise twice a day.' }));
+    const env = { ...base, CADRE_DATABASE_URL: `${url}?options=-c%20search_path%3D${schema}` };
+
+    const asked = await cadreInProcess(['ask', 'when do tides rise?'], env);
+    expect([asked.code, asked.stdout]).toEqual([0, 'Tides rise twice a day.\n']);
+    const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
+    expect(runs).toEqual([expect.objectContaining({ task: 'when do tides rise?', status: 'ok' })]);
+
+    const file = join(home, 'notes.md');
+    writeFileSync(file, '# Moon\n\nThe moon pulls the tides; spring tides follow a full moon.');
+    expect((await cadreInProcess(['docs', 'add', file], env)).code).toBe(0);
+    const found = JSON.parse(
+      (await cadreInProcess(['docs', 'search', 'spring tides', '--json'], env)).stdout,
+    );
+    expect(JSON.stringify(found)).toContain('full moon');
+    expect(existsSync(join(home, 'cadre.db'))).toBe(false);
+  });
+});
