@@ -179,4 +179,16 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX chunk_vectors_by_user ON chunk_vectors(user_id, model);
     `,
   },
+  {
+    // A stop asked of a tree that runs in another process, kept until that process takes it.
+    id: '002-run-stop-requests',
+    sql: `
+      CREATE TABLE run_stop_requests (
+        root_id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        requested_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];

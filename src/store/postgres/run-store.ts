@@ -102,6 +102,27 @@ export class PostgresRunStore implements RunStore {
     return pruneRunTrees(this.#db, options.before, userId);
   }
 
+  async requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean> {
+    await this.flush();
+    const { rowCount } = await this.#db.query(
+      `INSERT INTO run_stop_requests (root_id, user_id, reason, requested_at)
+       SELECT id, user_id, $3, $4 FROM runs
+       WHERE id = $1 AND user_id = $2 AND parent_id IS NULL AND status = 'running'
+       ON CONFLICT (root_id) DO UPDATE SET root_id = excluded.root_id`,
+      [rootRunId, userId, reason, Date.now()],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>> {
+    if (!rootRunIds.length) return new Map();
+    const { rows } = await this.#db.query<{ root_id: string; reason: string }>(
+      'DELETE FROM run_stop_requests WHERE root_id = ANY($1::text[]) RETURNING root_id, reason',
+      [rootRunIds],
+    );
+    return new Map(rows.map((row) => [row.root_id, row.reason]));
+  }
+
   async markInterrupted(): Promise<string[]> {
     await this.flush();
     return markInterruptedRuns(this.#db, this.#writer);
