@@ -72,4 +72,25 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     await panel.getByText('No documents yet.', { exact: false }).waitFor();
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it('streams Markdown without raw markers before their closing one arrives, and draws quotes with a side bar', async () => {
+    const text =
+      'Result: the answer is **three hundred ninety-one** exactly.\n\n> Quoted from the maths agent.';
+    const { page, browser } = await setup(() => ({ text, pieceDelayMs: 1200 }));
+    await ask(page, 'What is 17 times 23?');
+    const answer = page.getByRole('article', { name: 'Answer' });
+    // Mid-stream: "**three hu" has arrived, its closing "**" has not.
+    await answer.getByText('three hu', { exact: false }).waitFor({ timeout: 20_000 });
+    expect(await answer.textContent()).not.toContain('*');
+    expect(await answer.locator('strong').first().textContent()).toMatch(/^three hu/);
+    await screenshots(page, '7-streaming-bold');
+    const quote = answer.locator('blockquote');
+    await quote.getByText('Quoted from the maths agent.').waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 20_000 });
+    expect(await answer.locator('strong').textContent()).toBe('three hundred ninety-one');
+    const bar = await quote.evaluate((element) => getComputedStyle(element).borderLeftWidth);
+    expect(bar).toBe('3px');
+    await screenshots(page, '7-quote');
+    expectNoConsoleErrors(browser);
+  }, 90_000);
 });

@@ -5,6 +5,7 @@
 import { memo, useEffect, useState } from 'react';
 import ReactMarkdown, { type Components, type Options } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
+import { closeOpenMarkdown } from './close-open-markdown.ts';
 
 type RehypePlugins = NonNullable<Options['rehypePlugins']>;
 let highlightPlugins: RehypePlugins | undefined;
@@ -28,8 +29,17 @@ const components: Components = {
   ),
 };
 
-/** Renders Markdown; `text` may grow while it streams. */
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
+/**
+ * Renders Markdown; `text` may grow while it streams, and then (`streaming`) its open markers are closed
+ * for rendering, so no raw `**` shows before the closing one arrives.
+ */
+export const Markdown = memo(function Markdown({
+  text,
+  streaming = false,
+}: {
+  text: string;
+  streaming?: boolean;
+}) {
   const [plugins, setPlugins] = useState(highlightPlugins);
   const hasCode = text.includes('```');
   useEffect(() => {
@@ -42,7 +52,7 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
         rehypePlugins={hasCode ? plugins : undefined}
         components={components}
       >
-        {text}
+        {streaming ? closeOpenMarkdown(text) : text}
       </ReactMarkdown>
     </div>
   );

@@ -65,7 +65,8 @@ export const MessageView = memo(function MessageView({
       {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} place="before" />}
       {message.parts.map((part, index) => {
         const key = `${message.id}-${index}`;
-        if (part.type === 'text') return <Markdown key={key} text={part.text} />;
+        if (part.type === 'text')
+          return <Markdown key={key} text={part.text} streaming={part.state === 'streaming'} />;
         if (part.type === 'reasoning' && part.text.trim())
           return (
             <details key={key} className="reasoning">
