@@ -1,6 +1,7 @@
 import type { CadreEvent } from '../../core/events.ts';
 import { payloadHash, splitPayload } from '../payloads.ts';
 import { currentOwner, type RunOwner, runsStartedHere } from '../run-owner.ts';
+import { finishedEnvelope } from '../run-rows.ts';
 import { safeJson } from '../safe-json.ts';
 import { type Connection, type Database, transaction } from './database.ts';
 
@@ -218,18 +219,9 @@ export class EventWriter {
         ],
       );
     } else if (event.type === 'run-finish') {
-      const envelope = {
-        status: event.status,
-        summary: event.summary,
-        data: event.data,
-        sources: event.sources,
-        usage: event.usage,
-        subtreeUsage: event.subtreeUsage,
-        runId: event.runId,
-      };
       await connection.query(
         'UPDATE runs SET status = $1, summary = $2, envelope = $3, ended_at = $4 WHERE id = $5',
-        [event.status, event.summary, safeJson(envelope), event.time, event.runId],
+        [event.status, event.summary, safeJson(finishedEnvelope(event)), event.time, event.runId],
       );
     }
   }

@@ -2,6 +2,7 @@ import type { CadreEvent } from '../../core/events.ts';
 import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
 import { inflatePayloads } from '../payloads.ts';
+import { runSummary } from '../run-rows.ts';
 import type { RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
@@ -46,18 +47,7 @@ export class PostgresRunStore implements RunStore {
        ORDER BY started_at DESC, position DESC LIMIT $4`,
       [userId, options.sessionId ?? null, options.status ?? null, options.limit ?? 50],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      agent: row.agent,
-      task: row.task,
-      status: row.status,
-      summary: row.summary,
-      model: row.model,
-      sessionId: row.session_id,
-      startedAt: new Date(row.started_at).toISOString(),
-      endedAt: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
-      totalTokens: row.envelope ? (JSON.parse(row.envelope).subtreeUsage?.totalTokens ?? null) : null,
-    }));
+    return rows.map(runSummary);
   }
 
   async rootOf(userId: string, runId: string): Promise<string | undefined> {

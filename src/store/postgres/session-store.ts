@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../../core/errors.ts';
 import { sessionTitle } from '../../core/session-title.ts';
+import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
 import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
 import { type Connection, type Database, transaction } from './database.ts';
 
@@ -40,16 +41,8 @@ export class PostgresSessionStore implements SessionStore {
       [id],
     );
     return {
-      ...summary(rows[0]),
-      messages: messages.map((message) => ({
-        id: message.id,
-        role: message.role,
-        content: message.content,
-        ...(message.parts ? { parts: JSON.parse(message.parts) } : {}),
-        ...(message.metadata ? { metadata: JSON.parse(message.metadata) } : {}),
-        ...(message.run_id ? { runId: message.run_id } : {}),
-        createdAt: iso(message.created_at),
-      })),
+      ...sessionSummary(rows[0]),
+      messages: messages.map(storedMessage),
     };
   }
 
@@ -58,7 +51,7 @@ export class PostgresSessionStore implements SessionStore {
       'SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = $1 ORDER BY updated_at DESC LIMIT $2',
       [userId, options.limit ?? 100],
     );
-    return rows.map(summary);
+    return rows.map(sessionSummary);
   }
 
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
@@ -166,12 +159,4 @@ async function insert(
     ...(message.runId ? { runId: message.runId } : {}),
     createdAt: iso(now),
   };
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-function summary(row: Record<string, any>): SessionSummary {
-  return { id: row.id, title: row.title, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at) };
 }

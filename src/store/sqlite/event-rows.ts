@@ -2,6 +2,7 @@ import type { StatementSync } from 'node:sqlite';
 import type { CadreEvent } from '../../core/events.ts';
 import { payloadHash, type SplitEvent, splitPayload } from '../payloads.ts';
 import type { RunOwner } from '../run-owner.ts';
+import { finishedEnvelope } from '../run-rows.ts';
 import { safeJson } from '../safe-json.ts';
 import type { Database } from './database.ts';
 import { ATTEMPT_INSERT_SQL, JOURNAL_INSERT_SQL } from './journal-rows.ts';
@@ -136,16 +137,13 @@ export class EventRows {
         this.#owner.host,
       );
     } else if (event.type === 'run-finish') {
-      const envelope = {
-        status: event.status,
-        summary: event.summary,
-        data: event.data,
-        sources: event.sources,
-        usage: event.usage,
-        subtreeUsage: event.subtreeUsage,
-        runId: event.runId,
-      };
-      this.#finishRun.run(event.status, event.summary, safeJson(envelope), event.time, event.runId);
+      this.#finishRun.run(
+        event.status,
+        event.summary,
+        safeJson(finishedEnvelope(event)),
+        event.time,
+        event.runId,
+      );
       if (event.parentRunId === null) this.#cursors.delete(rootId);
     }
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../../core/errors.ts';
 import { sessionTitle } from '../../core/session-title.ts';
+import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
 import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
 import { type Database, transaction } from './database.ts';
 
@@ -39,16 +40,8 @@ export class SqliteSessionStore implements SessionStore {
           'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE session_id = ? ORDER BY seq',
         )
         .all(id) as Array<Record<string, any>>
-    ).map((message) => ({
-      id: message.id,
-      role: message.role,
-      content: message.content,
-      ...(message.parts ? { parts: JSON.parse(message.parts) } : {}),
-      ...(message.metadata ? { metadata: JSON.parse(message.metadata) } : {}),
-      ...(message.run_id ? { runId: message.run_id } : {}),
-      createdAt: iso(message.created_at),
-    }));
-    return { ...summary(row), messages };
+    ).map(storedMessage);
+    return { ...sessionSummary(row), messages };
   }
 
   async list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
@@ -59,7 +52,7 @@ export class SqliteSessionStore implements SessionStore {
           'SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = ? ORDER BY updated_at DESC LIMIT ?',
         )
         .all(userId, limit) as Array<Record<string, any>>
-    ).map(summary);
+    ).map(sessionSummary);
   }
 
   async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
@@ -157,12 +150,4 @@ export class SqliteSessionStore implements SessionStore {
   async delete(userId: string, id: string): Promise<boolean> {
     return this.#db.prepare('DELETE FROM sessions WHERE id = ? AND user_id = ?').run(id, userId).changes > 0;
   }
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-function summary(row: Record<string, any>): SessionSummary {
-  return { id: row.id, title: row.title, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at) };
 }

@@ -5,13 +5,13 @@ import type {
   DocumentFilter,
   DocumentOrder,
   DocumentRecord,
-  DocumentType,
   GroupBy,
   ListOptions,
   NewDocument,
   SearchHit,
   StoredChunk,
 } from '../../../documents/types.ts';
+import { documentRecord, excerpt, normalizeTags, searchHit, storedChunk } from '../../document-rows.ts';
 import { hasOperators } from '../../search-terms.ts';
 import { type Connection, type Database, Params, transaction } from '../database.ts';
 import { filterConditions } from './filter-sql.ts';
@@ -99,7 +99,7 @@ export class PostgresDocumentStore implements DocumentStore {
       id,
       userId,
     ]);
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? documentRecord(rows[0]) : undefined;
   }
 
   async findByHash(userId: string, hash: string): Promise<DocumentRecord | undefined> {
@@ -107,7 +107,7 @@ export class PostgresDocumentStore implements DocumentStore {
       hash,
       userId,
     ]);
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? documentRecord(rows[0]) : undefined;
   }
 
   async list(userId: string, options: ListOptions = {}): Promise<DocumentRecord[]> {
@@ -120,7 +120,7 @@ export class PostgresDocumentStore implements DocumentStore {
        LIMIT ${params.add(options.limit ?? null)} OFFSET ${params.add(options.offset ?? 0)}`,
       params.values,
     );
-    return rows.map(toRecord);
+    return rows.map(documentRecord);
   }
 
   async count(userId: string, filter?: DocumentFilter): Promise<number> {
@@ -156,7 +156,7 @@ export class PostgresDocumentStore implements DocumentStore {
           documentId,
           userId,
         ]);
-    return rows.map(toChunk);
+    return rows.map(storedChunk);
   }
 
   /**
@@ -199,7 +199,7 @@ export class PostgresDocumentStore implements DocumentStore {
        ORDER BY score DESC, id`,
       params.values,
     );
-    return rows.map((row) => toHit(row, row.snippet, Number(row.score)));
+    return rows.map((row) => searchHit(row, row.snippet, Number(row.score)));
   }
 
   async hitsForChunks(userId: string, chunkIds: number[]): Promise<SearchHit[]> {
@@ -213,7 +213,7 @@ export class PostgresDocumentStore implements DocumentStore {
     const byId = new Map(rows.map((row) => [Number(row.id), row]));
     return chunkIds.flatMap((id) => {
       const row = byId.get(id);
-      return row ? [toHit(row, excerpt(row.text), 0)] : [];
+      return row ? [searchHit(row, excerpt(row.text), 0)] : [];
     });
   }
 
@@ -332,58 +332,4 @@ async function reserveChunkIds(connection: Connection, userId: string, count: nu
   if (slot >= MAX_SLOT || first + count > from + BLOCK)
     throw new SystemError('chunk-ids-exhausted', 'no chunk ids left for this user', { slot, count });
   return first;
-}
-
-/** Lower-cased, trimmed, de-duplicated tags. */
-function normalizeTags(tags: string[]): string[] {
-  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter(Boolean))];
-}
-
-function toRecord(row: Record<string, any>): DocumentRecord {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    title: row.title,
-    filename: row.filename,
-    type: row.type as DocumentType,
-    pages: row.pages,
-    size: row.size,
-    chars: row.chars,
-    hash: row.hash,
-    tags: JSON.parse(row.tags) as string[],
-    addedAt: row.added_at,
-  };
-}
-
-function toChunk(row: Record<string, any>): StoredChunk {
-  return {
-    id: row.id,
-    documentId: row.document_id,
-    seq: row.seq,
-    page: row.page,
-    start: row.start,
-    end: row.end,
-    text: row.text,
-  };
-}
-
-function toHit(row: Record<string, any>, snippet: string, score: number): SearchHit {
-  return {
-    chunkId: row.id,
-    documentId: row.document_id,
-    title: row.title,
-    filename: row.filename,
-    type: row.type as DocumentType,
-    page: row.page,
-    start: row.start,
-    end: row.end,
-    snippet,
-    text: row.text,
-    score,
-  };
-}
-
-function excerpt(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }

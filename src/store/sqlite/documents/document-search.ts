@@ -1,5 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
-import type { DocumentFilter, DocumentType, SearchHit } from '../../../documents/types.ts';
+import type { DocumentFilter, SearchHit } from '../../../documents/types.ts';
+import { excerpt, searchHit } from '../../document-rows.ts';
 import { hasOperators } from '../../search-terms.ts';
 import { type Database, transaction } from '../database.ts';
 import { chunkCount } from './chunk-ids.ts';
@@ -101,7 +102,7 @@ export class DocumentSearch {
         userId,
         userId,
       );
-    return rows.map((row) => toHit(row, String(row.snippet), -Number(row.score)));
+    return rows.map((row) => searchHit(row, String(row.snippet), -Number(row.score)));
   }
 
   /**
@@ -160,7 +161,7 @@ export class DocumentSearch {
     const byId = new Map(rows.map((row) => [Number(row.id), row]));
     return chunkIds.flatMap((id) => {
       const row = byId.get(id);
-      return row ? [toHit(row, excerpt(String(row.text)), 0)] : [];
+      return row ? [searchHit(row, excerpt(String(row.text)), 0)] : [];
     });
   }
 
@@ -206,25 +207,4 @@ export class DocumentSearch {
       return { chunkId: Number(row.chunk_id), vector: new Float32Array(copy.buffer, 0, copy.byteLength / 4) };
     });
   }
-}
-
-function toHit(row: Row, snippet: string, score: number): SearchHit {
-  return {
-    chunkId: Number(row.id),
-    documentId: String(row.document_id),
-    title: String(row.title),
-    filename: String(row.filename),
-    type: row.type as DocumentType,
-    page: Number(row.page),
-    start: Number(row.start),
-    end: Number(row.end),
-    snippet,
-    text: String(row.text),
-    score,
-  };
-}
-
-function excerpt(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }

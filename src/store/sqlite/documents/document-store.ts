@@ -1,17 +1,17 @@
-import type { SQLInputValue, StatementSync } from 'node:sqlite';
+import type { StatementSync } from 'node:sqlite';
 import type { DocumentStore } from '../../../documents/document-store.ts';
 import type {
   CollectionStats,
   DocumentFilter,
   DocumentOrder,
   DocumentRecord,
-  DocumentType,
   GroupBy,
   ListOptions,
   NewDocument,
   SearchHit,
   StoredChunk,
 } from '../../../documents/types.ts';
+import { documentRecord, normalizeTags, storedChunk } from '../../document-rows.ts';
 import { type Database, transaction } from '../database.ts';
 import { allocateSlot, reserveChunkIds } from './chunk-ids.ts';
 import { collectionStats, countBy } from './collection-queries.ts';
@@ -100,12 +100,12 @@ export class SqliteDocumentStore implements DocumentStore {
 
   #get(userId: string, id: string): DocumentRecord | undefined {
     const row = this.#statement('SELECT * FROM documents WHERE id = ? AND user_id = ?').get(id, userId);
-    return row ? toRecord(row) : undefined;
+    return row ? documentRecord(row) : undefined;
   }
 
   async findByHash(userId: string, hash: string): Promise<DocumentRecord | undefined> {
     const row = this.#statement('SELECT * FROM documents WHERE hash = ? AND user_id = ?').get(hash, userId);
-    return row ? toRecord(row) : undefined;
+    return row ? documentRecord(row) : undefined;
   }
 
   async list(userId: string, options: ListOptions = {}): Promise<DocumentRecord[]> {
@@ -118,7 +118,7 @@ export class SqliteDocumentStore implements DocumentStore {
          ORDER BY ${order} ${direction}, d.id LIMIT ? OFFSET ?`,
       )
       .all(userId, ...params, options.limit ?? -1, options.offset ?? 0);
-    return rows.map(toRecord);
+    return rows.map(documentRecord);
   }
 
   async count(userId: string, filter?: DocumentFilter): Promise<number> {
@@ -160,7 +160,7 @@ export class SqliteDocumentStore implements DocumentStore {
           documentId,
           userId,
         );
-    return rows.map(toChunk);
+    return rows.map(storedChunk);
   }
 
   /** Keyword search over an FTS5 expression (see document-search.ts); SQLite's own, synchronous, for tests. */
@@ -225,39 +225,4 @@ export class SqliteDocumentStore implements DocumentStore {
   #statement(sql: string): StatementSync {
     return this.#statements(sql);
   }
-}
-
-/** Lower-cased, trimmed, de-duplicated tags. */
-export function normalizeTags(tags: string[]): string[] {
-  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter(Boolean))];
-}
-
-type Row = Record<string, SQLInputValue>;
-
-function toRecord(row: Row): DocumentRecord {
-  return {
-    id: String(row.id),
-    userId: String(row.user_id),
-    title: String(row.title),
-    filename: String(row.filename),
-    type: row.type as DocumentType,
-    pages: Number(row.pages),
-    size: Number(row.size),
-    chars: Number(row.chars),
-    hash: String(row.hash),
-    tags: JSON.parse(String(row.tags)) as string[],
-    addedAt: Number(row.added_at),
-  };
-}
-
-function toChunk(row: Row): StoredChunk {
-  return {
-    id: Number(row.id),
-    documentId: String(row.document_id),
-    seq: Number(row.seq),
-    page: Number(row.page),
-    start: Number(row.start),
-    end: Number(row.end),
-    text: String(row.text),
-  };
 }
