@@ -3,6 +3,7 @@ import { wrapLanguageModel } from 'ai';
 import { journalMapper, recordedStep, type TreeJournal } from './journal.ts';
 import { chainMappers, mapStream, type PartMapper } from './map-stream.ts';
 import { callDeadline, deadlineMapper, modelCallTimeoutError } from './model-call-timeout.ts';
+import { outputBoundMapper } from './output-bound.ts';
 import { type ToolCallBounds, toolCallBoundsMapper, withShortErrors } from './tool-call-bounds.ts';
 import { type UsageMeterOptions, usageMapper } from './usage-meter.ts';
 
@@ -24,7 +25,8 @@ export interface ModelGuards {
  *
  * 1. a step the journal holds is replayed instead of asked again; otherwise `beforeRequest` is awaited and
  *    the request sent;
- * 2. a fresh answer's tool calls are bounded, then committed to the journal (so the journal never holds a
+ * 2. a fresh answer's output is counted as it arrives and ended past `maxOutputTokens` and a margin; its
+ *    tool calls are bounded, then committed to the journal (so the journal never holds a
  *    refused 10 MB argument, and no tool runs for a step it does not have);
  * 3. the call's time limit ends a stalled stream;
  * 4. the bounds are applied again (a replayed step's refusals are registered like a fresh one's);
@@ -68,6 +70,8 @@ export function guardModel(model: LanguageModelV4, guards: ModelGuards): Languag
             deadline.clear();
             throw deadline.expired ? modelCallTimeoutError(guards.timeoutMs) : error;
           }
+          // A runaway answer is ended before any of it is journaled or stored.
+          checks.push(outputBoundMapper(params.maxOutputTokens));
           if (journal) {
             checks.push(
               toolCallBoundsMapper(guards.bounds, () => {}),
