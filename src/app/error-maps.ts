@@ -25,6 +25,8 @@ const USER_STATUS: Record<string, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   too_many_chats: 429,
+  too_many_uploads: 429,
+  too_many_files: 413,
   // Nothing the caller sent is wrong: the server has no model configured, or no key for the one it would
   // run (the CLI's person can export it; an HTTP client cannot).
   no_model: 503,

@@ -190,6 +190,12 @@ export const configSchema = z.strictObject({
       maxConcurrentMcpCalls: positiveInt.optional(),
       /** Deepest nesting of arrays and objects in a chat body. */
       maxJsonDepth: positiveInt.optional(),
+      /** Files one upload request may carry (default 20). */
+      maxFilesPerUpload: positiveInt.optional(),
+      /** Uploads one user may have in progress at once (default 2); more get 429. */
+      maxConcurrentUploads: positiveInt.optional(),
+      /** Uploads in progress on the whole server, so parse workers at once (default 6). */
+      maxConcurrentUploadsTotal: positiveInt.optional(),
       /** Wrong tokens one address may send per minute before it is refused with 429 (default 20). */
       maxFailedAuthPerMinute: positiveInt.optional(),
       /** Seconds a client may take to send a whole request, body included (default 60). */

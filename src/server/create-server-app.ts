@@ -10,7 +10,7 @@ import { requestLog } from './request-log.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { chatRoutes } from './routes/chat.ts';
-import { documentRoutes } from './routes/documents.ts';
+import { DEFAULT_UPLOAD_LIMITS, documentRoutes } from './routes/documents.ts';
 import { openAIErrorShape, openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -31,6 +31,12 @@ export interface ServerLimits {
   maxJsonDepth: number;
   /** Wrong tokens one address may send per minute before it is refused with 429. */
   maxFailedAuthPerMinute: number;
+  /** Files one upload request may carry. */
+  maxFilesPerUpload: number;
+  /** Uploads one user may have in progress at once (each parses its files one by one, in a worker). */
+  maxConcurrentUploads: number;
+  /** Uploads in progress on the whole server: the most parse workers uploads keep at once. */
+  maxConcurrentUploadsTotal: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -39,6 +45,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxConcurrentChats: 4,
   maxJsonDepth: 256,
   maxFailedAuthPerMinute: 20,
+  ...DEFAULT_UPLOAD_LIMITS,
 };
 
 export interface ServerAppOptions {
@@ -138,7 +145,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/api/agents', agentRoutes());
   app.route('/api/settings', settingsRoutes());
   app.route('/api/approvals', approvalRoutes());
-  app.route('/api/documents', documentRoutes());
+  app.route('/api/documents', documentRoutes(limits));
   for (const mount of options.mounts ?? []) {
     app.use(mount.path, auth);
     app.use(`${mount.path}/*`, auth);

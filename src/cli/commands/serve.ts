@@ -70,6 +70,11 @@ export const serveCommand: CliCommand = async (args, context) => {
         ...(settings.maxFailedAuthPerMinute
           ? { maxFailedAuthPerMinute: settings.maxFailedAuthPerMinute }
           : {}),
+        ...(settings.maxFilesPerUpload ? { maxFilesPerUpload: settings.maxFilesPerUpload } : {}),
+        ...(settings.maxConcurrentUploads ? { maxConcurrentUploads: settings.maxConcurrentUploads } : {}),
+        ...(settings.maxConcurrentUploadsTotal
+          ? { maxConcurrentUploadsTotal: settings.maxConcurrentUploadsTotal }
+          : {}),
       },
       ...(settings.requestTimeoutSeconds ? { requestTimeoutSeconds: settings.requestTimeoutSeconds } : {}),
       ...(settings.headersTimeoutSeconds ? { headersTimeoutSeconds: settings.headersTimeoutSeconds } : {}),

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makePdf } from '../../../test/fixtures/documents/build-fixtures.ts';
-import { testServer } from '../../../test/helpers/server.ts';
+import { heldGate, testServer } from '../../../test/helpers/server.ts';
 
 function upload(files: Array<{ name: string; bytes: Uint8Array | string; type?: string }>) {
   const form = new FormData();
@@ -132,5 +132,57 @@ describe('the documents routes', () => {
     const done = events.at(-1)!;
     expect(done.event).toBe('done');
     expect(done.data.documents).toHaveLength(2);
+  });
+
+  it('refuses an upload of more files than one request may carry, before parsing any', async () => {
+    const { app, cadre } = await testServer([{ text: 'hi' }]);
+    let parsed = 0;
+    const add = cadre.documents.add.bind(cadre.documents);
+    cadre.documents.add = (...args) => {
+      parsed++;
+      return add(...args);
+    };
+    const many = Array.from({ length: 2000 }, (_, index) => ({
+      name: `n${index}.txt`,
+      bytes: `note ${index}`,
+    }));
+    const started = performance.now();
+    const response = await app.request('/api/documents', upload(many));
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'too_many_files' } });
+    expect(parsed).toBe(0);
+    // 2,000 files were each parsed in a worker, for minutes; the refusal takes well under the 150 that took 46 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('caps uploads in progress per user and for the whole server (429), and frees the slot when one ends', async () => {
+    const { gate, release } = heldGate();
+    const { app, cadre } = await testServer([{ text: 'hi' }], {
+      server: { limits: { maxConcurrentUploads: 2, maxConcurrentUploadsTotal: 3 } },
+    });
+    const alice = { authorization: `Bearer ${(await cadre.users.add('alice')).token}` };
+    const bob = { authorization: `Bearer ${(await cadre.users.add('bob')).token}` };
+    const add = cadre.documents.add.bind(cadre.documents);
+    let entered = 0;
+    cadre.documents.add = async (...args) => {
+      entered++;
+      await gate;
+      return add(...args);
+    };
+    const send = (headers: Record<string, string>, name: string) =>
+      app.request('/api/documents', { ...upload([{ name, bytes: TIDES }]), headers });
+    const held = [send(alice, 'a1.md'), send(alice, 'a2.md')];
+    await vi.waitFor(() => expect(entered).toBe(2));
+    const third = await send(alice, 'a3.md');
+    expect(third.status).toBe(429);
+    expect(await third.json()).toMatchObject({ error: { code: 'too_many_uploads' } });
+    held.push(send(bob, 'b1.md'));
+    await vi.waitFor(() => expect(entered).toBe(3));
+    const overTotal = await send(bob, 'b2.md');
+    expect(overTotal.status).toBe(429);
+    expect(JSON.stringify(await overTotal.json())).toContain('maxConcurrentUploadsTotal');
+    release();
+    expect((await Promise.all(held)).map((response) => response.status)).toEqual([200, 200, 200]);
+    expect((await send(alice, 'a4.md')).status).toBe(200);
   });
 });
