@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentToolInput } from '../core/delegation.ts';
+import { agentToolInput } from '../core/index.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
-import type { ApprovalDecision, ApprovalRequest, Approver } from '../core/approvals.ts';
-import { UserError } from '../core/errors.ts';
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../core/index.ts';
+import { UserError } from '../core/index.ts';
 import { printableLine } from './terminal-text.ts';
 
 export type ApprovalMode = 'approve-all' | 'deny-all' | undefined;

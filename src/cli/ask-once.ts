@@ -1,7 +1,7 @@
 import type { AskRequest, AskResult } from '../app/ask.ts';
 import type { Cadre } from '../app/create-cadre.ts';
-import type { CadreEvent } from '../core/events.ts';
-import { RunTreeBuilder } from '../core/run-tree.ts';
+import type { CadreEvent } from '../core/index.ts';
+import { RunTreeBuilder } from '../core/index.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
 import { RunActivity } from './run-activity.ts';
 import { LiveTree } from './tree-view.ts';

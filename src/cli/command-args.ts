@@ -1,6 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { UserError } from '../core/errors.ts';
-import { closestName } from '../core/unknown-agent.ts';
+import { closestName, UserError } from '../core/index.ts';
 
 /** One flag: what `parseArgs` needs, plus the words `--help` prints for it. */
 export type FlagSpec = ParseArgsOptionsConfig[string] & { description: string; placeholder?: string };

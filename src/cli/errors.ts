@@ -1,6 +1,5 @@
 import { EXIT, exitCodeFor } from '../app/error-maps.ts';
-import { CadreError } from '../core/errors.ts';
-import { describeModelError } from '../core/model-errors.ts';
+import { CadreError, describeModelError } from '../core/index.ts';
 import { withoutControls } from './terminal-text.ts';
 
 export { EXIT };

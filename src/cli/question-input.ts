@@ -1,6 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { UserError } from '../core/errors.ts';
+import { UserError } from '../core/index.ts';
 
 /**
  * The most characters a question may have, with what was piped in, unless config `limits.maxQuestionChars`

@@ -1,4 +1,4 @@
-import { CadreError } from '../core/errors.ts';
+import { CadreError } from '../core/index.ts';
 import { EXIT, reportError } from './errors.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { CadreEvent } from '../core/events.ts';
+import type { CadreEvent } from '../core/index.ts';
 
 /** Characters of recent text kept per run: enough for one line, bounded however much a run writes. */
 const KEEP = 400;

@@ -1,5 +1,5 @@
-import { UserError } from '../core/errors.ts';
-import type { RunRequest } from '../core/runtime.ts';
+import type { RunRequest } from '../core/index.ts';
+import { UserError } from '../core/index.ts';
 import type { FlagSpec } from './command-args.ts';
 
 /** The flags that choose what `ask` and `chat` run with. */

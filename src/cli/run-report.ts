@@ -1,5 +1,4 @@
-import type { CadreEvent } from '../core/events.ts';
-import type { RunTree } from '../core/run-tree.ts';
+import type { CadreEvent, RunTree } from '../core/index.ts';
 import { sourcesReport } from './sources-report.ts';
 import { printableLine, withoutControls } from './terminal-text.ts';
 import { renderTree } from './tree-view.ts';

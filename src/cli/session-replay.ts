@@ -1,5 +1,5 @@
 import type { Session } from '../app/sessions.ts';
-import type { RunTree } from '../core/run-tree.ts';
+import type { RunTree } from '../core/index.ts';
 import { withoutControls } from './terminal-text.ts';
 import { renderTree } from './tree-view.ts';
 

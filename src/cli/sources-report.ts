@@ -1,4 +1,4 @@
-import type { Source } from '../core/envelope.ts';
+import type { Source } from '../core/index.ts';
 import { printableLine } from './terminal-text.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { RunTree } from '../core/run-tree.ts';
+import type { RunTree } from '../core/index.ts';
 import { printableLine, withoutControls } from './terminal-text.ts';
 
 const MARKS: Record<string, string> = {

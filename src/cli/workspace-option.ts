@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UserError } from '../core/errors.ts';
+import { UserError } from '../core/index.ts';
 
 /** `--workspace DIR` resolved against the current folder; an error naming it when it is not a folder. */
 export function workspaceOption(value: string | undefined, cwd: string): string | undefined {

@@ -1,52 +1,21 @@
-import { type ApprovalRules, approvalRuleFor, NO_RULES } from './approval-rules.ts';
+import { approvalRuleFor } from './approval-rules.ts';
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ApprovalSettings,
+  NO_APPROVALS,
+} from './approval-settings.ts';
 import { emit, type RunFrame } from './run-frame.ts';
 import type { CadreTool } from './tool.ts';
 
-/** One call waiting for a person: what the `approval-request` event and every approver see. */
-export interface ApprovalRequest {
-  approvalId: string;
-  runId: string;
-  toolCallId: string;
-  tool: string;
-  input: unknown;
-  /** The runs from the root down to the one asking, agent names and ids: where in the tree it asks. */
-  path: Array<{ runId: string; agent: string }>;
-  userId: string;
-  sessionId: string | undefined;
-  /** Milliseconds since the epoch after which the wait ends as denied. */
-  expiresAt: number;
-}
-
-export interface ApprovalDecision {
-  approved: boolean;
-  reason?: string;
-  /** Who decided: `person` (a prompt, the API, the web app), `flag` (--approve-all/--deny-all), `timeout`, ... */
-  by: string;
-}
-
-/**
- * Where decisions come from (the CLI's prompt or flags, the server's pending list). It may take as long
- * as it likes: the gate ends the wait at the request's `expiresAt` as denied, and when the run ends.
- */
-export interface Approver {
-  decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
-}
-
-/** A tree's approval settings: the rules, who decides, and how long a call may wait. */
-export interface ApprovalSettings {
-  rules: ApprovalRules;
-  approver: Approver | undefined;
-  timeoutMs: number;
-}
-
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
-
-/** Nobody to ask: calls that need approval are denied, saying so. */
-export const NO_APPROVALS: ApprovalSettings = {
-  rules: NO_RULES,
-  approver: undefined,
-  timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
-};
+export {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ApprovalSettings,
+  type Approver,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  NO_APPROVALS,
+} from './approval-settings.ts';
 
 /** A call a rule or a person refused; the model sees its message as the tool's error. */
 export class ToolCallDeniedError extends Error {

@@ -1,13 +1,12 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
-import type { AgentDefinition } from './agent-definition.ts';
-import type { ChildRunner } from './child-runs.ts';
 import { runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
 import { guardModel } from './guarded-model.ts';
 import { childJournalKey } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
+import type { LoopServices, RunSpec } from './loop-services.ts';
 import { isModelCallTimeout } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
 import { repairStructuredOutput } from './output-repair.ts';
@@ -20,49 +19,12 @@ import type { RunStatus } from './status.ts';
 import { budgetExhausted, stopReasonAfter, stopWhenOf, turnLimitReached } from './stop-conditions.ts';
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
-import type { ToolRegistry } from './tool-registry.ts';
 import { externalKnowledgeSection } from './untrusted.ts';
 import { zeroUsage } from './usage.ts';
 import { gate } from './usage-meter.ts';
 import { Vault } from './vault.ts';
 
-/** What the loop needs from the runtime that owns it. */
-export interface LoopServices {
-  agents: ReadonlyMap<string, AgentDefinition>;
-  tools: ToolRegistry;
-  resolveModel: (ref: string) => LanguageModel | PromiseLike<LanguageModel>;
-  modelRefFor: (definition: AgentDefinition, parent: RunFrame | undefined) => string;
-  limitsFor: (definition: AgentDefinition) => RuntimeLimits;
-  prepareAgent?: PrepareAgent;
-  /** Wraps the in-process child runner (a queue, an observer); default: children run here. */
-  childRunner?: (inProcess: ChildRunner) => ChildRunner;
-  /** Awaited before each model request: the store's durability barrier (see RuntimeOptions). */
-  beforeModelRequest?: () => void | Promise<void>;
-}
-
-/** Adds run-specific instructions (e.g. a document's text) or refuses the run with a clear error. */
-export type PrepareAgent = (request: {
-  agent: string;
-  inputs: Record<string, unknown>;
-  userId: string;
-  signal: AbortSignal;
-}) => Promise<{ instructions?: string } | undefined>;
-
-export interface RunSpec {
-  definition: AgentDefinition;
-  task: string;
-  inputs: Record<string, unknown>;
-  parent: RunFrame | undefined;
-  /** Messages before the task: a session's history for a root run, a context-policy slice for a child. */
-  history: ModelMessage[];
-  signal: AbortSignal;
-  modelRef?: string;
-  prefetch?: { agent: string; task: string };
-  /** The parent's tool call this run answers. */
-  parentToolCallId?: string;
-  /** Limits for this run only, over its definition's (e.g. `cadre ask --max-turns 3` for the root). */
-  limits?: Partial<RuntimeLimits>;
-}
+export type { LoopServices, PrepareAgent, RunSpec } from './loop-services.ts';
 
 /**
  * Runs one agent on one task and returns its result envelope. It never throws for things that happen

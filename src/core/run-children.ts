@@ -5,7 +5,7 @@ import { messagesForChild } from './conversation.ts';
 import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { SystemError } from './errors.ts';
-import type { LoopServices, RunSpec } from './run-agent.ts';
+import type { LoopServices, RunSpec } from './loop-services.ts';
 import type { RunFrame, TreeState } from './run-frame.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';

@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
-import type { ApprovalSettings } from './approvals.ts';
+import type { ApprovalSettings } from './approval-settings.ts';
 import type { BudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';

@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Cadre } from '../app/create-cadre.ts';
 import type { UserStore } from '../app/users.ts';
 import { VERSION } from '../app/version.ts';
-import { UserError } from '../core/errors.ts';
+import { UserError } from '../core/index.ts';
 import { type AuthMode, authenticate } from './auth.ts';
 import { httpError, internalErrorLine } from './http-errors.ts';
 import { requestLog } from './request-log.ts';

@@ -1,4 +1,4 @@
-import type { CadreEvent, ReasoningDeltaEvent, TextDeltaEvent } from '../core/events.ts';
+import type { CadreEvent, ReasoningDeltaEvent, TextDeltaEvent } from '../core/index.ts';
 
 type DeltaEvent = TextDeltaEvent | ReasoningDeltaEvent;
 

@@ -1,5 +1,5 @@
 import { type ErrorBody, errorBody, httpStatusFor } from '../app/error-maps.ts';
-import { CadreError } from '../core/errors.ts';
+import { CadreError } from '../core/index.ts';
 
 export type { ErrorBody };
 

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
-import { UserError } from '../core/errors.ts';
+import { UserError } from '../core/index.ts';
 import { authModeAtStart } from './auth.ts';
 import { createServerApp, type ServerAppOptions } from './create-server-app.ts';
 import { isLoopbackHost } from './security.ts';

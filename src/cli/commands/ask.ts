@@ -1,6 +1,6 @@
 import type { Cadre } from '../../app/create-cadre.ts';
-import { UserError } from '../../core/errors.ts';
-import type { CadreEvent } from '../../core/events.ts';
+import type { CadreEvent } from '../../core/index.ts';
+import { UserError } from '../../core/index.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';

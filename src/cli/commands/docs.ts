@@ -6,7 +6,7 @@ import {
   formatBytes,
   type IngestProgress,
 } from '../../app/documents.ts';
-import { CadreError } from '../../core/errors.ts';
+import { CadreError } from '../../core/index.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, helpText } from '../command-args.ts';
 import { EXIT } from '../errors.ts';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Cadre } from '../../app/create-cadre.ts';
 import { trustFolderIfValid, untrustFolderOf } from '../../app/project-trust.ts';
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import { serveStdio } from '../../mcp/server/stdio.ts';
 import type { CliCommand, CliContext } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';

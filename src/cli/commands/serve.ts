@@ -1,4 +1,4 @@
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import { mcpHttpRoutes } from '../../mcp/server/http-routes.ts';
 import { startServer } from '../../server/serve.ts';
 import { ensureWebApp } from '../../server/web-build.ts';

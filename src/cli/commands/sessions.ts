@@ -1,5 +1,5 @@
 import type { Cadre } from '../../app/create-cadre.ts';
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { answerHelp, type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';

@@ -1,9 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpServerConfig } from '../../config/schema.ts';
-import { SystemError } from '../../core/errors.ts';
-import type { CadreTool } from '../../core/tool.ts';
-import type { ToolSource } from '../../core/tool-registry.ts';
+import type { CadreTool, ToolSource } from '../../core/index.ts';
+import { SystemError } from '../../core/index.ts';
 import { untrustedContent } from '../../tools/http/untrusted.ts';
 import { McpServerConnection, type McpToolInfo } from './server-connection.ts';
 import { describeResult, type McpToolOutput } from './tool-output.ts';

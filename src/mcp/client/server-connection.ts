@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../config/schema.ts';
-import { SystemError } from '../../core/errors.ts';
+import { SystemError } from '../../core/index.ts';
 
 /** One tool as the server lists it. */
 export interface McpToolInfo {

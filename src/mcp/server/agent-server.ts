@@ -12,8 +12,7 @@ import { z } from 'zod';
 import { agentToolSpecs, callAgentTool } from '../../app/agent-tools.ts';
 import type { Cadre } from '../../app/create-cadre.ts';
 import { VERSION } from '../../app/version.ts';
-import { describeError } from '../../core/errors.ts';
-import { RUN_STATUSES } from '../../core/status.ts';
+import { describeError, RUN_STATUSES } from '../../core/index.ts';
 import { ProgressReporter } from './progress.ts';
 
 const usage = z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() });

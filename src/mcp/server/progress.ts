@@ -1,5 +1,5 @@
 import type { ProgressToken, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import type { CadreEvent } from '../../core/events.ts';
+import type { CadreEvent } from '../../core/index.ts';
 
 /**
  * Turns a run tree's events into MCP progress notifications: a sub-agent starting or finishing and each

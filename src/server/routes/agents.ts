@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { listAgents, updateAgent } from '../../app/agents.ts';
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 const agentPatch = z.strictObject({

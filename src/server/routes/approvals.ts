@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 const decisionBody = z.strictObject({

@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { AddedDocument, IngestProgress } from '../../app/documents.ts';
-import { CadreError, UserError } from '../../core/errors.ts';
+import { CadreError, UserError } from '../../core/index.ts';
 import { httpError } from '../http-errors.ts';
 import type { ServerEnv } from '../server-env.ts';
 

@@ -5,11 +5,8 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { enabledAgents } from '../../app/complete.ts';
-import type { Source } from '../../core/envelope.ts';
-import { CadreError } from '../../core/errors.ts';
-import type { CadreEvent } from '../../core/events.ts';
-import type { RunStatus } from '../../core/status.ts';
-import type { Usage } from '../../core/usage.ts';
+import type { CadreEvent, RunStatus, Source, Usage } from '../../core/index.ts';
+import { CadreError } from '../../core/index.ts';
 import { httpError } from '../http-errors.ts';
 import type { ServerEnv } from '../server-env.ts';
 

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { modelStatus } from '../../app/agents.ts';
 import type { DelegationSettings } from '../../app/settings.ts';
-import { UserError } from '../../core/errors.ts';
+import { UserError } from '../../core/index.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 const settingsPatch = z.strictObject({

@@ -1,6 +1,6 @@
 import type { HttpRequest } from '../http/http-client.ts';
 import { apiBase, fetchJson, plainText, ToolCallError, withQuery } from '../http/tool-support.ts';
-import type { SearchCall } from './search-providers.ts';
+import type { SearchCall } from './search-call.ts';
 
 /**
  * Image search clients. Brave, SerpAPI and SearXNG are the image side of those entries in the search

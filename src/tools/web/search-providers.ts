@@ -1,14 +1,10 @@
 import type { ApiName } from '../http/endpoints.ts';
 import { bodyText, type HttpResponse } from '../http/http-client.ts';
-import {
-  apiBase,
-  fetchJson,
-  type NetworkToolDeps,
-  plainText,
-  ToolCallError,
-  withQuery,
-} from '../http/tool-support.ts';
+import { apiBase, fetchJson, plainText, ToolCallError, withQuery } from '../http/tool-support.ts';
 import { braveImages, type ImageHit, searxngImages, serpapiImages } from './image-providers.ts';
+import type { SearchCall } from './search-call.ts';
+
+export type { SearchCall };
 
 /**
  * The web search back-ends `CADRE_SEARCH_PROVIDER` chooses between. Each is a thin client of its API
@@ -28,15 +24,6 @@ export interface SearchProvider {
   search(call: SearchCall): Promise<{ hits: SearchHit[]; responses: HttpResponse[] }>;
   /** Its image search, when it has one (image_search uses it; Wikimedia Commons otherwise). */
   images?(call: SearchCall): Promise<{ provider: string; hits: ImageHit[]; responses: HttpResponse[] }>;
-}
-
-export interface SearchCall {
-  deps: NetworkToolDeps;
-  query: string;
-  max: number;
-  signal: AbortSignal;
-  /** The tool name, for the cache namespace and TTL. */
-  tool: string;
 }
 
 /** Search APIs answer JSON only; anything else is an error page. */
