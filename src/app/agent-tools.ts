@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { agentToolInput } from '../core/index.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
+import { agentToolInput } from '../core/index.ts';
 import { type CompleteParts, complete } from './complete.ts';
 
 /** One agent offered as a tool to another program (MCP, OpenAI-style function calling). */
