@@ -31,6 +31,24 @@ describe('calculate', () => {
     expect(idleMathWorkers(96)).toBe(1);
   });
 
+  it('answers calls at once from the worker given back, instead of waiting for a second to boot', async () => {
+    // A heap size of its own: this pool starts empty. The first call pays for a boot, as a yardstick.
+    const tool = createCalculateTool({ memoryMb: 112 });
+    let started = performance.now();
+    expect((await tool.execute({ expression: '1 inch to cm' }, context())).result).toBe('2.54 cm');
+    const boot = performance.now() - started;
+    // Four at once: one takes the idle worker; the next boots another but takes the first given back.
+    started = performance.now();
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((n) => tool.execute({ expression: `${n} inch to cm` }, context())),
+    );
+    const four = performance.now() - started;
+    expect(results.map((result) => result.result)).toEqual(['2.54 cm', '5.08 cm', '7.62 cm', '10.16 cm']);
+    expect(four).toBeLessThan(boot / 2);
+    // The worker booted meanwhile waits idle for the next calls, within the pool's bound.
+    expect(idleMathWorkers(112)).toBe(2);
+  });
+
   it('gives clear errors for bad expressions and refuses scope tricks', async () => {
     await expect(calculateTool.execute({ expression: '2 +* 3' }, context())).rejects.toThrow(
       /could not evaluate "2 \+\* 3"/,

@@ -31,6 +31,8 @@ interface PooledWorker {
   worker: Worker;
   memoryMb: number;
   ready: Promise<void>;
+  /** True once `ready` has resolved: mathjs is loaded. */
+  booted: boolean;
 }
 
 const idle: PooledWorker[] = [];
@@ -66,7 +68,13 @@ function boot(memoryMb: number): PooledWorker {
   });
   // A failed boot is reported to whoever awaits `ready`; an unawaited spare must not crash the process.
   ready.catch(() => undefined);
-  const pooled = { worker, memoryMb, ready };
+  const pooled: PooledWorker = { worker, memoryMb, ready, booted: false };
+  ready.then(
+    () => {
+      pooled.booted = true;
+    },
+    () => undefined,
+  );
   worker.once('exit', () => {
     const index = idle.indexOf(pooled);
     if (index !== -1) idle.splice(index, 1);
@@ -74,18 +82,72 @@ function boot(memoryMb: number): PooledWorker {
   return pooled;
 }
 
-function take(memoryMb: number): PooledWorker {
-  const index = idle.findIndex((pooled) => pooled.memoryMb === memoryMb);
-  const pooled = index === -1 ? boot(memoryMb) : idle.splice(index, 1)[0]!;
+/** Jobs that found no idle worker and booted one: the first worker given back meanwhile is theirs. */
+interface Waiter {
+  memoryMb: number;
+  handed?: PooledWorker;
+  resolve: (pooled: PooledWorker) => void;
+}
+const waiting: Waiter[] = [];
+
+/**
+ * A worker for one job: an idle one that has booted, or else whichever is ready first of one booting (an
+ * idle one still booting, or a new one) and one that another job gives back meanwhile (an evaluation
+ * takes milliseconds, a boot hundreds: four calls at once should not wait for a second boot when the
+ * first worker is free again). The one not taken waits idle.
+ */
+async function acquireWorker(memoryMb: number): Promise<PooledWorker> {
+  const booted = idle.findIndex((pooled) => pooled.memoryMb === memoryMb && pooled.booted);
+  if (booted !== -1) return ready(idle.splice(booted, 1)[0]!);
+  const booting = idle.findIndex((pooled) => pooled.memoryMb === memoryMb);
+  const fresh = booting === -1 ? boot(memoryMb) : idle.splice(booting, 1)[0]!;
+  fresh.worker.ref();
+  const waiter: Waiter = { memoryMb, resolve: () => {} };
+  const givenBack = new Promise<PooledWorker>((resolve) => {
+    waiter.resolve = resolve;
+  });
+  waiting.push(waiter);
+  let first: PooledWorker;
+  try {
+    first = await Promise.race([fresh.ready.then(() => fresh), givenBack]);
+  } catch (error) {
+    // The new worker failed to boot: a worker handed over meanwhile goes back to the pool.
+    if (waiter.handed) giveBack(waiter.handed);
+    void fresh.worker.terminate();
+    throw error;
+  } finally {
+    const at = waiting.indexOf(waiter);
+    if (at !== -1) waiting.splice(at, 1);
+  }
+  if (first === fresh) {
+    if (waiter.handed) giveBack(waiter.handed);
+    return fresh;
+  }
+  giveBack(fresh);
+  return ready(first);
+}
+
+/** `pooled` once it has booted, held open for its job; a failed boot is terminated and thrown. */
+async function ready(pooled: PooledWorker): Promise<PooledWorker> {
   pooled.worker.ref();
+  try {
+    await pooled.ready;
+  } catch (error) {
+    void pooled.worker.terminate();
+    throw error;
+  }
   return pooled;
 }
 
 function giveBack(pooled: PooledWorker): void {
-  if (idle.length >= MAX_IDLE_WORKERS) {
-    void pooled.worker.terminate();
+  const waiter = waiting.find((one) => one.memoryMb === pooled.memoryMb && !one.handed);
+  if (waiter) {
+    waiter.handed = pooled;
+    waiter.resolve(pooled);
     return;
   }
+  // The pool keeps the workers used last: past its size, the longest idle goes.
+  if (idle.length >= MAX_IDLE_WORKERS) void idle.shift()?.worker.terminate();
   // An idle worker never keeps the process alive.
   pooled.worker.unref();
   idle.push(pooled);
@@ -103,9 +165,7 @@ export function idleMathWorkers(memoryMb = DEFAULT_MATH_LIMITS.memoryMb): number
 export function warmMathWorker(limits: Partial<MathLimits> = {}): void {
   const memoryMb = limits.memoryMb ?? DEFAULT_MATH_LIMITS.memoryMb;
   if (idle.some((spare) => spare.memoryMb === memoryMb)) return;
-  const spare = boot(memoryMb);
-  spare.worker.unref();
-  idle.push(spare);
+  giveBack(boot(memoryMb));
 }
 
 /**
@@ -127,13 +187,7 @@ export async function evaluateInWorker(
 
 async function evaluateInSlot(expression: string, limits: MathLimits, signal: AbortSignal | undefined) {
   const options = { signal };
-  const pooled = take(limits.memoryMb);
-  try {
-    await pooled.ready;
-  } catch (error) {
-    void pooled.worker.terminate();
-    throw error;
-  }
+  const pooled = await acquireWorker(limits.memoryMb);
   const { worker } = pooled;
   const job: MathJob = { id: ++nextJobId, expression, maxResultChars: limits.maxResultChars };
   return new Promise<string>((resolve, reject) => {
