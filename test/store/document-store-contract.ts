@@ -84,6 +84,21 @@ export function describeDocumentStoreContract(open: () => Promise<Store>): void 
       await store.close();
     });
 
+    it('keeps a title and text exactly, NUL and all, and still finds the words around it', async () => {
+      const store = await open();
+      const documents = store.documents;
+      const input = newDocument(['before\u0000after \u0001 tidal notes'], { title: 'odd\u0000title' });
+      await documents.insert('alice', input);
+      expect((await documents.get('alice', input.id))?.title).toBe('odd\u0000title');
+      expect((await documents.chunks('alice', input.id)).map((chunk) => chunk.text)).toEqual([
+        'before\u0000after \u0001 tidal notes',
+      ]);
+      const [hit] = await documents.keywordSearch('alice', 'tidal', { limit: 5 });
+      expect(hit).toMatchObject({ title: 'odd\u0000title', text: 'before\u0000after \u0001 tidal notes' });
+      expect(hit!.snippet).toContain('«tidal»');
+      await store.close();
+    });
+
     it('keeps one document per user and content hash; another user may have the same bytes', async () => {
       const store = await open();
       const documents = store.documents;

@@ -271,6 +271,33 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it('keeps text exactly as written, whatever characters it holds (NUL, controls, emoji)', async () => {
+        const store = await open();
+        const odd = 'a\u0000b \u0001c\u0001\u0000 \u{1F30A} \u202Eevil';
+        const session = await store.sessions.create('alice');
+        await store.sessions.append('alice', session.id, { role: 'user', content: odd });
+        const read = await store.sessions.get('alice', session.id);
+        expect(read?.messages[0]?.content).toBe(odd);
+        expect(read?.title).toContain('\u{1F30A}');
+        const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+        store.runs.record({ ...base, seq: 0, type: 'run-start', task: odd, model: 'm:x', userId: 'alice' });
+        const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+        store.runs.record({
+          ...base,
+          seq: 1,
+          type: 'run-finish',
+          status: 'ok',
+          summary: odd,
+          usage,
+          subtreeUsage: usage,
+        });
+        expect(await store.runs.listRuns('alice')).toEqual([
+          expect.objectContaining({ task: odd, summary: odd }),
+        ]);
+        expect((await store.runs.getRunTree('alice', 'r1'))?.task).toBe(odd);
+        await store.close();
+      });
+
       it('creates a session with a chosen id once', async () => {
         const store = await open();
         await store.sessions.create('alice', { id: 'chat-1' });

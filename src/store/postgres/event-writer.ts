@@ -4,6 +4,7 @@ import { currentOwner, type RunOwner, runsStartedHere } from '../run-owner.ts';
 import { finishedEnvelope } from '../run-rows.ts';
 import { safeJson } from '../safe-json.ts';
 import { type Connection, type Database, transaction } from './database.ts';
+import { toPgText } from './text.ts';
 
 /** A journal entry as the journal store hands it over: its body's JSON, and a large output's apart. */
 export interface JournalRow {
@@ -210,7 +211,7 @@ export class EventWriter {
           event.sessionId ?? null,
           event.userId,
           event.agent,
-          event.task,
+          toPgText(event.task),
           event.model,
           event.depth,
           event.time,
@@ -221,7 +222,7 @@ export class EventWriter {
     } else if (event.type === 'run-finish') {
       await connection.query(
         'UPDATE runs SET status = $1, summary = $2, envelope = $3, ended_at = $4 WHERE id = $5',
-        [event.status, event.summary, safeJson(finishedEnvelope(event)), event.time, event.runId],
+        [event.status, toPgText(event.summary), safeJson(finishedEnvelope(event)), event.time, event.runId],
       );
     }
   }

@@ -7,6 +7,7 @@ import type { RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
+import { decoded } from './text.ts';
 
 /**
  * The PostgreSQL run store. Recording only queues (see event-writer.ts); every read first waits for what
@@ -47,7 +48,7 @@ export class PostgresRunStore implements RunStore {
        ORDER BY started_at DESC, position DESC LIMIT $4`,
       [userId, options.sessionId ?? null, options.status ?? null, options.limit ?? 50],
     );
-    return rows.map(runSummary);
+    return rows.map((row) => runSummary(decoded(row, ['task', 'summary'])));
   }
 
   async rootOf(userId: string, runId: string): Promise<string | undefined> {

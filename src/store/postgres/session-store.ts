@@ -4,6 +4,7 @@ import { sessionTitle } from '../../core/session-title.ts';
 import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
 import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
 import { type Connection, type Database, transaction } from './database.ts';
+import { decoded, fromPgText, toPgText } from './text.ts';
 
 /**
  * Sessions and their messages. Every message is committed when it is appended. A write to a session
@@ -22,7 +23,7 @@ export class PostgresSessionStore implements SessionStore {
     const { rowCount } = await this.#db.query(
       `INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
        ON CONFLICT (id) DO NOTHING`,
-      [id, userId, options.title ?? '', now],
+      [id, userId, toPgText(options.title ?? ''), now],
     );
     if (!rowCount)
       throw new UserError('session_exists', `A session "${id}" already exists.`, { sessionId: id });
@@ -41,8 +42,8 @@ export class PostgresSessionStore implements SessionStore {
       [id],
     );
     return {
-      ...sessionSummary(rows[0]),
-      messages: messages.map(storedMessage),
+      ...sessionSummary(decoded(rows[0], ['title'])),
+      messages: messages.map((message) => storedMessage(decoded(message, ['content']))),
     };
   }
 
@@ -51,7 +52,7 @@ export class PostgresSessionStore implements SessionStore {
       'SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = $1 ORDER BY updated_at DESC LIMIT $2',
       [userId, options.limit ?? 100],
     );
-    return rows.map(sessionSummary);
+    return rows.map((row) => sessionSummary(decoded(row, ['title'])));
   }
 
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
@@ -119,7 +120,7 @@ async function owned(connection: Connection, userId: string, sessionId: string):
   const owner = rows[0];
   if (!owner || owner.user_id !== userId)
     throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
-  return owner;
+  return { title: fromPgText(owner.title) };
 }
 
 async function insert(
@@ -137,7 +138,7 @@ async function insert(
       id,
       sessionId,
       message.role,
-      message.content,
+      toPgText(message.content),
       message.parts === undefined ? null : JSON.stringify(message.parts),
       message.metadata === undefined ? null : JSON.stringify(message.metadata),
       message.runId ?? null,
@@ -147,7 +148,7 @@ async function insert(
   const title = owner.title || (message.role === 'user' ? sessionTitle(message.content) : '');
   await connection.query('UPDATE sessions SET updated_at = $1, title = $2 WHERE id = $3', [
     now,
-    title,
+    toPgText(title),
     sessionId,
   ]);
   return {

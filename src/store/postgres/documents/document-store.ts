@@ -14,6 +14,7 @@ import type {
 import { documentRecord, excerpt, normalizeTags, searchHit, storedChunk } from '../../document-rows.ts';
 import { hasOperators } from '../../search-terms.ts';
 import { type Connection, type Database, Params, transaction } from '../database.ts';
+import { decoded, fromPgText, toPgText } from '../text.ts';
 import { filterConditions } from './filter-sql.ts';
 import { type MatchMode, toTsQuery } from './ts-query.ts';
 
@@ -60,8 +61,8 @@ export class PostgresDocumentStore implements DocumentStore {
         [
           document.id,
           userId,
-          document.title,
-          document.filename,
+          toPgText(document.title),
+          toPgText(document.filename),
           document.type,
           document.pages,
           document.size,
@@ -73,20 +74,21 @@ export class PostgresDocumentStore implements DocumentStore {
       );
       await connection.query(
         'INSERT INTO document_tags (document_id, user_id, tag) SELECT $1, $2, unnest($3::text[])',
-        [document.id, userId, tags],
+        [document.id, userId, tags.map(toPgText)],
       );
       const first = await reserveChunkIds(connection, userId, document.chunks.length);
       await connection.query(
         `INSERT INTO chunks (id, document_id, user_id, seq, page, start, "end", text)
-         SELECT $1::bigint + c.seq - 1, $2, $3, c.seq - 1, c.page, c.start, c.start + length(c.text), c.text
-         FROM unnest($4::int[], $5::int[], $6::text[]) WITH ORDINALITY AS c(page, start, text, seq)`,
+         SELECT $1::bigint + c.seq - 1, $2, $3, c.seq - 1, c.page, c.start, c.start + c.length, c.text
+         FROM unnest($4::int[], $5::int[], $6::int[], $7::text[]) WITH ORDINALITY AS c(page, start, length, text, seq)`,
         [
           first,
           document.id,
           userId,
           document.chunks.map((chunk) => chunk.page),
           document.chunks.map((chunk) => chunk.start),
-          document.chunks.map((chunk) => chunk.text),
+          document.chunks.map((chunk) => chunk.text.length),
+          document.chunks.map((chunk) => toPgText(chunk.text)),
         ],
       );
     });
@@ -99,7 +101,7 @@ export class PostgresDocumentStore implements DocumentStore {
       id,
       userId,
     ]);
-    return rows[0] ? documentRecord(rows[0]) : undefined;
+    return rows[0] ? record(rows[0]) : undefined;
   }
 
   async findByHash(userId: string, hash: string): Promise<DocumentRecord | undefined> {
@@ -107,7 +109,7 @@ export class PostgresDocumentStore implements DocumentStore {
       hash,
       userId,
     ]);
-    return rows[0] ? documentRecord(rows[0]) : undefined;
+    return rows[0] ? record(rows[0]) : undefined;
   }
 
   async list(userId: string, options: ListOptions = {}): Promise<DocumentRecord[]> {
@@ -120,7 +122,7 @@ export class PostgresDocumentStore implements DocumentStore {
        LIMIT ${params.add(options.limit ?? null)} OFFSET ${params.add(options.offset ?? 0)}`,
       params.values,
     );
-    return rows.map(documentRecord);
+    return rows.map(record);
   }
 
   async count(userId: string, filter?: DocumentFilter): Promise<number> {
@@ -156,7 +158,7 @@ export class PostgresDocumentStore implements DocumentStore {
           documentId,
           userId,
         ]);
-    return rows.map(storedChunk);
+    return rows.map((row) => storedChunk(decoded(row, ['text'])));
   }
 
   /**
@@ -199,7 +201,7 @@ export class PostgresDocumentStore implements DocumentStore {
        ORDER BY score DESC, id`,
       params.values,
     );
-    return rows.map((row) => searchHit(row, row.snippet, Number(row.score)));
+    return rows.map((row) => hit(row, fromPgText(row.snippet), Number(row.score)));
   }
 
   async hitsForChunks(userId: string, chunkIds: number[]): Promise<SearchHit[]> {
@@ -213,7 +215,7 @@ export class PostgresDocumentStore implements DocumentStore {
     const byId = new Map(rows.map((row) => [Number(row.id), row]));
     return chunkIds.flatMap((id) => {
       const row = byId.get(id);
-      return row ? [searchHit(row, excerpt(row.text), 0)] : [];
+      return row ? [hit(row, excerpt(fromPgText(row.text)), 0)] : [];
     });
   }
 
@@ -279,7 +281,7 @@ export class PostgresDocumentStore implements DocumentStore {
         : `SELECT ${GROUP_KEYS[groupBy]} AS key, count(*) AS n FROM documents d
            WHERE ${where} GROUP BY key ORDER BY n DESC, key`;
     const { rows } = await this.#db.query<{ key: string; n: number }>(query, params.values);
-    return rows.map((row) => ({ group: String(row.key), count: row.n }));
+    return rows.map((row) => ({ group: fromPgText(String(row.key)), count: row.n }));
   }
 
   async collectionStats(userId: string, filter?: DocumentFilter): Promise<CollectionStats> {
@@ -332,4 +334,14 @@ async function reserveChunkIds(connection: Connection, userId: string, count: nu
   if (slot >= MAX_SLOT || first + count > from + BLOCK)
     throw new SystemError('chunk-ids-exhausted', 'no chunk ids left for this user', { slot, count });
   return first;
+}
+
+/** A document row as a record, its free text read back (see text.ts). */
+function record(row: Record<string, unknown>) {
+  return documentRecord(decoded(row, ['title', 'filename']));
+}
+
+/** A chunk row joined with its document as a hit, its free text read back (see text.ts). */
+function hit(row: Record<string, unknown>, snippet: string, score: number) {
+  return searchHit(decoded(row, ['title', 'filename', 'text']), snippet, score);
 }
