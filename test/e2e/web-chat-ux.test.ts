@@ -93,4 +93,51 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     await screenshots(page, '7-quote');
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it("names the document analyze_document reads, says Analyzing… then Analysis complete, and lists each search", async () => {
+    const isAnalyst = (system: string) => system.includes("You are Cadre's document analyst");
+    const { page, browser } = await setup(({ body, system }) => {
+      const last = body.messages.at(-1);
+      if (isAnalyst(system)) {
+        const searched = body.messages.filter((message) => message.role === 'tool').length;
+        if (searched === 0)
+          return { toolCalls: [{ name: 'search_within_document', arguments: { query: 'owls' } }], delayMs: 200 };
+        if (searched === 1)
+          return {
+            toolCalls: [{ name: 'search_within_document', arguments: { query: 'giraffes' } }],
+            delayMs: 2500,
+          };
+        return { text: 'Owls hunt at night (page 1).', delayMs: 2500 };
+      }
+      if (system.includes('## When to delegate') && last?.role === 'user') {
+        const id = /\(id ([^,]+), markdown/.exec(system)?.[1] ?? 'missing';
+        return { toolCalls: [{ name: 'analyze_document', arguments: { document_id: id, task: 'What hunts at night?' } }] };
+      }
+      return { text: 'Owls do.' };
+    });
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-doc-'));
+    const file = join(folder, 'field-notes.md');
+    writeFileSync(file, '# Field notes\n\nOwls hunt at night. Herons wait in shallow water.\n');
+    await page.getByRole('button', { name: 'Documents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Documents' });
+    await panel.getByLabel('Choose files to upload').setInputFiles(file);
+    await panel.getByRole('row').filter({ hasText: 'Field notes' }).waitFor();
+    await panel.getByRole('button', { name: 'Close documents' }).click();
+
+    await ask(page, 'What hunts at night in my notes?');
+    const card = page.getByRole('region', { name: 'analyze_document run' });
+    await card.getByText('Analyzing…').waitFor({ timeout: 20_000 });
+    await card.getByText('Field notes').waitFor();
+    const searches = card.getByRole('list', { name: 'Searches in the document' });
+    await searches.getByText('“owls”').waitFor();
+    expect(await searches.getByRole('listitem').first().textContent()).toMatch(/“owls”\s*1 result$/);
+    await screenshots(page, '6-analyzing');
+    await card.getByText('Analysis complete').waitFor({ timeout: 20_000 });
+    expect(await searches.getByRole('listitem').nth(1).textContent()).toMatch(/“giraffes”\s*0 results$/);
+    await card.getByRole('button', { name: /^analyze_document: / }).click();
+    const inputs = card.locator('.run-inputs');
+    expect(await inputs.textContent()).toMatch(/^document_id/);
+    await screenshots(page, '6-analysis-complete');
+    expectNoConsoleErrors(browser);
+  }, 90_000);
 });

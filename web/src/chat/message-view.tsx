@@ -77,7 +77,8 @@ export const MessageView = memo(function MessageView({
         if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) {
           const tool = part as unknown as ToolPartLike;
           const childRunId = store.runForToolCall(tool.toolCallId);
-          if (childRunId) return <RunCard key={key} store={store} runId={childRunId} />;
+          if (childRunId)
+            return <RunCard key={key} store={store} runId={childRunId} callInput={tool.input} />;
           return <DelegationOrTool key={key} store={store} tool={tool} />;
         }
         return null;
@@ -104,7 +105,7 @@ export const MessageView = memo(function MessageView({
 /** A tool part whose run has not been announced yet shows as a plain tool call (it re-renders when it is). */
 function DelegationOrTool({ store, tool }: { store: RunStore; tool: ToolPartLike }) {
   const childRunId = store.runForToolCall(tool.toolCallId);
-  if (childRunId) return <RunCard store={store} runId={childRunId} />;
+  if (childRunId) return <RunCard store={store} runId={childRunId} callInput={tool.input} />;
   const done = tool.state === 'output-available';
   const failed = tool.state === 'output-error';
   return (

@@ -7,8 +7,10 @@
 import { memo, useId, useState } from 'react';
 import { Markdown } from '../chat/markdown.tsx';
 import { formatDuration, formatTokens, truncate } from '../format.ts';
+import { DocumentAnalysis } from './document-analysis.tsx';
 import { PlanChecklist } from './plan-checklist.tsx';
 import { runTokens } from './run-fold.ts';
+import { useRunInputs } from './run-inputs.ts';
 import type { RunStore } from './run-store.ts';
 import { useChildren, useRun } from './run-store.ts';
 import { SourcesList } from './sources-list.tsx';
@@ -16,9 +18,19 @@ import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
 import { ToolCallView } from './tool-call-view.tsx';
 import { useNow } from './use-now.ts';
 
-export const RunCard = memo(function RunCard({ store, runId }: { store: RunStore; runId: string }) {
+export const RunCard = memo(function RunCard({
+  store,
+  runId,
+  callInput,
+}: {
+  store: RunStore;
+  runId: string;
+  /** The input of the tool call that started it, when the caller has it (see useRunInputs). */
+  callInput?: unknown;
+}) {
   const run = useRun(store, runId);
   const children = useChildren(store, runId);
+  const inputs = useRunInputs(store, runId, callInput);
   const [expanded, setExpanded] = useState(false);
   const bodyId = useId();
   const running = run?.status === 'running';
@@ -55,12 +67,26 @@ export const RunCard = memo(function RunCard({ store, runId }: { store: RunStore
         </span>
       </button>
       {run.plan && run.plan.length > 0 && <PlanChecklist plan={run.plan} />}
+      {run.agent === 'analyze_document' && <DocumentAnalysis run={run} inputs={inputs} />}
       {expanded && (
         <div className="run-body" id={bodyId}>
           <div className="run-field">
             <div className="section-label">Task</div>
             <p className="run-full-task">{run.task}</p>
           </div>
+          {Object.keys(inputs).length > 0 && (
+            <div className="run-field">
+              <div className="section-label">Inputs</div>
+              <dl className="run-inputs">
+                {Object.entries(inputs).map(([name, value]) => (
+                  <div key={name}>
+                    <dt>{name}</dt>
+                    <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+                  </div>
+                ))}
+              </dl>
+            </div>
+          )}
           {run.toolCalls.length > 0 && (
             <div className="run-field">
               <div className="section-label">Tool calls</div>
