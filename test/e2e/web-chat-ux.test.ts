@@ -94,14 +94,17 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     expectNoConsoleErrors(browser);
   }, 90_000);
 
-  it("names the document analyze_document reads, says Analyzing… then Analysis complete, and lists each search", async () => {
+  it('names the document analyze_document reads, says Analyzing… then Analysis complete, and lists each search', async () => {
     const isAnalyst = (system: string) => system.includes("You are Cadre's document analyst");
     const { page, browser } = await setup(({ body, system }) => {
       const last = body.messages.at(-1);
       if (isAnalyst(system)) {
         const searched = body.messages.filter((message) => message.role === 'tool').length;
         if (searched === 0)
-          return { toolCalls: [{ name: 'search_within_document', arguments: { query: 'owls' } }], delayMs: 200 };
+          return {
+            toolCalls: [{ name: 'search_within_document', arguments: { query: 'owls' } }],
+            delayMs: 200,
+          };
         if (searched === 1)
           return {
             toolCalls: [{ name: 'search_within_document', arguments: { query: 'giraffes' } }],
@@ -111,7 +114,11 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
       }
       if (system.includes('## When to delegate') && last?.role === 'user') {
         const id = /\(id ([^,]+), markdown/.exec(system)?.[1] ?? 'missing';
-        return { toolCalls: [{ name: 'analyze_document', arguments: { document_id: id, task: 'What hunts at night?' } }] };
+        return {
+          toolCalls: [
+            { name: 'analyze_document', arguments: { document_id: id, task: 'What hunts at night?' } },
+          ],
+        };
       }
       return { text: 'Owls do.' };
     });
