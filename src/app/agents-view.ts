@@ -3,7 +3,7 @@ import type { AgentDefinition } from '../core/agent-definition.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { unknownAgentError } from '../core/unknown-agent.ts';
-import { serverOf } from '../mcp/client/mcp-clients.ts';
+import { serverOf } from '../tools/mcp/mcp-clients.ts';
 import { type AgentModelChoice, agentModelChoice } from './agent-model.ts';
 import type { CadreParts } from './cadre-parts.ts';
 import type { SettingsUseCases } from './settings.ts';

@@ -2,8 +2,8 @@ import type { AgentCatalog } from '../agents/loader.ts';
 import type { CadreConfig } from '../config/schema.ts';
 import type { EventBus } from '../core/events.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
-import type { McpClients } from '../mcp/client/mcp-clients.ts';
 import type { Store } from '../store/store.ts';
+import type { McpClients } from '../tools/mcp/mcp-clients.ts';
 import type { LiveRuns } from './live-runs.ts';
 
 /** The tool registry and the agent catalog, validated against each other. */

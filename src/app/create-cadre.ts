@@ -13,11 +13,11 @@ import type { PrepareAgent } from '../core/run-agent.ts';
 import { Runtime } from '../core/runtime.ts';
 import type { CadreTool } from '../core/tool.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
-import { McpClients } from '../mcp/client/mcp-clients.ts';
 import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
+import { McpClients } from '../tools/mcp/mcp-clients.ts';
 import type { Workspaces } from '../tools/workspace/workspaces.ts';
 
 export type { CadreParts, Store, Wiring };

@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from '../../config/schema.ts';
 import { SystemError } from '../../core/index.ts';
+import type { McpServerConfig } from './server-config.ts';
 
 /** One tool as the server lists it. */
 export interface McpToolInfo {

@@ -1,9 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { McpServerConfig } from '../../config/schema.ts';
 import type { CadreTool, ToolSource } from '../../core/index.ts';
 import { SystemError } from '../../core/index.ts';
-import { untrustedContent } from '../../tools/http/untrusted.ts';
+import { untrustedContent } from '../http/untrusted.ts';
+import type { McpServerConfig } from './server-config.ts';
 import { McpServerConnection, type McpToolInfo } from './server-connection.ts';
 import { describeResult, type McpToolOutput } from './tool-output.ts';
 
