@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { CLI_ENTRY, tempHome } from '../helpers/cli.ts';
@@ -91,25 +91,38 @@ const triggers: Trigger[] = [
   })),
 ];
 
-let server: Awaited<ReturnType<typeof startOpenAIServer>>;
-beforeAll(async () => {
-  server = await startOpenAIServer(script);
-});
-afterAll(() => server.close());
+type FixtureServer = Awaited<ReturnType<typeof startOpenAIServer>>;
+const servers: FixtureServer[] = [];
+afterAll(() => Promise.all(servers.map((server) => server.close())));
 
-const envFor = (home: string) => ({
-  CADRE_HOME: home,
-  CADRE_MODEL: 'compatible:fixture',
-  CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-});
+/** A fresh CADRE_HOME and model server for one kill point, so kill points can run side by side. */
+async function fixture() {
+  const server = await startOpenAIServer(script);
+  servers.push(server);
+  const home = tempHome();
+  const env = {
+    CADRE_HOME: home,
+    CADRE_MODEL: 'compatible:fixture',
+    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
+  };
+  return { server, home, env };
+}
 const bodyOf = (request: RecordedRequest) => JSON.stringify(request.body.messages);
 
+/**
+ * Kill points at once: each is a `cadre` process that mostly waits on its model's 120 ms replies, so three
+ * overlap on two cores without moving where the kills land (each fires on what its own store shows).
+ */
+const AT_ONCE = 3;
+
 /** Starts `cadre ask` in its own process and SIGKILLs it when the trigger fires (or lets it finish). */
-async function askAndKill(home: string, trigger: Trigger): Promise<{ killed: boolean }> {
+async function askAndKill(
+  { server, home, env }: Awaited<ReturnType<typeof fixture>>,
+  trigger: Trigger,
+): Promise<{ killed: boolean }> {
   const dbPath = join(home, 'cadre.db');
-  const before = server.requests.length;
   const child = spawn(process.execPath, [CLI_ENTRY, 'ask', QUESTION], {
-    env: { PATH: process.env.PATH ?? '', ...envFor(home) },
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -119,9 +132,10 @@ async function askAndKill(home: string, trigger: Trigger): Promise<{ killed: boo
   });
   let db: DatabaseSync | undefined;
   try {
+    // Polling is the point here: the trigger is a state of another process's database, which sends no event.
     while (!done) {
       if (!db && existsSync(dbPath)) db = new DatabaseSync(dbPath, { readOnly: true });
-      if (trigger.fired(db, server.requests.length - before)) {
+      if (trigger.fired(db, server.requests.length)) {
         child.kill('SIGKILL');
         await exited;
         return { killed: true };
@@ -134,87 +148,103 @@ async function askAndKill(home: string, trigger: Trigger): Promise<{ killed: boo
   }
 }
 
+interface Outcome {
+  resumed: boolean;
+  duplicateRows: number;
+  repeatedCommittedSteps: number;
+}
+
+/** One kill point: kill `cadre ask` there, resume the tree, and check the answer and the journal. */
+async function killAndResume(trigger: Trigger, expected: string): Promise<Outcome> {
+  const run = await fixture();
+  const { server, home, env } = run;
+  const { killed } = await askAndKill(run, trigger);
+  const preKill = server.requests.map(bodyOf);
+  const dbPath = join(home, 'cadre.db');
+  // What the killed process secured but had not yet put in the tables (its spool) is applied by the next
+  // process to open the store, as `cadre runs resume` below would.
+  await openSqliteStore(dbPath).close();
+  const snapshot = new DatabaseSync(dbPath, { readOnly: true });
+  const committedRows = snapshot.prepare('SELECT run_key, kind, key FROM journal').all() as Array<{
+    run_key: string;
+    kind: string;
+    key: string;
+  }>;
+  const committedSteps = committedRows.filter((row) => row.kind === 'model-step').length;
+  const root = snapshot.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as
+    | { id: string }
+    | undefined;
+  snapshot.close();
+  expect(root, `${trigger.label}: the root run was recorded`).toBeDefined();
+
+  const afterKill = server.requests.length;
+  const resumed = await cadreInProcess(['runs', 'resume', root!.id, '--json'], env);
+  let answer: string;
+  if (resumed.code === 0) {
+    answer = JSON.parse(resumed.stdout).answer;
+  } else {
+    // Killed after the tree had already ended: nothing to resume, the answer is in the session.
+    expect(resumed.stderr, trigger.label).toMatch(/only an interrupted run/);
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    answer = (
+      db.prepare("SELECT content FROM messages WHERE role = 'assistant'").get() as { content: string }
+    ).content;
+    db.close();
+  }
+  expect(answer, trigger.label).toBe(expected);
+
+  const db = new DatabaseSync(dbPath, { readOnly: true });
+  expect((db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe(
+    'ok',
+  );
+  const roles = (db.prepare('SELECT role FROM messages ORDER BY rowid').all() as Array<{ role: string }>).map(
+    (row) => row.role,
+  );
+  expect(roles, trigger.label).toEqual(['user', 'assistant']);
+  const rows = db.prepare('SELECT run_key, kind, key FROM journal').all() as Array<Record<string, string>>;
+  const keys = rows.map((row) => `${row.run_key}|${row.kind}|${row.key}`);
+  for (const row of committedRows) {
+    expect(
+      keys.filter((key) => key === `${row.run_key}|${row.kind}|${row.key}`),
+      trigger.label,
+    ).toHaveLength(1);
+  }
+  db.close();
+
+  // A step committed before the kill is never asked for again; only the one in flight may be.
+  const postResume = server.requests.slice(afterKill).map(bodyOf);
+  const repeats = postResume.filter((body) => preKill.includes(body)).length;
+  const inFlight = preKill.length - committedSteps;
+  if (!killed) expect(postResume).toEqual([]);
+  return {
+    resumed: resumed.code === 0,
+    duplicateRows: keys.length - new Set(keys).size,
+    repeatedCommittedSteps: Math.max(0, repeats - inFlight),
+  };
+}
+
 it('SIGKILL at 22 points, then cadre runs resume: same answer, nothing lost, nothing done twice', async () => {
   // The uninterrupted answer.
-  const reference = await cadreInProcess(['ask', '--json', QUESTION], envFor(tempHome()));
+  const reference = await cadreInProcess(['ask', '--json', QUESTION], (await fixture()).env);
   expect(reference.code).toBe(0);
   const expected = JSON.parse(reference.stdout).answer as string;
   expect(expected).toBe('The answers are 391 and 551.');
 
+  const outcomes: Outcome[] = [];
+  const waiting = [...triggers];
+  await Promise.all(
+    Array.from({ length: AT_ONCE }, async () => {
+      for (let trigger = waiting.shift(); trigger; trigger = waiting.shift())
+        outcomes.push(await killAndResume(trigger, expected));
+    }),
+  );
   const figures = {
-    killPoints: 0,
-    resumed: 0,
-    finishedBeforeKill: 0,
-    duplicateRows: 0,
-    repeatedCommittedSteps: 0,
+    killPoints: outcomes.length,
+    resumed: outcomes.filter((outcome) => outcome.resumed).length,
+    finishedBeforeKill: outcomes.filter((outcome) => !outcome.resumed).length,
+    duplicateRows: outcomes.reduce((sum, outcome) => sum + outcome.duplicateRows, 0),
+    repeatedCommittedSteps: outcomes.reduce((sum, outcome) => sum + outcome.repeatedCommittedSteps, 0),
   };
-  for (const trigger of triggers) {
-    const home = tempHome();
-    const before = server.requests.length;
-    const { killed } = await askAndKill(home, trigger);
-    figures.killPoints++;
-    const preKill = server.requests.slice(before).map(bodyOf);
-    const dbPath = join(home, 'cadre.db');
-    // What the killed process secured but had not yet put in the tables (its spool) is applied by the next
-    // process to open the store, as `cadre runs resume` below would.
-    await openSqliteStore(dbPath).close();
-    const snapshot = new DatabaseSync(dbPath, { readOnly: true });
-    const committedRows = snapshot.prepare('SELECT run_key, kind, key FROM journal').all() as Array<{
-      run_key: string;
-      kind: string;
-      key: string;
-    }>;
-    const committedSteps = committedRows.filter((row) => row.kind === 'model-step').length;
-    const root = snapshot.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as
-      | { id: string }
-      | undefined;
-    snapshot.close();
-    expect(root, `${trigger.label}: the root run was recorded`).toBeDefined();
-
-    const afterKill = server.requests.length;
-    const resumed = await cadreInProcess(['runs', 'resume', root!.id, '--json'], envFor(home));
-    let answer: string;
-    if (resumed.code === 0) {
-      figures.resumed++;
-      answer = JSON.parse(resumed.stdout).answer;
-    } else {
-      // Killed after the tree had already ended: nothing to resume, the answer is in the session.
-      expect(resumed.stderr, trigger.label).toMatch(/only an interrupted run/);
-      figures.finishedBeforeKill++;
-      const db = new DatabaseSync(dbPath, { readOnly: true });
-      answer = (
-        db.prepare("SELECT content FROM messages WHERE role = 'assistant'").get() as { content: string }
-      ).content;
-      db.close();
-    }
-    expect(answer, trigger.label).toBe(expected);
-
-    const db = new DatabaseSync(dbPath, { readOnly: true });
-    expect((db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe(
-      'ok',
-    );
-    const roles = (
-      db.prepare('SELECT role FROM messages ORDER BY rowid').all() as Array<{ role: string }>
-    ).map((row) => row.role);
-    expect(roles, trigger.label).toEqual(['user', 'assistant']);
-    const rows = db.prepare('SELECT run_key, kind, key FROM journal').all() as Array<Record<string, string>>;
-    const keys = rows.map((row) => `${row.run_key}|${row.kind}|${row.key}`);
-    figures.duplicateRows += keys.length - new Set(keys).size;
-    for (const row of committedRows) {
-      expect(
-        keys.filter((key) => key === `${row.run_key}|${row.kind}|${row.key}`),
-        trigger.label,
-      ).toHaveLength(1);
-    }
-    db.close();
-
-    // A step committed before the kill is never asked for again; only the one in flight may be.
-    const postResume = server.requests.slice(afterKill).map(bodyOf);
-    const repeats = postResume.filter((body) => preKill.includes(body)).length;
-    const inFlight = preKill.length - committedSteps;
-    figures.repeatedCommittedSteps += Math.max(0, repeats - inFlight);
-    if (!killed) expect(postResume).toEqual([]);
-  }
   console.log(
     `kill/resume figures: ${figures.killPoints} kill points, ${figures.resumed} resumed, ` +
       `${figures.finishedBeforeKill} finished before the kill landed, ${figures.duplicateRows} duplicate journal rows, ` +
