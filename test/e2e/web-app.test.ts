@@ -21,6 +21,7 @@ import {
   isMain,
   isMath,
   setup,
+  sharedChromium,
   toolNames,
 } from '../web/web-app-setup.ts';
 
@@ -172,7 +173,7 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
       CADRE_COMPATIBLE_BASE_URL: model.baseURL,
     };
     const first = await startServe(['--port', '0'], env);
-    const browser = await openBrowser({});
+    const browser = await openBrowser({ browser: await sharedChromium() });
     cleanups.push(() => browser.close());
     const { page } = browser;
     await page.goto(first.url);

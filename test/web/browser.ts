@@ -1,12 +1,13 @@
 /**
  * Debian's Chromium driven by playwright-core, for the web app's tests and its rendering benchmark.
- * Each launch gets a fresh profile; every console error and page error is collected so a test can
- * require that there were none.
+ * Each session gets a fresh profile (its own Chromium, or a new context of one the caller launched once:
+ * a context shares no storage, cookies or cache with another, and costs a tab instead of a browser start);
+ * every console error and page error is collected so a test can require that there were none.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CADRE_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -21,25 +22,36 @@ export interface BrowserSession {
   close(): Promise<void>;
 }
 
+const LAUNCH = {
+  executablePath: CHROMIUM_PATH,
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
+};
+
+/** One Chromium for many sessions (`openBrowser({ browser })`); the caller closes it. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch(LAUNCH);
+}
+
 export async function openBrowser(
-  options: { width?: number; height?: number; colorScheme?: 'light' | 'dark' } = {},
+  options: { width?: number; height?: number; colorScheme?: 'light' | 'dark'; browser?: Browser } = {},
 ): Promise<BrowserSession> {
-  const profile = mkdtempSync(join(tmpdir(), 'cadre-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+  const view = {
     viewport: { width: options.width ?? 1280, height: options.height ?? 860 },
     colorScheme: options.colorScheme ?? 'light',
-  });
+  } as const;
+  const profile = options.browser ? undefined : mkdtempSync(join(tmpdir(), 'cadre-chromium-'));
+  const context = profile
+    ? await chromium.launchPersistentContext(profile, { ...LAUNCH, ...view })
+    : await options.browser!.newContext(view);
   const page = context.pages()[0] ?? (await context.newPage());
   const errors: string[] = [];
   const watch = (watched: Page) => {
@@ -56,7 +68,7 @@ export async function openBrowser(
     errors,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      if (profile) rmSync(profile, { recursive: true, force: true });
     },
   };
 }

@@ -5,17 +5,30 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { afterEach, expect } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, expect } from 'vitest';
 import { type FixtureScript, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
-import { type BrowserSession, openBrowser } from './browser.ts';
+import { type BrowserSession, launchChromium, openBrowser } from './browser.ts';
 
 export const isMain = (system: string) => system.includes('## When to delegate');
 export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
 export const toolNames = (request: RecordedRequest) =>
   (request.body.tools ?? []).map((tool) => tool.function.name);
+
+let chromium: Promise<Browser> | undefined;
+/**
+ * One Chromium for the test file, launched for its first test; each test opens its own context in it (a
+ * fresh profile, see browser.ts) instead of starting a browser.
+ */
+export function sharedChromium(): Promise<Browser> {
+  chromium ??= launchChromium();
+  return chromium;
+}
+afterAll(async () => {
+  await (await chromium)?.close();
+});
 
 /** Cleanups of what the current test started, run (newest first) after it; tests may add their own. */
 export const cleanups: Array<() => unknown> = [];
@@ -49,7 +62,7 @@ export async function setup(script: FixtureScript, options: SetupOptions = {}) {
   cleanups.push(() => {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
   });
-  const browser = await openBrowser(options);
+  const browser = await openBrowser({ ...options, browser: await sharedChromium() });
   cleanups.push(() => browser.close());
   await browser.page.goto(server.url);
   return { model, server, browser, page: browser.page, home, env };
