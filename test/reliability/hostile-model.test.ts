@@ -1,33 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import type { FixtureScript } from '../fixtures/openai-server.ts';
 import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
-
-let servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-});
-
-async function askMath(script: FixtureScript, extraEnv: Record<string, string> = {}) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  const env = {
-    CADRE_HOME: tempHome(),
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: server.baseURL,
-    ...extraEnv,
-  };
-  const result = await runCli(['ask', '--json', '--agent', 'math', 'Do the maths.'], env);
-  return {
-    result,
-    server,
-    json: () => JSON.parse(result.stdout) as { status: string; answer: string; run: RunTree },
-  };
-}
 
 /** `cadre ask --json --agent math` in this process (main, as the bin calls it) against a fixture server. */
 async function askInProcess(script: FixtureScript, config?: object) {
@@ -101,11 +77,12 @@ describe('hostile model output through the CLI', () => {
   });
 
   it('a calculate call that would exhaust memory is a tool error; the run goes on and finishes', async () => {
-    const { result, server, json } = await askMath(({ index }) =>
+    const result = await askInProcess(({ index }) =>
       index === 0
         ? { toolCalls: [{ name: 'calculate', arguments: { expression: 'size(zeros(32000,32000))' } }] }
         : { text: 'That matrix is too large to compute.' },
     );
+    const { server, json } = result;
     expect(result.code).toBe(0);
     expect(json().status).toBe('ok');
     expect(json().run.toolCalls.map((call) => call.ok)).toEqual([false]);

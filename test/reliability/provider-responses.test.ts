@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
 import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 let closers: Array<() => Promise<void>> = [];
@@ -95,7 +95,7 @@ describe('what a model server sends back, said as it is', () => {
       pump();
     });
     const home = tempHome();
-    const result = await runCli(['ask', '--agent', 'math', 'What is 2 + 2?'], {
+    const result = await cadreInProcess(['ask', '--agent', 'math', 'What is 2 + 2?'], {
       CADRE_HOME: home,
       CADRE_MODEL: 'compatible:fixture',
       CADRE_COMPATIBLE_BASE_URL: baseURL,
