@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { repairPrompt } from '../../src/core/output-repair.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { contentText, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const findings = {
@@ -36,7 +37,7 @@ async function askExplorer(repaired: boolean) {
     CADRE_MODEL: 'compatible:m',
     CADRE_COMPATIBLE_BASE_URL: server.baseURL,
   };
-  const result = await runCli(['ask', '--json', 'How do sessions work here?'], env);
+  const result = await cadreInProcess(['ask', '--json', 'How do sessions work here?'], env);
   const run = JSON.parse(result.stdout).run as RunTree;
   const repairs = server.requests.filter((request) =>
     contentText(request.body.messages.at(-1)?.content).startsWith(repairMarker),
@@ -58,7 +59,7 @@ describe('an explorer whose answer does not match its output schema', () => {
     expect(repairs).toHaveLength(1);
     expect(run.children[0]).toMatchObject({ agent: 'explorer', status: 'partial' });
     expect(run.children[0]!.summary).toMatch(/structured output invalid/);
-    const shown = await runCli(['runs', 'show', run.id], env);
+    const shown = await cadreInProcess(['runs', 'show', run.id], env);
     expect(shown.stdout).toMatch(/^└─ ◐ explorer .* partial /m);
   });
 });

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type ApiFixtures, startApiFixtures } from '../fixtures/apis/api-fixtures.ts';
 import { contentText, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -12,17 +13,17 @@ afterEach(async () => {
   cleanups = [];
 });
 
-describe('the tools section of config', { timeout: 60_000 }, () => {
+describe('the tools section of config', () => {
   it('refuses an unknown key, naming the file and the field', async () => {
     const home = tempHome();
     const file = join(home, 'config.json');
     writeFileSync(file, JSON.stringify({ tools: { serchProvider: 'brave' } }));
-    const result = await runCli(['agents', 'list'], { CADRE_HOME: home });
+    const result = await cadreInProcess(['agents', 'list'], { CADRE_HOME: home });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(file);
     expect(result.stderr).toMatch(/tools.*serchProvider/);
     writeFileSync(file, JSON.stringify({ tools: { searchProvider: 'bing' } }));
-    const bad = await runCli(['agents', 'list'], { CADRE_HOME: home });
+    const bad = await cadreInProcess(['agents', 'list'], { CADRE_HOME: home });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/tools\.searchProvider: .*"brave"/);
   });
@@ -46,7 +47,7 @@ describe('the tools section of config', { timeout: 60_000 }, () => {
     const config = (tools: object) => writeFileSync(join(home, 'config.json'), JSON.stringify({ tools }));
 
     config({ searchProvider: 'brave' });
-    const keyless = JSON.parse((await runCli(['agents', 'show', 'research', '--json'], env)).stdout);
+    const keyless = JSON.parse((await cadreInProcess(['agents', 'show', 'research', '--json'], env)).stdout);
     expect(keyless.tools.find((tool: { name: string }) => tool.name === 'web_search')).toMatchObject({
       available: false,
       enableWith: 'BRAVE_API_KEY',
@@ -57,7 +58,10 @@ describe('the tools section of config', { timeout: 60_000 }, () => {
       searchApiKey: 'brave-test-key',
       searchEndpoint: fixtures.servers.BRAVE.url,
     });
-    const result = await runCli(['ask', '--json', '--agent', 'research', 'Who was Alan Turing?'], env);
+    const result = await cadreInProcess(
+      ['ask', '--json', '--agent', 'research', 'Who was Alan Turing?'],
+      env,
+    );
     expect(result.code).toBe(0);
     const run = JSON.parse(result.stdout).run as RunTree;
     expect(run.toolCalls).toEqual([expect.objectContaining({ name: 'web_search', ok: true })]);
@@ -65,10 +69,13 @@ describe('the tools section of config', { timeout: 60_000 }, () => {
 
     // The environment wins over config: a wrong key in BRAVE_API_KEY is the one sent (a new question, so
     // the answer does not come from the response cache).
-    const overridden = await runCli(['ask', '--json', '--agent', 'research', 'Who was Ada Lovelace?'], {
-      ...env,
-      BRAVE_API_KEY: 'wrong-key',
-    });
+    const overridden = await cadreInProcess(
+      ['ask', '--json', '--agent', 'research', 'Who was Ada Lovelace?'],
+      {
+        ...env,
+        BRAVE_API_KEY: 'wrong-key',
+      },
+    );
     expect(JSON.parse(overridden.stdout).run.toolCalls[0].ok).toBe(false);
   });
 
@@ -80,7 +87,7 @@ describe('the tools section of config', { timeout: 60_000 }, () => {
       join(cwd, '.cadre', 'config.json'),
       JSON.stringify({ tools: { searchProvider: 'searxng', searchEndpoint: 'http://169.254.169.254/' } }),
     );
-    const shown = await runCli(['agents', 'show', 'research', '--json'], { CADRE_HOME: home }, { cwd });
+    const shown = await cadreInProcess(['agents', 'show', 'research', '--json'], { CADRE_HOME: home }, cwd);
     const webSearch = JSON.parse(shown.stdout).tools.find(
       (tool: { name: string }) => tool.name === 'web_search',
     );

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 
@@ -33,7 +34,7 @@ async function ask(usage: 'when-asked' | 'never', config?: object) {
     CADRE_MODEL: 'compatible:fixture',
     CADRE_COMPATIBLE_BASE_URL: server.baseURL,
   };
-  const result = await runCli(['ask', '--json', 'What is 17 times 23?'], env);
+  const result = await cadreInProcess(['ask', '--json', 'What is 17 times 23?'], env);
   const output = JSON.parse(result.stdout) as { status: string; run: RunTree; usage: RunTree['usage'] };
   return { result, output, server };
 }

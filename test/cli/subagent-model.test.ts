@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 
@@ -40,7 +41,7 @@ describe('CADRE_SUBAGENT_MODEL', () => {
       CADRE_SUBAGENT_MODEL: 'compatible:cheap-model',
       CADRE_COMPATIBLE_BASE_URL: server.baseURL,
     };
-    const result = await runCli(['ask', '--json', 'Add 2 and 2, and say hi'], env);
+    const result = await cadreInProcess(['ask', '--json', 'Add 2 and 2, and say hi'], env);
     expect(result.code).toBe(0);
     const modelOf = (marker: string) =>
       server.requests
@@ -55,15 +56,15 @@ describe('CADRE_SUBAGENT_MODEL', () => {
       ['math', 'compatible:cheap-model'],
     ]);
 
-    const math = await runCli(['agents', 'show', 'math'], env);
+    const math = await cadreInProcess(['agents', 'show', 'math'], env);
     expect(math.stdout).toMatch(
       /^model: +compatible:cheap-model +\(no model of its own: CADRE_SUBAGENT_MODEL/m,
     );
-    const echo = await runCli(['agents', 'show', 'echo'], env);
+    const echo = await cadreInProcess(['agents', 'show', 'echo'], env);
     expect(echo.stdout).toMatch(/^model: +compatible:big-model +\("model: inherit" in its definition/m);
-    const main = await runCli(['agents', 'show', 'main', '--json'], env);
+    const main = await cadreInProcess(['agents', 'show', 'main', '--json'], env);
     expect(JSON.parse(main.stdout)).toMatchObject({ model: 'compatible:big-model' });
-    const withoutSubagentModel = await runCli(['agents', 'show', 'math'], {
+    const withoutSubagentModel = await cadreInProcess(['agents', 'show', 'math'], {
       ...env,
       CADRE_SUBAGENT_MODEL: '',
     });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const LONG_SUMMARY = `17 * 23 = 391. ${'The working is shown step by step. '.repeat(20)}THE END OF THE SUMMARY`;
@@ -27,12 +28,12 @@ async function setup() {
   return { CADRE_HOME: tempHome(), CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL };
 }
 
-describe('sub-agents seen from the terminal', { timeout: 60_000 }, () => {
+describe('sub-agents seen from the terminal', () => {
   it('runs show prints each tool call with its output and each sub-agent’s summary, trimmed unless --verbose', async () => {
     const env = await setup();
-    const asked = await runCli(['ask', '--json', 'What is 17 times 23?'], env);
+    const asked = await cadreInProcess(['ask', '--json', 'What is 17 times 23?'], env);
     const run = JSON.parse(asked.stdout).run as RunTree;
-    const shown = await runCli(['runs', 'show', run.id], env);
+    const shown = await cadreInProcess(['runs', 'show', run.id], env);
     expect(shown.code).toBe(0);
     const lines = shown.stdout.split('\n');
     const math = lines.findIndex((line) => line.startsWith('└─ ✓ math'));
@@ -44,15 +45,15 @@ describe('sub-agents seen from the terminal', { timeout: 60_000 }, () => {
     expect(below).not.toContain('THE END OF THE SUMMARY');
     expect(shown.stdout.trimEnd().endsWith('The product is 391.')).toBe(true);
 
-    const verbose = await runCli(['runs', 'show', run.id, '--verbose'], env);
+    const verbose = await cadreInProcess(['runs', 'show', run.id, '--verbose'], env);
     expect(verbose.stdout).toContain('THE END OF THE SUMMARY');
   });
 
   it('chat --session shows the earlier turns with their trees of runs', async () => {
     const env = await setup();
-    const asked = await runCli(['ask', '--json', 'What is 17 times 23?'], env);
+    const asked = await cadreInProcess(['ask', '--json', 'What is 17 times 23?'], env);
     const { sessionId } = JSON.parse(asked.stdout) as { sessionId: string };
-    const chat = await runCli(['chat', '--session', sessionId], env, { stdin: '' });
+    const chat = await cadreInProcess(['chat', '--session', sessionId], env, undefined, '');
     expect(chat.code).toBe(0);
     const replay = chat.stderr;
     expect(replay).toContain('you> What is 17 times 23?');
