@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 
 let servers: ServeProcess[] = [];
@@ -8,9 +9,10 @@ afterEach(() => {
   servers = [];
 });
 
+/** The users commands run in this process; the server they change is a real `cadre serve` bound beyond loopback. */
 describe('cadre users and a server that needs tokens', () => {
   it('refuses a non-loopback address without credentials, saying how to add a token', async () => {
-    const result = await runCli(['serve', '--host', '0.0.0.0', '--port', '0'], { CADRE_HOME: tempHome() });
+    const result = await cadreInProcess(['serve', '--host', '0.0.0.0', '--port', '0'], { CADRE_HOME: tempHome() });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('cadre users add NAME');
     expect(result.stderr).toContain('CADRE_TOKEN');
@@ -19,15 +21,15 @@ describe('cadre users and a server that needs tokens', () => {
 
   it('adds, lists and removes users; their tokens open the API of a server bound beyond loopback', async () => {
     const env = { CADRE_HOME: tempHome() };
-    const added = await runCli(['users', 'add', 'alice', '--json'], env);
+    const added = await cadreInProcess(['users', 'add', 'alice', '--json'], env);
     expect(added.code).toBe(0);
     const { name, token } = JSON.parse(added.stdout) as { name: string; token: string };
     expect(name).toBe('alice');
     expect(token).toMatch(/^cadre_[\w-]{12}_[\w-]{43}$/);
-    const plain = await runCli(['users', 'add', 'bob'], env);
+    const plain = await cadreInProcess(['users', 'add', 'bob'], env);
     expect(plain.stdout).toMatch(/shown once/);
-    expect((await runCli(['users', 'add', 'bob'], env)).code).toBe(2);
-    const list = await runCli(['users', 'list', '--json'], env);
+    expect((await cadreInProcess(['users', 'add', 'bob'], env)).code).toBe(2);
+    const list = await cadreInProcess(['users', 'list', '--json'], env);
     expect(
       (JSON.parse(list.stdout) as { users: Array<{ name: string }> }).users.map((user) => user.name),
     ).toEqual(['alice', 'bob']);
@@ -42,11 +44,11 @@ describe('cadre users and a server that needs tokens', () => {
     ).toBe(200);
     expect((await fetch(`${url}/health`)).status).toBe(200);
 
-    expect((await runCli(['users', 'rm', 'alice'], env)).code).toBe(0);
+    expect((await cadreInProcess(['users', 'rm', 'alice'], env)).code).toBe(0);
     expect(
       (await fetch(`${url}/api/sessions`, { headers: { authorization: `Bearer ${token}` } })).status,
     ).toBe(401);
-    expect((await runCli(['users', 'rm', 'alice'], env)).code).toBe(2);
+    expect((await cadreInProcess(['users', 'rm', 'alice'], env)).code).toBe(2);
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
     expect(server.output()).not.toContain(token);
