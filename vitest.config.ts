@@ -9,10 +9,11 @@ import { defineConfig } from 'vitest/config';
  */
 const PROCESS_BOUNDARY = [
   'test/e2e/**/*.test.ts',
-  'src/cli/node-flags.test.ts',
-  'src/store/sqlite/spool-kill.test.ts',
-  'src/store/sqlite/spool-recovery.test.ts',
-  'test/reliability/store-durability.test.ts',
+  // Where a folder moves, the file still matches.
+  'src/**/node-flags.test.ts',
+  'src/**/spool-kill.test.ts',
+  'src/**/spool-recovery.test.ts',
+  'test/**/store-durability.test.ts',
 ];
 
 const shared = {
