@@ -2,11 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { Cadre } from '../../src/app/create-cadre.ts';
 import { main } from '../../src/cli/main.ts';
 import { contentText } from '../fixtures/openai-server.ts';
 import { captureStream } from '../helpers/capture.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { tempHome } from '../helpers/cli.ts';
 import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 // What a hurried or careless person does at the command line, and what they should get back: a clear
@@ -21,42 +20,6 @@ async function withStdin(args: string[], env: Record<string, string>, stdin: Rea
   const stderr = captureStream();
   const code = await main(args, { stdout: stdout.stream, stderr: stderr.stream, env, stdin });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
-
-/** Waits (up to 5 s) until `done()`; the test fails if it never is. */
-async function waitFor(done: () => boolean) {
-  for (let tries = 0; tries < 200 && !done(); tries++)
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  expect(done()).toBe(true);
-}
-
-/** The id of the root run another process is running now, once the store shows one. */
-async function runningRunId(env: Record<string, string>): Promise<string> {
-  let runId: string | undefined;
-  for (let tries = 0; tries < 100 && !runId; tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    const listed = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
-    runId = listed.find((run: { status: string }) => run.status === 'running')?.id;
-  }
-  expect(runId).toBeDefined();
-  return runId!;
-}
-
-/** `cadre ARGS`, SIGKILLed `afterMs` after its first model request: its run is left interrupted. */
-async function killedWhileAnswering(
-  args: string[],
-  env: Record<string, string>,
-  server: { requests: unknown[] },
-  afterMs = 0,
-) {
-  const result = await runCli(args, env, {
-    onSpawn: (child) => {
-      void waitFor(() => server.requests.length > 0).then(() =>
-        setTimeout(() => child.kill('SIGKILL'), afterMs),
-      );
-    },
-  });
-  expect(result.signal).toBe('SIGKILL');
 }
 
 describe('questions piped in', () => {
@@ -77,7 +40,7 @@ describe('cadre chat', () => {
     const { server, env } = await fixtureCadre(() => ({ text: 'short answer' }), {
       limits: { maxQuestionChars: 50 },
     });
-    const result = await runCli(['chat'], env, { stdin: `${'x'.repeat(51)}\nhello\n` });
+    const result = await cadreInProcess(['chat'], env, undefined, `${'x'.repeat(51)}\nhello\n`);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/51 characters, more than the limit of 50/);
     expect(server.requests.map(lastUserText)).toEqual(['hello']);
@@ -86,7 +49,7 @@ describe('cadre chat', () => {
 
   it('keeps no empty session when left before anything was asked', async () => {
     const { env } = await fixtureCadre(() => ({ text: 'never' }));
-    const result = await runCli(['chat'], env, { stdin: '\n  \n' });
+    const result = await cadreInProcess(['chat'], env, undefined, '\n  \n');
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(/Session saved/);
     expect(result.stderr).toMatch(/no session kept/);
@@ -185,56 +148,6 @@ describe('removing several things at once', () => {
     expect(JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions).toEqual(
       [],
     );
-  });
-
-  it('sessions rm refuses a session another cadre process is answering in; the answer then lands in it', async () => {
-    const { env } = await fixtureCadre((request) =>
-      lastUserText(request) === 'slow' ? { text: 'late answer', delayMs: 3_000 } : { text: 'first answer' },
-    );
-    expect((await cadreInProcess(['ask', 'first'], env)).code).toBe(0);
-    const [session] = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
-    const asking = runCli(['ask', '--session', session.id, 'slow'], env);
-    const running = await runningRunId(env);
-    const removing = await cadreInProcess(['sessions', 'rm', session.id], env);
-    expect(removing.code).toBe(2);
-    expect(removing.stderr).toContain(
-      `has an answer still running in another cadre process (run ${running})`,
-    );
-    expect((await asking).code).toBe(0);
-    const shown = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout).sessions;
-    expect(shown.map((one: { id: string }) => one.id)).toEqual([session.id]);
-    expect((await cadreInProcess(['sessions', 'rm', session.id], env)).code).toBe(0);
-  });
-
-  it('a long-lived cadre (serve) removes a session whose answering process was killed since it started', async () => {
-    const { server, env } = await fixtureCadre(() => ({ text: 'never', delayMs: 10_000 }));
-    const cadre = await Cadre.create({ env, cwd: process.cwd(), lazy: true });
-    try {
-      const session = await cadre.sessions.create('local');
-      // Killed once its run is in the table as running (the writer's slices come every 20 ms).
-      await killedWhileAnswering(['ask', '--session', session.id, 'question'], env, server, 300);
-      // Its run is still recorded as running; its process is gone, so it no longer holds the session.
-      const [run] = await cadre.store.runs.listRuns('local', { sessionId: session.id });
-      expect(run?.status).toBe('running');
-      await cadre.sessions.delete('local', session.id);
-      await expect(cadre.sessions.get('local', session.id)).rejects.toThrow(/There is no session/);
-    } finally {
-      await cadre.close();
-    }
-  });
-
-  it('runs rm refuses a tree another cadre process is still answering, which then ends stored', async () => {
-    // The answer comes after 3 s: long enough to find the run running and try to remove it.
-    const { env } = await fixtureCadre(() => ({ text: 'late answer', delayMs: 3_000 }));
-    const asking = runCli(['ask', 'slow question'], env);
-    const runId = await runningRunId(env);
-    const removing = await cadreInProcess(['runs', 'rm', runId!], env);
-    expect(removing.code).toBe(2);
-    expect(removing.stderr).toContain('still running in another cadre process');
-    const answered = await asking;
-    expect([answered.code, answered.stdout]).toEqual([0, 'late answer\n']);
-    const shown = await cadreInProcess(['runs', 'show', runId!, '--json'], env);
-    expect(JSON.parse(shown.stdout).status).toBe('ok');
   });
 });
 
@@ -338,51 +251,6 @@ describe('list --limit past what a number can hold', () => {
         expect.stringContaining('--limit 99999999999999999999: expected a'),
       ]);
     }
-  });
-});
-
-describe('cadre runs resume twice, from two terminals', () => {
-  /** A tree interrupted while the model was answering (its process SIGKILLed), and the fixture answering. */
-  async function interruptedTree(answer: string, delayMs: number) {
-    const { server, env } = await fixtureCadre(() => ({ text: answer, delayMs }));
-    await killedWhileAnswering(['ask', 'a question'], env, server);
-    const [interrupted] = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
-    expect(interrupted.status).toBe('interrupted');
-    return { server, env, interrupted: interrupted as { id: string } };
-  }
-
-  it('the second is told the run is already being resumed by another process, and nothing runs twice', {
-    timeout: 20_000,
-  }, async () => {
-    // Each answer takes 4 s: the second resume, in this process, asks well before the first has finished.
-    const { server, env, interrupted } = await interruptedTree('resumed answer', 4_000);
-    const first = runCli(['runs', 'resume', interrupted.id], env);
-    await waitFor(() => server.requests.length === 2);
-    const second = await cadreInProcess(['runs', 'resume', interrupted.id], env);
-    expect(second.code).toBe(2);
-    expect(second.stderr).toMatch(
-      new RegExp(
-        `^cadre: Run ${interrupted.id} is already being resumed by another cadre process \\(pid \\d+\\)`,
-      ),
-    );
-    const resumed = await first;
-    expect([resumed.code, resumed.stdout]).toEqual([0, 'resumed answer\n']);
-    expect(server.requests).toHaveLength(2);
-  });
-
-  it('two resumes started at the same moment run the tree once: one answers, the other is refused', {
-    timeout: 20_000,
-  }, async () => {
-    const { server, env, interrupted } = await interruptedTree('one answer', 1_000);
-    const both = await Promise.all([
-      runCli(['runs', 'resume', interrupted.id], env),
-      runCli(['runs', 'resume', interrupted.id], env),
-    ]);
-    expect(both.map((result) => result.code).sort()).toEqual([0, 2]);
-    expect(both.find((result) => result.code === 2)!.stderr).toContain('already being resumed');
-    expect(server.requests).toHaveLength(2);
-    const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs;
-    expect(runs.map((run: { status: string }) => run.status).sort()).toEqual(['interrupted', 'ok']);
   });
 });
 
