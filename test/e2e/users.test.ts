@@ -12,7 +12,9 @@ afterEach(() => {
 /** The users commands run in this process; the server they change is a real `cadre serve` bound beyond loopback. */
 describe('cadre users and a server that needs tokens', () => {
   it('refuses a non-loopback address without credentials, saying how to add a token', async () => {
-    const result = await cadreInProcess(['serve', '--host', '0.0.0.0', '--port', '0'], { CADRE_HOME: tempHome() });
+    const result = await cadreInProcess(['serve', '--host', '0.0.0.0', '--port', '0'], {
+      CADRE_HOME: tempHome(),
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('cadre users add NAME');
     expect(result.stderr).toContain('CADRE_TOKEN');
