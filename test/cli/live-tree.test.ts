@@ -12,9 +12,9 @@ afterEach(async () => {
   close = undefined;
 });
 
-/** Frames the live view drew: each redraw starts after a cursor-up + clear sequence. */
+/** Frames the live view drew: each redraw starts after a cursor-up (+ carriage return) + clear sequence. */
 function frames(stderr: string): string[][] {
-  const redraw = new RegExp(`${String.fromCharCode(27)}\\[\\d+A${String.fromCharCode(27)}\\[J`);
+  const redraw = new RegExp(`${String.fromCharCode(27)}\\[\\d+A\r?${String.fromCharCode(27)}\\[J`);
   return stderr.split(redraw).map((frame) => frame.split('\n').filter(Boolean));
 }
 

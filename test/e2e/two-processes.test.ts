@@ -32,7 +32,7 @@ async function killedWhileAnswering(args: string[], env: Record<string, string>,
   expect(result.signal).toBe('SIGKILL');
 }
 
-describe('removing what another cadre process is using', () => {
+describe('removing what another cadre process is using', { timeout: 60_000 }, () => {
   it('sessions rm refuses a session another cadre process is answering in; the answer then lands in it', async () => {
     // The other process's answer is held until the removal has been tried.
     const asked = Promise.withResolvers<void>();
@@ -103,7 +103,7 @@ describe('removing what another cadre process is using', () => {
   });
 });
 
-describe('cadre runs resume twice, from two terminals', () => {
+describe('cadre runs resume twice, from two terminals', { timeout: 60_000 }, () => {
   /**
    * A tree interrupted while the model was answering (its process SIGKILLed). Later requests (the resumes')
    * are answered with `answer` once the test calls `release`; `resumeAsked` settles at the first of them.
