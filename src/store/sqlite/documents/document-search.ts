@@ -11,8 +11,6 @@ import { userIndex } from './user-index.ts';
 /** In the any-term fallback, words found in more than this share of chunks are dropped. */
 const FALLBACK_COMMON_SHARE = 0.05;
 
-type Row = Record<string, SQLInputValue>;
-
 /** Prepares each SQL text once per database and hands back the same statement after that. */
 export function statementCache(db: Database): (sql: string) => StatementSync {
   const statements = new Map<string, StatementSync>();
