@@ -4,6 +4,7 @@ import type { TreeJournal } from '../core/journal.ts';
 import type { RunOutcome } from '../core/runtime.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store, StoredEvent } from '../store/store.ts';
+import { storedEventPages } from './event-pages.ts';
 import { followLive, followStored, stillRunning } from './follow-events.ts';
 import type { LiveRuns, TreeSlot } from './live-runs.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
@@ -199,14 +200,18 @@ async function* treeEvents(
     }
     // The tree ended (or had just ended when it was looked up): its events are stored before it leaves
     // the live trees, so what the follower has not seen is read back.
-    if (!options.signal?.aborted) yield* await parts.store.runs.events(userId, rootRunId, { after });
+    if (!options.signal?.aborted)
+      yield* storedEventPages(parts.store.runs, userId, rootRunId, { ...options, after });
     return;
   }
   const runs = parts.store.runs;
-  const stored = await runs.events(userId, rootRunId, options);
-  yield* stored;
-  const after = stored.at(-1)?.cursor ?? options.after ?? 0;
-  const ended = stored.some((item) => item.event.type === 'run-finish' && item.event.runId === rootRunId);
+  let after = options.after ?? 0;
+  let ended = false;
+  for await (const item of storedEventPages(runs, userId, rootRunId, options)) {
+    after = item.cursor;
+    if (item.event.type === 'run-finish' && item.event.runId === rootRunId) ended = true;
+    yield item;
+  }
   if (ended || options.signal?.aborted || !(await stillRunning(runs, userId, rootRunId))) return;
   yield* followStored(runs, userId, rootRunId, { ...options, after });
 }

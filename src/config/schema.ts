@@ -36,6 +36,8 @@ export const configSchema = z.strictObject({
       maxConcurrency: positiveInt.optional(),
       maxFanOut: positiveInt.optional(),
       maxToolOutputChars: positiveInt.optional(),
+      /** Characters of one tool output recorded in the store (default 1,000,000); past it, its head and size. */
+      maxStoredOutputChars: positiveInt.optional(),
       maxOutputTokens: positiveInt.optional(),
       modelCallTimeoutSeconds: z.number().positive().optional(),
       maxResultChars: z.number().int().min(100).optional(),

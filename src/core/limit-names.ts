@@ -30,6 +30,7 @@ export const LIMIT_NAMES: ReadonlyArray<{
   { limit: 'maxToolCallsPerStep', config: 'maxToolCallsPerStep' },
   { limit: 'maxToolInputChars', config: 'maxToolInputChars' },
   { limit: 'maxToolInputDepth', config: 'maxToolInputDepth' },
+  { limit: 'maxStoredOutputChars', config: 'maxStoredOutputChars' },
 ];
 
 /** The limits a config file's `limits` or a definition's front matter sets, in the runtime's terms. */

@@ -28,6 +28,8 @@ export interface RuntimeLimits {
   maxToolInputChars: number;
   /** Deepest nesting of arrays and objects in one tool call's arguments. */
   maxToolInputDepth: number;
+  /** Characters of JSON of one tool output that are recorded (events, journal, store); past it, its head. */
+  maxStoredOutputChars: number;
 }
 
 export const DEFAULT_LIMITS: RuntimeLimits = {
@@ -45,6 +47,7 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   maxToolCallsPerStep: 32,
   maxToolInputChars: 300_000,
   maxToolInputDepth: 64,
+  maxStoredOutputChars: 1_000_000,
 };
 
 /** Asked of the model, without tools, when a run used all its turns. */

@@ -6,6 +6,7 @@ import { outputJson, outputReturned } from './output-json.ts';
 import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectOutputUrls } from './sources.ts';
+import { storedOutput } from './stored-output.ts';
 import type { CadreTool, ToolContext } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import { isUntrustedModelOutput } from './untrusted.ts';
@@ -32,7 +33,7 @@ export async function traceToolCall<T>(
       toolCallId: call.toolCallId,
       name: call.name,
       ok: !failed,
-      output,
+      output: storedOutput(output, frame.limits.maxStoredOutputChars),
       ...(failed ? { error: failed } : {}),
       ms: Math.round(performance.now() - started),
     });
@@ -189,7 +190,13 @@ export async function journaledCall<T>(
     const output = await execute();
     // A child that ended because its tree is being stopped has no result worth keeping.
     if (!frame.signal.aborted)
-      await journal.put(frame.journalKey, 'tool-result', toolCallId, { ok: true, output }, 'soon');
+      await journal.put(
+        frame.journalKey,
+        'tool-result',
+        toolCallId,
+        { ok: true, output: storedOutput(output, frame.limits.maxStoredOutputChars) },
+        'soon',
+      );
     return output;
   } catch (error) {
     if (!frame.signal.aborted) {

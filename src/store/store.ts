@@ -72,8 +72,12 @@ export interface RunStore {
   getRunTree(userId: string, runId: string): Promise<RunTree | undefined>;
   /** The id of the root of `runId`'s tree, when the run is the caller's. */
   rootOf(userId: string, runId: string): Promise<string | undefined>;
-  /** A tree's events after `after` (a cursor; 0 for all), in the order they were recorded. */
-  events(userId: string, rootRunId: string, options?: { after?: number }): Promise<StoredEvent[]>;
+  /**
+   * A tree's events after `after` (a cursor; 0 for all), in the order they were recorded. With `limit`,
+   * one page: at most that many, and fewer once `maxChars` of them were read (at least one), so a reader
+   * pages through a large tree instead of holding it whole.
+   */
+  events(userId: string, rootRunId: string, options?: EventPage): Promise<StoredEvent[]>;
   /** Removes a whole tree by its root's id; false when the caller has no root run by that id. */
   removeTree(userId: string, rootRunId: string): Promise<boolean>;
   /** Removes the caller's finished trees started before `before` (ms since the epoch); how many went. */
@@ -160,4 +164,11 @@ export interface SettingsStore {
   list(scope: string): Promise<Record<string, unknown>>;
   put(scope: string, key: string, value: unknown): Promise<void>;
   delete(scope: string, key: string): Promise<boolean>;
+}
+
+/** Which events of a tree to read: after a cursor, and as a page of at most `limit` / about `maxChars`. */
+export interface EventPage {
+  after?: number;
+  limit?: number;
+  maxChars?: number;
 }

@@ -3,7 +3,7 @@ import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
 import { inflatePayloads } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
-import type { RunStore, RunSummary, StoredEvent } from '../store.ts';
+import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
@@ -70,17 +70,24 @@ export class PostgresRunStore implements RunStore {
     );
   }
 
-  async events(userId: string, rootRunId: string, options: { after?: number } = {}): Promise<StoredEvent[]> {
+  async events(userId: string, rootRunId: string, options: EventPage = {}): Promise<StoredEvent[]> {
     if ((await this.rootOf(userId, rootRunId)) !== rootRunId) return [];
     const { rows } = await this.#db.query<{ root_seq: number; body: string; payload: string | null }>(
       `SELECT e.root_seq, e.body, p.body AS payload FROM events e LEFT JOIN payloads p ON p.hash = e.payload_hash
-       WHERE e.root_id = $1 AND e.root_seq > $2 ORDER BY e.root_seq`,
-      [rootRunId, options.after ?? 0],
+       WHERE e.root_id = $1 AND e.root_seq > $2 ORDER BY e.root_seq LIMIT $3`,
+      [rootRunId, options.after ?? 0, options.limit ?? null],
     );
-    return rows.map((row) => ({
-      cursor: row.root_seq,
-      event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
-    }));
+    const page: StoredEvent[] = [];
+    let chars = 0;
+    for (const row of rows) {
+      page.push({
+        cursor: row.root_seq,
+        event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
+      });
+      chars += row.body.length + (row.payload?.length ?? 0);
+      if (options.maxChars !== undefined && chars >= options.maxChars) break;
+    }
+    return page;
   }
 
   async removeTree(userId: string, rootRunId: string): Promise<boolean> {

@@ -3,7 +3,7 @@ import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
 import { inflatePayloads } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
-import type { RunStore, RunSummary, StoredEvent } from '../store.ts';
+import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
@@ -94,22 +94,29 @@ export class SqliteRunStore implements RunStore {
     );
   }
 
-  async events(userId: string, rootRunId: string, options: { after?: number } = {}): Promise<StoredEvent[]> {
+  async events(userId: string, rootRunId: string, options: EventPage = {}): Promise<StoredEvent[]> {
     if ((await this.rootOf(userId, rootRunId)) !== rootRunId) return [];
     const rows = this.#db
       .prepare(
         `SELECT e.root_seq, e.body, p.body AS payload FROM events e LEFT JOIN payloads p ON p.hash = e.payload_hash
-         WHERE e.root_id = ? AND e.root_seq > ? ORDER BY e.root_seq`,
+         WHERE e.root_id = ? AND e.root_seq > ? ORDER BY e.root_seq LIMIT ?`,
       )
-      .all(rootRunId, options.after ?? 0) as Array<{
+      .iterate(rootRunId, options.after ?? 0, options.limit ?? -1) as Iterable<{
       root_seq: number;
       body: string;
       payload: string | null;
     }>;
-    return rows.map((row) => ({
-      cursor: row.root_seq,
-      event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
-    }));
+    const page: StoredEvent[] = [];
+    let chars = 0;
+    for (const row of rows) {
+      page.push({
+        cursor: row.root_seq,
+        event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
+      });
+      chars += row.body.length + (row.payload?.length ?? 0);
+      if (options.maxChars !== undefined && chars >= options.maxChars) break;
+    }
+    return page;
   }
 
   async removeTree(userId: string, rootRunId: string): Promise<boolean> {
