@@ -12,6 +12,7 @@ import type { Usage } from '../core/usage.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
+import type { TreeSlot } from './live-runs.ts';
 import { appendAnswer, storeQuestion } from './session-turn.ts';
 import type { DelegationSettings } from './settings.ts';
 import type { TreeHandle } from './tree-handle.ts';
@@ -118,19 +119,48 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
     // Sent again for a different answer: its sub-agents run anew rather than hand back what they found.
     ...(resent ? { freshResults: true } : {}),
   };
-  const recorder = new AnswerRecorder(answerId, sessionId);
-  const handle = await startTree(parts, {
+  const handle = await startAnswer(parts, {
     userId,
     slot,
+    runtime,
+    spec,
+    // Every completed model step and tool result is committed, so an interrupted tree can resume.
+    journal: { id: `jrn_${randomUUID()}`, spec },
+    request,
+  });
+  return { ...handle, sessionId, answerId };
+}
+
+/**
+ * Starts a tree that answers in a session (a question, or the resume of one): the answer's stored form
+ * is recorded from its events and stored in the session when it ends, then the tree's result is
+ * `AskResult` (with `extra`).
+ */
+export function startAnswer<Extra extends object = object>(
+  parts: Pick<AskParts, 'store' | 'live'>,
+  start: {
+    userId: string;
+    slot: TreeSlot;
+    runtime: Runtime;
+    spec: ResumeSpec;
+    journal: { id: string; spec: ResumeSpec; resume?: boolean };
+    request: Pick<AskRequest, 'signal' | 'onEvent' | 'approver' | 'rootLimits'>;
+    extra?: Extra;
+  },
+): Promise<TreeHandle<AskResult & Extra>> {
+  const { userId, spec, request } = start;
+  const recorder = new AnswerRecorder(spec.answerId ?? `msg_${start.journal.id}`, spec.sessionId ?? '');
+  return startTree(parts, {
+    userId,
+    slot: start.slot,
     ...(request.signal ? { signal: request.signal } : {}),
     onEvent: (event) => {
       recorder.event(event);
       request.onEvent?.(event);
     },
-    // Every completed model step and tool result is committed, so an interrupted tree can resume.
-    journal: { id: `jrn_${randomUUID()}`, spec },
+    journal: start.journal,
     run: (hooks) =>
-      runtime.run({
+      start.runtime.run({
         ...runRequestOf(spec),
         ...hooks,
         userId,
@@ -139,10 +169,9 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
       }),
     finish: async ({ envelope, tree }) => {
       await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
-      return askResult(sessionId, envelope, tree);
+      return { ...askResult(spec.sessionId ?? '', envelope, tree), ...(start.extra as Extra) };
     },
   });
-  return { ...handle, sessionId, answerId };
 }
 
 /** The run request a journal's spec stands for: how a tree is started, the first time or on resume. */

@@ -5,11 +5,11 @@ import type { RunTree } from '../core/run-tree.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
-import { type AskParts, type AskResult, askResult, runRequestOf, storeAnswer } from './ask.ts';
+import { type AskParts, type AskResult, askResult, startAnswer, storeAnswer } from './ask.ts';
 import { claimResume } from './resume-claim.ts';
 import { questionReplaced } from './sessions.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
-import { attachTree, reserveTree, startTree } from './trees.ts';
+import { attachTree, reserveTree } from './trees.ts';
 
 export interface ResumeRequest {
   userId: string;
@@ -149,27 +149,14 @@ async function resumeAttempt(
     slot.end();
     throw error;
   });
-  const recorder = new AnswerRecorder(spec.answerId ?? `msg_${found.journalId}`, spec.sessionId ?? '');
-  const handle = await startTree(parts, {
+  const handle = await startAnswer(parts, {
     userId,
     slot,
-    ...(request.signal ? { signal: request.signal } : {}),
-    onEvent: (event) => {
-      recorder.event(event);
-      request.onEvent?.(event);
-    },
+    runtime,
+    spec,
     journal: { id: found.journalId, spec, resume: true },
-    run: (hooks) =>
-      runtime.run({
-        ...runRequestOf(spec),
-        ...hooks,
-        userId,
-        ...(request.approver ? { approver: request.approver } : {}),
-      }),
-    finish: async ({ envelope, tree: run }) => {
-      await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
-      return { ...askResult(spec.sessionId ?? '', envelope, run), resumedFrom: latest };
-    },
+    request,
+    extra: { resumedFrom: latest },
   });
   return { ...handle, resumedFrom: latest };
 }

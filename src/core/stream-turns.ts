@@ -8,8 +8,9 @@ import {
   type ToolSet,
 } from 'ai';
 import { describeError } from './errors.ts';
+import type { StepFinishEvent } from './events.ts';
 import { countUsage, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
-import { usageFromSdk } from './usage.ts';
+import { type Usage, usageFromSdk } from './usage.ts';
 
 /**
  * One AI SDK tool loop for a run, read once: text and reasoning deltas, refused calls and step usage become
@@ -85,23 +86,13 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
           if (part.invalid) refuseCall(frame, part.toolCallId, part.toolName, part.input, part.error);
           break;
         case 'finish-step': {
-          const usage = usageFromSdk(part.usage, frame.lastCallEstimated);
-          frame.lastCallEstimated = false;
-          const call = frame.lastCall;
-          frame.lastCall = undefined;
-          frame.unfinishedStep = undefined;
-          if (!options.metered) countUsage(frame, usage);
-          emit(frame, {
-            type: 'step-finish',
-            step: (options.stepOffset ?? 0) + result.steps,
-            finishReason: part.finishReason,
-            usage,
-            ...(call
-              ? { modelStartedAt: call.startedAt, modelEndedAt: call.endedAt ?? frame.tree.now() }
-              : {}),
-          });
-          result.steps++;
-          result.endedWithToolCalls = part.finishReason === 'tool-calls';
+          closeStep(
+            frame,
+            options,
+            result,
+            usageFromSdk(part.usage, frame.lastCallEstimated),
+            part.finishReason,
+          );
           if (stepText.trim()) lastText = stepText;
           break;
         }
@@ -128,22 +119,31 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
  * that called tools: the run's turns and usage say what was spent, also after a Stop.
  */
 function closeCutStep(frame: RunFrame, options: TurnOptions, result: TurnResult): void {
-  const usage = frame.unfinishedStep;
-  if (!usage) return;
-  frame.unfinishedStep = undefined;
+  if (frame.unfinishedStep) closeStep(frame, options, result, frame.unfinishedStep, 'tool-calls');
+}
+
+/** Ends one step: its model call's usage is counted (unless metered as it came) and `step-finish` emitted. */
+function closeStep(
+  frame: RunFrame,
+  options: TurnOptions,
+  result: TurnResult,
+  usage: Usage,
+  finishReason: StepFinishEvent['finishReason'],
+): void {
+  frame.lastCallEstimated = false;
   const call = frame.lastCall;
   frame.lastCall = undefined;
-  frame.lastCallEstimated = false;
+  frame.unfinishedStep = undefined;
   if (!options.metered) countUsage(frame, usage);
   emit(frame, {
     type: 'step-finish',
     step: (options.stepOffset ?? 0) + result.steps,
-    finishReason: 'tool-calls',
+    finishReason,
     usage,
     ...(call ? { modelStartedAt: call.startedAt, modelEndedAt: call.endedAt ?? frame.tree.now() } : {}),
   });
   result.steps++;
-  result.endedWithToolCalls = true;
+  result.endedWithToolCalls = finishReason === 'tool-calls';
 }
 
 /** A call the model made to a tool it was not given, or with arguments that do not parse: never run. */
