@@ -147,4 +147,59 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     await screenshots(page, '6-analysis-complete');
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it("shows a failed sub-agent's reason once, in its card, without turning the whole card red", async () => {
+    const { page, browser } = await setup(({ body, system }) => {
+      const last = body.messages.at(-1);
+      if (system.includes('## When to delegate'))
+        return last?.role === 'user'
+          ? { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23.' } }] }
+          : { text: 'The maths agent failed, so I cannot say.' };
+      return { status: 400 };
+    });
+    await ask(page, 'What is 17 times 23?');
+    const card = page.getByRole('region', { name: 'math run' });
+    await card.getByRole('button', { name: /^math: error\./ }).click();
+    await page
+      .getByRole('article', { name: 'Answer' })
+      .getByText('The maths agent failed')
+      .waitFor({ timeout: 20_000 });
+    await screenshots(page, '3-failed-sub-agent');
+    const reason = /fixture error 400/;
+    const shown = await page.getByText(reason).count();
+    expect(shown).toBe(1);
+    // Only the reason is in the error colour; the task reads as in any other card.
+    const colour = (selector: string) =>
+      card.locator(selector).evaluate((element) => getComputedStyle(element).color);
+    expect(await colour('.run-full-task')).not.toBe(await colour('.run-error-message'));
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it('says the server cannot be reached as the sidebar does, and stops the spinners of the runs it cut off', async () => {
+    const { page, browser, server } = await setup(delegation(20_000));
+    await ask(page, 'What is 17 times 23?');
+    await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 20_000 });
+    server.child.kill('SIGKILL');
+    const alert = page.locator('.notice-error');
+    await alert.waitFor({ timeout: 20_000 });
+    expect(await alert.textContent()).toMatch(
+      /^Cadre's server could not be reached \(.+\)\. Is `cadre serve` still running\?/,
+    );
+    await page.getByRole('button', { name: /^math: interrupted\./ }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('.run .status-icon.spinner').count()).toBe(0);
+    // Said once in the conversation: the chat's notice, no second "this answer ended" under it.
+    expect(
+      await page
+        .getByRole('main')
+        .getByText(/could not be reached|answer ended/)
+        .count(),
+    ).toBe(1);
+    await screenshots(page, '3-server-down');
+    // The browser's own failed requests are the only console errors.
+    expect(
+      browser.errors.filter(
+        (error) => !/Failed to load resource|ERR_CONNECTION_REFUSED|network/i.test(error),
+      ),
+    ).toEqual([]);
+  }, 90_000);
 });

@@ -6,6 +6,21 @@
 
 const TOKEN_KEY = 'cadre.token';
 
+/**
+ * What the page says when the server cannot be reached, wherever that happens (the chat, the sidebar, the
+ * panels): the browser's own words ("Failed to fetch", "NetworkError…") only in brackets.
+ */
+export function unreachableMessage(detail?: string): string {
+  return `Cadre's server could not be reached${detail ? ` (${detail})` : ''}. Is \`cadre serve\` still running?`;
+}
+
+/** The browser's words for a request that never reached a server (Chromium, Firefox, Safari, Node). */
+export function isNetworkFailure(message: string): boolean {
+  return /failed to fetch|networkerror|network error|load failed|fetch failed|network connection was lost/i.test(
+    message,
+  );
+}
+
 /** A request the server refused or could not answer; `status` 0 means it was never reached. */
 export class ApiError extends Error {
   readonly status: number;
@@ -72,7 +87,7 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   try {
     response = await fetch(path, { ...init, headers: { ...authHeaders(), ...(init.headers ?? {}) } });
   } catch (error) {
-    throw new ApiError(0, `Cadre's server could not be reached (${(error as Error).message}).`);
+    throw new ApiError(0, unreachableMessage((error as Error).message));
   }
   if (!response.ok) throw await errorFromResponse(response);
   return response;

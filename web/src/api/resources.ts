@@ -5,7 +5,7 @@
  */
 import type { CadreMessage } from '../runs/protocol.ts';
 import type { PendingApproval } from '../runs/run-store.ts';
-import { ApiError, apiFetch, apiJson, authHeaders, errorFromResponse } from './client.ts';
+import { ApiError, apiFetch, apiJson, authHeaders, errorFromResponse, unreachableMessage } from './client.ts';
 
 type Json = Record<string, unknown>;
 
@@ -151,7 +151,7 @@ export function uploadDocuments(
     request.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };
-    request.onerror = () => reject(new ApiError(0, "Cadre's server could not be reached."));
+    request.onerror = () => reject(new ApiError(0, unreachableMessage()));
     request.onload = async () => {
       const response = new Response(request.responseText, {
         status: request.status,

@@ -5,7 +5,7 @@
  */
 import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { apiFetch, authHeaders } from '../api/client.ts';
+import { apiFetch, authHeaders, isNetworkFailure, unreachableMessage } from '../api/client.ts';
 import type { InterruptedAnswer } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
@@ -28,6 +28,9 @@ export function chatErrorMessage(error: Error): { message: string; code?: string
   } catch {
     // Not JSON.
   }
+  // The server went away (or never answered): said as the sidebar says it, not as the browser does.
+  if (isNetworkFailure(error.message))
+    return { message: unreachableMessage(error.message), code: 'unreachable' };
   return { message: error.message || 'The answer failed.' };
 }
 
@@ -120,6 +123,11 @@ export function ChatView({
     void sendMessage({ text });
   };
   const failure = error ? chatErrorMessage(error) : undefined;
+  // The stream broke off (the server went away): runs it left running stop spinning, marked interrupted.
+  useEffect(() => {
+    if (error && liveRoot.current)
+      store.markUnfinished(liveRoot.current, 'The connection to the server was lost before this run ended.');
+  }, [error, store]);
   // Another tab or a terminal started an answer in this session first: the question waits for it, and
   // the page follows that answer meanwhile instead of showing a refusal.
   // biome-ignore lint/correctness/useExhaustiveDependencies: acts once per refusal

@@ -40,7 +40,7 @@ export const RunCard = memo(function RunCard({
   const tokens = runTokens(run);
   const attached = new Set(run.toolCalls.map((call) => store.runForToolCall(call.id)).filter(Boolean));
   const loose = children.filter((child) => !attached.has(child));
-  const response = run.summary || run.text;
+  const response = withoutError(run.summary || run.text, run.error);
   // While it runs, the header names the tool it is waiting on (one line: nothing below it moves).
   const waitingOn = running ? run.toolCalls.findLast((call) => call.ok === undefined)?.name : undefined;
   return (
@@ -120,11 +120,7 @@ export const RunCard = memo(function RunCard({
             </div>
           )}
           {run.sources && <SourcesList sources={run.sources} />}
-          {run.error && (
-            <p className="run-error" role="alert">
-              {run.error}
-            </p>
-          )}
+          {run.error && <p className="run-error-message">{run.error}</p>}
           <dl className="run-usage">
             <dt>Status</dt>
             <dd>{STATUS_LABELS[run.status]}</dd>
@@ -148,3 +144,13 @@ export const RunCard = memo(function RunCard({
     </section>
   );
 });
+
+/**
+ * A failed run's summary is its error, or its partial answer with the error noted after it: the error is
+ * shown once, on its own line, so the summary keeps only what the run had written.
+ */
+function withoutError(response: string, error: string | undefined): string {
+  if (!error) return response;
+  if (response.trim() === error.trim()) return '';
+  return response.replace(`\n\n[stopped by an error: ${error}]`, '').trim();
+}

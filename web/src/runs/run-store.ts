@@ -56,6 +56,20 @@ export class RunStore {
     this.#touch(header.runId);
   }
 
+  /**
+   * The page lost the stream of a tree (the server went away) while some of its sub-agent runs were still
+   * running: those are shown as interrupted with `reason`, so no spinner turns forever. The root is left
+   * to the chat, which says once what happened; a reload reads what the server really recorded.
+   */
+  markUnfinished(rootRunId: string, reason: string): void {
+    const endedAt = Date.now();
+    for (const run of this.tree(rootRunId)) {
+      if (run.status !== 'running' || run.runId === rootRunId) continue;
+      const header = this.#headers.get(run.runId);
+      if (header) this.putHeader({ ...header, status: 'interrupted', error: reason, endedAt });
+    }
+  }
+
   /** Folds one transient `data-run-event`. */
   apply(event: CadreEvent): void {
     const previous = this.#live.get(event.runId);
