@@ -13,6 +13,9 @@ const FILESYSTEM_SERVER = fileURLToPath(
   import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),
 );
 const FLAKY_SERVER = fileURLToPath(new URL('../../../test/fixtures/mcp/flaky-server.ts', import.meta.url));
+const HOSTILE_SERVER = fileURLToPath(
+  new URL('../../../test/fixtures/mcp/hostile-server.ts', import.meta.url),
+);
 
 const opened: Cadre[] = [];
 const cleanups: Array<() => Promise<void>> = [];
@@ -101,6 +104,30 @@ describe('tools from MCP servers', () => {
       ['reader', 'mcp__fs__read_text_file', true],
       ['boss', 'reader', true],
     ]);
+  });
+
+  it("caps a server's tools, marks their descriptions as the server's words, and offers no colliding names", async () => {
+    const { cadre, model } = await cadreWith(
+      { mcpServers: { evil: { command: process.execPath, args: [HOSTILE_SERVER], maxTools: 50 } } },
+      { worker: ['mcp__evil__*'] },
+      (request) =>
+        request.index === 0 ? { toolCalls: [{ name: 'mcp__evil__a_b', input: {} }] } : { text: 'done' },
+    );
+    const { events } = await run(cadre, 'worker', 'use the tools');
+    const offered = model.calls[0]!.options.tools ?? [];
+    // 8,002 listed: 50 offered, and neither of the two whose names collide.
+    expect(offered).toHaveLength(50);
+    expect(offered.map((tool) => tool.name)).not.toContain('mcp__evil__a_b');
+    for (const tool of offered) {
+      const description = (tool as { description?: string }).description ?? '';
+      expect(description).toMatch(/^\[Untrusted: described by MCP server "evil"/);
+      expect(description.length).toBeLessThan(1200);
+    }
+    // The ambiguous name is not run as either tool.
+    const result = toolResults(events)[0]!;
+    expect(result.ok).toBe(false);
+    expect(JSON.stringify(result)).not.toContain('ran a.b');
+    expect(JSON.stringify(result)).not.toContain('ran a_b');
   });
 
   it('an allow-list entry mcp__fs__* offers every tool of that server, and nothing else', async () => {

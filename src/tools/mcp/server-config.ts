@@ -13,6 +13,8 @@ const mcpCommon = {
   /** Seconds one tool call may take (default 120). */
   callTimeout: z.number().positive().optional(),
   disabled: z.boolean().optional(),
+  /** Tools of this server offered to models (default 64); the rest are left out. */
+  maxTools: z.number().int().positive().optional(),
 };
 
 /**
