@@ -185,12 +185,19 @@ export async function runPersonWaitingBench(
     `what a person waits for (fresh processes, median of ${runs}, Cadre and the AI SDK program taking turns; goals from issue 24)`,
   );
 
-  const versions = [];
+  const versions: number[] = [];
+  const bare: number[] = [];
   for (let i = -1; i < runs; i++) {
     const { wallMs } = await measureProcess([CADRE_BIN, '--version']);
-    if (i >= 0) versions.push(wallMs);
+    // Node itself starting and exiting: the floor under any command.
+    const nothing = await measureProcess(['-e', '']);
+    if (i < 0) continue;
+    versions.push(wallMs);
+    bare.push(nothing.wallMs);
   }
-  console.log(`  cadre --version                       ${ms(median(versions))}   (goal <= 150 ms)`);
+  console.log(
+    `  cadre --version                       ${ms(median(versions))}   node -e '' ${ms(median(bare))}   (goal <= 150 ms)`,
+  );
 
   const [hi, sdkHi] = await paired(runs, hello, 'Hi');
   console.log(
