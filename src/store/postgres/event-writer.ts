@@ -136,116 +136,177 @@ export class EventWriter {
     }
   }
 
+  /**
+   * One batch as a handful of set-based statements (a statement per table, not per item: a round trip
+   * each is what a busy tree cannot afford). Locks on its trees' cursors and its journals' positions are
+   * taken in one sorted order, so two processes writing the same trees wait instead of deadlocking.
+   */
   async #write(connection: Connection, batch: Item[]): Promise<void> {
-    const cursors = new Map<string, number>();
-    const locked = new Set<string>();
-    const lock = async (key: string) => {
-      if (locked.has(key)) return;
-      locked.add(key);
-      await connection.query('SELECT pg_advisory_xact_lock(hashtext($1))', [key]);
-    };
-    for (const item of batch) {
-      if (item.kind === 'event') {
-        const event = item.event;
-        const rootId = event.rootRunId || event.runId;
-        let cursor = cursors.get(rootId);
-        if (cursor === undefined) {
-          await lock(`events:${rootId}`);
-          const { rows } = await connection.query<{ last: number | null }>(
-            'SELECT max(root_seq) AS last FROM events WHERE root_id = $1',
-            [rootId],
-          );
-          cursor = rows[0]?.last ?? 0;
-        }
-        cursors.set(rootId, cursor + 1);
-        await this.#writeEvent(connection, event, rootId, cursor + 1);
-      } else if (item.kind === 'journal') {
-        await lock(`journal:${item.row.journalId}`);
-        await writeJournal(connection, item.row);
-      } else {
-        const { rootRunId, journalId, userId, spec, startedAt } = item.row;
-        await connection.query(
-          `INSERT INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at)
-           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (root_run_id) DO NOTHING`,
-          [rootRunId, journalId, userId, spec, startedAt],
-        );
-      }
-    }
+    const events = batch.flatMap((item) => (item.kind === 'event' ? [item.event] : []));
+    const entries = batch.flatMap((item) => (item.kind === 'journal' ? [item.row] : []));
+    const attempts = batch.flatMap((item) => (item.kind === 'attempt' ? [item.row] : []));
+    const roots = [...new Set(events.map((event) => event.rootRunId || event.runId))];
+    const journals = [...new Set(entries.map((entry) => entry.journalId))];
+    const locks = [...roots.map((root) => `events:${root}`), ...journals.map((id) => `journal:${id}`)].sort();
+    if (locks.length)
+      await connection.query(
+        'SELECT pg_advisory_xact_lock(hashtext(key)) FROM unnest($1::text[]) AS key ORDER BY key',
+        [locks],
+      );
+    const payloads = new Map<string, string>();
+    if (events.length) await this.#writeEvents(connection, events, roots, payloads);
+    if (entries.length) await writeJournal(connection, entries, journals, payloads);
+    if (payloads.size)
+      await connection.query(
+        'INSERT INTO payloads (hash, body) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING',
+        [[...payloads.keys()], [...payloads.values()]],
+      );
+    if (attempts.length)
+      await connection.query(
+        `INSERT INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+         ON CONFLICT (root_run_id) DO NOTHING`,
+        columns(attempts, ['rootRunId', 'journalId', 'userId', 'spec', 'startedAt']),
+      );
   }
 
-  async #writeEvent(
+  /** The events with their trees' next cursors, and the runs rows their starts and finishes make. */
+  async #writeEvents(
     connection: Connection,
-    event: CadreEvent,
-    rootId: string,
-    cursor: number,
+    events: CadreEvent[],
+    roots: string[],
+    payloads: Map<string, string>,
   ): Promise<void> {
-    const split = splitPayload(event, PAYLOAD_THRESHOLD);
-    if (split.payload)
-      await connection.query('INSERT INTO payloads (hash, body) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-        split.payload.hash,
-        split.payload.json,
-      ]);
-    await connection.query(
-      `INSERT INTO events (root_id, root_seq, run_id, seq, type, time, body, payload_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id, seq) DO NOTHING`,
-      [
+    const { rows } = await connection.query<{ root_id: string; last: number }>(
+      'SELECT root_id, max(root_seq) AS last FROM events WHERE root_id = ANY($1::text[]) GROUP BY root_id',
+      [roots],
+    );
+    const cursors = new Map(rows.map((row) => [row.root_id, row.last]));
+    const eventRows = events.map((event) => {
+      const rootId = event.rootRunId || event.runId;
+      const cursor = (cursors.get(rootId) ?? 0) + 1;
+      cursors.set(rootId, cursor);
+      const split = splitPayload(event, PAYLOAD_THRESHOLD);
+      if (split.payload) payloads.set(split.payload.hash, split.payload.json);
+      return {
         rootId,
         cursor,
-        event.runId,
-        event.seq,
-        event.type,
-        event.time,
-        split.body,
-        split.payload?.hash ?? null,
-      ],
+        runId: event.runId,
+        seq: event.seq,
+        type: event.type,
+        time: event.time,
+        body: split.body,
+        hash: split.payload?.hash ?? null,
+      };
+    });
+    await connection.query(
+      `INSERT INTO events (root_id, root_seq, run_id, seq, type, time, body, payload_hash)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+       ON CONFLICT (run_id, seq) DO NOTHING`,
+      columns(eventRows, ['rootId', 'cursor', 'runId', 'seq', 'type', 'time', 'body', 'hash']),
     );
-    if (event.type === 'run-start') {
+    const starts = events.flatMap((event) =>
+      event.type === 'run-start'
+        ? [
+            {
+              id: event.runId,
+              parentId: event.parentRunId,
+              rootId: event.rootRunId || event.runId,
+              sessionId: event.sessionId ?? null,
+              userId: event.userId,
+              agent: event.agent,
+              task: toPgText(event.task),
+              model: event.model,
+              depth: event.depth,
+              time: event.time,
+            },
+          ]
+        : [],
+    );
+    if (starts.length)
       await connection.query(
         `INSERT INTO runs (id, parent_id, root_id, session_id, user_id, agent, task, model, depth, status,
            started_at, owner_pid, owner_host)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running', $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+         SELECT s.id, s.parent_id, s.root_id, s.session_id, s.user_id, s.agent, s.task, s.model, s.depth,
+                'running', s.time, $11, $12
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                     $8::text[], $9::int[], $10::bigint[])
+           AS s(id, parent_id, root_id, session_id, user_id, agent, task, model, depth, time)
+         ON CONFLICT (id) DO NOTHING`,
         [
-          event.runId,
-          event.parentRunId,
-          rootId,
-          event.sessionId ?? null,
-          event.userId,
-          event.agent,
-          toPgText(event.task),
-          event.model,
-          event.depth,
-          event.time,
+          ...columns(starts, [
+            'id',
+            'parentId',
+            'rootId',
+            'sessionId',
+            'userId',
+            'agent',
+            'task',
+            'model',
+            'depth',
+            'time',
+          ]),
           this.#owner.pid,
           this.#owner.host,
         ],
       );
-    } else if (event.type === 'run-finish') {
+    const finishes = events.flatMap((event) =>
+      event.type === 'run-finish'
+        ? [
+            {
+              id: event.runId,
+              status: event.status,
+              summary: toPgText(event.summary),
+              envelope: safeJson(finishedEnvelope(event)),
+              time: event.time,
+            },
+          ]
+        : [],
+    );
+    if (finishes.length)
       await connection.query(
-        'UPDATE runs SET status = $1, summary = $2, envelope = $3, ended_at = $4 WHERE id = $5',
-        [event.status, toPgText(event.summary), safeJson(finishedEnvelope(event)), event.time, event.runId],
+        `UPDATE runs SET status = f.status, summary = f.summary, envelope = f.envelope, ended_at = f.time
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS f(id, status, summary, envelope, time)
+         WHERE runs.id = f.id`,
+        columns(finishes, ['id', 'status', 'summary', 'envelope', 'time']),
       );
-    }
   }
 }
 
-/** One journal entry after the journal's last; its large output stored once, shared with its event. */
-async function writeJournal(connection: Connection, row: JournalRow): Promise<void> {
-  let body = row.body;
-  let hash: string | null = null;
-  if (row.output !== undefined && row.output.length >= PAYLOAD_THRESHOLD) {
-    hash = payloadHash(row.output);
-    await connection.query('INSERT INTO payloads (hash, body) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-      hash,
-      row.output,
-    ]);
-    body = '{"ok":true,"$payload":"output"}';
-  }
+/**
+ * Journal entries after each journal's last, in the order put; a large output stored once under the
+ * hash its tool-result event uses (see payloads.ts), so the two share it.
+ */
+async function writeJournal(
+  connection: Connection,
+  entries: JournalRow[],
+  journals: string[],
+  payloads: Map<string, string>,
+): Promise<void> {
+  const { rows } = await connection.query<{ journal_id: string; last: number }>(
+    'SELECT journal_id, max(position) AS last FROM journal WHERE journal_id = ANY($1::text[]) GROUP BY journal_id',
+    [journals],
+  );
+  const positions = new Map(rows.map((row) => [row.journal_id, row.last]));
+  const entryRows = entries.map((entry) => {
+    const position = (positions.get(entry.journalId) ?? 0) + 1;
+    positions.set(entry.journalId, position);
+    const large = entry.output !== undefined && entry.output.length >= PAYLOAD_THRESHOLD;
+    const hash = large ? payloadHash(entry.output!) : null;
+    if (hash) payloads.set(hash, entry.output!);
+    return { ...entry, position, body: hash ? '{"ok":true,"$payload":"output"}' : entry.body, hash };
+  });
   await connection.query(
     `INSERT INTO journal (journal_id, position, run_key, kind, key, body, payload_hash)
-     VALUES ($1, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = $1), $2, $3, $4, $5, $6)
+     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
      ON CONFLICT (journal_id, run_key, kind, key) DO NOTHING`,
-    [row.journalId, row.runKey, row.kind, row.key, body, hash],
+    columns(entryRows, ['journalId', 'position', 'runKey', 'kind', 'key', 'body', 'hash']),
   );
+}
+
+/** The rows' values column by column, for `unnest` (one array parameter per column). */
+function columns<T>(rows: T[], names: Array<keyof T>): unknown[][] {
+  return names.map((name) => rows.map((row) => row[name]));
 }
 
 /** Failures worth another try: the connection went (a restart, a network blip), or a serialisation clash. */
