@@ -39,7 +39,7 @@ import { SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
-import { userWorkspaces } from './user-workspaces.ts';
+import { OPERATOR, userWorkspaces } from './user-workspaces.ts';
 import { VERSION } from './version.ts';
 
 export interface CadreOptions {
@@ -334,7 +334,8 @@ export class Cadre {
       fragments: fragments.text,
       irrelevant,
       idleTools: fragments.idleTools,
-      ...(this.config.person ? { person: this.config.person } : {}),
+      // Who the operator is (their location, their profile) is for the operator's runs, not their users'.
+      ...(this.config.person && userId === OPERATOR ? { person: this.config.person } : {}),
     });
     const prepareAgent: PrepareAgent = async (request) => {
       // MCP servers start on first use: before the first run whose allow-list names their tools.

@@ -21,6 +21,7 @@ const USER_STATUS: Record<string, number> = {
   agent_disabled: 409,
   unauthorized: 401,
   forbidden: 403,
+  operator_setting: 403,
   too_large: 413,
   payload_too_large: 413,
   rate_limited: 429,

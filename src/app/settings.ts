@@ -6,6 +6,7 @@ import { configSchema } from '../config/schema.ts';
 import { UserError } from '../core/errors.ts';
 import { unknownAgentError } from '../core/unknown-agent.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { OPERATOR } from './user-workspaces.ts';
 
 /** What `PATCH /api/agents/:name` and friends may change about an agent, validated at the edge. */
 export const agentSettingsPatch = z.strictObject({
@@ -23,6 +24,14 @@ const delegationSchema = configSchema.shape.delegation.unwrap();
 export type DelegationSettings = z.infer<typeof delegationSchema>;
 
 const agentScope = (userId: string) => `agent:${userId}`;
+
+/** What of the operator's config for one agent a shared server's user cannot change: off, and a model. */
+function ceiling(configured: AgentSettings | undefined): AgentSettings {
+  return {
+    ...(configured?.enabled === false ? { enabled: false } : {}),
+    ...(configured?.model !== undefined ? { model: configured.model } : {}),
+  };
+}
 const userScope = (userId: string) => `user:${userId}`;
 
 /**
@@ -42,8 +51,14 @@ export class SettingsUseCases {
       string,
       AgentSettings
     >;
-    const settings: Record<string, AgentSettings> = { ...(this.#parts.config.agents ?? {}) };
-    for (const [name, value] of Object.entries(saved)) settings[name] = { ...settings[name], ...value };
+    const configured = this.#parts.config.agents ?? {};
+    const settings: Record<string, AgentSettings> = { ...configured };
+    for (const [name, value] of Object.entries(saved)) {
+      settings[name] = { ...settings[name], ...value };
+      // For a shared server's users the operator's config is the ceiling: what it disabled stays off,
+      // and a model it pinned (and pays for) stays pinned, whatever they saved.
+      if (userId !== OPERATOR) settings[name] = { ...settings[name], ...ceiling(configured[name]) };
+    }
     return settings;
   }
 
@@ -63,6 +78,19 @@ export class SettingsUseCases {
     if (!agents.has(name)) throw unknownAgentError(name, agents.keys());
     if (name === 'main' && parsed.data.enabled === false) {
       throw new UserError('invalid_settings', 'The main agent cannot be disabled.', { agent: name });
+    }
+    const pinned = userId === OPERATOR ? {} : ceiling(this.#parts.config.agents?.[name]);
+    if (pinned.enabled === false && parsed.data.enabled === true) {
+      throw new UserError('operator_setting', `The operator has disabled agent "${name}" on this server.`, {
+        agent: name,
+      });
+    }
+    if (pinned.model !== undefined && parsed.data.model !== undefined) {
+      throw new UserError(
+        'operator_setting',
+        `The operator has set the model of agent "${name}" on this server (${pinned.model}).`,
+        { agent: name },
+      );
     }
     const current = ((await this.#parts.store.settings.get(agentScope(userId), name)) ?? {}) as AgentSettings;
     const next: AgentSettings = { ...current };

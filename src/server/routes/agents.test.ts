@@ -142,4 +142,40 @@ describe('GET and PATCH /api/settings', () => {
       delegationMode: 'delegate',
     });
   });
+
+  it("holds a shared server's users to the operator's config: no re-enabling, no re-pinning, no operator profile", async () => {
+    const systems: string[] = [];
+    const { app, cadre } = await testServer(
+      (request: ScriptedRequest) => {
+        systems.push(request.system);
+        return { text: 'ok' };
+      },
+      {
+        config: {
+          agents: { science: { enabled: false }, research: { model: 'scripted:test' } },
+          person: { location: 'Operator Town', profile: 'OPERATOR-PRIVATE-PROFILE' },
+        },
+      },
+    );
+    const { token } = await cadre.users.add('mallory');
+    const mallory = { authorization: `Bearer ${token}` };
+    const asMallory = (path: string, body: unknown) => {
+      const request = patch(body);
+      return app.request(path, { ...request, headers: { ...request.headers, ...mallory } });
+    };
+    const enable = await asMallory('/api/agents/science', { enabled: true });
+    expect(enable.status).toBe(403);
+    expect(await enable.json()).toMatchObject({ error: { code: 'operator_setting' } });
+    expect((await asMallory('/api/agents/research', { model: 'openai:gpt-5' })).status).toBe(403);
+    // A setting saved another way (before this rule) does not lift the ceiling either.
+    await cadre.store.settings.put(`agent:${(await cadre.users.list())[0]!.id}`, 'science', {
+      enabled: true,
+    });
+    const settings = await cadre.settings.agentSettings((await cadre.users.list())[0]!.id);
+    expect(settings.science).toMatchObject({ enabled: false });
+    // Switching off is still each user's choice.
+    expect((await asMallory('/api/agents/math', { enabled: false })).status).toBe(200);
+    await readChunks(await app.request('/api/chat', postJson(chatBody('m1', 'hello'), mallory)));
+    expect(systems.join('\n')).not.toContain('OPERATOR-PRIVATE-PROFILE');
+  });
 });
