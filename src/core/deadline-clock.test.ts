@@ -1,7 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineClock, runSignals } from './deadline-clock.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// The clock under test reads performance.now() and sets timers: both are faked, and time moves only when
+// a test moves it, so "not before" and "once due" are exact instead of a sleep's guess.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+const elapse = async (ms: number) => {
+  await vi.advanceTimersByTimeAsync(ms);
+};
 
 describe('DeadlineClock', () => {
   it('expires each deadline once it is due, in order, and not before', async () => {
@@ -17,9 +27,9 @@ describe('DeadlineClock', () => {
     // Set after the later one: the clock's one timer moves earlier.
     clock.after(20, mark('early'));
     clock.after(40, mark('middle'));
-    await sleep(10);
+    await elapse(10);
     expect(expired).toEqual([]);
-    await sleep(100);
+    await elapse(100);
     expect(expired).toEqual(['early', 'middle', 'late']);
     expect(at.early).toBeGreaterThanOrEqual(19);
     expect(at.middle).toBeGreaterThanOrEqual(39);
@@ -34,7 +44,7 @@ describe('DeadlineClock', () => {
     clock.after(30, () => expired.push('second'));
     first.cancel();
     expect(clock.pending).toBe(1);
-    await sleep(60);
+    await elapse(60);
     expect(expired).toEqual(['second']);
   });
 
@@ -49,7 +59,7 @@ describe('DeadlineClock', () => {
     });
     second = clock.after(10, () => expired.push('second'));
     clock.after(10, () => expired.push('third'));
-    await sleep(40);
+    await elapse(40);
     expect(expired).toEqual(['first', 'third']);
   });
 
@@ -60,7 +70,7 @@ describe('DeadlineClock', () => {
     expect(clock.pending).toBe(0);
     // More than setTimeout's 2^31 - 1 ms, which Node would otherwise fire after 1 ms.
     const far = clock.after(40 * 24 * 3600 * 1000, () => expired.push('far'));
-    await sleep(20);
+    await elapse(20);
     expect(expired).toEqual([]);
     far.cancel();
   });
@@ -79,7 +89,7 @@ describe('runSignals', () => {
 
   it('aborts both signals with a TimeoutError when the time is up', async () => {
     const signals = runSignals(new AbortController().signal, 15);
-    await sleep(50);
+    await elapse(50);
     expect(signals.timeoutSignal.aborted).toBe(true);
     expect(signals.signal.aborted).toBe(true);
     expect((signals.signal.reason as DOMException).name).toBe('TimeoutError');
@@ -91,7 +101,7 @@ describe('runSignals', () => {
     const signals = runSignals(caller.signal, 15);
     signals.release();
     caller.abort();
-    await sleep(40);
+    await elapse(40);
     expect(signals.signal.aborted).toBe(false);
     expect(signals.timeoutSignal.aborted).toBe(false);
   });

@@ -22,7 +22,7 @@ afterEach(async () => {
  * none is a 401), with the SDK's Streamable HTTP client talking to it through `app.request`.
  */
 async function setup(
-  script: (request: ScriptedRequest) => ScriptedReply,
+  script: (request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>,
   limits: Partial<McpHttpLimits> = {},
 ) {
   const home = tempHome();
@@ -230,8 +230,18 @@ describe('/mcp over Streamable HTTP', () => {
   });
 
   it("limits the calls one user runs at once, over all their sessions; others' calls are not counted", async () => {
-    // Each call's model takes a second: long enough for the calls below to meet while two run.
-    const { connect } = await setup(() => ({ text: 'done', delayMs: 1_000 }), { maxConcurrentCalls: 2 });
+    // Every model answer is held until the calls below have met while two of alice's run.
+    const answer = Promise.withResolvers<void>();
+    const twoAsking = Promise.withResolvers<void>();
+    let asked = 0;
+    const { connect } = await setup(
+      async () => {
+        if (++asked === 2) twoAsking.resolve();
+        await answer.promise;
+        return { text: 'done' };
+      },
+      { maxConcurrentCalls: 2 },
+    );
     const first = await connect('alice');
     const second = await connect('alice');
     const bob = await connect('bob');
@@ -239,13 +249,14 @@ describe('/mcp over Streamable HTTP', () => {
       client.callTool({ name: 'math', arguments: { task: 'slow' } }) as Promise<CallToolResult>;
     const running = [call(first.client), call(second.client)];
     // Both are running (each has its tree): a third of alice's is refused at once, bob's is not counted.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await twoAsking.promise;
     const refused = await call(first.client);
     expect(refused.isError).toBe(true);
     expect(refused.content).toEqual([
       { type: 'text', text: expect.stringContaining('At most 2 agent calls may run at once') },
     ]);
     const bobs = call(bob.client);
+    answer.resolve();
     for (const result of [...(await Promise.all(running)), await bobs]) expect(result.isError).toBe(false);
     // The slots are free again.
     expect((await call(second.client)).isError).toBe(false);
