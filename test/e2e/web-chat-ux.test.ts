@@ -202,4 +202,54 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
       ),
     ).toEqual([]);
   }, 90_000);
+
+  it('finds a chat by its title, shows the model, attaches a document from the message box, and jumps to the latest', async () => {
+    const long = Array.from({ length: 60 }, (_, index) => `Line ${index + 1} of a long answer.`).join('\n\n');
+    const { page, browser } = await setup(({ body }) =>
+      JSON.stringify(body.messages).includes('long one')
+        ? { text: long, pieceDelayMs: 150 }
+        : { text: 'Short.' },
+    );
+    await page.getByText('compatible:fixture').waitFor({ timeout: 20_000 });
+    await ask(page, 'Owls at night');
+    await page
+      .getByTestId('answer-announcer')
+      .getByText(/Answer ready/)
+      .waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: '+ New chat' }).click();
+    await ask(page, 'Herons by day');
+    await page
+      .getByTestId('answer-announcer')
+      .getByText(/Answer ready/)
+      .waitFor({ timeout: 20_000 });
+    const chats = page.getByRole('navigation', { name: 'Chats' });
+    await chats.getByRole('link', { name: /Owls at night/ }).waitFor();
+    await chats.getByRole('searchbox', { name: 'Search chats' }).fill('heron');
+    expect(await chats.getByRole('link').allTextContents()).toEqual([
+      expect.stringMatching(/^Herons by day/),
+    ]);
+    await screenshots(page, '8-search-chats');
+    await chats.getByRole('searchbox', { name: 'Search chats' }).fill('');
+
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-attach-'));
+    const file = join(folder, 'heron-notes.md');
+    writeFileSync(file, '# Heron notes\n\nHerons wait in shallow water.\n');
+    await page.getByLabel('Choose documents to attach').setInputFiles(file);
+    await page
+      .getByRole('status')
+      .getByText('Added to your documents: Heron notes.')
+      .waitFor({ timeout: 20_000 });
+    await screenshots(page, '8-attached');
+
+    await ask(page, 'Now a long one');
+    const messages = page.locator('.messages');
+    await page.getByText('Line 24 of a long answer.').waitFor({ timeout: 30_000 });
+    await messages.evaluate((element) => element.scrollTo({ top: 0 }));
+    const jump = page.getByRole('button', { name: '↓ Jump to latest' });
+    await jump.waitFor({ timeout: 10_000 });
+    await screenshots(page, '8-jump-to-latest');
+    await jump.click();
+    await jump.waitFor({ state: 'detached', timeout: 10_000 });
+    expectNoConsoleErrors(browser);
+  }, 120_000);
 });

@@ -10,6 +10,7 @@ import {
   getSession,
   getSettings,
   type InterruptedAnswer,
+  listAgents,
   listPendingApprovals,
   listSessions,
   type SessionSummary,
@@ -50,6 +51,13 @@ export function App() {
   const [panel, setPanel] = useState<Panel | undefined>();
   const [menuOpen, setMenuOpen] = useState(false);
   const [noModelMessage, setNoModelMessage] = useState<string | undefined>();
+  // The main agent's model, shown in the top bar: its own setting, else the configured one.
+  const [mainModel, setMainModel] = useState<string | undefined>();
+  const refreshModel = useCallback(() => {
+    listAgents()
+      .then((agents) => setMainModel(agents.find((agent) => agent.name === 'main')?.effectiveModel))
+      .catch(() => undefined);
+  }, []);
   const [lastDelegationUsed, setLastDelegationUsed] = useState<boolean | undefined>();
 
   useEffect(
@@ -79,6 +87,7 @@ export function App() {
     listPendingApprovals()
       .then((approvals) => store.putApprovals(approvals))
       .catch(() => undefined);
+    refreshModel();
   }, [refreshSessions, authVersion]);
 
   const open = useCallback(
@@ -176,6 +185,12 @@ export function App() {
           <MenuIcon />
         </button>
         <h1 className="brand">Cadre</h1>
+        {mainModel && (
+          <span className="model-indicator" title="The main agent's model (change it under Agents)">
+            <span className="visually-hidden">Model: </span>
+            {mainModel}
+          </span>
+        )}
         <div className="topbar-actions">
           <button type="button" className="button" onClick={() => setPanel('documents')}>
             Documents
@@ -232,7 +247,10 @@ export function App() {
       {panel && (
         <PanelDialog
           panel={panel}
-          onClose={() => setPanel(undefined)}
+          onClose={() => {
+            setPanel(undefined);
+            refreshModel();
+          }}
           lastDelegationUsed={lastDelegationUsed}
         />
       )}

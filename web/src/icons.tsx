@@ -34,3 +34,11 @@ export function MenuIcon() {
     </svg>
   );
 }
+
+export function PaperclipIcon() {
+  return (
+    <svg {...common} aria-hidden="true">
+      <path d="M21 11.5l-8.6 8.6a5 5 0 01-7.1-7.1l8.6-8.6a3.3 3.3 0 014.7 4.7l-8.6 8.6a1.7 1.7 0 01-2.4-2.4l7.9-7.9" />
+    </svg>
+  );
+}

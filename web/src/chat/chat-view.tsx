@@ -7,6 +7,7 @@ import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { apiFetch, authHeaders, isNetworkFailure, unreachableMessage } from '../api/client.ts';
 import type { InterruptedAnswer } from '../api/resources.ts';
+import { uploadDocuments } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunInspector } from '../runs/run-inspector.tsx';
@@ -163,6 +164,32 @@ export function ChatView({
 
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  // Shown while the answer grows below the part of the conversation the person scrolled back to.
+  const [awayFromLatest, setAwayFromLatest] = useState(false);
+  const jumpToLatest = () => {
+    const element = scroller.current;
+    if (element) element.scrollTo({ top: element.scrollHeight, behavior: 'smooth' });
+    pinned.current = true;
+    setAwayFromLatest(false);
+  };
+  const [attachNote, setAttachNote] = useState<string | undefined>();
+  const attach = async (files: File[]) => {
+    setAttachNote(`Adding ${files.map((file) => file.name).join(', ')} to your documents…`);
+    try {
+      const { documents, refused } = await uploadDocuments(files, () => {});
+      const added = documents.map((document) => document.title).join(', ');
+      setAttachNote(
+        [
+          added && `Added to your documents: ${added}.`,
+          refused.length ? `Not added: ${refused.join('; ')}` : '',
+        ]
+          .filter(Boolean)
+          .join(' '),
+      );
+    } catch (caught) {
+      setAttachNote(`Not added: ${(caught as Error).message}`);
+    }
+  };
   // biome-ignore lint/correctness/useExhaustiveDependencies: follow the conversation as it grows
   useEffect(() => {
     const element = scroller.current;
@@ -173,53 +200,61 @@ export function ChatView({
   const lastIndex = messages.length - 1;
   return (
     <div className="chat">
-      <div
-        className="messages"
-        ref={scroller}
-        onScroll={(event) => {
-          const element = event.currentTarget;
-          pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
-        }}
-      >
-        <div className="messages-inner">
-          {noModel && <SetupNotice message={noModel} />}
-          {messages.length === 0 && !noModel && (
-            <div className="empty">
-              <h2>What can Cadre find out for you?</h2>
-              <p>
-                The main agent hands focused work to sub-agents (research, documents, maths, code). Each one's
-                steps show here as they happen.
-              </p>
-            </div>
-          )}
-          {messages.map((message, index) => (
-            <MessageView
-              key={message.id}
-              message={message}
-              store={store}
-              streaming={busy && index === lastIndex}
-              onInspect={setInspecting}
-              onRetry={index === lastIndex && !busy ? retry : undefined}
-            />
-          ))}
-          {!busy &&
-            interrupted.map((answer) => (
-              <InterruptedNotice key={answer.runId} interrupted={answer} onResumed={() => onResumed?.()} />
+      <div className="messages-frame">
+        <div
+          className="messages"
+          ref={scroller}
+          onScroll={(event) => {
+            const element = event.currentTarget;
+            pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+            setAwayFromLatest(!pinned.current);
+          }}
+        >
+          <div className="messages-inner">
+            {noModel && <SetupNotice message={noModel} />}
+            {messages.length === 0 && !noModel && (
+              <div className="empty">
+                <h2>What can Cadre find out for you?</h2>
+                <p>
+                  The main agent hands focused work to sub-agents (research, documents, maths, code). Each
+                  one's steps show here as they happen.
+                </p>
+              </div>
+            )}
+            {messages.map((message, index) => (
+              <MessageView
+                key={message.id}
+                message={message}
+                store={store}
+                streaming={busy && index === lastIndex}
+                onInspect={setInspecting}
+                onRetry={index === lastIndex && !busy ? retry : undefined}
+              />
             ))}
-          {status === 'submitted' && messages.at(-1)?.role === 'user' && (
-            <p className="thinking" aria-live="polite">
-              <span className="spinner small" aria-hidden="true" /> Starting…
-            </p>
-          )}
-          {failure && !noModel && (
-            <div className="notice notice-error" role="alert">
-              <span>{failure.message}</span>
-              <button type="button" className="button small" onClick={retry}>
-                Retry
-              </button>
-            </div>
-          )}
+            {!busy &&
+              interrupted.map((answer) => (
+                <InterruptedNotice key={answer.runId} interrupted={answer} onResumed={() => onResumed?.()} />
+              ))}
+            {status === 'submitted' && messages.at(-1)?.role === 'user' && (
+              <p className="thinking" aria-live="polite">
+                <span className="spinner small" aria-hidden="true" /> Starting…
+              </p>
+            )}
+            {failure && !noModel && (
+              <div className="notice notice-error" role="alert">
+                <span>{failure.message}</span>
+                <button type="button" className="button small" onClick={retry}>
+                  Retry
+                </button>
+              </div>
+            )}
+          </div>
         </div>
+        {busy && awayFromLatest && (
+          <button type="button" className="button small jump-latest" onClick={jumpToLatest}>
+            ↓ Jump to latest
+          </button>
+        )}
       </div>
       {queued.length > 0 && (
         <ol className="queued" aria-label="Questions waiting for the answer to end">
@@ -240,9 +275,20 @@ export function ChatView({
           ))}
         </ol>
       )}
+      {attachNote && (
+        <p className="attach-status" role="status">
+          {attachNote}
+        </p>
+      )}
       <AnswerAnnouncer messages={messages} busy={busy} />
       <ApprovalPrompts store={store} />
-      <Composer busy={busy} disabled={Boolean(noModel)} onSend={send} onStop={() => void cancel()} />
+      <Composer
+        busy={busy}
+        disabled={Boolean(noModel)}
+        onSend={send}
+        onStop={() => void cancel()}
+        onAttach={(files) => void attach(files)}
+      />
       {inspecting && (
         <RunInspector store={store} rootRunId={inspecting} onClose={() => setInspecting(undefined)} />
       )}

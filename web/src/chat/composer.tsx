@@ -1,4 +1,5 @@
 import { type FormEvent, type KeyboardEvent, useRef, useState } from 'react';
+import { PaperclipIcon } from '../icons.tsx';
 
 /**
  * The message box: Enter sends, Shift+Enter starts a new line, Esc (or the Stop button) stops the answer
@@ -10,12 +11,16 @@ export function Composer({
   disabled,
   onSend,
   onStop,
+  onAttach,
 }: {
   busy: boolean;
   disabled?: boolean;
   onSend: (text: string) => void;
   onStop: () => void;
+  /** Files chosen with the attach button: added to the person's documents. */
+  onAttach?: (files: File[]) => void;
 }) {
+  const picker = useRef<HTMLInputElement>(null);
   const [text, setText] = useState('');
   const area = useRef<HTMLTextAreaElement>(null);
   const send = () => {
@@ -40,6 +45,32 @@ export function Composer({
   };
   return (
     <form className="composer" onSubmit={onSubmit}>
+      {onAttach && (
+        <>
+          <button
+            type="button"
+            className="button attach-button"
+            aria-label="Attach a document"
+            title="Add a document (PDF, Markdown, HTML, CSV, Excel) for the agents to read"
+            disabled={disabled}
+            onClick={() => picker.current?.click()}
+          >
+            <PaperclipIcon />
+          </button>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            aria-label="Choose documents to attach"
+            onChange={(event) => {
+              const files = [...(event.target.files ?? [])];
+              event.target.value = '';
+              if (files.length) onAttach(files);
+            }}
+          />
+        </>
+      )}
       <textarea
         ref={area}
         aria-label="Message"

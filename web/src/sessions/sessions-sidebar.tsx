@@ -1,8 +1,9 @@
+import { useState } from 'react';
 import type { SessionSummary } from '../api/resources.ts';
 import { ConfirmDelete } from '../controls/confirm-delete.tsx';
 import { formatDate } from '../format.ts';
 
-/** The person's chats, newest first: open one, delete one (asked twice), or start a new one. */
+/** The person's chats, newest first: find one by its title, open one, delete one (asked twice), or start a new one. */
 export function SessionsSidebar({
   sessions,
   currentId,
@@ -18,6 +19,11 @@ export function SessionsSidebar({
   onNew: () => void;
   onDelete: (id: string) => void;
 }) {
+  const [query, setQuery] = useState('');
+  const wanted = query.trim().toLocaleLowerCase();
+  const shown = wanted
+    ? sessions.filter((session) => session.title.toLocaleLowerCase().includes(wanted))
+    : sessions;
   return (
     <nav className="sessions" aria-label="Chats">
       <button type="button" className="button primary new-chat" onClick={onNew}>
@@ -29,8 +35,21 @@ export function SessionsSidebar({
         </p>
       )}
       {sessions.length === 0 && !error && <p className="muted small-text">No chats yet.</p>}
+      {sessions.length > 0 && (
+        <input
+          type="search"
+          className="chat-search"
+          aria-label="Search chats"
+          placeholder="Search chats"
+          value={query}
+          onChange={(event) => setQuery(event.target.value)}
+        />
+      )}
+      {shown.length === 0 && sessions.length > 0 && (
+        <p className="muted small-text">No chat title contains “{query.trim()}”.</p>
+      )}
       <ul>
-        {sessions.map((session) => (
+        {shown.map((session) => (
           <li key={session.id} className={session.id === currentId ? 'current' : undefined}>
             <a
               href={`/s/${encodeURIComponent(session.id)}`}
