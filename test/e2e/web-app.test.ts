@@ -194,7 +194,7 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     browser.errors.length = 0;
     await page.screenshot({ path: join(SCREENSHOTS, 'interrupted.png') });
     await notice.getByRole('button', { name: 'Resume' }).click();
-    await page.getByText('The product is').waitFor({ timeout: 20_000 });
+    await page.getByText(/^The product is/).waitFor({ timeout: 20_000 });
     expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
     // main's committed step (the delegation) was not asked again: main saw its question once.
     const mainQuestions = model.requests.filter(
@@ -202,7 +202,7 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     );
     expect(mainQuestions).toHaveLength(1);
     await page.reload();
-    await page.getByText('The product is').waitFor();
+    await page.getByText(/^The product is/).waitFor();
     // The resumed answer is stored with its tree: its sub-agent card, usage and "Inspect runs".
     await page.getByRole('button', { name: /^math: done\./ }).waitFor();
     await page.getByRole('button', { name: 'Inspect runs' }).waitFor();

@@ -11,7 +11,8 @@ import { runCli } from '../helpers/cli.ts';
 import { hasChromium } from '../web/browser.ts';
 import { ask, delegation, expectNoConsoleErrors, isMain, setup } from '../web/web-app-setup.ts';
 
-const SCREENSHOTS = mkdtempSync(join(tmpdir(), 'cadre-screenshots-'));
+/** Where screenshots go: CADRE_SCREENSHOT_DIR to keep them (a test run's temporary folder is removed). */
+const SCREENSHOTS = process.env.CADRE_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'cadre-screenshots-'));
 
 interface StoredSession {
   messages: Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
@@ -49,7 +50,7 @@ describe.skipIf(!hasChromium)('a running answer in the web app', () => {
       await tab.getByRole('button', { name: 'Send' }).waitFor();
     }
     // The page shows one answer, once: the replay did not add a second copy.
-    expect(await page.getByText('The product is').count()).toBe(1);
+    expect(await page.getByText(/^The product is/).count()).toBe(1);
     const sessionId = new URL(page.url()).pathname.split('/').at(-1)!;
     const stored = await storedSession(server.url, sessionId);
     expect(stored.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
@@ -71,7 +72,7 @@ describe.skipIf(!hasChromium)('a running answer in the web app', () => {
     await ask(page, 'A follow-up question');
     await page.getByText('Waiting to send').waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'queued.png') });
-    await page.getByText('Second answer.').waitFor({ timeout: 30_000 });
+    await page.getByText('Second answer.', { exact: true }).waitFor({ timeout: 30_000 });
     expect(await page.getByText('Waiting to send').count()).toBe(0);
 
     const sessionId = new URL(page.url()).pathname.split('/').at(-1)!;
@@ -99,7 +100,7 @@ describe.skipIf(!hasChromium)('a running answer in the web app', () => {
       const last = body.messages.at(-1);
       if (isMain(system) && last?.role === 'user')
         return { toolCalls: [{ name: 'math', arguments: { task: `Work out: ${String(last.content)}` } }] };
-      return delegation(2500)(request);
+      return delegation(6000)(request);
     });
     const done = await runCli(['ask', 'What is 17 times 23?', '--json'], env);
     expect(done.code).toBe(0);
