@@ -19,6 +19,10 @@ import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
 import { MessageView, rootRunIdOf } from './message-view.tsx';
 
+/** How often, and how many times, a page looks for the answer to a question that has none yet. */
+const ATTACH_LOOK_MS = 1000;
+const ATTACH_LOOKS = 10;
+
 /** The message of a failed chat request: the server's JSON error when it sent one. */
 export function chatErrorMessage(error: Error): { message: string; code?: string } {
   try {
@@ -109,6 +113,21 @@ export function ChatView({
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [busy, cancel]);
+
+  // A question stored a moment ago whose answer has not started yet (its process is still setting up, or
+  // a terminal is answering it) has nothing to attach to on the first look: look again for a few seconds.
+  const lastRole = messages.at(-1)?.role;
+  const unanswered = status === 'ready' && !error && lastRole === 'user' && interrupted.length === 0;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one round of looks per unanswered question
+  useEffect(() => {
+    if (!unanswered) return;
+    let looks = 0;
+    const timer = setInterval(() => {
+      if (++looks > ATTACH_LOOKS) clearInterval(timer);
+      else void resumeStream();
+    }, ATTACH_LOOK_MS);
+    return () => clearInterval(timer);
+  }, [unanswered]);
 
   // Questions asked while an answer is being written wait here, in order, and go one by one as each
   // answer ends: the server takes one answer at a time per session, so they never interleave.
