@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CadreEvent } from '../core/events.ts';
 import { safeJson } from './safe-json.ts';
+import type { StoredEvent } from './store.ts';
 
 /** Event fields that can be large: a tool's input or output, a run's structured data. */
 const LARGE_FIELDS = ['output', 'input', 'data'] as const;
@@ -44,4 +45,25 @@ export function inflatePayloads(body: Record<string, unknown>, payload: string |
   if (typeof field !== 'string' || payload === null) return body;
   const { $payload: _reference, ...rest } = body;
   return { ...rest, [field]: JSON.parse(payload) };
+}
+
+/**
+ * Stored events from event rows (with their payloads joined), in order, stopping once `maxChars` of
+ * them were read (at least one is kept): one page for `RunStore.events`, the same for every backend.
+ */
+export function eventPage(
+  rows: Iterable<{ root_seq: number; body: string; payload: string | null }>,
+  maxChars = Number.POSITIVE_INFINITY,
+): StoredEvent[] {
+  const page: StoredEvent[] = [];
+  let chars = 0;
+  for (const row of rows) {
+    page.push({
+      cursor: row.root_seq,
+      event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
+    });
+    chars += row.body.length + (row.payload?.length ?? 0);
+    if (chars >= maxChars) break;
+  }
+  return page;
 }

@@ -1,7 +1,7 @@
 import type { CadreEvent } from '../../core/events.ts';
 import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
-import { inflatePayloads } from '../payloads.ts';
+import { eventPage } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
 import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
@@ -106,17 +106,7 @@ export class SqliteRunStore implements RunStore {
       body: string;
       payload: string | null;
     }>;
-    const page: StoredEvent[] = [];
-    let chars = 0;
-    for (const row of rows) {
-      page.push({
-        cursor: row.root_seq,
-        event: inflatePayloads(JSON.parse(row.body), row.payload) as CadreEvent,
-      });
-      chars += row.body.length + (row.payload?.length ?? 0);
-      if (options.maxChars !== undefined && chars >= options.maxChars) break;
-    }
-    return page;
+    return eventPage(rows, options.maxChars);
   }
 
   async removeTree(userId: string, rootRunId: string): Promise<boolean> {
