@@ -188,6 +188,11 @@ export async function evaluateInWorker(
 async function evaluateInSlot(expression: string, limits: MathLimits, signal: AbortSignal | undefined) {
   const options = { signal };
   const pooled = await acquireWorker(limits.memoryMb);
+  // Cancelled while a worker booted: the listener below would never hear it.
+  if (signal?.aborted) {
+    giveBack(pooled);
+    throw signal.reason ?? new Error('aborted');
+  }
   const { worker } = pooled;
   const job: MathJob = { id: ++nextJobId, expression, maxResultChars: limits.maxResultChars };
   return new Promise<string>((resolve, reject) => {
