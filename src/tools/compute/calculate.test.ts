@@ -99,6 +99,20 @@ describe('calculate under hostile expressions', () => {
   });
 });
 
+describe('calculate cancelled early', () => {
+  it('ends a call cancelled while its worker is still booting, without evaluating it', async () => {
+    // A pool of its own, so the call has to boot a worker; a patient time limit, so only the cancel ends it.
+    const tool = createCalculateTool({ memoryMb: 120, timeoutMs: 60_000 });
+    const controller = new AbortController();
+    const pending = tool.execute(
+      { expression: 'size(ones(1000,1000) * ones(1000,1000))' },
+      context({ signal: controller.signal }),
+    );
+    controller.abort(new Error('run cancelled'));
+    await expect(pending).rejects.toThrow(/run cancelled/);
+  });
+});
+
 describe('vault', () => {
   it('keeps values per run and says which keys exist', async () => {
     const ctx = context();
