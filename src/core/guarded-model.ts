@@ -71,7 +71,12 @@ export function guardModel(model: LanguageModelV4, guards: ModelGuards): Languag
             throw deadline.expired ? modelCallTimeoutError(guards.timeoutMs) : error;
           }
           // A runaway answer is ended before any of it is journaled or stored.
-          checks.push(outputBoundMapper(params.maxOutputTokens));
+          checks.push(
+            outputBoundMapper(
+              params.maxOutputTokens,
+              guards.bounds.maxToolCallsPerStep * guards.bounds.maxToolInputChars + 16 * 1024 * 1024,
+            ),
+          );
           if (journal) {
             checks.push(
               toolCallBoundsMapper(guards.bounds, () => {}),
