@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { EXIT } from '../app/error-maps.ts';
 import type { CliCommand, CliContext } from './cli-context.ts';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
-import { HelpRequested } from './command-args.ts';
 import { restartWithNodeFlags, tuneHeapForCommand } from './node-flags.ts';
 
 export const VERSION: string = JSON.parse(
@@ -76,6 +75,9 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     }
     return await command(args, context);
   } catch (error) {
+    // Loaded here, as every command loads it: through the core's entry it brings zod, which `cadre
+    // --version` and `--help` do not need.
+    const { HelpRequested } = await import('./command-args.ts');
     if (error instanceof HelpRequested) {
       context.stdout.write(`cadre ${name}: ${error.text}`);
       return EXIT.ok;
@@ -84,7 +86,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
       context.stderr.write(`cadre ${name}: ${error.message}\n`);
       return EXIT.usage;
     }
-    // Describing a model's failure needs the AI SDK; `cadre --version` and `--help` should not load it.
+    // Describing a model's failure needs the AI SDK.
     const { reportError } = await import('./errors.ts');
     return reportError(error, context.stderr);
   }
