@@ -252,4 +252,41 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     await jump.waitFor({ state: 'detached', timeout: 10_000 });
     expectNoConsoleErrors(browser);
   }, 120_000);
+
+  it('allows a tool for the rest of the chat in one click, counts down to the automatic deny, and keeps the choice in the run', async () => {
+    const { page, browser } = await setup(
+      ({ body, system }) => {
+        const last = body.messages.at(-1);
+        if (system.includes('## When to delegate'))
+          return last?.role === 'user'
+            ? { toolCalls: [{ name: 'math', arguments: { task: 'Add up three sums.' } }] }
+            : { text: 'The sums are 2, 4 and 6.' };
+        if (last?.role === 'user')
+          return {
+            toolCalls: ['1 + 1', '2 + 2', '3 + 3'].map((expression) => ({
+              name: 'calculate',
+              arguments: { expression },
+            })),
+          };
+        return { text: '2, 4, 6' };
+      },
+      { config: { approvals: { ask: ['calculate'] } } },
+    );
+    await ask(page, 'Three sums, please');
+    const prompts = page.getByRole('region', { name: 'Waiting for your approval' });
+    await prompts.getByText('wants to run').first().waitFor({ timeout: 20_000 });
+    await prompts
+      .getByText(/^Denied on its own in \d+:\d\d$/)
+      .first()
+      .waitFor();
+    await screenshots(page, '4-approvals');
+    await prompts.getByRole('button', { name: 'Allow calculate in this chat' }).first().click();
+    await page.getByRole('button', { name: /^math: done\./ }).waitFor({ timeout: 20_000 });
+    expect(await prompts.count()).toBe(0);
+    await page.getByRole('button', { name: /^math: done\./ }).click();
+    const calls = page.getByRole('list', { name: 'math tool calls' });
+    await expect.poll(() => calls.getByText('allowed by you').count()).toBe(3);
+    await screenshots(page, '4-approvals-kept');
+    expectNoConsoleErrors(browser);
+  }, 90_000);
 });

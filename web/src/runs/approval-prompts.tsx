@@ -1,18 +1,33 @@
 /**
  * Tool calls waiting for the person (writing a file, running a command): what is asked, by which agent,
- * with Allow and Deny. Only the asking run waits; the rest of the tree goes on meanwhile.
+ * with Allow and Deny, the time left before it is denied on its own, and "Allow <tool> in this chat" so
+ * five identical calls need one click: while this chat is open, later calls of that tool are allowed as
+ * they arrive (each one still recorded as allowed in its run). Only the asking run waits meanwhile.
  */
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { apiJson } from '../api/client.ts';
 import { formatValue, truncate } from '../format.ts';
 import type { RunStore } from './run-store.ts';
 import { usePendingApprovals } from './run-store.ts';
+import { useNow } from './use-now.ts';
 
 export function ApprovalPrompts({ store }: { store: RunStore }) {
   const approvals = usePendingApprovals(store);
   const [error, setError] = useState<string | undefined>();
+  // Tools the person allowed for the rest of this chat (this page's chat view; a new chat starts empty).
+  const [allowedTools, setAllowedTools] = useState<ReadonlySet<string>>(new Set());
+  const now = useNow(approvals.length > 0);
+  const deciding = useRef(new Set<string>());
+  // biome-ignore lint/correctness/useExhaustiveDependencies: decide is recreated each render
+  useEffect(() => {
+    for (const approval of approvals)
+      if (allowedTools.has(approval.name) && !deciding.current.has(approval.approvalId))
+        void decide(approval.approvalId, true);
+  }, [approvals, allowedTools]);
   if (approvals.length === 0) return null;
   const decide = async (approvalId: string, approved: boolean) => {
+    if (deciding.current.has(approvalId)) return;
+    deciding.current.add(approvalId);
     setError(undefined);
     try {
       await apiJson(`/api/approvals/${encodeURIComponent(approvalId)}`, {
@@ -35,8 +50,18 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
               <summary>{truncate(JSON.stringify(approval.input ?? {}), 90)}</summary>
               <pre>{formatValue(approval.input)}</pre>
             </details>
+            <p className="approval-countdown" aria-live="off">
+              {countdown(approval.expiresAt - (now || Date.now()))}
+            </p>
           </div>
           <div className="approval-actions">
+            <button
+              type="button"
+              className="button small"
+              onClick={() => setAllowedTools(new Set([...allowedTools, approval.name]))}
+            >
+              Allow {approval.name} in this chat
+            </button>
             <button
               type="button"
               className="button small primary"
@@ -63,4 +88,11 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
       )}
     </section>
   );
+}
+
+/** "Denied on its own in 4:32" for the time left before an unanswered call is denied. */
+function countdown(ms: number): string {
+  if (ms <= 0) return 'Denied on its own now.';
+  const seconds = Math.ceil(ms / 1000);
+  return `Denied on its own in ${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
 }

@@ -51,6 +51,7 @@ export function ToolCallView({ call }: { call: RunToolCallView }) {
           <span className="badge">waiting for approval</span>
         )}
         {call.approval?.approved === false && <span className="badge">denied</span>}
+        {call.approval?.approved === true && <span className="badge">allowed by you</span>}
       </summary>
       <div className="tool-body">
         <FoldedText label="Input" text={input} />
