@@ -32,9 +32,7 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     const { page, browser } = await setup(delegation());
     const announcer = page.getByTestId('answer-announcer');
     await ask(page, 'What is 17 times 23?');
-    await expect
-      .poll(() => announcer.textContent(), { timeout: 20_000 })
-      .toMatch(/^Answer ready: The product is 391/);
+    await expect.poll(() => announcer.textContent(), { timeout: 20_000 }).toBe('Answer ready.');
     expect(await announcer.getAttribute('aria-live')).toBe('polite');
 
     // A second chat: the first one's delete button is reachable by keyboard and shows when focused.

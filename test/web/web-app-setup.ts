@@ -12,7 +12,7 @@ import { tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
 import { type BrowserSession, launchChromium, openBrowser } from './browser.ts';
 
-export const isMain = (system: string) => system.includes('## When to delegate');
+export const isMain = (system: string) => system.includes('You are Cadre, an assistant');
 export const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
 export const toolNames = (request: RecordedRequest) =>
   (request.body.tools ?? []).map((tool) => tool.function.name);

@@ -1,22 +1,28 @@
 /**
  * Tells a screen reader when an answer has arrived: a polite live region, empty while the answer is
- * written (a stream of deltas read aloud would be noise), then "Answer ready" with its opening words, or
- * how it ended when it did not end well. Sighted people see the answer itself; this region is not shown.
+ * written (a stream of deltas read aloud would be noise), then "Answer ready." or how it ended when it
+ * did not end well. The answer itself is the next thing to read; a failed request announces itself (its
+ * notice is an alert). Sighted people see the answer; this region is not shown.
  */
 import { useEffect, useRef, useState } from 'react';
 import type { CadreMessage } from '../runs/protocol.ts';
 
-/** How much of the answer is read out with the notice; the rest is in the conversation. */
-const OPENING_CHARS = 160;
-
-export function AnswerAnnouncer({ messages, busy }: { messages: CadreMessage[]; busy: boolean }) {
+export function AnswerAnnouncer({
+  messages,
+  busy,
+  failed,
+}: {
+  messages: CadreMessage[];
+  busy: boolean;
+  failed: boolean;
+}) {
   const [notice, setNotice] = useState('');
   const wasBusy = useRef(busy);
   useEffect(() => {
-    if (busy) setNotice('');
+    if (busy || failed) setNotice('');
     else if (wasBusy.current) setNotice(announcement(messages.at(-1)));
     wasBusy.current = busy;
-  }, [busy, messages]);
+  }, [busy, failed, messages]);
   return (
     <p className="visually-hidden" aria-live="polite" aria-atomic="true" data-testid="answer-announcer">
       {notice}
@@ -27,13 +33,6 @@ export function AnswerAnnouncer({ messages, busy }: { messages: CadreMessage[]; 
 function announcement(message: CadreMessage | undefined): string {
   if (message?.role !== 'assistant') return '';
   const status = message.metadata?.status;
-  if (status && status !== 'ok' && status !== 'running') return `The answer ended: ${status}.`;
-  const text = message.parts
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .join(' ')
-    .replace(/[#*_`>|[\]]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (!text) return 'Answer ready.';
-  return `Answer ready: ${text.length > OPENING_CHARS ? `${text.slice(0, OPENING_CHARS)}…` : text}`;
+  if (status && status !== 'ok' && status !== 'running') return `The answer stopped: ${status}.`;
+  return 'Answer ready.';
 }

@@ -299,7 +299,7 @@ export function ChatView({
           {attachNote}
         </p>
       )}
-      <AnswerAnnouncer messages={messages} busy={busy} />
+      <AnswerAnnouncer messages={messages} busy={busy} failed={Boolean(error)} />
       <ApprovalPrompts store={store} />
       <Composer
         busy={busy}
