@@ -70,7 +70,10 @@ describe('cadre mcp list · trust · untrust', () => {
 
     const listed = await cli(['mcp', 'list'], { home, cwd: project });
     expect(listed.stdout).toContain('flaky  (stdio)');
-    expect(listed.stdout).toMatch(/mcp__flaky__echo {2}Echoes its text back\./);
+    // What the model is offered: the server's own words, marked as the server's.
+    expect(listed.stdout).toMatch(
+      /mcp__flaky__echo {2}\[Untrusted: described by MCP server "flaky".*\] Echoes its text back\./,
+    );
     expect(listed.stdout).toContain('mcp__flaky__crash');
 
     // A change to what the folder asks to start (a pull, an edit) needs trusting again.
@@ -110,7 +113,9 @@ describe('cadre mcp list · trust · untrust', () => {
       {
         name: 'flaky',
         state: 'ready',
-        tools: expect.arrayContaining([{ name: 'mcp__flaky__pid', description: "The server's process id." }]),
+        tools: expect.arrayContaining([
+          { name: 'mcp__flaky__pid', description: expect.stringMatching(/\] The server's process id\.$/) },
+        ]),
       },
       { name: 'ghost', state: 'failed', error: expect.stringContaining('could not start') },
     ]);

@@ -146,7 +146,10 @@ describe('POST /api/chat', () => {
       .join('')
       .slice(0, 100 * 1024);
     expect(bigText.length).toBe(100 * 1024);
-    const { app } = await testServer(delegation(bigText));
+    // The sub-agent writes 100 KB in one answer: more than the default maxOutputTokens lets a model write.
+    const { app } = await testServer(delegation(bigText), {
+      config: { limits: { maxOutputTokens: 64_000 } },
+    });
     const response = await app.request('/api/chat', postJson(chatBody('s4', 'Write a lot.')));
     const raw = await response.text();
     expect(raw.length).toBeLessThanOrEqual(1.5 * bigText.length);

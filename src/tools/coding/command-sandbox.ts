@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SystemError } from '../../core/errors.ts';
 import type { SandboxPolicy } from '../workspace/workspaces.ts';
 
 /** Turns one command into the command line that runs it sandboxed, or says why it cannot. */
@@ -60,7 +61,7 @@ export function sandboxRuntime(): CommandSandbox {
     },
     async wrap(command, root, policy) {
       const ready = await start();
-      if ('problem' in ready) throw new Error(ready.problem);
+      if ('problem' in ready) throw new SystemError('sandbox_unavailable', ready.problem);
       const manager = ready.runtime.SandboxManager;
       // Unguessable, as the runtime requires: the id is what binds a connection to this command's hosts.
       const commandId = randomBytes(16).toString('base64url');

@@ -78,7 +78,7 @@ export function Composer({
           disabled
             ? 'Set a model first (see above)'
             : busy
-              ? 'Ask a follow-up: it is sent when this answer ends'
+              ? 'Follow-up? Sent when this answer ends'
               : 'Ask anything…'
         }
         title="Enter sends, Shift+Enter starts a new line, Esc stops the answer"
