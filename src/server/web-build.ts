@@ -75,7 +75,9 @@ export function ensureWebApp(report: (line: string) => void, root = WEB_DIST): b
   const result = spawnSync(
     process.execPath,
     [vite, 'build', '--config', WEB_CONFIG, '--outDir', staging, '--emptyOutDir', '--logLevel', 'warn'],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    // A production build whatever the caller's NODE_ENV (a test runner sets "test", which makes React's
+    // development build: larger than the first-load budget the build checks).
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } },
   );
   if (result.status !== 0 || !existsSync(join(staging, 'index.html'))) {
     rmSync(staging, { recursive: true, force: true });
