@@ -5,7 +5,7 @@ import {
   type ApprovalSettings,
   NO_APPROVALS,
 } from './approval-settings.ts';
-import { emit, type RunFrame } from './run-frame.ts';
+import { emit, type ParentRun, type RunFrame } from './run-frame.ts';
 import type { CadreTool } from './tool.ts';
 
 export {
@@ -143,7 +143,7 @@ async function waitForDecision(
 
 function runPath(frame: RunFrame): Array<{ runId: string; agent: string }> {
   const path: Array<{ runId: string; agent: string }> = [];
-  for (let at: RunFrame | undefined = frame; at; at = at.parent) {
+  for (let at: ParentRun | undefined = frame; at; at = at.parent) {
     path.unshift({ runId: at.id, agent: at.definition.name });
   }
   return path;

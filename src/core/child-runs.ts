@@ -23,8 +23,14 @@ export interface ChildRunRequest {
   parentToolCallId?: string;
   /** The child's depth in the tree (the root is 0). */
   depth: number;
+  /** How deep the tree may nest (its root run's limit). */
+  maxDepth: number;
   userId: string;
   sessionId?: string;
+  /** The runs from the root down to the parent, with where each sits in the journal and its model. */
+  ancestors: Array<{ runId: string; agent: string; journalKey: string; modelRef: string }>;
+  /** Sub-agents run anew (a question sent again): no kept result is handed back. */
+  freshResults?: boolean;
 }
 
 /** Runs a child and resolves to its envelope; never rejects for what happens inside the run. */
@@ -32,7 +38,11 @@ export interface ChildRunner {
   run(request: ChildRunRequest, cancellation: Cancellation): Promise<ResultEnvelope>;
 }
 
-/** The tokens a whole tree has spent, shared by every run in it (the tree budget's ledger). */
+/**
+ * The tokens a whole tree has spent, shared by every run in it (the tree budget's ledger). `spent` answers
+ * at once with what this process knows; a ledger shared by processes adds the others' charges as it
+ * learns them.
+ */
 export interface BudgetLedger {
   spent(): number;
   charge(tokens: number): void;

@@ -28,6 +28,8 @@ export interface RunStartEvent extends EventBase {
   sessionId?: string;
   /** The parent's tool call that started this run (absent at the root), so a view can nest it there. */
   parentToolCallId?: string;
+  /** The worker process that executes the run, when runs are jobs (the PostgreSQL mode's `cadre worker`). */
+  worker?: string;
 }
 export interface TextDeltaEvent extends EventBase {
   type: 'text-delta';

@@ -2,7 +2,7 @@ import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ChildRunner } from './child-runs.ts';
 import type { RuntimeLimits } from './limits.ts';
-import type { RunFrame } from './run-frame.ts';
+import type { ParentRun } from './run-frame.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
 /**
@@ -15,7 +15,7 @@ export interface LoopServices {
   agents: ReadonlyMap<string, AgentDefinition>;
   tools: ToolRegistry;
   resolveModel: (ref: string) => LanguageModel | PromiseLike<LanguageModel>;
-  modelRefFor: (definition: AgentDefinition, parent: RunFrame | undefined) => string;
+  modelRefFor: (definition: AgentDefinition, parent: ParentRun | undefined) => string;
   limitsFor: (definition: AgentDefinition) => RuntimeLimits;
   prepareAgent?: PrepareAgent;
   /** Wraps the in-process child runner (a queue, an observer); default: children run here. */
@@ -36,7 +36,9 @@ export interface RunSpec {
   definition: AgentDefinition;
   task: string;
   inputs: Record<string, unknown>;
-  parent: RunFrame | undefined;
+  parent: ParentRun | undefined;
+  /** The run's id when it is decided before it starts (a queued run); else a new one. */
+  runId?: string;
   /** Messages before the task: a session's history for a root run, a context-policy slice for a child. */
   history: ModelMessage[];
   signal: AbortSignal;

@@ -65,7 +65,7 @@ async function runWithin(
   const initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
   let responseMessages: ModelMessage[] = [];
   const frame: RunFrame = {
-    id: tree.newId(),
+    id: spec.runId ?? tree.newId(),
     parent: spec.parent,
     depth: spec.parent ? spec.parent.depth + 1 : 0,
     definition,
@@ -108,6 +108,7 @@ async function runWithin(
     userId: tree.userId,
     ...(tree.sessionId && !spec.parent ? { sessionId: tree.sessionId } : {}),
     ...(spec.parentToolCallId ? { parentToolCallId: spec.parentToolCallId } : {}),
+    ...(tree.worker ? { worker: tree.worker } : {}),
   });
   const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
     closeRun(frame, status, summary, extra);

@@ -6,7 +6,7 @@ import { bindAgentTool, type ChildRequest, delegationFailure } from './delegatio
 import type { ResultEnvelope } from './envelope.ts';
 import { SystemError } from './errors.ts';
 import type { LoopServices, RunSpec } from './loop-services.ts';
-import type { RunFrame, TreeState } from './run-frame.ts';
+import type { ParentRun, RunFrame, TreeState } from './run-frame.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';
 
@@ -74,12 +74,43 @@ function startChild(
     parentRunId: parent.id,
     ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
     depth: parent.depth + 1,
+    maxDepth: tree.maxDepth,
     userId: tree.userId,
     ...(tree.sessionId ? { sessionId: tree.sessionId } : {}),
+    ancestors: ancestorsOf(parent),
+    ...(tree.reuse?.recall === false ? { freshResults: true } : {}),
   };
   const local = inProcessChildRunner(services, tree, run);
   const runner = services.childRunner ? services.childRunner(local) : local;
   return runner.run(data, { signal: parent.signal });
+}
+
+/** The runs from the root down to `run`, as plain data. */
+function ancestorsOf(run: ParentRun): ChildRunRequest['ancestors'] {
+  const chain: ChildRunRequest['ancestors'] = [];
+  for (let at: ParentRun | undefined = run; at; at = at.parent)
+    chain.unshift({ runId: at.id, agent: at.definition.name, journalKey: at.journalKey, modelRef: at.modelRef });
+  return chain;
+}
+
+/**
+ * The parent of a child request that runs away from its parent's process: the ancestors it carries, as
+ * frames hold them in process (identity, depth, journal place, model).
+ */
+export function parentOf(request: ChildRunRequest): ParentRun {
+  let parent: ParentRun | undefined;
+  request.ancestors.forEach((ancestor, depth) => {
+    parent = {
+      id: ancestor.runId,
+      parent,
+      depth,
+      definition: { name: ancestor.agent },
+      modelRef: ancestor.modelRef,
+      journalKey: ancestor.journalKey,
+    };
+  });
+  if (!parent) throw new SystemError('child_unrunnable', 'A child run request names no parent run.');
+  return parent;
 }
 
 /** Runs child requests in this process, under their parent's live frame, with the tree's shared state. */

@@ -27,6 +27,8 @@ export interface TreeState {
   reuse?: { memory: ResultMemory; ttlMs: number; recall?: false } | undefined;
   /** The root run's id, known once the root run has started. */
   rootRunId: string;
+  /** The process that executes this tree's runs here, when runs are jobs (recorded on each run-start). */
+  worker?: string;
   now: () => number;
   newId: () => string;
   /** Which calls need a person's approval and who gives it; without it such calls are denied. */
@@ -35,13 +37,23 @@ export interface TreeState {
   journal?: TreeJournal;
 }
 
-/** One run's live state: identity, signals, counters, and what its children need from it. */
-export interface RunFrame {
+/**
+ * What a run needs of its parent: who it is and where it sits. In process the parent's whole frame; for a
+ * child run by another process (a worker), these fields carried with the child's request.
+ */
+export interface ParentRun {
   id: string;
-  parent: RunFrame | undefined;
+  parent: ParentRun | undefined;
   depth: number;
-  definition: AgentDefinition;
+  definition: Pick<AgentDefinition, 'name'>;
   modelRef: string;
+  journalKey: string;
+}
+
+/** One run's live state: identity, signals, counters, and what its children need from it. */
+export interface RunFrame extends ParentRun {
+  parent: ParentRun | undefined;
+  definition: AgentDefinition;
   limits: RuntimeLimits;
   tree: TreeState;
   inputs: Record<string, unknown>;

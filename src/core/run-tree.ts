@@ -31,6 +31,8 @@ export interface RunTree {
   /** True when the result is derived from untrusted external content (web pages, API answers). */
   untrusted?: boolean;
   model: string;
+  /** The worker process that executed the run, when runs are jobs. */
+  worker?: string;
   /** Model calls made so far. */
   turns: number;
   startedAt: string;
@@ -69,6 +71,7 @@ export class RunTreeBuilder {
         subtreeUsage: zeroUsage(),
         toolCalls: [],
         children: [],
+        ...(event.worker ? { worker: event.worker } : {}),
       };
       this.#runs.set(node.id, node);
       const parent = event.parentRunId ? this.#runs.get(event.parentRunId) : undefined;

@@ -1,7 +1,12 @@
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import { type ApprovalSettings, type Approver, NO_APPROVALS } from './approvals.ts';
-import { type ChildRunner, InMemoryBudgetLedger } from './child-runs.ts';
+import {
+  type BudgetLedger,
+  type ChildRunner,
+  type ChildRunRequest,
+  InMemoryBudgetLedger,
+} from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { SystemError, UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
@@ -10,7 +15,8 @@ import { namedLimits } from './limit-names.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
-import type { RunFrame, TreeState } from './run-frame.ts';
+import { parentOf } from './run-children.ts';
+import type { ParentRun, TreeState } from './run-frame.ts';
 import { type RunTree, RunTreeBuilder } from './run-tree.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import { unknownAgentError } from './unknown-agent.ts';
@@ -78,6 +84,24 @@ export interface RunRequest {
    * again to get a different answer). What this tree's sub-agents find is still kept for later questions.
    */
   freshResults?: boolean;
+  /** The root run's id, when it is decided before the tree starts (a queued tree); else a new one. */
+  rootRunId?: string;
+  /** Names the process executing the tree's runs here, on each run-start (runs as jobs). */
+  worker?: string;
+  /** The tree's token ledger when processes share it (runs as jobs); else one in memory. */
+  ledger?: BudgetLedger;
+}
+
+/** A child run handed to this process by another (a worker taking a queued run): its request and hooks. */
+export interface ChildRunHooks {
+  /** The child's run id (derived from its parent and the tool call, so a retried dispatch finds it). */
+  runId: string;
+  signal: AbortSignal;
+  onEvent?: EventListener;
+  journal?: TreeJournal;
+  ledger: BudgetLedger;
+  worker?: string;
+  approver?: Approver;
 }
 
 export interface RunOutcome {
@@ -122,21 +146,89 @@ export class Runtime {
   async run(request: RunRequest): Promise<RunOutcome> {
     const definition = this.agent(request.agent);
     const modelRef = await this.rootModel(request.agent, request.model);
-    const treeBus = new EventBus();
     const builder = new RunTreeBuilder();
+    const tree = this.#treeState({
+      ...request,
+      userId: request.userId ?? 'local',
+      onEvent: (event) => {
+        builder.apply(event);
+        request.onEvent?.(event);
+      },
+      ledger: request.ledger ?? new InMemoryBudgetLedger(),
+      maxDepth: this.limits.maxDepth,
+      rootRunId: '',
+    });
+    const envelope = await runAgent(this.#services(), tree, {
+      definition,
+      task: request.task,
+      inputs: request.inputs ?? {},
+      parent: undefined,
+      history: request.history ?? [],
+      signal: request.signal ?? new AbortController().signal,
+      modelRef,
+      ...(request.rootRunId ? { runId: request.rootRunId } : {}),
+      ...(request.rootLimits ? { limits: request.rootLimits } : {}),
+      ...(request.prefetch
+        ? { prefetch: { agent: request.prefetch.agent, task: request.prefetch.task ?? request.task } }
+        : {}),
+    });
+    const root = builder.get(envelope.runId);
+    if (!root) throw new SystemError('no_run_start', `run ${envelope.runId} produced no run-start event`);
+    return { envelope, tree: root };
+  }
+
+  /**
+   * Runs a child another process asked for (a queued sub-agent run) as part of its tree: its parent is
+   * the chain of ancestors the request carries, its budget the tree's shared ledger, its journal the
+   * tree's. Resolves to its envelope; never rejects for what happens inside the run.
+   */
+  async runChild(request: ChildRunRequest, hooks: ChildRunHooks): Promise<ResultEnvelope> {
+    const definition = this.agent(request.agent);
+    const tree = this.#treeState({
+      userId: request.userId,
+      ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+      ...(request.freshResults ? { freshResults: true } : {}),
+      ...(hooks.approver ? { approver: hooks.approver } : {}),
+      ...(hooks.journal ? { journal: hooks.journal } : {}),
+      ...(hooks.worker ? { worker: hooks.worker } : {}),
+      ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
+      ledger: hooks.ledger,
+      maxDepth: request.maxDepth,
+      rootRunId: request.rootRunId,
+    });
+    return runAgent(this.#services(), tree, {
+      definition,
+      task: request.task,
+      inputs: request.inputs,
+      parent: parentOf(request),
+      history: request.context,
+      signal: hooks.signal,
+      runId: hooks.runId,
+      ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
+    });
+  }
+
+  #treeState(
+    request: Pick<RunRequest, 'sessionId' | 'freshResults' | 'approver' | 'journal' | 'worker' | 'onEvent'> & {
+      userId: string;
+      ledger: BudgetLedger;
+      maxDepth: number;
+      rootRunId: string;
+    },
+  ): TreeState {
+    const treeBus = new EventBus();
     treeBus.subscribe((event) => {
-      builder.apply(event);
       this.bus.publish(event);
       request.onEvent?.(event);
     });
     let counter = 0;
-    const tree: TreeState = {
+    return {
       bus: treeBus,
       limits: this.limits,
-      ledger: new InMemoryBudgetLedger(),
+      ledger: request.ledger,
       frames: new Map(),
-      maxDepth: this.limits.maxDepth,
-      userId: request.userId ?? 'local',
+      maxDepth: request.maxDepth,
+      userId: request.userId,
       sessionId: request.sessionId,
       ...(this.options.resultMemory
         ? {
@@ -155,45 +247,30 @@ export class Runtime {
             },
           }
         : {}),
-      rootRunId: '',
+      rootRunId: request.rootRunId,
       ...(request.journal ? { journal: request.journal } : {}),
+      ...(request.worker ? { worker: request.worker } : {}),
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??
         (() => `run_${Date.now().toString(36)}${(counter++).toString(36)}${randomSuffix()}`),
     };
-    const envelope = await runAgent(
-      {
-        agents: this.options.agents,
-        tools: this.options.tools,
-        resolveModel: this.options.resolveModel,
-        modelRefFor: (agent, parent) => this.#modelRefFor(agent, parent),
-        limitsFor: (agent) => this.#limitsFor(agent),
-        ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
-        ...(this.options.childRunner ? { childRunner: this.options.childRunner } : {}),
-        ...(this.options.beforeModelRequest ? { beforeModelRequest: this.options.beforeModelRequest } : {}),
-      },
-      tree,
-      {
-        definition,
-        task: request.task,
-        inputs: request.inputs ?? {},
-        parent: undefined,
-        history: request.history ?? [],
-        signal: request.signal ?? new AbortController().signal,
-        modelRef,
-        ...(request.rootLimits ? { limits: request.rootLimits } : {}),
-        ...(request.prefetch
-          ? { prefetch: { agent: request.prefetch.agent, task: request.prefetch.task ?? request.task } }
-          : {}),
-      },
-    );
-    const root = builder.get(envelope.runId);
-    if (!root) throw new SystemError('no_run_start', `run ${envelope.runId} produced no run-start event`);
-    return { envelope, tree: root };
   }
 
-  #modelRefFor(definition: AgentDefinition, parent: RunFrame | undefined): string {
+  #services() {
+    return {
+      agents: this.options.agents,
+      tools: this.options.tools,
+      resolveModel: this.options.resolveModel,
+      modelRefFor: (agent: AgentDefinition, parent: ParentRun | undefined) => this.#modelRefFor(agent, parent),
+      limitsFor: (agent: AgentDefinition) => this.#limitsFor(agent),
+      ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
+      ...(this.options.childRunner ? { childRunner: this.options.childRunner } : {}),
+      ...(this.options.beforeModelRequest ? { beforeModelRequest: this.options.beforeModelRequest } : {}),
+    };
+  }
+
+  #modelRefFor(definition: AgentDefinition, parent: ParentRun | undefined): string {
     const declared = definition.model;
     if (declared && declared !== 'inherit') return declared;
     if (!parent) {
