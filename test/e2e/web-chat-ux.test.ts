@@ -3,29 +3,12 @@
  * behaviour found by roles and names, and each view saved at 1280 and 375 px, light and dark, to
  * CADRE_SCREENSHOTS (a temporary folder by default) for a person to look at.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../web/browser.ts';
-import { ask, delegation, expectNoConsoleErrors, setup } from '../web/web-app-setup.ts';
-
-const SCREENSHOTS = process.env.CADRE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'cadre-ux-'));
-mkdirSync(SCREENSHOTS, { recursive: true });
-
-/** The page as it is now, at both widths and in both colour schemes. */
-async function screenshots(page: Page, name: string) {
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    for (const width of [1280, 375]) {
-      await page.setViewportSize({ width, height: width === 375 ? 760 : 860 });
-      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}-${colorScheme}.png`) });
-    }
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-  await page.setViewportSize({ width: 1280, height: 860 });
-}
+import { ask, delegation, expectNoConsoleErrors, screenshots, setup } from '../web/web-app-setup.ts';
 
 describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
   it('tells a screen reader when the answer arrives, and lets keyboard and touch reach every delete button', async () => {

@@ -3,7 +3,8 @@
  * OpenAI-compatible model server playing a script, and Chromium on the served page; everything started is
  * stopped after each test. Also the scripts and steps several tests use.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, expect } from 'vitest';
@@ -111,4 +112,21 @@ export async function ask(page: Page, text: string) {
 
 export function expectNoConsoleErrors(browser: BrowserSession) {
   expect(browser.errors).toEqual([]);
+}
+
+/** Where `screenshots` saves: CADRE_SCREENSHOTS, else a temporary folder. */
+export const SCREENSHOTS = process.env.CADRE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'cadre-ux-'));
+mkdirSync(SCREENSHOTS, { recursive: true });
+
+/** The page as it is now, at 1280 and 375 px, light and dark, saved to SCREENSHOTS for a person to look at. */
+export async function screenshots(page: Page, name: string) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: width === 375 ? 760 : 860 });
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}-${colorScheme}.png`) });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 860 });
 }

@@ -42,3 +42,44 @@ export function PaperclipIcon() {
     </svg>
   );
 }
+
+export function CopyIcon() {
+  return (
+    <svg {...common} width={14} height={14} aria-hidden="true">
+      <rect x="9" y="9" width="11" height="11" rx="2" />
+      <path d="M5 15V5a2 2 0 012-2h8" />
+    </svg>
+  );
+}
+
+export function CheckIcon() {
+  return (
+    <svg {...common} width={14} height={14} aria-hidden="true">
+      <path d="M5 12.5l4.5 4.5L19 7.5" />
+    </svg>
+  );
+}
+
+export function PencilIcon() {
+  return (
+    <svg {...common} width={14} height={14} aria-hidden="true">
+      <path d="M4 20h4L19 9l-4-4L4 16v4zM13.5 6.5l4 4" />
+    </svg>
+  );
+}
+
+export function RefreshIcon() {
+  return (
+    <svg {...common} width={14} height={14} aria-hidden="true">
+      <path d="M20 11a8 8 0 10-2.3 5.7M20 4v7h-7" />
+    </svg>
+  );
+}
+
+export function DownloadIcon() {
+  return (
+    <svg {...common} aria-hidden="true">
+      <path d="M12 4v11M7 10l5 5 5-5M5 20h14" />
+    </svg>
+  );
+}

@@ -66,7 +66,7 @@ export function ChatView({
     () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
     [],
   );
-  const { messages, sendMessage, status, error, stop, clearError, setMessages, resumeStream } =
+  const { messages, sendMessage, regenerate, status, error, stop, clearError, setMessages, resumeStream } =
     useChat<CadreMessage>({
       id: sessionId,
       messages: initialMessages,
@@ -171,15 +171,24 @@ export function ChatView({
     liveRoot.current = undefined;
     void sendMessage({ text: next! });
   }, [status, queued.length]);
-  // Retry asks the last question again as a new message: the failed answer stays in the conversation
-  // (it is stored with the session), so what a reload shows is what is on screen now.
-  const retry = () => {
-    const lastQuestion = [...messages].reverse().find((message) => message.role === 'user');
-    const text = lastQuestion?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
+  // Retry writes the failed answer again in its place: the question is resent under its own id, so the
+  // server replaces it and the failed answer (stored with the session) instead of adding a second copy;
+  // what a reload shows is what is on screen now. A question whose request failed before any answer
+  // began is simply sent again. Regenerate does the same for an answer that did not fail.
+  const retry = useCallback(() => {
     clearError();
     liveRoot.current = undefined;
-    if (text.trim()) void sendMessage({ text });
-  };
+    void regenerate();
+  }, [clearError, regenerate]);
+  // An edited question is sent in place of the old one: its answer and what followed are replaced.
+  const edit = useCallback(
+    (messageId: string, text: string) => {
+      clearError();
+      liveRoot.current = undefined;
+      void sendMessage({ text, messageId });
+    },
+    [clearError, sendMessage],
+  );
 
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -248,6 +257,8 @@ export function ChatView({
                 streaming={busy && index === lastIndex}
                 onInspect={setInspecting}
                 onRetry={index === lastIndex && !busy ? retry : undefined}
+                onRegenerate={index === lastIndex && !busy ? retry : undefined}
+                onEdit={busy ? undefined : edit}
               />
             ))}
             {!busy &&

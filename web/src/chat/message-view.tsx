@@ -3,8 +3,10 @@
  * and each delegation as the sub-agent's run in the place the main agent called it. Runs the main agent
  * did not call itself (prefetched ones) come first. Under the answer: how it ended, its cost, its sources.
  */
-import { memo } from 'react';
+import { type KeyboardEvent, memo, useEffect, useRef, useState } from 'react';
+import { CopyButton } from '../controls/copy-button.tsx';
 import { formatTokens } from '../format.ts';
+import { PencilIcon, RefreshIcon } from '../icons.tsx';
 import type { CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunCard } from '../runs/run-card.tsx';
 import { type RunStore, useChildren, useRun } from '../runs/run-store.ts';
@@ -38,27 +40,35 @@ function toolName(part: ToolPartLike): string {
   return part.toolName ?? part.type.replace(/^tool-/, '');
 }
 
+/** The text of a message: its text parts joined, as the person wrote it or the answer reads. */
+export function messageText(message: CadreMessage): string {
+  return message.parts
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .filter(Boolean)
+    .join(message.role === 'user' ? '' : '\n\n');
+}
+
 export const MessageView = memo(function MessageView({
   message,
   store,
   streaming,
   onInspect,
   onRetry,
+  onEdit,
+  onRegenerate,
 }: {
   message: CadreMessage;
   store: RunStore;
   streaming: boolean;
   onInspect: (rootRunId: string) => void;
-  onRetry?: () => void;
+  onRetry?: (() => void) | undefined;
+  /** Sends the question again with new text, in its place: what followed it is replaced. */
+  onEdit?: ((messageId: string, text: string) => void) | undefined;
+  /** Writes this answer again (the last answer only). */
+  onRegenerate?: (() => void) | undefined;
 }) {
-  if (message.role === 'user') {
-    const text = message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
-    return (
-      <article className="message user" aria-label="Your message">
-        <div className="bubble">{text}</div>
-      </article>
-    );
-  }
+  if (message.role === 'user')
+    return <UserMessage message={message} onEdit={onEdit && ((text) => onEdit(message.id, text))} />;
   const rootRunId = rootRunIdOf(message);
   return (
     <article className="message assistant" aria-label="Answer">
@@ -96,11 +106,110 @@ export const MessageView = memo(function MessageView({
           message={message}
           onInspect={onInspect}
           onRetry={onRetry}
+          onRegenerate={streaming ? undefined : onRegenerate}
         />
       )}
     </article>
   );
 });
+
+/**
+ * The person's message, with Copy and Edit under it. Edit turns the bubble into a text box in place:
+ * Enter (or Send) asks the edited question instead, Esc (or Cancel) leaves it as it was.
+ */
+function UserMessage({
+  message,
+  onEdit,
+}: {
+  message: CadreMessage;
+  onEdit?: ((text: string) => void) | undefined;
+}) {
+  const text = messageText(message);
+  const [draft, setDraft] = useState<string | undefined>();
+  const area = useRef<HTMLTextAreaElement>(null);
+  const editButton = useRef<HTMLButtonElement>(null);
+  const returnFocus = useRef(false);
+  const editing = draft !== undefined;
+  useEffect(() => {
+    if (editing) {
+      area.current?.focus();
+      area.current?.setSelectionRange(area.current.value.length, area.current.value.length);
+    } else if (returnFocus.current) editButton.current?.focus();
+  }, [editing]);
+  const cancel = () => {
+    returnFocus.current = true;
+    setDraft(undefined);
+  };
+  const send = () => {
+    const edited = draft?.trim();
+    if (!edited || !onEdit) return;
+    returnFocus.current = false;
+    setDraft(undefined);
+    onEdit(edited);
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send();
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      event.stopPropagation();
+      cancel();
+    }
+  };
+  return (
+    <article className="message user" aria-label="Your message">
+      {editing ? (
+        <form
+          className="edit-message"
+          onSubmit={(event) => {
+            event.preventDefault();
+            send();
+          }}
+        >
+          <textarea
+            ref={area}
+            aria-label="Edit your message"
+            rows={Math.min(8, Math.max(2, draft.split('\n').length))}
+            value={draft}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={onKeyDown}
+          />
+          <div className="edit-actions">
+            <span className="muted small-text">
+              Sending replaces this question's answer and what came after.
+            </span>
+            <button type="button" className="button small" onClick={cancel}>
+              Cancel
+            </button>
+            <button type="submit" className="button small primary" disabled={!draft.trim()}>
+              Send
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div className="bubble">{text}</div>
+      )}
+      {!editing && (
+        <div className="message-actions">
+          <CopyButton label="Copy your message" text={() => text} />
+          {onEdit && (
+            <button
+              ref={editButton}
+              type="button"
+              className="link-button action-button"
+              aria-label="Edit your message"
+              onClick={() => setDraft(text)}
+            >
+              <PencilIcon />
+              <span>Edit</span>
+            </button>
+          )}
+        </div>
+      )}
+    </article>
+  );
+}
 
 /** A tool part whose run has not been announced yet shows as a plain tool call (it re-renders when it is). */
 function DelegationOrTool({ store, tool }: { store: RunStore; tool: ToolPartLike }) {
@@ -165,12 +274,14 @@ function AnswerFooter({
   message,
   onInspect,
   onRetry,
+  onRegenerate,
 }: {
   store: RunStore;
   rootRunId: string;
   message: CadreMessage;
   onInspect: (rootRunId: string) => void;
   onRetry?: (() => void) | undefined;
+  onRegenerate?: (() => void) | undefined;
 }) {
   const root = useRun(store, rootRunId);
   const status = message.metadata?.status ?? root?.status;
@@ -193,6 +304,21 @@ function AnswerFooter({
       )}
       {root?.sources && <SourcesList sources={root.sources} />}
       <div className="answer-footer">
+        {status !== 'running' && messageText(message).trim() && (
+          <CopyButton label="Copy answer" text={() => messageText(message)} />
+        )}
+        {onRegenerate && !failed && (
+          <button
+            type="button"
+            className="link-button action-button"
+            aria-label="Regenerate answer"
+            title="Write this answer again"
+            onClick={onRegenerate}
+          >
+            <RefreshIcon />
+            <span>Regenerate</span>
+          </button>
+        )}
         {usage && <span>{formatTokens(usage.totalTokens)} in all</span>}
         {message.metadata?.delegationUsed && <span className="badge">delegation mode used</span>}
         <button type="button" className="link-button" onClick={() => onInspect(rootRunId)}>
