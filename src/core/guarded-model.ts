@@ -15,7 +15,7 @@ export interface ModelGuards {
   timeoutMs: number;
   usage: UsageMeterOptions;
   /** The tree's journal and this run's place in it: steps are replayed from it or committed to it. */
-  journal?: { journal: TreeJournal; runKey: string };
+  journal?: { journal: TreeJournal; runKey: string; onLive?: () => void };
   /** Awaited before each request actually sent (the store's durability barrier). */
   beforeRequest?: () => void | Promise<void>;
 }
@@ -63,6 +63,7 @@ export function guardModel(model: LanguageModelV4, guards: ModelGuards): Languag
         const checks: PartMapper<LanguageModelV4StreamPart>[] = [];
         let result: Awaited<ReturnType<LanguageModelV4['doStream']>> | undefined;
         if (!recorded) {
+          journal?.onLive?.();
           try {
             await guards.beforeRequest?.();
             result = await model.doStream({ ...params, abortSignal: deadline.signal });

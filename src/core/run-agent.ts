@@ -12,7 +12,7 @@ import { describeModelError } from './model-errors.ts';
 import { repairStructuredOutput } from './output-repair.ts';
 import { bindTools, prefetch } from './run-children.ts';
 import { closeRun, finishInterrupted, interruption } from './run-close.ts';
-import { budgetSpent, countUsage, emit, type RunFrame, type TreeState } from './run-frame.ts';
+import { budgetSpent, countUsage, emit, goLive, type RunFrame, type TreeState } from './run-frame.ts';
 import { Semaphore } from './semaphore.ts';
 import { citedSources } from './sources.ts';
 import type { RunStatus } from './status.ts';
@@ -94,6 +94,7 @@ async function runWithin(
     directTools: new Set(),
     seq: 0,
   };
+  frame.resumeSeq = tree.resumeSeqs?.get(frame.id);
   tree.frames.set(frame.id, frame);
 
   // 1.
@@ -134,7 +135,9 @@ async function runWithin(
       bounds: limits,
       onRefused: (toolCallId, reason) => frame.refusedCalls.set(toolCallId, reason),
       timeoutMs: limits.modelCallTimeoutMs,
-      ...(tree.journal ? { journal: { journal: tree.journal, runKey: frame.journalKey } } : {}),
+      ...(tree.journal
+        ? { journal: { journal: tree.journal, runKey: frame.journalKey, onLive: () => goLive(frame) } }
+        : {}),
       ...(services.beforeModelRequest ? { beforeRequest: services.beforeModelRequest } : {}),
       usage: {
         onEstimated: () => {

@@ -89,7 +89,12 @@ function startChild(
 function ancestorsOf(run: ParentRun): ChildRunRequest['ancestors'] {
   const chain: ChildRunRequest['ancestors'] = [];
   for (let at: ParentRun | undefined = run; at; at = at.parent)
-    chain.unshift({ runId: at.id, agent: at.definition.name, journalKey: at.journalKey, modelRef: at.modelRef });
+    chain.unshift({
+      runId: at.id,
+      agent: at.definition.name,
+      journalKey: at.journalKey,
+      modelRef: at.modelRef,
+    });
   return chain;
 }
 

@@ -35,6 +35,11 @@ export interface TreeState {
   approvals?: ApprovalSettings;
   /** Where completed model steps and tool results are committed, and found again on resume. */
   journal?: TreeJournal;
+  /**
+   * Runs a retried job continues under their own ids, with the sequence number after the last event the
+   * earlier attempt stored (see `goLive`).
+   */
+  resumeSeqs?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -94,6 +99,23 @@ export interface RunFrame extends ParentRun {
   /** Names of the direct (non-agent) tools this run may call. */
   directTools: Set<string>;
   seq: number;
+  /**
+   * Set while a retried run replays what its earlier attempt committed: the replay's events repeat the
+   * stored ones under the same numbers (the store keeps one of each); once the run does something new,
+   * its events continue after the last the earlier attempt stored.
+   */
+  resumeSeq?: number | undefined;
+}
+
+/**
+ * The run goes beyond what its journal holds (a model request or a tool call made anew): a retried run's
+ * next events are numbered after everything its earlier attempt stored, so none of them is taken for a
+ * repeat of an event that attempt wrote before it died.
+ */
+export function goLive(frame: RunFrame): void {
+  if (frame.resumeSeq === undefined) return;
+  frame.seq = Math.max(frame.seq, frame.resumeSeq);
+  frame.resumeSeq = undefined;
 }
 
 /** Stamps an event body with the run's identity and the next sequence number, and publishes it. */

@@ -90,6 +90,8 @@ export interface RunRequest {
   worker?: string;
   /** The tree's token ledger when processes share it (runs as jobs); else one in memory. */
   ledger?: BudgetLedger;
+  /** A retried job's runs: the sequence number after each one's last stored event (see TreeState). */
+  resumeSeqs?: ReadonlyMap<string, number>;
 }
 
 /** A child run handed to this process by another (a worker taking a queued run): its request and hooks. */
@@ -102,6 +104,7 @@ export interface ChildRunHooks {
   ledger: BudgetLedger;
   worker?: string;
   approver?: Approver;
+  resumeSeqs?: ReadonlyMap<string, number>;
 }
 
 export interface RunOutcome {
@@ -192,6 +195,7 @@ export class Runtime {
       ...(hooks.journal ? { journal: hooks.journal } : {}),
       ...(hooks.worker ? { worker: hooks.worker } : {}),
       ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
+      ...(hooks.resumeSeqs ? { resumeSeqs: hooks.resumeSeqs } : {}),
       ledger: hooks.ledger,
       maxDepth: request.maxDepth,
       rootRunId: request.rootRunId,
@@ -209,7 +213,10 @@ export class Runtime {
   }
 
   #treeState(
-    request: Pick<RunRequest, 'sessionId' | 'freshResults' | 'approver' | 'journal' | 'worker' | 'onEvent'> & {
+    request: Pick<
+      RunRequest,
+      'sessionId' | 'freshResults' | 'approver' | 'journal' | 'worker' | 'onEvent' | 'resumeSeqs'
+    > & {
       userId: string;
       ledger: BudgetLedger;
       maxDepth: number;
@@ -250,6 +257,7 @@ export class Runtime {
       rootRunId: request.rootRunId,
       ...(request.journal ? { journal: request.journal } : {}),
       ...(request.worker ? { worker: request.worker } : {}),
+      ...(request.resumeSeqs ? { resumeSeqs: request.resumeSeqs } : {}),
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??
@@ -262,7 +270,8 @@ export class Runtime {
       agents: this.options.agents,
       tools: this.options.tools,
       resolveModel: this.options.resolveModel,
-      modelRefFor: (agent: AgentDefinition, parent: ParentRun | undefined) => this.#modelRefFor(agent, parent),
+      modelRefFor: (agent: AgentDefinition, parent: ParentRun | undefined) =>
+        this.#modelRefFor(agent, parent),
       limitsFor: (agent: AgentDefinition) => this.#limitsFor(agent),
       ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
       ...(this.options.childRunner ? { childRunner: this.options.childRunner } : {}),

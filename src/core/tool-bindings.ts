@@ -3,7 +3,7 @@ import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
 import type { JournaledToolResult } from './journal.ts';
 import { outputJson, outputReturned } from './output-json.ts';
-import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
+import { emit, emitRefusedCall, goLive, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { collectOutputUrls } from './sources.ts';
 import { storedOutput } from './stored-output.ts';
@@ -186,6 +186,7 @@ export async function journaledCall<T>(
     if (recorded.ok) return recorded.output as T;
     throw new SystemError('tool_failed', recorded.error ?? 'the tool failed');
   }
+  goLive(frame);
   try {
     const output = await execute();
     // A child that ended because its tree is being stopped has no result worth keeping.
