@@ -1,3 +1,4 @@
+import { getCompileCacheDir } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { DocumentParseError, DocumentRejectedError } from './errors.ts';
 import type { ParseLimits } from './parse-budget.ts';
@@ -48,10 +49,12 @@ export function parseInWorker(
       maxUnpackedBytes: limits.maxUnpackedBytes,
     },
   };
+  const compileCache = getCompileCacheDir();
   const worker = new Worker(new URL('./parse-worker.ts', import.meta.url), {
     workerData: job,
     transferList: [copy.buffer],
-    env: {},
+    // The host's compile cache: the worker's TypeScript is not stripped again (~80 ms of CPU per document).
+    env: compileCache ? { NODE_COMPILE_CACHE: compileCache } : {},
     argv: [],
     execArgv: [],
     stdout: true,

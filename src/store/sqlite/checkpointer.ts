@@ -1,3 +1,4 @@
+import { getCompileCacheDir } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Database } from './database.ts';
 
@@ -51,8 +52,11 @@ export class Checkpointer {
   #spawn(): void {
     this.#starting = undefined;
     if (this.#worker) return;
+    const compileCache = getCompileCacheDir();
     this.#worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), {
       workerData: { path: this.#path, intervalMs: this.#intervalMs },
+      // The host's compile cache: the worker's TypeScript is not stripped again (~80 ms of CPU).
+      env: compileCache ? { NODE_COMPILE_CACHE: compileCache } : {},
     });
     // A worker that fails to start (no threads left) leaves checkpoints to the main connection.
     this.#worker.on('error', () => this.#fallBack());

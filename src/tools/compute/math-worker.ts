@@ -3,8 +3,8 @@
  * 32000×32000 matrix or a product that takes minutes, so it runs where the host can cap its heap and
  * terminate it. The worker loads mathjs once and then answers one expression at a time.
  */
-import { enableCompileCache } from 'node:module';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
+import { createSafeMath } from './safe-math.ts';
 
 /** A job from the host. */
 export interface MathJob {
@@ -20,16 +20,6 @@ export type MathReply =
   | { id: number; ok: true; result: string }
   | { id: number; ok: false; error: string };
 
-/** What the host hands a new worker. */
-export interface MathWorkerData {
-  /** The host's compile cache folder, when it keeps one: mathjs then loads without being compiled again. */
-  compileCache?: string;
-}
-
-const { compileCache } = (workerData ?? {}) as MathWorkerData;
-if (compileCache) enableCompileCache(compileCache);
-// Loaded after the cache is set up, hence not a static import.
-const { createSafeMath } = await import('./safe-math.ts');
 const math = createSafeMath();
 const evaluate = math.evaluate;
 // mathjs builds each function on its first use: expressions with units and a matrix build the common

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { createRequire, getCompileCacheDir } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ModelBehaviorError, UserError } from '../../core/errors.ts';
 import { returnFinalExpression } from './final-expression.ts';
@@ -61,9 +61,11 @@ export function quickJsModule(): Promise<WebAssembly.Module> {
 
 function bootWorker(wasmModule: WebAssembly.Module, memoryBytes: number): Worker {
   const boot: WorkerBoot = { wasmModule, memoryBytes };
+  const compileCache = getCompileCacheDir();
   return new Worker(new URL('./worker.ts', import.meta.url), {
     workerData: boot,
-    env: {},
+    // The host's compile cache: the worker's TypeScript is not stripped again (~80 ms of CPU per boot).
+    env: compileCache ? { NODE_COMPILE_CACHE: compileCache } : {},
     argv: [],
     execArgv: [],
     stdout: true,
