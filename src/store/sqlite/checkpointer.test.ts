@@ -1,7 +1,7 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openSqliteStore } from './sqlite-store.ts';
 
 describe('background checkpoints', () => {
@@ -45,17 +45,31 @@ describe('background checkpoints', () => {
     await store.close();
   });
 
-  it('start the worker once the delay has passed while the store is still writing', async () => {
+  it('start the worker once the delay has passed and the WAL has grown, not before however long it runs', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'checkpoint-')), 'cadre.db');
-    const store = openSqliteStore(path, { checkpoints: { delayMs: 50 } });
-    const autocheckpoint = () =>
-      (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
-        .wal_autocheckpoint;
-    const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
-    store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(store.checkpointsInBackground).toBe(true);
-    expect(autocheckpoint()).toBe(10_000);
-    await store.close();
+    // The checks run on timers the test moves; the writer's own flush does not wait for one.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const store = openSqliteStore(path, { checkpoints: { delayMs: 50, minWalBytes: 256 * 1024 } });
+    try {
+      const autocheckpoint = () =>
+        (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+          .wal_autocheckpoint;
+      const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+      store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
+      await store.runs.flush();
+      vi.advanceTimersByTime(1_000);
+      // A few pages, looked at twenty times: not worth a thread, however long the command goes on.
+      expect(store.checkpointsInBackground).toBe(false);
+      expect(autocheckpoint()).toBe(10_000);
+      for (let seq = 1; seq <= 300; seq++)
+        store.runs.record({ ...base, seq, type: 'text-delta', delta: 'word '.repeat(500) });
+      await store.runs.flush();
+      vi.advanceTimersByTime(50);
+      expect(store.checkpointsInBackground).toBe(true);
+      expect(autocheckpoint()).toBe(10_000);
+    } finally {
+      vi.useRealTimers();
+      await store.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { getCompileCacheDir } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Database } from './database.ts';
@@ -6,47 +7,72 @@ import type { Database } from './database.ts';
 const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
 /** SQLite's default, restored when the background checkpoints stop. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
+/** A WAL grown by less than this (a quarter of SQLite's own 1,000 pages) needs no checkpoint yet. */
+const DEFAULT_MIN_WAL_BYTES = 1024 * 1024;
 
 /**
  * Background checkpoints for a file database. SQLite's automatic checkpoint runs inside whichever commit
  * crosses 1,000 WAL pages, and with `synchronous = NORMAL` it fsyncs: measured at 5–7 ms on this machine,
  * a stall of every stream on the event loop every few hundred commits. While a process is writing runs,
  * a worker thread with its own connection checkpoints instead, and the main connection's threshold is
- * raised to a fallback it only reaches if that worker falls far behind. Started `delayMs` after the first
- * write, so short commands (`cadre runs`, a one-line `cadre ask`) never pay for a thread: starting one and
- * stopping it at exit costs 40–65 ms, mostly the worker loading, which a command that ends first skips.
+ * raised to a fallback it only reaches if that worker falls far behind. Started once, `delayMs` or more
+ * after the first write, the WAL has grown by `minWalBytes` since that write (nothing checkpoints it
+ * meanwhile, so it only grows), so commands that write little (`cadre runs`, a `cadre ask` with a few
+ * sub-agents) never pay for a thread: starting one and stopping it at exit costs 40–65 ms, mostly the
+ * worker loading, and on a small machine its CPU is taken from the runs.
  */
 export class Checkpointer {
   #db: Database;
   #path: string;
   #intervalMs: number;
   #delayMs: number;
+  #minWalBytes: number;
+  /** The WAL's size at the first write. */
+  #walAtStart = 0;
   #worker: Worker | undefined;
   #starting: NodeJS.Timeout | undefined;
 
-  constructor(db: Database, path: string, options: { intervalMs?: number; delayMs?: number } = {}) {
+  constructor(
+    db: Database,
+    path: string,
+    options: { intervalMs?: number; delayMs?: number; minWalBytes?: number } = {},
+  ) {
     this.#db = db;
     this.#path = path;
     this.#intervalMs = options.intervalMs ?? 500;
     this.#delayMs = options.delayMs ?? 1_000;
+    this.#minWalBytes = options.minWalBytes ?? DEFAULT_MIN_WAL_BYTES;
   }
 
   get running(): boolean {
     return this.#worker !== undefined;
   }
 
-  /** Starts the worker after the delay (at once with `delayMs: 0`). */
+  /** Starts the worker once the delay has passed and the WAL has grown (at once with `delayMs: 0`). */
   start(): void {
     if (this.#worker || this.#starting) return;
     // The worker is on its way: until it runs, a commit crossing SQLite's default 1,000 pages would
     // checkpoint (and fsync) on the event loop, measured 10-12 ms with 20 KB tool outputs in the first second.
     this.#db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    this.#walAtStart = this.#walBytes();
     if (this.#delayMs <= 0) {
       this.#spawn();
       return;
     }
-    this.#starting = setTimeout(() => this.#spawn(), this.#delayMs);
+    this.#startWhenDue();
+  }
+
+  /** Looks at the WAL's size every `delayMs` (one stat) until it has grown enough to be worth a worker. */
+  #startWhenDue(): void {
+    this.#starting = setTimeout(() => {
+      if (this.#walBytes() - this.#walAtStart >= this.#minWalBytes) this.#spawn();
+      else this.#startWhenDue();
+    }, this.#delayMs);
     this.#starting.unref();
+  }
+
+  #walBytes(): number {
+    return statSync(`${this.#path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
   }
 
   #spawn(): void {

@@ -19,10 +19,10 @@ export interface SqliteStoreOptions {
   /** How events are written (batching delay, slice length, payload threshold). */
   events?: Omit<EventWriterOptions, 'spool' | 'onFirstWrite'>;
   /**
-   * Background checkpoints (see checkpointer.ts): how long after the first write the worker starts
-   * (default 1,000 ms) and how often it checkpoints (default 500 ms).
+   * Background checkpoints (see checkpointer.ts): how long after the first write the worker may start
+   * (default 1,000 ms), the WAL size it waits for (default 1 MiB) and how often it checkpoints (500 ms).
    */
-  checkpoints?: { delayMs?: number; intervalMs?: number };
+  checkpoints?: { delayMs?: number; minWalBytes?: number; intervalMs?: number };
 }
 
 /**
