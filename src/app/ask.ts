@@ -127,6 +127,7 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
     // Every completed model step and tool result is committed, so an interrupted tree can resume.
     journal: { id: `jrn_${randomUUID()}`, spec },
     request,
+    ...(request.limits ? { limits: request.limits } : {}),
   });
   return { ...handle, sessionId, answerId };
 }
@@ -137,7 +138,7 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
  * `AskResult` (with `extra`).
  */
 export function startAnswer<Extra extends object = object>(
-  parts: Pick<AskParts, 'store' | 'live'>,
+  parts: Pick<AskParts, 'store' | 'live' | 'jobs'>,
   start: {
     userId: string;
     slot: TreeSlot;
@@ -145,6 +146,8 @@ export function startAnswer<Extra extends object = object>(
     spec: ResumeSpec;
     journal: { id: string; spec: ResumeSpec; resume?: boolean };
     request: Pick<AskRequest, 'signal' | 'onEvent' | 'approver' | 'rootLimits'>;
+    /** The request's own limits (the runtime was made with them; a worker makes its own). */
+    limits?: Partial<RuntimeLimits>;
     extra?: Extra;
   },
 ): Promise<TreeHandle<AskResult & Extra>> {
@@ -170,6 +173,10 @@ export function startAnswer<Extra extends object = object>(
     finish: async ({ envelope, tree }) => {
       await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
       return { ...askResult(spec.sessionId ?? '', envelope, tree), ...(start.extra as Extra) };
+    },
+    queued: {
+      ...(start.limits ? { limits: start.limits } : {}),
+      ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
     },
   });
 }

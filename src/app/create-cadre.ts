@@ -30,6 +30,7 @@ import type { CadreParts, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
 import { instructionFragments, preparers } from './features.ts';
+import { TreeWorker } from './jobs/tree-worker.ts';
 import { limitsFromConfig } from './limit-names.ts';
 import { LiveRuns } from './live-runs.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
@@ -67,7 +68,15 @@ export interface CadreOptions {
    * runs, sessions or documents start in half the time.
    */
   lazy?: boolean;
+  /**
+   * With a store that runs trees as jobs (PostgreSQL): whether this process works the queue too (default
+   * true, `--no-worker` false), and with how many slots.
+   */
+  worker?: boolean | { concurrency: number };
 }
+
+/** Slots of the worker a process runs beside its front door when runs are jobs (`cadre worker` sets its own). */
+export const DEFAULT_WORKER_CONCURRENCY = 4;
 
 /**
  * The composition root: configuration, store, tool registry, agent catalog and model resolver, wired
@@ -117,6 +126,8 @@ export class Cadre {
   #wired: Wiring | undefined;
   /** Journals whose resume has started in this process. */
   #resuming = new Set<string>();
+  /** The worker this process runs when runs are jobs (started with the first tree, or by `startWorker`). */
+  #worker: Promise<TreeWorker> | undefined;
 
   /** Reads configuration, opens the store, discovers start-up tools, and wires everything. */
   static async create(options: CadreOptions): Promise<Cadre> {
@@ -271,9 +282,23 @@ export class Cadre {
 
   /** What the tree use cases (ask, complete, resume) need of this Cadre. */
   get #treeParts(): AskParts & ResumeParts {
+    const store = this.store;
     return {
-      store: this.store,
+      store,
       live: this.live,
+      ...(store.jobs
+        ? {
+            jobs: async () => {
+              const queue = await store.jobs!();
+              const wanted = this.#options.worker ?? true;
+              if (wanted !== false)
+                await this.startWorker(
+                  typeof wanted === 'object' ? wanted : { concurrency: DEFAULT_WORKER_CONCURRENCY },
+                );
+              return queue;
+            },
+          }
+        : {}),
       runtime: (options) => this.runtime(options),
       delegation: (userId) => this.settings.delegation(userId),
       home: this.home,
@@ -378,8 +403,33 @@ export class Cadre {
     };
   }
 
+  /**
+   * Works the queue of runs in this process (runs as jobs only): takes trees and sub-agent runs, up to
+   * `concurrency` at once, until `close`. Started once; later calls return the same worker.
+   */
+  startWorker(options: { concurrency: number; name?: string }): Promise<TreeWorker> {
+    const store = this.store;
+    if (!store.jobs)
+      throw new UserError(
+        'no_queue',
+        'Workers need a database that several processes share: set CADRE_DATABASE_URL (or database.url) to a postgres:// URL.',
+      );
+    this.#worker ??= (async () => {
+      const worker = new TreeWorker(
+        { store, jobs: await store.jobs!(), runtime: (request) => this.runtime(request) },
+        options,
+      );
+      await worker.start();
+      return worker;
+    })();
+    return this.#worker;
+  }
+
   /** Writes pending events and, when Cadre opened the store, closes it. */
   async close(): Promise<void> {
+    // Jobs this process still holds go back to the queue (after a short drain) for another worker.
+    const worker = await this.#worker?.catch(() => undefined);
+    await worker?.stop({ drainMs: 2_000 });
     // Stopping a stdio server closes its stdin; the process exits after it has (or is killed 2-4 s on).
     await this.mcp.close();
     // The last spans go out before the process may exit; an unreachable collector is not Cadre's failure.

@@ -1,4 +1,3 @@
-import { abortableSleep } from '../core/abortable-sleep.ts';
 import type { Store, StoredEvent } from '../store/store.ts';
 import type { LiveRuns } from './live-runs.ts';
 
@@ -68,28 +67,48 @@ export async function* followStored(
   rootRunId: string,
   options: StoredFollowOptions = {},
 ): AsyncGenerator<StoredEvent> {
-  const pollMs = options.pollMs ?? 150;
+  // A store that announces writes wakes the follower; polling stays, slower, in case one is missed.
+  let changed = true;
+  const wakeUp = new Wakeup();
+  const unwatch = runs.watch
+    ? await runs.watch(rootRunId, () => {
+        changed = true;
+        wakeUp.wake();
+      })
+    : undefined;
+  const pollMs = options.pollMs ?? (unwatch ? 1_000 : 150);
   const stateEveryMs = options.stateEveryMs ?? 2000;
   let after = options.after ?? 0;
   let lastStateCheck = Date.now();
-  while (!options.signal?.aborted) {
-    const batch = await runs.events(userId, rootRunId, { after });
-    for (const stored of batch) {
-      after = stored.cursor;
-      yield stored;
-      const { event } = stored;
-      if (event.type === 'run-finish' && event.runId === rootRunId) return;
-    }
-    if (batch.length) continue;
-    if (Date.now() - lastStateCheck >= stateEveryMs) {
-      lastStateCheck = Date.now();
-      if (!(await stillRunning(runs, userId, rootRunId))) {
-        // Whatever the process wrote before it ended is read once more, then the stream ends.
-        for (const stored of await runs.events(userId, rootRunId, { after })) yield stored;
-        return;
+  try {
+    while (!options.signal?.aborted) {
+      changed = false;
+      const batch = await runs.events(userId, rootRunId, { after });
+      for (const stored of batch) {
+        after = stored.cursor;
+        yield stored;
+        const { event } = stored;
+        if (event.type === 'run-finish' && event.runId === rootRunId) return;
       }
+      if (batch.length || changed) continue;
+      if (Date.now() - lastStateCheck >= stateEveryMs) {
+        lastStateCheck = Date.now();
+        if (!(await stillRunning(runs, userId, rootRunId))) {
+          // Whatever the process wrote before it ended is read once more, then the stream ends.
+          for (const stored of await runs.events(userId, rootRunId, { after })) yield stored;
+          return;
+        }
+      }
+      if (changed) continue;
+      const timer = setTimeout(() => wakeUp.wake(), pollMs);
+      const onAbort = () => wakeUp.wake();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      await wakeUp.wait();
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
     }
-    await abortableSleep(pollMs, options.signal).catch(() => {});
+  } finally {
+    unwatch?.();
   }
 }
 

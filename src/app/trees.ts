@@ -2,10 +2,12 @@ import { UserError } from '../core/errors.ts';
 import type { CadreEvent, EventListener } from '../core/events.ts';
 import type { TreeJournal } from '../core/journal.ts';
 import type { RunOutcome } from '../core/runtime.ts';
+import type { JobQueue } from '../store/job-queue.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store, StoredEvent } from '../store/store.ts';
 import { storedEventPages } from './event-pages.ts';
 import { followLive, followStored, stillRunning } from './follow-events.ts';
+import { type QueuedTreeStart, startQueuedTree } from './jobs/queued-trees.ts';
 import type { LiveRuns, TreeSlot } from './live-runs.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
 
@@ -13,6 +15,8 @@ import { outcomeOf, type TreeHandle } from './tree-handle.ts';
 export interface TreeParts {
   store: Pick<Store, 'runs' | 'journal'>;
   live: LiveRuns;
+  /** Runs as jobs (the PostgreSQL mode): trees go on this queue for workers instead of running here. */
+  jobs?: (() => Promise<JobQueue>) | undefined;
 }
 
 /**
@@ -48,6 +52,8 @@ export interface TreeStart<Result> {
   run: (hooks: { signal: AbortSignal; onEvent: EventListener; journal: TreeJournal }) => Promise<RunOutcome>;
   /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
   finish: (outcome: RunOutcome) => Promise<Result>;
+  /** What a worker needs besides the journal's spec when the tree runs as a job (see `run` otherwise). */
+  queued?: Pick<QueuedTreeStart<Result>, 'limits' | 'rootLimits'>;
 }
 
 /**
@@ -62,6 +68,30 @@ export async function startTree<Result>(
   start: TreeStart<Result>,
 ): Promise<TreeHandle<Result>> {
   const { slot, userId } = start;
+  if (parts.jobs) {
+    const jobs = await parts.jobs().catch((error: unknown) => {
+      slot.end();
+      throw error;
+    });
+    const queued = await startQueuedTree(
+      { store: parts.store, live: parts.live, jobs },
+      {
+        userId,
+        slot,
+        ...(start.signal ? { signal: start.signal } : {}),
+        ...(start.onEvent ? { onEvent: start.onEvent } : {}),
+        journal: start.journal,
+        ...start.queued,
+        finish: start.finish,
+      },
+    );
+    return {
+      rootRunId: queued.rootRunId,
+      events: (options) => treeEvents(parts, userId, queued.rootRunId, options),
+      result: queued.result,
+      cancel: (reason) => stopTree(parts, userId, queued.rootRunId, reason),
+    };
+  }
   const signal = start.signal ? AbortSignal.any([start.signal, slot.signal]) : slot.signal;
   const { id: journalId, spec } = start.journal;
   const journal = start.journal.resume

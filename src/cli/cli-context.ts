@@ -26,6 +26,8 @@ export function openCadre(
     workspace?: string | undefined;
     /** Only stored data is needed: tools and agents load if and when a use case needs them. */
     lazy?: boolean;
+    /** `--no-worker`: with runs as jobs, this process runs none of them. */
+    'no-worker'?: boolean | undefined;
   } = {},
 ): Promise<Cadre> {
   const options: CadreOptions = {
@@ -36,6 +38,7 @@ export function openCadre(
     ...(flags.model ? { flags: { model: flags.model } } : {}),
     ...(flags.workspace ? { workspace: flags.workspace } : {}),
     ...(flags.lazy ? { lazy: true } : {}),
+    ...(flags['no-worker'] ? { worker: false } : {}),
   };
   return Cadre.create(options);
 }

@@ -25,6 +25,7 @@ usage:
   cadre mcp list | trust [DIR] | untrust [DIR]
   cadre serve [--host 127.0.0.1] [--port 4319]
   cadre users add NAME [--json] | list | rm NAME
+  cadre worker [--concurrency N]   run queued runs (with CADRE_DATABASE_URL)
   cadre --version
 
 Every command explains itself and all its flags: cadre COMMAND --help.
@@ -42,6 +43,7 @@ export const COMMANDS: Record<string, string> = {
   mcp: 'mcpCommand',
   serve: 'serveCommand',
   users: 'usersCommand',
+  worker: 'workerCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */

@@ -3,6 +3,14 @@ import { UserError } from '../core/index.ts';
 import type { FlagSpec } from './command-args.ts';
 
 /** The flags that choose what `ask` and `chat` run with. */
+/** `--no-worker`: with runs as jobs (CADRE_DATABASE_URL), this process only asks; `cadre worker`s run. */
+export const NO_WORKER_FLAG = {
+  'no-worker': {
+    type: 'boolean',
+    description: 'with CADRE_DATABASE_URL: put runs on the queue for cadre worker processes, run none here',
+  },
+} as const satisfies Record<string, FlagSpec>;
+
 export const RUN_SETUP_FLAGS = {
   model: {
     type: 'string',
@@ -15,6 +23,7 @@ export const RUN_SETUP_FLAGS = {
     description: 'the folder the workspace tools may read (default: the current one)',
   },
   config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+  ...NO_WORKER_FLAG,
 } as const satisfies Record<string, FlagSpec>;
 
 /** The limit flags `ask` and `chat` share. */

@@ -116,6 +116,15 @@ export interface RunFinishEvent extends EventBase {
   /** The run's result is derived from untrusted external content (see core/untrusted.ts). */
   untrusted?: boolean;
 }
+/**
+ * A run continues in another process after the one running it stopped (its worker died; the queue handed
+ * its job on): what follows is done anew there, after the steps it had committed.
+ */
+export interface RunResumeEvent extends EventBase {
+  type: 'run-resume';
+  /** The worker the run continues on. */
+  worker?: string;
+}
 export interface RunErrorEvent extends EventBase {
   type: 'run-error';
   status: RunStatus;
@@ -133,6 +142,7 @@ export type CadreEvent =
   | ApprovalRequestEvent
   | ApprovalResultEvent
   | RunFinishEvent
+  | RunResumeEvent
   | RunErrorEvent;
 
 export type CadreEventType = CadreEvent['type'];

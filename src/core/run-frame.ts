@@ -116,6 +116,7 @@ export function goLive(frame: RunFrame): void {
   if (frame.resumeSeq === undefined) return;
   frame.seq = Math.max(frame.seq, frame.resumeSeq);
   frame.resumeSeq = undefined;
+  emit(frame, { type: 'run-resume', ...(frame.tree.worker ? { worker: frame.tree.worker } : {}) });
 }
 
 /** Stamps an event body with the run's identity and the next sequence number, and publishes it. */

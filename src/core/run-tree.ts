@@ -124,6 +124,10 @@ export class RunTreeBuilder {
       case 'run-error':
         node.error = event.message;
         return;
+      case 'run-resume':
+        // The worker that went on with the run (and finished it) is the one the tree names.
+        if (event.worker) node.worker = event.worker;
+        return;
       default:
         return;
     }

@@ -92,6 +92,8 @@ export interface RunRequest {
   ledger?: BudgetLedger;
   /** A retried job's runs: the sequence number after each one's last stored event (see TreeState). */
   resumeSeqs?: ReadonlyMap<string, number>;
+  /** This tree's child runner, over the runtime's (e.g. children as jobs on a queue). */
+  childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
 
 /** A child run handed to this process by another (a worker taking a queued run): its request and hooks. */
@@ -105,6 +107,7 @@ export interface ChildRunHooks {
   worker?: string;
   approver?: Approver;
   resumeSeqs?: ReadonlyMap<string, number>;
+  childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
 
 export interface RunOutcome {
@@ -161,7 +164,7 @@ export class Runtime {
       maxDepth: this.limits.maxDepth,
       rootRunId: '',
     });
-    const envelope = await runAgent(this.#services(), tree, {
+    const envelope = await runAgent(this.#services(request.childRunner), tree, {
       definition,
       task: request.task,
       inputs: request.inputs ?? {},
@@ -200,7 +203,7 @@ export class Runtime {
       maxDepth: request.maxDepth,
       rootRunId: request.rootRunId,
     });
-    return runAgent(this.#services(), tree, {
+    return runAgent(this.#services(hooks.childRunner), tree, {
       definition,
       task: request.task,
       inputs: request.inputs,
@@ -265,7 +268,7 @@ export class Runtime {
     };
   }
 
-  #services() {
+  #services(childRunner = this.options.childRunner) {
     return {
       agents: this.options.agents,
       tools: this.options.tools,
@@ -274,7 +277,7 @@ export class Runtime {
         this.#modelRefFor(agent, parent),
       limitsFor: (agent: AgentDefinition) => this.#limitsFor(agent),
       ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
-      ...(this.options.childRunner ? { childRunner: this.options.childRunner } : {}),
+      ...(childRunner ? { childRunner } : {}),
       ...(this.options.beforeModelRequest ? { beforeModelRequest: this.options.beforeModelRequest } : {}),
     };
   }

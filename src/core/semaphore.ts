@@ -9,6 +9,16 @@ export class Semaphore {
     this.#available = capacity;
   }
 
+  /** Permits free now. */
+  get available(): number {
+    return this.#available;
+  }
+
+  /** Callers waiting for a permit. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   async acquire(signal?: AbortSignal): Promise<() => void> {
     signal?.throwIfAborted();
     if (this.#available > 0) {

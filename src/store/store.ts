@@ -4,6 +4,7 @@ import type { ResultMemory } from '../core/result-memory.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunState } from '../core/status.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
+import type { JobQueue } from './job-queue.ts';
 import type { JournalStore } from './journal-store.ts';
 import type { UserStore } from './user-store.ts';
 
@@ -25,6 +26,11 @@ export interface Store {
   results: ResultMemory;
   /** Every completed model step and tool result of each tree, for resuming interrupted ones. */
   journal: JournalStore;
+  /**
+   * Runs as jobs, where the backend is shared by processes (PostgreSQL): the queue trees and sub-agent
+   * runs go through to `cadre worker` processes. Absent in the embedded mode, where runs run in process.
+   */
+  jobs?: () => Promise<JobQueue>;
   /** Writes what is pending and releases the backend. */
   close(): Promise<void>;
 }
@@ -94,6 +100,11 @@ export interface RunStore {
    * terminal closed); returns their ids.
    */
   markInterrupted(): Promise<string[]>;
+  /**
+   * Calls `onChange` when any process stores events of the tree (a hint to read them; it may also come
+   * for nothing). Where a backend can announce writes (PostgreSQL's NOTIFY); else followers poll.
+   */
+  watch?(rootRunId: string, onChange: () => void): Promise<() => void>;
 }
 
 export interface StoredMessage {

@@ -1,3 +1,4 @@
+import { DEFAULT_WORKER_CONCURRENCY } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/index.ts';
 import { mcpHttpRoutes } from '../../mcp/server/http-routes.ts';
 import { startServer } from '../../server/serve.ts';
@@ -5,10 +6,11 @@ import { ensureWebApp } from '../../server/web-build.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+import { NO_WORKER_FLAG } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 
 export const SERVE = {
-  usage: ['cadre serve [--host 127.0.0.1] [--port 4319]'],
+  usage: ['cadre serve [--host 127.0.0.1] [--port 4319] [--no-worker]'],
   summary:
     'The HTTP API and the web app until Ctrl-C or SIGTERM. The first line printed is "Cadre listening on ' +
     'http://HOST:PORT". Without users (cadre users add) or CADRE_TOKEN it listens on loopback only.',
@@ -30,6 +32,7 @@ export const SERVE = {
       description: 'the folder the workspace tools may read (default: the current one)',
     },
     config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+    ...NO_WORKER_FLAG,
   },
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
@@ -39,6 +42,9 @@ export const serveCommand: CliCommand = async (args, context) => {
   if (positionals.length) throw new UserError('usage', `cadre serve takes no words ("${positionals[0]}")`);
   const cadre = await openCadre(context, values);
   reportSetupNotes(cadre, context.stderr);
+  // Runs as jobs: this server works the queue too, unless --no-worker leaves that to `cadre worker`s.
+  if (cadre.store.jobs && !values['no-worker'])
+    await cadre.startWorker({ concurrency: DEFAULT_WORKER_CONCURRENCY });
   ensureWebApp((line) => context.stderr.write(`${line}\n`));
   const settings = cadre.config.server ?? {};
   const host = values.host ?? settings.host ?? '127.0.0.1';

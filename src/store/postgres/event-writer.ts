@@ -36,6 +36,9 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
+/** The owner recorded with runs executed as jobs. */
+export const JOB_OWNER = 'queue';
+
 /** Outputs at least this long (characters of JSON) are stored once, by content, and referenced. */
 const PAYLOAD_THRESHOLD = 2_048;
 /** Items written per transaction: long enough to amortise a commit, short enough to keep locks brief. */
@@ -57,10 +60,23 @@ export class EventWriter {
   #closed = false;
   /** Called when a batch cannot be written after every retry: its events are lost, its waiters told. */
   onWriteError: (error: unknown) => void = () => {};
+  /**
+   * The channel on which each batch's trees are announced as it commits (NOTIFY with the root run's id),
+   * so processes following them read at once instead of asking again and again.
+   */
+  eventsChannel: string | undefined;
 
   constructor(db: Database, owner: RunOwner = currentOwner()) {
     this.#db = db;
     this.#owner = owner;
+  }
+
+  /**
+   * Records runs from now on as the queue's rather than this process's: a run executed as a job is judged
+   * by its job's heartbeats, never closed by a sweep because this process is gone.
+   */
+  recordRunsAsJobs(): void {
+    this.#owner = { pid: 0, host: JOB_OWNER };
   }
 
   enqueueEvent(event: CadreEvent): void {
@@ -155,6 +171,12 @@ export class EventWriter {
       );
     const payloads = new Map<string, string>();
     if (events.length) await this.#writeEvents(connection, events, roots, payloads);
+    // Sent when the transaction commits: a follower told reads what is there.
+    if (events.length && this.eventsChannel)
+      await connection.query('SELECT pg_notify($1, root) FROM unnest($2::text[]) AS root', [
+        this.eventsChannel,
+        roots,
+      ]);
     if (entries.length) await writeJournal(connection, entries, journals, payloads);
     if (payloads.size)
       await connection.query(

@@ -191,4 +191,14 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // The tokens each tree has spent, shared by every process that runs a part of it (runs as jobs).
+    id: '003-tree-ledger',
+    sql: `
+      CREATE TABLE tree_ledger (
+        root_id TEXT PRIMARY KEY,
+        spent BIGINT NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,10 +1,13 @@
+import type { JobQueue } from '../job-queue.ts';
 import type { Store } from '../store.ts';
 import { TokenUserStore } from '../token-users.ts';
 import { type Database, openDatabase } from './database.ts';
 import { PostgresDocumentStore } from './documents/document-store.ts';
 import { EventWriter } from './event-writer.ts';
 import { PostgresHttpCache } from './http-cache.ts';
+import { PgBossJobQueue } from './job-queue.ts';
 import { PostgresJournalStore } from './journal-store.ts';
+import { Notifications } from './notifications.ts';
 import { PostgresResultMemory } from './result-memory-store.ts';
 import { PostgresRunStore } from './run-store.ts';
 import { PostgresSessionStore } from './session-store.ts';
@@ -26,13 +29,22 @@ export class PostgresStore implements Store {
   readonly journal: PostgresJournalStore;
   /** The connection pool, for this room's own tests; nothing outside `store/` uses it. */
   readonly database: Database;
+  /** LISTEN/NOTIFY for this process: events stored, jobs waiting, stops. */
+  readonly notifications: Notifications;
   #writer: EventWriter;
   #closed = false;
+  #url: string;
+  #schema: string;
+  #jobs: Promise<PgBossJobQueue> | undefined;
 
-  constructor(database: Database) {
+  constructor(database: Database, url: string, schema: string) {
     this.database = database;
+    this.#url = url;
+    this.#schema = schema;
+    this.notifications = new Notifications(url, schema);
     this.#writer = new EventWriter(database);
-    this.runs = new PostgresRunStore(database, this.#writer);
+    this.#writer.eventsChannel = this.notifications.channel('events');
+    this.runs = new PostgresRunStore(database, this.#writer, this.notifications);
     this.sessions = new PostgresSessionStore(database);
     this.documents = new PostgresDocumentStore(database);
     this.settings = new PostgresSettingsStore(database);
@@ -47,10 +59,20 @@ export class PostgresStore implements Store {
     this.#writer.onWriteError = handler;
   }
 
+  /** The queue of runs as jobs (pg-boss in a schema beside Cadre's), started on first use. */
+  jobs(): Promise<JobQueue> {
+    this.#writer.recordRunsAsJobs();
+    this.#jobs ??= PgBossJobQueue.open(this.#url, this.database, this.notifications, this.#schema);
+    return this.#jobs;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#writer.close();
+    const jobs = await this.#jobs?.catch(() => undefined);
+    await jobs?.close();
+    await this.notifications.close();
     await this.database.end();
   }
 }
@@ -63,5 +85,15 @@ export async function openPostgresStore(
   url: string,
   options: { schema?: string } = {},
 ): Promise<PostgresStore> {
-  return new PostgresStore(await openDatabase(url, options));
+  const database = await openDatabase(url, options);
+  const { rows } = await database.query<{ schema: string }>('SELECT current_schema() AS schema');
+  const schema = options.schema ?? rows[0]?.schema ?? 'public';
+  return new PostgresStore(database, options.schema ? withSearchPath(url, options.schema) : url, schema);
+}
+
+/** The URL with `schema` as its search path, for connections other than the pool (pg-boss, LISTEN). */
+function withSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema}`);
+  return parsed.toString();
 }

@@ -6,6 +6,7 @@ import { runSummary } from '../run-rows.ts';
 import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
+import type { Notifications } from './notifications.ts';
 import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
 import { decoded } from './text.ts';
 
@@ -18,9 +19,19 @@ export class PostgresRunStore implements RunStore {
   #db: Database;
   #writer: EventWriter;
 
-  constructor(db: Database, writer: EventWriter) {
+  #notifications: Notifications;
+
+  constructor(db: Database, writer: EventWriter, notifications: Notifications) {
     this.#db = db;
     this.#writer = writer;
+    this.#notifications = notifications;
+  }
+
+  /** Calls `onChange` whenever any process stores events of the tree (and after a lost connection). */
+  watch(rootRunId: string, onChange: () => void): Promise<() => void> {
+    return this.#notifications.listen('events', (root) => {
+      if (root === rootRunId || root === '*') onChange();
+    });
   }
 
   record(event: CadreEvent): void {
@@ -99,7 +110,10 @@ export class PostgresRunStore implements RunStore {
        ON CONFLICT (root_id) DO UPDATE SET root_id = excluded.root_id`,
       [rootRunId, userId, reason, Date.now()],
     );
-    return (rowCount ?? 0) > 0;
+    if (!rowCount) return false;
+    // Workers running parts of the tree stop them when told; the row stays for jobs not yet started.
+    await this.#notifications.notify(this.#db, 'stop', JSON.stringify({ root: rootRunId, reason }));
+    return true;
   }
 
   async takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>> {

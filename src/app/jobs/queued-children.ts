@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import type { ChildRunner } from '../../core/child-runs.ts';
+import type { ResultEnvelope } from '../../core/envelope.ts';
+import type { RuntimeLimits } from '../../core/limits.ts';
+import { zeroUsage } from '../../core/usage.ts';
+import type { JobQueue } from '../../store/job-queue.ts';
+import type { RunJobData } from './job-data.ts';
+
+/** How often a parent looks at its child's job when no signal came (a missed NOTIFY, a dead letter). */
+const LOOK_EVERY_MS = 2_000;
+/** How long a stopped child may take to end before its parent stops waiting for it. */
+const STOP_GRACE_MS = 5_000;
+
+/**
+ * The id of the child run a parent's tool call starts: derived from the two, so a parent that runs again
+ * (its worker died, its job was retried) and replays the same tool call reaches the same run and job.
+ */
+export function childRunId(parentRunId: string, toolCallId = 'child'): string {
+  return `run_${createHash('sha256').update(`${parentRunId}\n${toolCallId}`).digest('hex').slice(0, 20)}`;
+}
+
+/**
+ * Children as jobs: each sub-agent run goes on the queue for any worker to take; its parent waits for the
+ * job's end without holding a slot (`whileWaiting` gives the parent's slot back for the wait and takes
+ * one again after), so a tree deeper or wider than the workers' capacity cannot deadlock. Stopping the
+ * parent (cancel, timeout) tells whichever worker runs the child.
+ */
+export function queuedChildren(options: {
+  jobs: JobQueue;
+  journalId: string;
+  limits?: Partial<RuntimeLimits>;
+  whileWaiting: <T>(wait: () => Promise<T>) => Promise<T>;
+}): (inProcess: ChildRunner) => ChildRunner {
+  const { jobs } = options;
+  return () => ({
+    run: async (request, cancellation) => {
+      const runId = childRunId(request.parentRunId, request.parentToolCallId);
+      const key = `run:${runId}`;
+      const data: RunJobData = {
+        request,
+        runId,
+        journalId: options.journalId,
+        ...(options.limits ? { limits: options.limits } : {}),
+      };
+      await jobs.enqueue('run', key, data);
+      return options.whileWaiting(() => childEnd(jobs, key, runId, cancellation.signal));
+    },
+  });
+}
+
+/** Waits for a child's job to end and hands back its envelope (an error one when the job failed for good). */
+async function childEnd(
+  jobs: JobQueue,
+  key: string,
+  runId: string,
+  signal: AbortSignal,
+): Promise<ResultEnvelope> {
+  const jobId = jobs.jobId(key);
+  let wake = () => {};
+  let told = false;
+  const unlisten = await jobs.listen('ended', (payload) => {
+    if (payload !== jobId && payload !== '*') return;
+    told = true;
+    wake();
+  });
+  let stopSent = false;
+  let stoppedAt = 0;
+  const onAbort = () => {
+    told = true;
+    wake();
+  };
+  signal.addEventListener('abort', onAbort);
+  try {
+    for (;;) {
+      told = false;
+      if (signal.aborted && !stopSent) {
+        stopSent = true;
+        stoppedAt = Date.now();
+        const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped';
+        await jobs.signal('stop', JSON.stringify({ run: runId, reason })).catch(() => {});
+      }
+      const state = await jobs.state('run', key);
+      if (state.state === 'completed') return state.output as ResultEnvelope;
+      if (state.state === 'failed') return failedEnvelope(runId, state.error);
+      if (state.state === 'missing') return failedEnvelope(runId, 'its job is gone from the queue');
+      if (stopSent && Date.now() - stoppedAt >= STOP_GRACE_MS)
+        return { ...failedEnvelope(runId, 'stopped'), status: 'cancelled' };
+      if (told) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, stopSent ? 250 : LOOK_EVERY_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    unlisten();
+  }
+}
+
+function failedEnvelope(runId: string, why: string): ResultEnvelope {
+  return {
+    status: 'error',
+    summary: `The sub-agent run failed on every worker that took it: ${why}`,
+    usage: zeroUsage(),
+    subtreeUsage: zeroUsage(),
+    runId,
+  };
+}

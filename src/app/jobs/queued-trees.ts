@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { SystemError } from '../../core/errors.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import type { RuntimeLimits } from '../../core/limits.ts';
+import type { RunOutcome } from '../../core/runtime.ts';
+import type { JobQueue } from '../../store/job-queue.ts';
+import type { ResumeSpec } from '../../store/journal-store.ts';
+import type { Store } from '../../store/store.ts';
+import { followStored } from '../follow-events.ts';
+import type { LiveRuns, TreeSlot } from '../live-runs.ts';
+import { outcomeOf } from '../tree-handle.ts';
+import type { TreeJobData } from './job-data.ts';
+
+/** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
+export interface QueuedTreeStart<Result> {
+  userId: string;
+  slot: TreeSlot;
+  signal?: AbortSignal;
+  onEvent?: (event: CadreEvent) => void;
+  journal: { id: string; spec: ResumeSpec };
+  limits?: Partial<RuntimeLimits>;
+  rootLimits?: TreeJobData['rootLimits'];
+  finish: (outcome: RunOutcome) => Promise<Result>;
+}
+
+/** How often the tree's job is looked at until its root has started (it may fail before it does). */
+const JOB_LOOK_MS = 500;
+
+/**
+ * The asking side of a tree run as a job: the tree goes on the queue under a root run id decided here,
+ * and this process follows its events as the worker stores them (NOTIFY wakes it), feeding them to the
+ * slot (so this process's live trees hold it like one it runs: pages here attach in memory) and to
+ * `onEvent`. A stop here reaches the worker through the store. Resolves with the root's id once the root
+ * has started; rejects when the job fails before that (an unknown agent on the worker, a dead letter).
+ */
+export async function startQueuedTree<Result>(
+  parts: { store: Pick<Store, 'runs'>; live: LiveRuns; jobs: JobQueue },
+  start: QueuedTreeStart<Result>,
+): Promise<{ rootRunId: string; result: Promise<Result> }> {
+  const { slot, userId, journal } = start;
+  const { runs } = parts.store;
+  const rootRunId = `run_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  const data: TreeJobData = {
+    journalId: journal.id,
+    userId,
+    rootRunId,
+    spec: journal.spec,
+    ...(start.limits ? { limits: start.limits } : {}),
+    ...(start.rootLimits ? { rootLimits: start.rootLimits } : {}),
+  };
+  const key = `tree:${rootRunId}`;
+  try {
+    await parts.jobs.enqueue('tree', key, data);
+  } catch (error) {
+    slot.end();
+    throw error;
+  }
+  const signal = start.signal ? AbortSignal.any([start.signal, slot.signal]) : slot.signal;
+  let started = false;
+  // A stop before the root has started is sent again once it has (the worker may not hold it yet).
+  let stopWanted: string | undefined;
+  const requestStop = (reason: string) => {
+    stopWanted = reason;
+    if (started) void runs.requestStop(userId, rootRunId, reason).catch(() => {});
+  };
+  const onAbort = () =>
+    requestStop(signal.reason instanceof Error ? signal.reason.message : 'stopped by the person');
+  signal.addEventListener('abort', onAbort, { once: true });
+
+  let markStarted: () => void = () => {};
+  let markFailed: (error: unknown) => void = () => {};
+  const rootStarted = new Promise<void>((resolve, reject) => {
+    markStarted = resolve;
+    markFailed = reject;
+  });
+  const follow = (async () => {
+    const following = new AbortController();
+    const watchJob = setInterval(async () => {
+      if (started) return;
+      const state = await parts.jobs.state('tree', key).catch(() => undefined);
+      if (state?.state === 'failed' || state?.state === 'missing') {
+        const why = state.state === 'failed' ? state.error : 'its job is gone from the queue';
+        markFailed(
+          new SystemError('job_failed', `The run could not start on a worker: ${why}`, { rootRunId }),
+        );
+        following.abort();
+      }
+    }, JOB_LOOK_MS);
+    try {
+      // Not given the caller's signal: a stopped tree's last events are still read, up to its end.
+      for await (const { event } of followStored(runs, userId, rootRunId, {
+        signal: following.signal,
+        stateEveryMs: Number.POSITIVE_INFINITY,
+      })) {
+        if (!started && event.type === 'run-start' && event.parentRunId === null) {
+          started = true;
+          if (stopWanted !== undefined) requestStop(stopWanted);
+        }
+        start.onEvent?.(event);
+        slot.observe(event);
+        if (event.runId === rootRunId && event.type === 'run-start') markStarted();
+      }
+    } finally {
+      clearInterval(watchJob);
+      signal.removeEventListener('abort', onAbort);
+    }
+  })();
+  const result = follow
+    .then(async () => {
+      const tree = await runs.getRunTree(userId, rootRunId);
+      if (!tree) throw new SystemError('job_failed', `The run ${rootRunId} never started.`, { rootRunId });
+      return start.finish(outcomeOf(tree));
+    })
+    .finally(async () => {
+      await runs.flush();
+      slot.end();
+    });
+  result.catch(() => {});
+  follow.catch(markFailed);
+  await rootStarted;
+  return { rootRunId, result };
+}

@@ -1,0 +1,379 @@
+import { hostname } from 'node:os';
+import { describeError } from '../../core/errors.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import type { RuntimeLimits } from '../../core/limits.ts';
+import { type RunTree, sumTreeUsage } from '../../core/run-tree.ts';
+import type { Runtime } from '../../core/runtime.ts';
+import { Semaphore } from '../../core/semaphore.ts';
+import type { DeadJob, Job, JobQueue } from '../../store/job-queue.ts';
+import type { Store } from '../../store/store.ts';
+import { runRequestOf } from '../ask.ts';
+import { Wakeup } from '../follow-events.ts';
+import type { RunJobData, TreeJobData } from './job-data.ts';
+import { queuedChildren } from './queued-children.ts';
+import { SharedLedger } from './shared-ledger.ts';
+
+/** What a worker needs: the store, the queue, and a runtime per user. */
+export interface WorkerParts {
+  store: Pick<Store, 'runs' | 'journal'>;
+  jobs: JobQueue;
+  runtime: (options: { userId: string; limits?: Partial<RuntimeLimits> }) => Promise<Runtime>;
+}
+
+export interface WorkerOptions {
+  /** Jobs run at once (a parent waiting on its children does not count). */
+  concurrency: number;
+  /** How the worker is named on the runs it executes; default host:pid. */
+  name?: string;
+  /** On a SIGTERM-like stop, how long running jobs may go on before they are handed back to the queue. */
+  drainMs?: number;
+}
+
+/** How often a worker tells the queue it still holds its jobs (pg-boss fails them after 10 s without). */
+const HEARTBEAT_EVERY_MS = 3_000;
+/** How often the queue is looked at when no signal came (a missed NOTIFY). */
+const POLL_MS = 1_000;
+/** How often dead-lettered jobs are looked for, so their runs say why they ended. */
+const DEAD_EVERY_MS = 3_000;
+
+interface ActiveJob {
+  job: Job;
+  controller: AbortController;
+  rootRunId: string;
+  runId: string;
+}
+
+/**
+ * A worker: takes trees and sub-agent runs from the queue and runs them, `concurrency` at a time. A parent
+ * waiting on its children gives its slot back for the wait, so one worker with one slot finishes a tree of
+ * any shape. Heartbeats keep its jobs; when the process dies they stop, and the queue hands the jobs to
+ * another worker, which continues each run from the tree's journal. Stops reach its runs by signal.
+ */
+export class TreeWorker {
+  readonly name: string;
+  readonly concurrency: number;
+  #parts: WorkerParts;
+  #slots: Semaphore;
+  #active = new Map<string, ActiveJob>();
+  #stopped = new Map<string, string>();
+  #running = false;
+  #wake = new Wakeup();
+  #loop: Promise<void> | undefined;
+  #timers: NodeJS.Timeout[] = [];
+  #unlisten: Array<() => void> = [];
+  #drainMs: number;
+  /** Called as each job starts (for a worker's log). */
+  onJob: ((job: Job) => void) | undefined;
+
+  constructor(parts: WorkerParts, options: WorkerOptions) {
+    this.#parts = parts;
+    this.concurrency = Math.max(1, Math.floor(options.concurrency));
+    this.#slots = new Semaphore(this.concurrency);
+    this.name = options.name ?? `${hostname()}:${process.pid}`;
+    this.#drainMs = options.drainMs ?? 10_000;
+  }
+
+  /** Jobs this worker holds now (running or waiting on children). */
+  get active(): number {
+    return this.#active.size;
+  }
+
+  /** Starts taking jobs; resolves once the worker listens for them. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    const { jobs } = this.#parts;
+    this.#unlisten.push(await jobs.listen('jobs', () => this.#wake.wake()));
+    this.#unlisten.push(await jobs.listen('stop', (payload) => this.#stopHeard(payload)));
+    const heartbeat = setInterval(() => {
+      const held = [...this.#active.values()].map((active) => active.job);
+      if (held.length) jobs.heartbeat(held).catch(() => {});
+    }, HEARTBEAT_EVERY_MS);
+    this.#timers.push(heartbeat);
+    this.#loop = this.#work();
+  }
+
+  /**
+   * Stops taking jobs; running ones go on for up to `drainMs` (or `drainMs` given here), then are stopped
+   * and handed back to the queue, to continue elsewhere from the journal. Resolves once none is held.
+   */
+  async stop(options: { drainMs?: number } = {}): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    this.#wake.wake();
+    await this.#loop;
+    const drainMs = options.drainMs ?? this.#drainMs;
+    const deadline = Date.now() + drainMs;
+    while (this.#active.size && Date.now() < deadline) await sleep(50);
+    for (const active of this.#active.values())
+      active.controller.abort(new WorkerStopping('the worker is stopping'));
+    while (this.#active.size) await sleep(20);
+    for (const timer of this.#timers) clearInterval(timer);
+    for (const unlisten of this.#unlisten) unlisten();
+  }
+
+  async #work(): Promise<void> {
+    let lastDead = 0;
+    while (this.#running) {
+      let took = 0;
+      // A parent waiting for its slot back goes first: new work waits until no one is queued.
+      const free = this.#slots.waiting ? 0 : this.#slots.available;
+      if (free > 0) {
+        const jobs = await this.#parts.jobs.take(free).catch(() => []);
+        for (const job of jobs) this.#begin(job);
+        took = jobs.length;
+      }
+      if (Date.now() - lastDead >= DEAD_EVERY_MS) {
+        lastDead = Date.now();
+        await this.#settleDead().catch(() => {});
+      }
+      if (took || !this.#running) continue;
+      const timer = setTimeout(() => this.#wake.wake(), POLL_MS);
+      await this.#wake.wait();
+      clearTimeout(timer);
+    }
+  }
+
+  #begin(job: Job): void {
+    // Taken with slots free and nothing queued for one: this resolves at once.
+    const slot = this.#slots.acquire();
+    const ids = idsOf(job);
+    const active: ActiveJob = { job, controller: new AbortController(), ...ids };
+    this.#active.set(job.id, active);
+    const stopReason = this.#stopped.get(ids.rootRunId) ?? this.#stopped.get(ids.runId);
+    if (stopReason !== undefined) active.controller.abort(new Error(stopReason));
+    this.onJob?.(job);
+    void slot.then((release) => this.#execute(active, release));
+  }
+
+  async #execute(active: ActiveJob, release: () => void): Promise<void> {
+    const { job, controller } = active;
+    const { jobs } = this.#parts;
+    // The job's slot, given back while the run waits for children and taken again when they are done.
+    let held: (() => void) | undefined = release;
+    let waits = 0;
+    const whileWaiting = async <T>(wait: () => Promise<T>): Promise<T> => {
+      if (waits++ === 0) {
+        held?.();
+        held = undefined;
+        this.#wake.wake();
+      }
+      try {
+        return await wait();
+      } finally {
+        if (--waits === 0) {
+          const got = await this.#slots.acquire();
+          if (waits > 0 || held) got();
+          else held = got;
+        }
+      }
+    };
+    try {
+      const output =
+        job.kind === 'tree'
+          ? await this.#runTree(job, job.data as TreeJobData, controller.signal, whileWaiting)
+          : await this.#runChild(job, job.data as RunJobData, controller.signal, whileWaiting);
+      if (controller.signal.reason instanceof WorkerStopping) throw controller.signal.reason;
+      await jobs.complete(job, output);
+    } catch (error) {
+      await jobs.fail(job, describeError(error)).catch(() => {});
+    } finally {
+      this.#active.delete(job.id);
+      held?.();
+      this.#wake.wake();
+    }
+  }
+
+  async #runTree(
+    job: Job,
+    data: TreeJobData,
+    signal: AbortSignal,
+    whileWaiting: <T>(wait: () => Promise<T>) => Promise<T>,
+  ): Promise<unknown> {
+    const { store, jobs } = this.#parts;
+    const runtime = await this.#parts.runtime({
+      userId: data.userId,
+      ...(data.limits ? { limits: data.limits } : {}),
+    });
+    const [journal, ledger, resumeSeqs] = await Promise.all([
+      store.journal.open(data.journalId),
+      SharedLedger.open(jobs, data.rootRunId),
+      job.retryCount > 0 ? this.#storedSeqs(data.userId, data.rootRunId) : undefined,
+    ]);
+    let begun = false;
+    const outcome = await runtime.run({
+      ...runRequestOf(data.spec),
+      userId: data.userId,
+      rootRunId: data.rootRunId,
+      journal,
+      ledger,
+      signal,
+      worker: this.name,
+      ...(resumeSeqs ? { resumeSeqs } : {}),
+      ...(data.rootLimits ? { rootLimits: data.rootLimits } : {}),
+      childRunner: queuedChildren({
+        jobs,
+        journalId: data.journalId,
+        ...(data.limits ? { limits: data.limits } : {}),
+        whileWaiting,
+      }),
+      onEvent: (event) => {
+        if (begun || event.type !== 'run-start' || event.parentRunId !== null) return;
+        begun = true;
+        void store.journal.begin(data.journalId, data.rootRunId, data.userId, data.spec);
+      },
+    });
+    await store.runs.flush();
+    return { status: outcome.envelope.status };
+  }
+
+  async #runChild(
+    job: Job,
+    data: RunJobData,
+    signal: AbortSignal,
+    whileWaiting: <T>(wait: () => Promise<T>) => Promise<T>,
+  ): Promise<unknown> {
+    const { store, jobs } = this.#parts;
+    const { request } = data;
+    const runtime = await this.#parts.runtime({
+      userId: request.userId,
+      ...(data.limits ? { limits: data.limits } : {}),
+    });
+    const [journal, ledger, resumeSeqs] = await Promise.all([
+      store.journal.open(data.journalId),
+      SharedLedger.open(jobs, request.rootRunId),
+      job.retryCount > 0 ? this.#storedSeqs(request.userId, request.rootRunId) : undefined,
+    ]);
+    const envelope = await runtime.runChild(request, {
+      runId: data.runId,
+      signal,
+      journal,
+      ledger,
+      worker: this.name,
+      ...(resumeSeqs ? { resumeSeqs } : {}),
+      childRunner: queuedChildren({
+        jobs,
+        journalId: data.journalId,
+        ...(data.limits ? { limits: data.limits } : {}),
+        whileWaiting,
+      }),
+    });
+    await store.runs.flush();
+    return envelope;
+  }
+
+  /** The sequence number after each run's last stored event: where a retried job's runs go on. */
+  async #storedSeqs(userId: string, rootRunId: string): Promise<Map<string, number>> {
+    const next = new Map<string, number>();
+    for (const { event } of await this.#parts.store.runs.events(userId, rootRunId))
+      next.set(event.runId, Math.max(next.get(event.runId) ?? 0, event.seq + 1));
+    return next;
+  }
+
+  /** A stop from any process: the tree (`root`) or the one run (`run`) it names stops here. */
+  #stopHeard(payload: string): void {
+    let stop: { root?: string; run?: string; reason?: string };
+    try {
+      stop = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    const reason = stop.reason ?? 'stopped';
+    if (stop.root) this.#stopped.set(stop.root, reason);
+    if (stop.run) this.#stopped.set(stop.run, reason);
+    // Remembered for jobs of the tree taken later; a worker forgets the oldest beyond a few hundred.
+    for (const key of [...this.#stopped.keys()].slice(0, Math.max(0, this.#stopped.size - 500)))
+      this.#stopped.delete(key);
+    for (const active of this.#active.values()) {
+      if (active.rootRunId === stop.root || active.runId === stop.run)
+        active.controller.abort(new Error(reason));
+    }
+  }
+
+  /**
+   * Jobs that failed on every try: each one's run ends `error` with the reason, so the tree, the CLI and
+   * the page say why; the parent waiting on it is told by the queue.
+   */
+  async #settleDead(): Promise<void> {
+    const { jobs, store } = this.#parts;
+    for (const dead of await jobs.takeDead(10)) {
+      const { userId, rootRunId, runId } = deadIds(dead);
+      const tree = userId ? await store.runs.getRunTree(userId, rootRunId) : undefined;
+      const node = tree && findRun(tree, runId);
+      if (node?.status === 'running') {
+        const events = await store.runs.events(userId, rootRunId);
+        const seq = events.reduce((last, { event }) => (event.runId === runId ? event.seq : last), -1) + 1;
+        for (const event of failureEvents(node, rootRunId, depthOf(events, runId), seq, dead.error))
+          store.runs.record(event);
+        await store.runs.flush();
+      }
+      await jobs.settleDead(dead);
+    }
+  }
+}
+
+/** Stopping the worker: the job goes back to the queue rather than ending `cancelled`. */
+class WorkerStopping extends Error {
+  override name = 'WorkerStopping';
+}
+
+function idsOf(job: Job): { rootRunId: string; runId: string } {
+  if (job.kind === 'tree') {
+    const data = job.data as TreeJobData;
+    return { rootRunId: data.rootRunId, runId: data.rootRunId };
+  }
+  const data = job.data as RunJobData;
+  return { rootRunId: data.request.rootRunId, runId: data.runId };
+}
+
+function deadIds(dead: DeadJob): { userId: string; rootRunId: string; runId: string } {
+  if (dead.kind === 'tree') {
+    const data = dead.data as TreeJobData;
+    return { userId: data.userId, rootRunId: data.rootRunId, runId: data.rootRunId };
+  }
+  const data = dead.data as RunJobData;
+  return { userId: data.request.userId, rootRunId: data.request.rootRunId, runId: data.runId };
+}
+
+function findRun(tree: RunTree, runId: string): RunTree | undefined {
+  if (tree.id === runId) return tree;
+  for (const child of tree.children) {
+    const found = findRun(child, runId);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function depthOf(events: Array<{ event: CadreEvent }>, runId: string): number {
+  return events.find(({ event }) => event.runId === runId)?.event.depth ?? 0;
+}
+
+/** The events that end a run whose job failed on every try: a `run-error` and an `error` `run-finish`. */
+function failureEvents(
+  node: RunTree,
+  rootRunId: string,
+  depth: number,
+  seq: number,
+  why: string,
+): CadreEvent[] {
+  const message = `Failed on every worker that took it: ${why}`;
+  const base = { runId: node.id, parentRunId: node.parentId, rootRunId, depth, agent: node.agent };
+  const time = Date.now();
+  return [
+    { ...base, seq, time, type: 'run-error', status: 'error', message },
+    {
+      ...base,
+      seq: seq + 1,
+      time,
+      type: 'run-finish',
+      status: 'error',
+      summary: node.summary || message,
+      usage: node.usage,
+      subtreeUsage: sumTreeUsage(node),
+    },
+  ];
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

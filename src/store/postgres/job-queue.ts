@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { PgBoss } from 'pg-boss';
+import type { DeadJob, Job, JobKind, JobQueue, JobState, QueueSignal } from '../job-queue.ts';
+import type { Database } from './database.ts';
+import type { Notifications } from './notifications.ts';
+
+const QUEUES: Record<JobKind, string> = { tree: 'cadre-tree', run: 'cadre-run' };
+const DEAD = 'cadre-dead';
+
+/** Tries of a job before it is dead-lettered: the first and two retries (a worker dying counts as one). */
+const RETRY_LIMIT = 2;
+/**
+ * A job whose worker sends no heartbeat for this long is failed and retried elsewhere (pg-boss's minimum);
+ * the monitor looks every MONITOR_SECONDS, so a dead worker's job runs again within about 15 s.
+ */
+const HEARTBEAT_SECONDS = 10;
+const MONITOR_SECONDS = 2;
+/** The longest a job may stay active: Cadre's own limits end runs long before (pg-boss's maximum). */
+const EXPIRE_SECONDS = 24 * 3600;
+
+/**
+ * Cadre's job queue on pg-boss (v12), in a schema of its own beside Cadre's tables: the `cadre-tree` and
+ * `cadre-run` queues, retried with heartbeats and dead-lettered to `cadre-dead`. Cadre claims jobs with
+ * `fetch` rather than pg-boss's `work` loop, because a parent waiting on its children must give its slot
+ * back while it waits (a worker's capacity is Cadre's to count); waking on new jobs and stops uses Cadre's
+ * own LISTEN connection. Job ids are UUIDs derived from Cadre's keys, so enqueueing twice is one job.
+ */
+export class PgBossJobQueue implements JobQueue {
+  #boss: PgBoss;
+  #db: Database;
+  #notifications: Notifications;
+
+  private constructor(boss: PgBoss, db: Database, notifications: Notifications) {
+    this.#boss = boss;
+    this.#db = db;
+    this.#notifications = notifications;
+  }
+
+  static async open(
+    url: string,
+    db: Database,
+    notifications: Notifications,
+    schema: string,
+  ): Promise<PgBossJobQueue> {
+    const boss = new PgBoss({
+      connectionString: url,
+      schema: `${schema}_jobs`.slice(0, 50),
+      max: 4,
+      superviseIntervalSeconds: MONITOR_SECONDS,
+      monitorIntervalSeconds: MONITOR_SECONDS,
+      schedule: false,
+    });
+    // A lost connection shows in the calls that fail; pg-boss reconnects by itself.
+    boss.on('error', () => {});
+    await boss.start();
+    const options = {
+      retryLimit: RETRY_LIMIT,
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      expireInSeconds: EXPIRE_SECONDS,
+      deadLetter: DEAD,
+    };
+    await ensureQueue(boss, DEAD, {});
+    for (const name of Object.values(QUEUES)) await ensureQueue(boss, name, options);
+    return new PgBossJobQueue(boss, db, notifications);
+  }
+
+  jobId(key: string): string {
+    return jobUuid(key);
+  }
+
+  async enqueue(kind: JobKind, id: string, data: unknown): Promise<void> {
+    await this.#boss.send(QUEUES[kind], data as object, { id: jobUuid(id) });
+    await this.signal('jobs', kind);
+  }
+
+  async take(count: number): Promise<Job[]> {
+    const jobs: Job[] = [];
+    for (const kind of ['run', 'tree'] as const) {
+      if (jobs.length >= count) break;
+      const fetched = await this.#boss.fetch<{ key: string }>(QUEUES[kind], {
+        batchSize: count - jobs.length,
+        includeMetadata: true,
+      });
+      for (const job of fetched)
+        jobs.push({ id: job.id, kind, data: job.data, retryCount: job.retryCount ?? 0 });
+    }
+    return jobs;
+  }
+
+  async heartbeat(jobs: readonly Job[]): Promise<void> {
+    for (const kind of ['run', 'tree'] as const) {
+      const ids = jobs.filter((job) => job.kind === kind).map((job) => job.id);
+      if (ids.length) await this.#boss.touch(QUEUES[kind], ids);
+    }
+  }
+
+  async complete(job: Job, output: unknown): Promise<void> {
+    await this.#boss.complete(QUEUES[job.kind], job.id, { output } as object);
+    await this.signal('ended', job.id);
+  }
+
+  async fail(job: Job, error: string): Promise<void> {
+    await this.#boss.fail(QUEUES[job.kind], job.id, { message: error });
+    await this.signal('ended', job.id);
+  }
+
+  async state(kind: JobKind, id: string): Promise<JobState> {
+    const [job] = await this.#boss.findJobs(QUEUES[kind], { id: jobUuid(id) });
+    if (!job) return { state: 'missing' };
+    switch (job.state) {
+      case 'created':
+      case 'retry':
+        return { state: 'waiting' };
+      case 'active':
+        return { state: 'active' };
+      case 'completed':
+        return { state: 'completed', output: (job.output as { output?: unknown } | null)?.output };
+      default:
+        return { state: 'failed', error: messageOf(job.output) };
+    }
+  }
+
+  async takeDead(count: number): Promise<DeadJob[]> {
+    const jobs = await this.#boss.fetch(DEAD, { batchSize: count, includeMetadata: true });
+    return jobs.map((job) => ({
+      id: job.id,
+      sourceId: job.sourceId ?? job.id,
+      kind: job.sourceName === QUEUES.tree ? 'tree' : 'run',
+      data: job.data,
+      error: messageOf(job.output),
+    }));
+  }
+
+  async settleDead(job: DeadJob): Promise<void> {
+    await this.#boss.complete(DEAD, job.id);
+    await this.signal('ended', job.sourceId);
+  }
+
+  async charge(rootRunId: string, tokens: number): Promise<number> {
+    const { rows } = await this.#db.query<{ spent: number }>(
+      `INSERT INTO tree_ledger (root_id, spent) VALUES ($1, $2)
+       ON CONFLICT (root_id) DO UPDATE SET spent = tree_ledger.spent + excluded.spent RETURNING spent`,
+      [rootRunId, tokens],
+    );
+    return rows[0]?.spent ?? tokens;
+  }
+
+  async spent(rootRunId: string): Promise<number> {
+    const { rows } = await this.#db.query<{ spent: number }>(
+      'SELECT spent FROM tree_ledger WHERE root_id = $1',
+      [rootRunId],
+    );
+    return rows[0]?.spent ?? 0;
+  }
+
+  async signal(signal: QueueSignal, payload: string): Promise<void> {
+    await this.#notifications.notify(this.#db, signal, payload);
+  }
+
+  listen(signal: QueueSignal, listener: (payload: string) => void): Promise<() => void> {
+    return this.#notifications.listen(signal, listener);
+  }
+
+  async close(): Promise<void> {
+    await this.#boss.stop({ graceful: false, close: true }).catch(() => {});
+  }
+}
+
+/** A job's id as pg-boss wants it (a UUID), the same for the same key wherever it is computed. */
+export function jobUuid(key: string): string {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(key)) return key;
+  const hex = createHash('sha256').update(key).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+async function ensureQueue(boss: PgBoss, name: string, options: object): Promise<void> {
+  if (await boss.getQueue(name)) return;
+  try {
+    await boss.createQueue(name, options);
+  } catch (error) {
+    // Another process made it between the look and the creation.
+    if (!(await boss.getQueue(name))) throw error;
+  }
+}
+
+function messageOf(output: unknown): string {
+  const message = (output as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message ? message : 'the job failed';
+}
