@@ -2,13 +2,19 @@
 // Cadre runs its TypeScript sources directly, which needs Node 24. On an older Node, re-run this same
 // command with the Node 24 that the package's devDependency installs, if it is there.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const major = Number(process.versions.node.split('.')[0]);
 const entry = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-if (major >= 24) {
+const args = process.argv.slice(2);
+if (args.length === 1 && ['--version', '-v', 'version'].includes(args[0])) {
+  // Answered before anything else loads, on any Node: Node starting is all this should cost (main.ts
+  // answers it the same way for callers in code).
+  const manifest = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+  process.stdout.write(`${JSON.parse(manifest).version}\n`);
+} else if (major >= 24) {
   // Node keeps each module's compiled code (and, for the TypeScript sources, their stripped text) in a
   // cache folder, so a second run starts without compiling ~600 modules again (NODE_DISABLE_COMPILE_CACHE=1
   // turns it off).
