@@ -62,6 +62,19 @@ export class ApprovalSigner {
   }
 }
 
+/**
+ * Where approvals wait for a person and are answered: the runtime's approver, listed and answered per
+ * user. In process (PendingApprovals) or in the database when runs are jobs (jobs/shared-approvals.ts).
+ */
+export interface ApprovalDesk extends Approver {
+  list(userId: string): ApprovalRequest[] | Promise<ApprovalRequest[]>;
+  answer(
+    userId: string,
+    approvalId: string,
+    answer: { approved: boolean; reason?: string | undefined; by?: string },
+  ): SignedDecision | Promise<SignedDecision>;
+}
+
 interface Pending {
   request: ApprovalRequest;
   settle: (decision: SignedDecision) => void;
@@ -72,7 +85,7 @@ interface Pending {
  * runtime's approver: each request waits here until `answer` is called for it, by the user it belongs
  * to, and only a decision whose signature verifies lets the call run.
  */
-export class PendingApprovals implements Approver {
+export class PendingApprovals implements ApprovalDesk {
   readonly #signer: ApprovalSigner;
   readonly #pending = new Map<string, Pending>();
 

@@ -138,7 +138,7 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
  * `AskResult` (with `extra`).
  */
 export function startAnswer<Extra extends object = object>(
-  parts: Pick<AskParts, 'store' | 'live' | 'jobs'>,
+  parts: Pick<AskParts, 'store' | 'live' | 'jobs' | 'approvals'>,
   start: {
     userId: string;
     slot: TreeSlot;
@@ -177,6 +177,7 @@ export function startAnswer<Extra extends object = object>(
     queued: {
       ...(start.limits ? { limits: start.limits } : {}),
       ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
+      ...(request.approver ? { approver: request.approver } : {}),
     },
   });
 }

@@ -24,12 +24,13 @@ export type { CadreParts, Store, Wiring };
 
 import type { UserStore } from '../store/user-store.ts';
 import { AgentsView } from './agents-view.ts';
-import { ApprovalSigner, PendingApprovals } from './approvals.ts';
+import { type ApprovalDesk, ApprovalSigner, PendingApprovals } from './approvals.ts';
 import { type AskParts, type AskRequest, type AskRun, ask } from './ask.ts';
 import type { CadreParts, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
 import { instructionFragments, preparers } from './features.ts';
+import { SharedApprovals } from './jobs/shared-approvals.ts';
 import { TreeWorker } from './jobs/tree-worker.ts';
 import { limitsFromConfig } from './limit-names.ts';
 import { LiveRuns } from './live-runs.ts';
@@ -117,7 +118,7 @@ export class Cadre {
   /** Each user's root: the operator's workspace for `local`, their own or none for a shared server's users. */
   readonly workspaces: Workspaces;
   /** Tool calls waiting for a person, answered by the API, the web app or a prompt. */
-  readonly approvals: PendingApprovals;
+  readonly approvals: ApprovalDesk;
   #ownsStore: boolean;
   #detachStore: () => void;
   #options: CadreOptions;
@@ -185,7 +186,12 @@ export class Cadre {
     this.#discovered = wired.discovered;
     this.retry = { ...DEFAULT_RETRY, ...(this.config.retry ?? {}) };
     this.tracing = startTracing(options.env, this.bus, VERSION);
-    this.approvals = new PendingApprovals(ApprovalSigner.forFile(join(this.home, 'approval.key')));
+    const store = this.store;
+    // Runs as jobs ask on any worker and are answered from any process: the requests and the signing
+    // secret live in the database. In process, a file in CADRE_HOME holds the secret.
+    this.approvals = store.jobs
+      ? new SharedApprovals(() => store.jobs!())
+      : new PendingApprovals(ApprovalSigner.forFile(join(this.home, 'approval.key')));
     this.resolveModel = createModelResolver({
       env: options.env,
       retry: this.retry,
@@ -288,6 +294,7 @@ export class Cadre {
       live: this.live,
       ...(store.jobs
         ? {
+            approvals: this.approvals,
             jobs: async () => {
               const queue = await store.jobs!();
               const wanted = this.#options.worker ?? true;

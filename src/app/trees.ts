@@ -5,6 +5,7 @@ import type { RunOutcome } from '../core/runtime.ts';
 import type { JobQueue } from '../store/job-queue.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store, StoredEvent } from '../store/store.ts';
+import type { ApprovalDesk } from './approvals.ts';
 import { storedEventPages } from './event-pages.ts';
 import { followLive, followStored, stillRunning } from './follow-events.ts';
 import { type QueuedTreeStart, startQueuedTree } from './jobs/queued-trees.ts';
@@ -17,6 +18,8 @@ export interface TreeParts {
   live: LiveRuns;
   /** Runs as jobs (the PostgreSQL mode): trees go on this queue for workers instead of running here. */
   jobs?: (() => Promise<JobQueue>) | undefined;
+  /** Where a queued tree's approvals wait, so a caller's own approver can answer them from here. */
+  approvals?: ApprovalDesk;
 }
 
 /**
@@ -53,7 +56,7 @@ export interface TreeStart<Result> {
   /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
   finish: (outcome: RunOutcome) => Promise<Result>;
   /** What a worker needs besides the journal's spec when the tree runs as a job (see `run` otherwise). */
-  queued?: Pick<QueuedTreeStart<Result>, 'limits' | 'rootLimits'>;
+  queued?: Pick<QueuedTreeStart<Result>, 'limits' | 'rootLimits' | 'approver'>;
 }
 
 /**
@@ -82,6 +85,7 @@ export async function startTree<Result>(
         ...(start.onEvent ? { onEvent: start.onEvent } : {}),
         journal: start.journal,
         ...start.queued,
+        ...(parts.approvals ? { approvals: parts.approvals } : {}),
         finish: start.finish,
       },
     );

@@ -35,8 +35,16 @@ export interface DeadJob {
   error: string;
 }
 
-/** What processes say to each other: a job is waiting, a job has ended, a tree or a run is to stop. */
-export type QueueSignal = 'jobs' | 'ended' | 'stop';
+/** What processes say to each other: a job is waiting, a job has ended, a tree or a run is to stop, an approval was decided. */
+export type QueueSignal = 'jobs' | 'ended' | 'stop' | 'decided';
+
+/** An approval request waiting in the database for a person, as JSON, with whom it belongs to. */
+export interface StoredApproval {
+  approvalId: string;
+  userId: string;
+  /** The request (core's ApprovalRequest) as JSON. */
+  request: string;
+}
 
 export interface JobQueue {
   /** The id a job enqueued under `key` has (what `take` hands out and `ended` signals carry). */
@@ -57,6 +65,26 @@ export interface JobQueue {
   /** Adds `tokens` to a tree's shared ledger; resolves to what the whole tree has spent. */
   charge(rootRunId: string, tokens: number): Promise<number>;
   spent(rootRunId: string): Promise<number>;
+  /** A secret every process of this database shares, made once by whichever asks first (the approval key). */
+  sharedSecret(name: string): Promise<Buffer>;
+  /** Records a request waiting for a decision, so any process can list and answer it. */
+  putApproval(approval: StoredApproval): Promise<void>;
+  /** The user's waiting requests, oldest first. */
+  pendingApprovals(userId: string): Promise<StoredApproval[]>;
+  /**
+   * Records the decision (JSON) for a waiting request of `userId` and tells the waiting process; false
+   * when there is no such request for the user (answered already, or never asked).
+   */
+  decideApproval(userId: string, approvalId: string, decision: string): Promise<boolean>;
+  /**
+   * Records a decision the asking process made on a request it saw in the tree's events (the CLI's prompt
+   * or flags), whether or not the worker has recorded the request yet.
+   */
+  decideSeenApproval(approval: StoredApproval, decision: string): Promise<void>;
+  /** The decision for a request once there is one (taken: the request is no longer waiting). */
+  takeDecision(approvalId: string): Promise<string | undefined>;
+  /** Withdraws a request nobody answered (its run ended, its wait timed out). */
+  dropApproval(approvalId: string): Promise<void>;
   signal(signal: QueueSignal, payload: string): Promise<void>;
   /**
    * Calls `listener` with each signal's payload, and with `*` after the connection was lost and came

@@ -17,10 +17,12 @@ import { isMain, isMath } from '../web/web-app-setup.ts';
 
 const isAnalyst = (system: string) => system.includes("You are Cadre's document analyst");
 
-async function setUp(script: Parameters<typeof startOpenAIServer>[0], name: string) {
+async function setUp(script: Parameters<typeof startOpenAIServer>[0], name: string, config?: object) {
   const model = await startOpenAIServer(script);
+  const home = tempHome();
+  if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
   const env = {
-    CADRE_HOME: tempHome(),
+    CADRE_HOME: home,
     CADRE_MODEL: 'compatible:fixture',
     CADRE_COMPATIBLE_BASE_URL: model.baseURL,
     CADRE_DATABASE_URL: await freshSchema(name),
@@ -176,4 +178,68 @@ describe.skipIf(!TEST_DATABASE_URL)('cadre serve --no-worker with a cadre worker
       await model.close();
     }
   }, 60_000);
+
+  it('an approval asked on the worker is listed and answered by another server; a terminal answers its own', async () => {
+    const script = ({ body, system }: { body: { messages: Array<{ role: string }> }; system: string }) => {
+      const last = body.messages.at(-1);
+      if (isMain(system) && last?.role === 'user')
+        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23.' } }] };
+      if (isMain(system)) return { text: 'The product is 391.' };
+      if (isMath(system) && last?.role === 'user')
+        return { toolCalls: [{ name: 'calculate', arguments: { expression: '17 * 23' } }] };
+      if (isMath(system)) return { text: '17 × 23 = 391' };
+      return { text: 'unexpected' };
+    };
+    const { server, model, env } = await setUp(script, 'approve', { approvals: { ask: ['calculate'] } });
+    const other = await startServe(['--port', '0', '--no-worker'], env);
+    try {
+      const response = fetch(`${server.url}/api/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chatBody('s_pg_approve', 'What is 17 × 23?'),
+      });
+      let pending: Array<{ approvalId: string; tool: string; input: unknown }> = [];
+      const started = Date.now();
+      while (!pending.length) {
+        if (Date.now() - started > 20_000) throw new Error('no approval was ever pending');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        pending = (
+          (await (await fetch(`${other.url}/api/approvals`)).json()) as { approvals: typeof pending }
+        ).approvals;
+      }
+      expect(pending.map((approval) => [approval.tool, approval.input])).toEqual([
+        ['calculate', { expression: '17 * 23' }],
+      ]);
+      const answered = await fetch(`${other.url}/api/approvals/${pending[0]!.approvalId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: true }),
+      });
+      expect(await answered.json()).toEqual({ approvalId: pending[0]!.approvalId, approved: true });
+      const message = await readMessage(await readChunks(await response));
+      expect(message.parts.some((part) => part.type === 'text' && part.text === 'The product is 391.')).toBe(
+        true,
+      );
+      // The calculation ran on the worker: its result reached the sub-agent's next request.
+      const toolTurn = model.requests.find(
+        (request) => isMath(request.system) && request.body.messages.at(-1)?.role === 'tool',
+      );
+      expect(JSON.stringify(toolTurn?.body.messages.at(-1))).toContain('391');
+      expect((await (await fetch(`${other.url}/api/approvals`)).json()).approvals).toEqual([]);
+
+      // A terminal's --approve-all answers what its tree asks on the worker.
+      const asked = await runCli(['ask', '--no-worker', '--approve-all', '--json', 'What is 17 × 23?'], env);
+      expect(asked.code).toBe(0);
+      const printed = JSON.parse(asked.stdout) as {
+        answer: string;
+        run: { children: Array<{ toolCalls: Array<{ ok: boolean }> }> };
+      };
+      expect(printed.answer).toBe('The product is 391.');
+      expect(printed.run.children[0]?.toolCalls.map((call) => call.ok)).toEqual([true]);
+    } finally {
+      other.child.kill('SIGKILL');
+      server.child.kill('SIGKILL');
+      await model.close();
+    }
+  }, 90_000);
 });

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import type { ApprovalRequest, Approver } from '../../core/approvals.ts';
 import { SystemError } from '../../core/errors.ts';
-import type { CadreEvent } from '../../core/events.ts';
+import type { ApprovalRequestEvent, CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
 import type { Store } from '../../store/store.ts';
+import type { ApprovalDesk } from '../approvals.ts';
 import { followStored } from '../follow-events.ts';
 import type { LiveRuns, TreeSlot } from '../live-runs.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import type { TreeJobData } from './job-data.ts';
+import { SharedApprovals } from './shared-approvals.ts';
 
 /** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
 export interface QueuedTreeStart<Result> {
@@ -20,6 +23,9 @@ export interface QueuedTreeStart<Result> {
   journal: { id: string; spec: ResumeSpec };
   limits?: Partial<RuntimeLimits>;
   rootLimits?: TreeJobData['rootLimits'];
+  /** The caller's own approver (a terminal's prompt or flags): it answers the tree's approvals from here. */
+  approver?: Approver;
+  approvals?: ApprovalDesk;
   finish: (outcome: RunOutcome) => Promise<Result>;
 }
 
@@ -96,6 +102,10 @@ export async function startQueuedTree<Result>(
           started = true;
           if (stopWanted !== undefined) requestStop(stopWanted);
         }
+        if (event.type === 'approval-request' && start.approver && start.approvals instanceof SharedApprovals)
+          void start.approvals
+            .relay(start.approver, approvalRequestOf(event, userId, journal.spec.sessionId), signal)
+            .catch(() => {});
         start.onEvent?.(event);
         slot.observe(event);
         if (event.runId === rootRunId && event.type === 'run-start') markStarted();
@@ -119,4 +129,23 @@ export async function startQueuedTree<Result>(
   follow.catch(markFailed);
   await rootStarted;
   return { rootRunId, result };
+}
+
+/** The approval request an `approval-request` event stands for, as an approver is asked it. */
+function approvalRequestOf(
+  event: ApprovalRequestEvent,
+  userId: string,
+  sessionId: string | undefined,
+): ApprovalRequest {
+  return {
+    approvalId: event.approvalId,
+    runId: event.runId,
+    toolCallId: event.toolCallId,
+    tool: event.name,
+    input: event.input,
+    path: event.path,
+    userId,
+    sessionId,
+    expiresAt: event.expiresAt,
+  };
 }

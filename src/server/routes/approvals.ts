@@ -15,7 +15,7 @@ const decisionBody = z.strictObject({
  */
 export function approvalRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
-  routes.get('/', (c) => c.json({ approvals: c.var.cadre.approvals.list(c.var.userId) }));
+  routes.get('/', async (c) => c.json({ approvals: await c.var.cadre.approvals.list(c.var.userId) }));
   routes.post('/:id', async (c) => {
     const parsed = decisionBody.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) {
@@ -24,7 +24,7 @@ export function approvalRoutes(): Hono<ServerEnv> {
         `The body must be {approved: boolean, reason?: string}: ${z.prettifyError(parsed.error)}`,
       );
     }
-    const decision = c.var.cadre.approvals.answer(c.var.userId, c.req.param('id'), {
+    const decision = await c.var.cadre.approvals.answer(c.var.userId, c.req.param('id'), {
       approved: parsed.data.approved,
       reason: parsed.data.reason,
       by: 'person',

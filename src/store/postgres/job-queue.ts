@@ -1,6 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
-import type { DeadJob, Job, JobKind, JobQueue, JobState, QueueSignal } from '../job-queue.ts';
+import type {
+  DeadJob,
+  Job,
+  JobKind,
+  JobQueue,
+  JobState,
+  QueueSignal,
+  StoredApproval,
+} from '../job-queue.ts';
 import type { Database } from './database.ts';
 import type { Notifications } from './notifications.ts';
 
@@ -151,6 +159,69 @@ export class PgBossJobQueue implements JobQueue {
       [rootRunId],
     );
     return rows[0]?.spent ?? 0;
+  }
+
+  async sharedSecret(name: string): Promise<Buffer> {
+    await this.#db.query(
+      'INSERT INTO shared_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+      [name, randomBytes(32).toString('hex')],
+    );
+    const { rows } = await this.#db.query<{ secret: string }>(
+      'SELECT secret FROM shared_secrets WHERE name = $1',
+      [name],
+    );
+    return Buffer.from(rows[0]!.secret, 'hex');
+  }
+
+  async putApproval(approval: StoredApproval): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO pending_approvals (approval_id, user_id, request, created_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (approval_id) DO NOTHING`,
+      [approval.approvalId, approval.userId, approval.request, Date.now()],
+    );
+  }
+
+  async pendingApprovals(userId: string): Promise<StoredApproval[]> {
+    const { rows } = await this.#db.query<{ approval_id: string; user_id: string; request: string }>(
+      `SELECT approval_id, user_id, request FROM pending_approvals
+       WHERE user_id = $1 AND decision IS NULL ORDER BY created_at`,
+      [userId],
+    );
+    return rows.map((row) => ({ approvalId: row.approval_id, userId: row.user_id, request: row.request }));
+  }
+
+  async decideApproval(userId: string, approvalId: string, decision: string): Promise<boolean> {
+    const { rowCount } = await this.#db.query(
+      `UPDATE pending_approvals SET decision = $3
+       WHERE approval_id = $1 AND user_id = $2 AND decision IS NULL`,
+      [approvalId, userId, decision],
+    );
+    if (!rowCount) return false;
+    await this.signal('decided', approvalId);
+    return true;
+  }
+
+  async decideSeenApproval(approval: StoredApproval, decision: string): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO pending_approvals (approval_id, user_id, request, decision, created_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (approval_id) DO UPDATE SET decision = excluded.decision
+       WHERE pending_approvals.decision IS NULL AND pending_approvals.user_id = excluded.user_id`,
+      [approval.approvalId, approval.userId, approval.request, decision, Date.now()],
+    );
+    await this.signal('decided', approval.approvalId);
+  }
+
+  async takeDecision(approvalId: string): Promise<string | undefined> {
+    const { rows } = await this.#db.query<{ decision: string }>(
+      'DELETE FROM pending_approvals WHERE approval_id = $1 AND decision IS NOT NULL RETURNING decision',
+      [approvalId],
+    );
+    return rows[0]?.decision;
+  }
+
+  async dropApproval(approvalId: string): Promise<void> {
+    await this.#db.query('DELETE FROM pending_approvals WHERE approval_id = $1', [approvalId]);
   }
 
   async signal(signal: QueueSignal, payload: string): Promise<void> {

@@ -201,4 +201,22 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // Approvals asked by runs on workers, answered from any process; the secret decisions are signed with.
+    id: '004-shared-approvals',
+    sql: `
+      CREATE TABLE pending_approvals (
+        approval_id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        request TEXT NOT NULL,
+        decision TEXT,
+        created_at BIGINT NOT NULL
+      );
+      CREATE INDEX pending_approvals_by_user ON pending_approvals(user_id, created_at);
+      CREATE TABLE shared_secrets (
+        name TEXT PRIMARY KEY,
+        secret TEXT NOT NULL
+      );
+    `,
+  },
 ];
