@@ -130,13 +130,20 @@ export class PgBossJobQueue implements JobQueue {
 
   async takeDead(count: number): Promise<DeadJob[]> {
     const jobs = await this.#boss.fetch(DEAD, { batchSize: count, includeMetadata: true });
-    return jobs.map((job) => ({
-      id: job.id,
-      sourceId: job.sourceId ?? job.id,
-      kind: job.sourceName === QUEUES.tree ? 'tree' : 'run',
-      data: job.data,
-      error: messageOf(job.output),
-    }));
+    return Promise.all(
+      jobs.map(async (job) => {
+        const kind: JobKind = job.sourceName === QUEUES.tree ? 'tree' : 'run';
+        // The dead letter carries the payload; why it failed is on the job it came from.
+        const [source] = job.sourceId ? await this.#boss.findJobs(QUEUES[kind], { id: job.sourceId }) : [];
+        return {
+          id: job.id,
+          sourceId: job.sourceId ?? job.id,
+          kind,
+          data: job.data,
+          error: messageOf(source?.output ?? job.output),
+        };
+      }),
+    );
   }
 
   async settleDead(job: DeadJob): Promise<void> {
