@@ -21,6 +21,7 @@ export type RunAgent = (services: LoopServices, tree: TreeState, spec: RunSpec) 
 /** The tools `frame`'s agent may call: its direct tools, and its sub-agents where depth allows. */
 export function bindTools(services: LoopServices, tree: TreeState, frame: RunFrame, run: RunAgent): ToolSet {
   const tools: ToolSet = {};
+  const warming: Array<() => void> = [];
   for (const name of frame.definition.tools.flatMap((entry) => services.tools.expand(entry))) {
     const agent = services.agents.get(name);
     if (agent) {
@@ -36,8 +37,15 @@ export function bindTools(services: LoopServices, tree: TreeState, frame: RunFra
     if (!cadreTool || cadreTool.unavailable?.()) continue;
     tools[name] = bindDirectTool(frame, services.tools, cadreTool);
     frame.directTools.add(name);
-    cadreTool.warm?.();
+    if (cadreTool.warm) warming.push(cadreTool.warm.bind(cadreTool));
   }
+  // After this turn of the event loop, by which the run's first model request is on its way: a worker's
+  // boot (mathjs: a core for a few hundred ms) then overlaps the model's answer instead of delaying the
+  // request on a small machine.
+  if (warming.length)
+    setTimeout(() => {
+      for (const warm of warming) warm();
+    }, 0);
   return tools;
 }
 

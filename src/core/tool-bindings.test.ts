@@ -124,7 +124,7 @@ describe('jsonOutput', () => {
 });
 
 describe('warming a tool', () => {
-  it('starts what a tool needs when a run that holds it starts, before its model answers', async () => {
+  it('starts what a tool needs once the run’s first model request is on its way, before the model answers', async () => {
     const warmed: string[] = [];
     const tool = (name: string) => ({
       name,
@@ -135,12 +135,18 @@ describe('warming a tool', () => {
       warm: () => warmed.push(name),
     });
     const registry = new ToolRegistry([tool('held'), tool('not_held')]);
+    let warmedAtRequest: string[] | undefined;
     let warmedBeforeAnswer: string[] = [];
-    const model = new ScriptedModel(() => {
+    const model = new ScriptedModel(async () => {
+      // A worker booting meanwhile would compete with the request itself on a small machine.
+      warmedAtRequest ??= [...warmed];
+      // The earliest a model over a network answers: a turn of the event loop after the request.
+      await new Promise((resolve) => setTimeout(resolve, 0));
       warmedBeforeAnswer = [...warmed];
       return { text: 'done' };
     });
     await mainRuntime('held', registry, model).run({ agent: 'main', task: 'go' });
+    expect(warmedAtRequest).toEqual([]);
     expect(warmedBeforeAnswer).toEqual(['held']);
   });
 });

@@ -60,7 +60,8 @@ export interface CadreTool<INPUT = any, OUTPUT = unknown> {
   explicitOnly?: boolean;
   /**
    * Starts, in the background, what the first call would otherwise wait for (a worker, a library); called
-   * when a run that may use the tool starts, so the wait overlaps the model's first answer. Never throws.
+   * once a run that may use the tool has sent its first model request, so the wait overlaps the model's
+   * answer and does not delay the request. Never throws.
    */
   warm?(): void;
 }
