@@ -11,7 +11,15 @@ import { fileURLToPath } from 'node:url';
 
 /** The `cadre` command as a person starts it. */
 export const CADRE_BIN = fileURLToPath(new URL('../bin/cadre.js', import.meta.url));
-const MAX_RSS_PRELOAD = fileURLToPath(new URL('./max-rss-preload.ts', import.meta.url));
+/**
+ * Writes the process's peak resident memory (KB) to `BENCH_MAX_RSS_FILE` as it exits. JavaScript, given
+ * inline: a TypeScript preload would load Node's type stripper (amaro, ~60 ms of CPU) into every measured
+ * process before `cadre` turns its compile cache on, a cost the command itself never pays.
+ */
+const MAX_RSS_PRELOAD = `data:text/javascript,${encodeURIComponent(
+  "const file = process.env.BENCH_MAX_RSS_FILE; if (file) process.on('exit', () => " +
+    "process.getBuiltinModule('node:fs').writeFileSync(file, String(process.resourceUsage().maxRSS)));",
+)}`;
 
 export interface ProcessFigures {
   code: number | null;
