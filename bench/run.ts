@@ -36,6 +36,7 @@ const families: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'web-render', run: async () => void (await import('./web-render.ts')).runWebRenderBench() },
   { name: 'server', run: async () => (await import('./server-load.ts')).runServerLoadBench() },
   { name: 'tracing', run: async () => (await import('./tracing.ts')).runTracingBench(iterations) },
+  { name: 'workers', run: async () => (await import('./workers.ts')).runWorkersBench() },
   { name: 'context', run: async () => (await import('./context-efficiency.ts')).runContextEfficiencyBench() },
   {
     name: 'documents',
