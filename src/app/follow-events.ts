@@ -30,10 +30,17 @@ export async function* followLive(
   );
   const onAbort = () => wakeUp.wake();
   options.signal?.addEventListener('abort', onAbort);
+  // Read by index: a follower behind a wide tree holds thousands of events, and shifting each one off
+  // the array's front moved all the others (12,000 events: ~185 ms of copying in one test).
+  let head = 0;
   try {
     while (!options.signal?.aborted) {
-      const next = queue.shift();
-      if (next) {
+      if (head < queue.length) {
+        const next = queue[head++]!;
+        if (head >= 1024 && head * 2 >= queue.length) {
+          queue.splice(0, head);
+          head = 0;
+        }
         yield next;
         continue;
       }
