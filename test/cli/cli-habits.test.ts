@@ -9,6 +9,7 @@ import { RUNS } from '../../src/cli/commands/runs.ts';
 import { SERVE } from '../../src/cli/commands/serve.ts';
 import { SESSIONS } from '../../src/cli/commands/sessions.ts';
 import { USERS } from '../../src/cli/commands/users.ts';
+import { WORKER } from '../../src/cli/commands/worker.ts';
 import { COMMANDS, main } from '../../src/cli/main.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
@@ -28,6 +29,7 @@ const SPECS: Record<string, { flags: Record<string, FlagSpec> }> = {
   mcp: MCP,
   serve: SERVE,
   users: USERS,
+  worker: WORKER,
 };
 
 const setup = fixtureCadre;
