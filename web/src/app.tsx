@@ -37,6 +37,14 @@ type Loaded =
 
 type Panel = 'documents' | 'agents';
 
+/** Whether an answer delegated: the server's word when it gives one, else whether its tree had children. */
+function delegationUsedBy(message: CadreMessage): boolean {
+  if (message.metadata?.delegationUsed !== undefined) return message.metadata.delegationUsed;
+  return message.parts.some(
+    (part) => part.type === 'data-run' && (part.data as RunPartData).parentRunId !== null,
+  );
+}
+
 export function App() {
   const store = useMemo(() => new RunStore(), []);
   const [needsToken, setNeedsToken] = useState(false);
@@ -98,6 +106,9 @@ export function App() {
         for (const message of session.messages)
           for (const part of message.parts)
             if (part.type === 'data-run') store.putHeader(part.data as RunPartData);
+        // What the Agents panel says of the last answer holds after a reload: from the stored answer.
+        const last = session.messages.findLast((message) => message.role === 'assistant');
+        setLastDelegationUsed(last ? delegationUsedBy(last) : undefined);
         setLoaded({
           state: 'ready',
           id,

@@ -85,6 +85,8 @@ export interface RunPartData {
   text?: string;
   toolCalls?: RunToolCallView[];
   plan?: PlanStep[];
+  /** Only in stored sessions: how many model steps (calls) the run made. */
+  steps?: number;
 }
 
 /** Message metadata of the assistant message: which tree answered, and how it ended. */

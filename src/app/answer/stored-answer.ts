@@ -52,6 +52,7 @@ type Part = CadreUIMessage['parts'][number];
 
 interface RunFold {
   text: string[];
+  steps: number;
   toolCalls: Map<string, RunToolCallView>;
   plan?: PlanStep[];
 }
@@ -201,6 +202,9 @@ export class AnswerMessageBuilder {
       case 'plan-update':
         fold.plan = event.steps;
         return;
+      case 'step-finish':
+        fold.steps += 1;
+        return;
       default:
         return;
     }
@@ -209,7 +213,7 @@ export class AnswerMessageBuilder {
   #fold(runId: string): RunFold {
     let fold = this.#folds.get(runId);
     if (!fold) {
-      fold = { text: [], toolCalls: new Map() };
+      fold = { text: [], steps: 0, toolCalls: new Map() };
       this.#folds.set(runId, fold);
     }
     return fold;
@@ -239,6 +243,7 @@ export class AnswerMessageBuilder {
             )
           : [],
         ...(fold?.plan ? { plan: fold.plan } : {}),
+        ...(fold?.steps ? { steps: fold.steps } : {}),
       };
       return { ...part, data: stored };
     });

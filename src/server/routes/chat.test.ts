@@ -92,13 +92,21 @@ describe('POST /api/chat', () => {
       JSON.parse(JSON.stringify(message.parts)).map(
         (part: { type: string; data?: Record<string, unknown> }) => {
           if (part.type !== 'data-run' || !part.data) return part;
-          const { text: _t, toolCalls: _c, plan: _p, summary: _s, summaryChars: _n, ...header } = part.data;
+          const {
+            text: _t,
+            toolCalls: _c,
+            plan: _p,
+            steps: _m,
+            summary: _s,
+            summaryChars: _n,
+            ...header
+          } = part.data;
           return { ...part, data: header };
         },
       );
     expect(strip(answer)).toEqual(strip(live));
     const [storedMain, storedMath] = runParts(answer);
-    expect(storedMath).toMatchObject({ text: '17 * 23 = 391', summary: '17 * 23 = 391' });
+    expect(storedMath).toMatchObject({ text: '17 * 23 = 391', summary: '17 * 23 = 391', steps: 2 });
     expect(storedMath!.toolCalls).toEqual([
       expect.objectContaining({ name: 'calculate', input: { expression: '17 * 23' }, ok: true }),
     ]);

@@ -10,6 +10,7 @@ import type { InterruptedAnswer } from '../api/resources.ts';
 import { uploadDocuments } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
+import { runElementId } from '../runs/run-card.tsx';
 import { RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
@@ -17,7 +18,7 @@ import { AnswerAnnouncer } from './answer-announcer.tsx';
 import { CadreChatTransport } from './chat-transport.ts';
 import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
-import { MessageView, rootRunIdOf } from './message-view.tsx';
+import { answerElementId, MessageView, rootRunIdOf } from './message-view.tsx';
 
 /** How often, and how many times, a page looks for the answer to a question that has none yet. */
 const ATTACH_LOOK_MS = 1000;
@@ -37,6 +38,42 @@ export function chatErrorMessage(error: Error): { message: string; code?: string
   if (isNetworkFailure(error.message))
     return { message: unreachableMessage(error.message), code: 'unreachable' };
   return { message: error.message || 'The answer failed.' };
+}
+
+/** The inputs of an answer's own tool calls (the main agent's), by call id. */
+function callInputsOf(message: CadreMessage | undefined): Record<string, unknown> {
+  const inputs: Record<string, unknown> = {};
+  for (const part of message?.parts ?? [])
+    if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) {
+      const tool = part as { toolCallId?: string; input?: unknown };
+      if (tool.toolCallId) inputs[tool.toolCallId] = tool.input;
+    }
+  return inputs;
+}
+
+/**
+ * Shows a run in the conversation: its card and every card above it open, scrolled to and focused; the
+ * root run is its answer. The cards appear over the next frames (the run store notifies once a frame).
+ */
+function showRun(store: RunStore, runId: string) {
+  const run = store.get(runId);
+  const isRoot = !run?.parentRunId;
+  if (!isRoot) store.reveal(runId);
+  const id = isRoot ? answerElementId(runId) : runElementId(runId);
+  const reduced = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  let frames = 0;
+  const look = () => {
+    const element = document.getElementById(id);
+    if (!element) {
+      if (++frames < 60) requestAnimationFrame(look);
+      return;
+    }
+    element.scrollIntoView({ block: 'start', behavior: reduced ? 'auto' : 'smooth' });
+    const target = isRoot ? element : element.querySelector<HTMLElement>('.run-header');
+    if (isRoot) element.tabIndex = -1;
+    target?.focus({ preventScroll: true });
+  };
+  requestAnimationFrame(look);
 }
 
 export function ChatView({
@@ -320,7 +357,13 @@ export function ChatView({
         onAttach={(files) => void attach(files)}
       />
       {inspecting && (
-        <RunInspector store={store} rootRunId={inspecting} onClose={() => setInspecting(undefined)} />
+        <RunInspector
+          store={store}
+          rootRunId={inspecting}
+          callInputs={callInputsOf(messages.find((message) => rootRunIdOf(message) === inspecting))}
+          onClose={() => setInspecting(undefined)}
+          onOpenRun={(runId) => showRun(store, runId)}
+        />
       )}
     </div>
   );

@@ -40,6 +40,11 @@ function toolName(part: ToolPartLike): string {
   return part.toolName ?? part.type.replace(/^tool-/, '');
 }
 
+/** The id of an answer on the page (the timeline scrolls to it). */
+export function answerElementId(rootRunId: string): string {
+  return `answer-${rootRunId}`;
+}
+
 /** The text of a message: its text parts joined, as the person wrote it or the answer reads. */
 export function messageText(message: CadreMessage): string {
   return message.parts
@@ -71,7 +76,11 @@ export const MessageView = memo(function MessageView({
     return <UserMessage message={message} onEdit={onEdit && ((text) => onEdit(message.id, text))} />;
   const rootRunId = rootRunIdOf(message);
   return (
-    <article className="message assistant" aria-label="Answer">
+    <article
+      className="message assistant"
+      aria-label="Answer"
+      id={rootRunId ? answerElementId(rootRunId) : undefined}
+    >
       {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} place="before" />}
       {message.parts.map((part, index) => {
         const key = `${message.id}-${index}`;

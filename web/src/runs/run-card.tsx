@@ -4,7 +4,7 @@
  * full task, the tool calls (a call that started a child run shows that run in its place), the response
  * as it streams and then the summary, the error, the usage, and the children.
  */
-import { memo, useId, useState } from 'react';
+import { memo, useId } from 'react';
 import { Markdown } from '../chat/markdown.tsx';
 import { formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
@@ -12,7 +12,7 @@ import { PlanChecklist } from './plan-checklist.tsx';
 import { runTokens } from './run-fold.ts';
 import { useRunInputs } from './run-inputs.ts';
 import type { RunStore } from './run-store.ts';
-import { useChildren, useRun } from './run-store.ts';
+import { useChildren, useRun, useRunOpen } from './run-store.ts';
 import { SourcesList } from './sources-list.tsx';
 import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
 import { ToolCallView } from './tool-call-view.tsx';
@@ -31,7 +31,8 @@ export const RunCard = memo(function RunCard({
   const run = useRun(store, runId);
   const children = useChildren(store, runId);
   const inputs = useRunInputs(store, runId, callInput);
-  const [expanded, setExpanded] = useState(false);
+  // Kept across reloads: a card the person opened is open again when they come back.
+  const [expanded, setExpanded] = useRunOpen(store, runId);
   const bodyId = useId();
   const running = run?.status === 'running';
   const now = useNow(running);
@@ -44,7 +45,7 @@ export const RunCard = memo(function RunCard({
   // While it runs, the header names the tool it is waiting on (one line: nothing below it moves).
   const waitingOn = running ? run.toolCalls.findLast((call) => call.ok === undefined)?.name : undefined;
   return (
-    <section className={`run run-${run.status}`} aria-label={`${run.agent} run`}>
+    <section className={`run run-${run.status}`} aria-label={`${run.agent} run`} id={runElementId(runId)}>
       <button
         type="button"
         className="run-header"
@@ -144,6 +145,11 @@ export const RunCard = memo(function RunCard({
     </section>
   );
 });
+
+/** The id of a run's card on the page (the timeline scrolls to it). */
+export function runElementId(runId: string): string {
+  return `run-${runId}`;
+}
 
 /**
  * A failed run's summary is its error, or its partial answer with the error noted after it: the error is

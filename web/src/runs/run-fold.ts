@@ -25,6 +25,8 @@ export interface LiveRun {
   plan?: RunPartData['plan'];
   /** Sum of the run's model calls so far (before `run-finish` brings the final figure). */
   stepTokens: number;
+  /** Model steps finished so far. */
+  steps: number;
   events: number;
 }
 
@@ -35,6 +37,8 @@ export interface RunView extends RunPartData {
   toolCalls: RunToolCallView[];
   /** Tokens counted so far while the run has no final usage. */
   liveTokens: number;
+  /** Model steps (calls) the run has made. */
+  steps: number;
 }
 
 /** Applies one event to a run's live state, returning a new object (React compares by identity). */
@@ -50,6 +54,7 @@ export function foldEvent(previous: LiveRun | undefined, event: CadreEvent): Liv
         reasoning: '',
         toolCalls: [],
         stepTokens: 0,
+        steps: 0,
         events: 1,
       };
   switch (event.type) {
@@ -116,6 +121,7 @@ export function foldEvent(previous: LiveRun | undefined, event: CadreEvent): Liv
       break;
     case 'step-finish':
       run.stepTokens += event.usage.totalTokens;
+      run.steps += 1;
       break;
     case 'plan-update':
       run.plan = event.steps;
@@ -160,6 +166,7 @@ export function mergeRun(header: RunPartData | undefined, live: LiveRun | undefi
     toolCalls:
       live && (live.toolCalls.length > 0 || !header?.toolCalls) ? live.toolCalls : (header?.toolCalls ?? []),
     liveTokens: live?.stepTokens ?? 0,
+    steps: Math.max(live?.steps ?? 0, header?.steps ?? 0),
   };
   // On the wire a closing header may leave out a summary that is the end of the streamed text.
   const summaryChars = header?.summaryChars;

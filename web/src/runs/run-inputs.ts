@@ -5,6 +5,13 @@
  */
 import { type RunStore, useRun } from './run-store.ts';
 
+/** A delegation call's input without its task: the other inputs it gave the run. */
+export function inputsOf(input: unknown): Record<string, unknown> {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return {};
+  const { task: _task, ...others } = input as Record<string, unknown>;
+  return others;
+}
+
 export function useRunInputs(
   store: RunStore,
   runId: string,
@@ -14,8 +21,5 @@ export function useRunInputs(
   const run = useRun(store, runId);
   const parent = useRun(store, run?.parentRunId ?? '');
   const call = parent?.toolCalls.find((each) => each.id === run?.parentToolCallId);
-  const input = callInput ?? call?.input;
-  if (!input || typeof input !== 'object' || Array.isArray(input)) return {};
-  const { task: _task, ...others } = input as Record<string, unknown>;
-  return others;
+  return inputsOf(callInput ?? call?.input);
 }

@@ -1,11 +1,15 @@
 /**
- * The whole run tree of one answer as a timeline: one bar per run from its start to its end, indented by
- * depth, so parallel siblings and the slow run show at a glance; usage per run and for the tree.
+ * The whole run tree of one answer as a timeline: one row per run from its start to its end, indented by
+ * depth, so parallel siblings and the slow run show at a glance. Each row says what the run was asked
+ * (its task and any other input), how many model steps and which tool calls it made, its time and usage;
+ * choosing a row closes the timeline and opens that run's card in the conversation.
  */
 import { useEffect, useRef } from 'react';
-import { formatDuration, formatTokens } from '../format.ts';
+import { formatDuration, formatTokens, truncate } from '../format.ts';
 import { CloseIcon } from '../icons.tsx';
+import type { RunView } from './run-fold.ts';
 import { runTokens } from './run-fold.ts';
+import { inputsOf } from './run-inputs.ts';
 import type { RunStore } from './run-store.ts';
 import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
 import { useNow } from './use-now.ts';
@@ -13,11 +17,17 @@ import { useNow } from './use-now.ts';
 export function RunInspector({
   store,
   rootRunId,
+  callInputs = {},
   onClose,
+  onOpenRun,
 }: {
   store: RunStore;
   rootRunId: string;
+  /** The inputs of the main agent's tool calls by call id (its calls travel as the message's tool parts). */
+  callInputs?: Record<string, unknown>;
   onClose: () => void;
+  /** Shows a run in the conversation (the timeline closes first). */
+  onOpenRun?: (runId: string) => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
@@ -32,6 +42,10 @@ export function RunInspector({
   const span = Math.max(1, end - start);
   const root = runs[0];
   const treeTokens = root?.subtreeUsage?.totalTokens ?? runs.reduce((sum, run) => sum + runTokens(run), 0);
+  const open = (runId: string) => {
+    dialog.current?.close();
+    onOpenRun?.(runId);
+  };
   return (
     <dialog ref={dialog} className="inspector" aria-labelledby="inspector-title" onClose={onClose}>
       <header className="dialog-header">
@@ -53,29 +67,66 @@ export function RunInspector({
         {runs.map((run) => {
           const left = ((run.startedAt - start) / span) * 100;
           const width = Math.max(0.6, (((run.endedAt ?? now) - run.startedAt) / span) * 100);
+          const parentCall = run.parentToolCallId;
+          const inputs = inputsOf(
+            (parentCall && callInputs[parentCall]) ??
+              store.get(run.parentRunId ?? '')?.toolCalls.find((call) => call.id === parentCall)?.input,
+          );
           return (
-            <li key={run.runId} className="timeline-row">
-              <div className="timeline-label" style={{ paddingInlineStart: `${run.depth * 14}px` }}>
-                <StatusIcon status={run.status} />
-                <span className="run-agent">{run.agent}</span>
-              </div>
-              <div className="timeline-track">
-                <div
-                  className={`timeline-bar bar-${run.status}`}
-                  style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
-                  title={`${run.agent}: ${STATUS_LABELS[run.status]}, ${formatDuration((run.endedAt ?? now) - run.startedAt)}`}
-                />
-              </div>
-              <div className="timeline-figures">
-                {formatDuration((run.endedAt ?? now) - run.startedAt)} · {formatTokens(runTokens(run))}
-                {run.subtreeUsage && run.subtreeUsage.totalTokens !== runTokens(run)
-                  ? ` (${formatTokens(run.subtreeUsage.totalTokens)} with sub-agents)`
-                  : ''}
-              </div>
+            <li key={run.runId}>
+              <button
+                type="button"
+                className="timeline-row"
+                aria-label={`Open ${run.agent} run: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
+                onClick={() => open(run.runId)}
+              >
+                <span className="timeline-label" style={{ paddingInlineStart: `${run.depth * 14}px` }}>
+                  <StatusIcon status={run.status} />
+                  <span className="run-agent">{run.agent}</span>
+                </span>
+                <span className="timeline-track">
+                  <span
+                    className={`timeline-bar bar-${run.status}`}
+                    style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
+                    title={`${run.agent}: ${STATUS_LABELS[run.status]}, ${formatDuration((run.endedAt ?? now) - run.startedAt)}`}
+                  />
+                </span>
+                <span className="timeline-task">{truncate(run.task, 160)}</span>
+                {Object.keys(inputs).length > 0 && (
+                  <span className="timeline-inputs">
+                    {Object.entries(inputs).map(([name, value]) => (
+                      <span key={name}>
+                        {name}: {truncate(typeof value === 'string' ? value : JSON.stringify(value), 60)}
+                      </span>
+                    ))}
+                  </span>
+                )}
+                <span className="timeline-figures">
+                  {formatDuration((run.endedAt ?? now) - run.startedAt)} · {stepsText(run)} ·{' '}
+                  {toolCallsText(run)} · {formatTokens(runTokens(run))}
+                  {run.subtreeUsage && run.subtreeUsage.totalTokens !== runTokens(run)
+                    ? ` (${formatTokens(run.subtreeUsage.totalTokens)} with sub-agents)`
+                    : ''}
+                </span>
+              </button>
             </li>
           );
         })}
       </ol>
     </dialog>
   );
+}
+
+function stepsText(run: RunView): string {
+  return `${run.steps} ${run.steps === 1 ? 'step' : 'steps'}`;
+}
+
+/** "no tool calls", "1 tool call: calculate", "3 tool calls: calculate ×2, web_fetch". */
+function toolCallsText(run: RunView): string {
+  const count = run.toolCalls.length;
+  if (count === 0) return 'no tool calls';
+  const byName = new Map<string, number>();
+  for (const call of run.toolCalls) byName.set(call.name, (byName.get(call.name) ?? 0) + 1);
+  const names = [...byName].map(([name, times]) => (times > 1 ? `${name} ×${times}` : name)).join(', ');
+  return `${count} ${count === 1 ? 'tool call' : 'tool calls'}: ${names}`;
 }

@@ -25,6 +25,21 @@ export interface PendingApproval {
 const APPROVALS = ' approvals';
 const NO_APPROVALS: readonly PendingApproval[] = Object.freeze([]);
 const NO_CHILDREN: readonly string[] = Object.freeze([]);
+/** The listener key for whether a run's card is open. */
+const OPEN = ' open ';
+/** Where the ids of the cards a person opened are kept, so a reload shows them open again. */
+const OPEN_KEY = 'cadre.open-runs';
+/** How many opened cards are remembered (the newest): enough for any chat a person reads. */
+const OPEN_KEPT = 500;
+
+function readOpen(): string[] {
+  try {
+    const kept = JSON.parse(localStorage.getItem(OPEN_KEY) ?? '[]') as unknown;
+    return Array.isArray(kept) ? kept.filter((id): id is string => typeof id === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 export class RunStore {
   #headers = new Map<string, RunPartData>();
@@ -36,6 +51,7 @@ export class RunStore {
   #dirty = new Set<string>();
   #scheduled = false;
   #approvals: readonly PendingApproval[] = NO_APPROVALS;
+  #open: Set<string> | undefined;
   #schedule: (flush: () => void) => void;
 
   /** `schedule` defers notifications (one animation frame in the browser; tests pass their own). */
@@ -109,6 +125,32 @@ export class RunStore {
 
   approvals(): readonly PendingApproval[] {
     return this.#approvals;
+  }
+
+  /** Whether the person opened the run's card (kept across reloads, in this browser). */
+  isOpen(runId: string): boolean {
+    this.#open ??= new Set(readOpen());
+    return this.#open.has(runId);
+  }
+
+  /** Opens or closes a run's card, and remembers it. */
+  setOpen(runId: string, open: boolean): void {
+    if (this.isOpen(runId) === open) return;
+    const kept = this.#open!;
+    if (open) kept.add(runId);
+    else kept.delete(runId);
+    try {
+      localStorage.setItem(OPEN_KEY, JSON.stringify([...kept].slice(-OPEN_KEPT)));
+    } catch {
+      // Storage full or refused (a private window): the card is open for this page only.
+    }
+    this.#touch(OPEN + runId);
+  }
+
+  /** Opens the run's card and those of every run above it, so it can be shown (from the timeline). */
+  reveal(runId: string): void {
+    for (let id: string | null | undefined = runId; id; id = this.get(id)?.parentRunId)
+      this.setOpen(id, true);
   }
 
   /** The run as shown: header and live fold merged; the same object until the run changes. */
@@ -194,6 +236,16 @@ function sameHeader(a: RunPartData, b: RunPartData): boolean {
 export function useRun(store: RunStore, runId: string): RunView | undefined {
   const subscribe = useCallback((listener: Listener) => store.subscribe(runId, listener), [store, runId]);
   return useSyncExternalStore(subscribe, () => store.get(runId));
+}
+
+/** Whether a run's card is open, and a setter that remembers it; re-renders when it changes. */
+export function useRunOpen(store: RunStore, runId: string): [boolean, (open: boolean) => void] {
+  const subscribe = useCallback(
+    (listener: Listener) => store.subscribe(OPEN + runId, listener),
+    [store, runId],
+  );
+  const open = useSyncExternalStore(subscribe, () => store.isOpen(runId));
+  return [open, useCallback((next: boolean) => store.setOpen(runId, next), [store, runId])];
 }
 
 /** The tool calls waiting for the person, re-rendering when that list changes. */
