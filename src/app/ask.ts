@@ -13,6 +13,7 @@ import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
 import type { TreeSlot } from './live-runs.ts';
+import { type Cost, type PricedRunTree, type Pricing, priceTree } from './pricing.ts';
 import { appendAnswer, storeQuestion } from './session-turn.ts';
 import type { DelegationSettings } from './settings.ts';
 import type { TreeHandle } from './tree-handle.ts';
@@ -60,8 +61,10 @@ export interface AskResult {
   runId: string;
   envelope: ResultEnvelope;
   /** The whole run tree, as `cadre ask --json` and `GET /api/runs/:id` show it. */
-  run: RunTree;
+  run: PricedRunTree;
   usage: Usage;
+  /** What `usage` cost, when prices are configured for the models that answered (config `pricing`). */
+  cost?: Cost;
 }
 
 /** A started ask: the tree's handle, with the session it answers in and its answer's message id. */
@@ -74,6 +77,8 @@ export interface AskRun extends TreeHandle<AskResult> {
 /** What `ask` needs of Cadre: the store, the live trees, a runtime per user and their delegation settings. */
 export interface AskParts extends TreeParts {
   store: Pick<Store, 'runs' | 'journal' | 'sessions'>;
+  /** The configured prices of models (config `pricing`): answers and run trees say what they cost. */
+  pricing?: Pricing | undefined;
   runtime: (options: { userId: string; limits?: Partial<RuntimeLimits> }) => Promise<Runtime>;
   delegation: (userId: string) => Promise<DelegationSettings>;
 }
@@ -138,7 +143,7 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
  * `AskResult` (with `extra`).
  */
 export function startAnswer<Extra extends object = object>(
-  parts: Pick<AskParts, 'store' | 'live' | 'jobs' | 'approvals'>,
+  parts: Pick<AskParts, 'store' | 'live' | 'jobs' | 'approvals' | 'pricing'>,
   start: {
     userId: string;
     slot: TreeSlot;
@@ -152,7 +157,11 @@ export function startAnswer<Extra extends object = object>(
   },
 ): Promise<TreeHandle<AskResult & Extra>> {
   const { userId, spec, request } = start;
-  const recorder = new AnswerRecorder(spec.answerId ?? `msg_${start.journal.id}`, spec.sessionId ?? '');
+  const recorder = new AnswerRecorder(
+    spec.answerId ?? `msg_${start.journal.id}`,
+    spec.sessionId ?? '',
+    parts.pricing,
+  );
   return startTree(parts, {
     userId,
     slot: start.slot,
@@ -172,7 +181,10 @@ export function startAnswer<Extra extends object = object>(
       }),
     finish: async ({ envelope, tree }) => {
       await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
-      return { ...askResult(spec.sessionId ?? '', envelope, tree), ...(start.extra as Extra) };
+      return {
+        ...askResult(spec.sessionId ?? '', envelope, tree, parts.pricing),
+        ...(start.extra as Extra),
+      };
     },
     queued: {
       ...(start.limits ? { limits: start.limits } : {}),
@@ -224,15 +236,22 @@ export async function storeAnswer(
 }
 
 /** What `ask` resolves to once the tree has ended. */
-export function askResult(sessionId: string, envelope: ResultEnvelope, tree: RunTree): AskResult {
+export function askResult(
+  sessionId: string,
+  envelope: ResultEnvelope,
+  tree: RunTree,
+  pricing?: Pricing,
+): AskResult {
+  const run = priceTree(tree, pricing);
   return {
     answer: envelope.summary,
     status: envelope.status,
     sessionId,
     runId: envelope.runId,
     envelope,
-    run: tree,
+    run,
     usage: envelope.subtreeUsage,
+    ...(run.subtreeCost ? { cost: run.subtreeCost } : {}),
   };
 }
 

@@ -308,6 +308,7 @@ export class Cadre {
         : {}),
       runtime: (options) => this.runtime(options),
       delegation: (userId) => this.settings.delegation(userId),
+      pricing: this.config.pricing,
       home: this.home,
       resuming: this.#resuming,
     };

@@ -6,6 +6,7 @@ import type { FoundJournal } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
 import { type AskParts, type AskResult, askResult, startAnswer, storeAnswer } from './ask.ts';
+import type { Pricing } from './pricing.ts';
 import { claimResume } from './resume-claim.ts';
 import { questionReplaced } from './sessions.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
@@ -114,7 +115,7 @@ async function resumeAttempt(
   // Killed after the tree ended but before its answer reached the session: the stored tree has the
   // answer, so the session is completed from it (nothing runs again).
   if (tree && tree.status !== 'interrupted' && tree.status !== 'running' && spec.sessionId) {
-    const completed = await completeSession(parts.store, userId, found, tree);
+    const completed = await completeSession(parts.store, userId, found, tree, parts.pricing);
     const attached = completed && (await attachTree(parts, userId, tree.id));
     if (completed && attached) {
       return {
@@ -171,6 +172,7 @@ async function completeSession(
   userId: string,
   found: FoundJournal,
   tree: RunTree,
+  pricing?: Pricing,
 ): Promise<AskResult | undefined> {
   const sessionId = found.spec.sessionId!;
   const session = await store.sessions.get(userId, sessionId);
@@ -180,9 +182,9 @@ async function completeSession(
   ) {
     return undefined;
   }
-  const recorder = new AnswerRecorder(found.spec.answerId ?? `msg_${found.journalId}`, sessionId);
+  const recorder = new AnswerRecorder(found.spec.answerId ?? `msg_${found.journalId}`, sessionId, pricing);
   for (const { event } of await store.runs.events(userId, tree.id)) recorder.event(event);
   const { envelope } = outcomeOf(tree);
   await storeAnswer(store.sessions, userId, { ...found.spec, question: undefined }, envelope, recorder);
-  return askResult(sessionId, envelope, tree);
+  return askResult(sessionId, envelope, tree, pricing);
 }

@@ -2,6 +2,7 @@ import { UserError } from '../core/errors.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { type PricedRunTree, priceTree } from './pricing.ts';
 import { attachTree, stopTree } from './trees.ts';
 
 /** A user's run trees: list, read, follow live, stop. Someone else's run is "no such run". */
@@ -18,10 +19,10 @@ export class RunsUseCases {
   }
 
   /** The run tree JSON of a root run, or of a child's subtree; `UserError('unknown_run')` otherwise. */
-  async get(userId: string, runId: string): Promise<RunTree> {
+  async get(userId: string, runId: string): Promise<PricedRunTree> {
     const tree = await this.#parts.store.runs.getRunTree(userId, runId);
     if (!tree) throw unknownRun(runId);
-    return tree;
+    return priceTree(tree, this.#parts.config.pricing);
   }
 
   /** The events of a tree stored so far (a snapshot: nothing is waited for), for a report of it. */

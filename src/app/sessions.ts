@@ -2,10 +2,15 @@ import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { type PricedRunTree, priceTree } from './pricing.ts';
+import { answerRunId, type SessionWithRuns } from './session-export.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
 
 export type { Session, SessionSummary, StoredMessage };
+
+/** Longest title a person may give a chat. */
+export const MAX_TITLE_CHARS = 200;
 
 /** A question whose answer was cut off by the process dying, and the run to resume. */
 export interface InterruptedAnswer {
@@ -73,6 +78,34 @@ export class SessionsUseCases {
         open.push({ runId: run.id, task: run.task, startedAt: run.startedAt });
     }
     return open.reverse();
+  }
+
+  /**
+   * Gives the session the title the person chose (trimmed; 1 to 200 characters); `UserError('bad_title')`
+   * for an empty or longer one, `unknown_session` when the caller has no session by that id.
+   */
+  async rename(userId: string, sessionId: string, title: string): Promise<SessionSummary> {
+    const chosen = title.replace(/\s+/g, ' ').trim();
+    if (!chosen || chosen.length > MAX_TITLE_CHARS)
+      throw new UserError('bad_title', `A chat's title has 1 to ${MAX_TITLE_CHARS} characters.`, {
+        maxChars: MAX_TITLE_CHARS,
+      });
+    if (!(await this.#parts.store.sessions.rename(userId, sessionId, chosen)))
+      throw unknownSession(sessionId);
+    const { messages: _messages, ...summary } = await this.get(userId, sessionId);
+    return summary;
+  }
+
+  /** The session with the run tree of each answer (priced where prices are configured), for an export. */
+  async withRuns(userId: string, sessionId: string): Promise<SessionWithRuns> {
+    const session = await this.get(userId, sessionId);
+    const runs: PricedRunTree[] = [];
+    for (const message of session.messages) {
+      const runId = message.role === 'assistant' ? answerRunId(message) : undefined;
+      const tree = runId ? await this.#parts.store.runs.getRunTree(userId, runId) : undefined;
+      if (tree) runs.push(priceTree(tree, this.#parts.config.pricing));
+    }
+    return { session, runs };
   }
 
   create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {

@@ -118,6 +118,23 @@ export const configSchema = z.strictObject({
     .optional(),
   mcpServers: z.record(mcpServerNameSchema, mcpServerSchema).optional(),
   /**
+   * What each model's tokens cost, per million, by "provider:model" (none built in): runs on a priced
+   * model show their cost beside their tokens. `currency` is an ISO 4217 code (default USD).
+   */
+  pricing: z
+    .record(
+      modelRef,
+      z.strictObject({
+        inputPerMillion: z.number().min(0),
+        outputPerMillion: z.number().min(0),
+        currency: z
+          .string()
+          .regex(/^[A-Z]{3}$/, 'an ISO 4217 currency code such as "USD" or "EUR"')
+          .optional(),
+      }),
+    )
+    .optional(),
+  /**
    * A server that several people share (users from `cadre users add`): no user gets the operator's
    * working folder. Each gets `<workspaces>/<user id>` as their own root when `workspaces` is set, none
    * otherwise; write_file, edit_file and bash stay off unless `codingTools` is true, and bash then runs

@@ -165,6 +165,8 @@ export interface SessionStore {
    * first message goes, so does the title it gave the session: the next question titles it again.
    */
   removeFrom(userId: string, sessionId: string, messageId: string): Promise<number>;
+  /** Gives one of the caller's sessions a new title; false when they have no session by that id. */
+  rename(userId: string, id: string, title: string): Promise<boolean>;
   delete(userId: string, id: string): Promise<boolean>;
 }
 

@@ -298,6 +298,21 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it("renames a session of the caller's, and no one else's", async () => {
+        const store = await open();
+        const session = await store.sessions.create('alice', { title: 'What is 17 times 23?' });
+        const before = (await store.sessions.get('alice', session.id))!.updatedAt;
+        expect(await store.sessions.rename('alice', session.id, 'Sums ✓ for Lyon')).toBe(true);
+        expect(await store.sessions.rename('bob', session.id, 'Taken')).toBe(false);
+        expect(await store.sessions.rename('alice', 'nope', 'Missing')).toBe(false);
+        const renamed = (await store.sessions.get('alice', session.id))!;
+        expect(renamed).toMatchObject({ title: 'Sums ✓ for Lyon', updatedAt: before });
+        // A question appended later keeps the chosen title.
+        await store.sessions.append('alice', session.id, { role: 'user', content: 'And 2 + 2?' });
+        expect((await store.sessions.list('alice'))[0]?.title).toBe('Sums ✓ for Lyon');
+        await store.close();
+      });
+
       it('creates a session with a chosen id once', async () => {
         const store = await open();
         await store.sessions.create('alice', { id: 'chat-1' });

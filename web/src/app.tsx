@@ -7,12 +7,14 @@ import { AgentsPanel } from './agents/agents-panel.tsx';
 import { ApiError, getToken, onUnauthorized, setToken } from './api/client.ts';
 import {
   deleteSession,
+  downloadSession,
   getSession,
   getSettings,
   type InterruptedAnswer,
   listAgents,
   listPendingApprovals,
   listSessions,
+  renameSession,
   type SessionSummary,
 } from './api/resources.ts';
 import { ChatView } from './chat/chat-view.tsx';
@@ -168,6 +170,17 @@ export function App() {
     await refreshSessions();
   };
 
+  const rename = async (id: string, title: string) => {
+    // Shown at once; the list read back afterwards has the title as the server kept it.
+    setSessions((listed) => listed.map((session) => (session.id === id ? { ...session, title } : session)));
+    try {
+      await renameSession(id, title);
+    } catch (caught) {
+      setSessionsError((caught as Error).message);
+    }
+    await refreshSessions();
+  };
+
   const currentId = useRef(loaded.id);
   currentId.current = loaded.id;
 
@@ -219,6 +232,10 @@ export function App() {
           onOpen={(id) => navigate(id)}
           onNew={() => navigate(undefined)}
           onDelete={(id) => void remove(id)}
+          onRename={(id, title) => void rename(id, title)}
+          onExport={(id, format) =>
+            void downloadSession(id, format).catch((caught: Error) => setSessionsError(caught.message))
+          }
         />
       </aside>
       <main className="main">

@@ -53,3 +53,23 @@ export function formatValue(value: unknown): string {
     return String(value);
   }
 }
+
+/** What something cost: "$0.0018", "€12.40", "≥ $0.0020" (a partial cost is a lower bound). */
+export function formatCost(cost: { amount: number; currency: string; partial?: boolean }): string {
+  const digits =
+    cost.amount >= 1 || cost.amount === 0
+      ? { minimumFractionDigits: 2, maximumFractionDigits: 2 }
+      : { maximumSignificantDigits: 2 };
+  let text: string;
+  try {
+    text = new Intl.NumberFormat(undefined, { style: 'currency', currency: cost.currency, ...digits }).format(
+      cost.amount,
+    );
+  } catch {
+    text = `${cost.amount} ${cost.currency}`;
+  }
+  return cost.partial ? `≥ ${text}` : text;
+}
+
+/** What a partial cost leaves out, for its tooltip. */
+export const PARTIAL_COST_NOTE = 'Some of these tokens came from a model without a configured price.';

@@ -83,3 +83,13 @@ export function DownloadIcon() {
     </svg>
   );
 }
+
+export function MoreIcon() {
+  return (
+    <svg {...common} aria-hidden="true">
+      <circle cx="5" cy="12" r="1" />
+      <circle cx="12" cy="12" r="1" />
+      <circle cx="19" cy="12" r="1" />
+    </svg>
+  );
+}

@@ -1,4 +1,5 @@
 import type { CadreEvent, RunFinishEvent } from '../../core/events.ts';
+import { addCosts, type Cost, costOf, type Pricing } from '../pricing.ts';
 import type { ChatMessageMetadata } from './protocol.ts';
 import { type CadreChunk, ChatStreamTranslator } from './stream-translator.ts';
 
@@ -15,10 +16,17 @@ export class AnswerChunks {
   #rootRunId: string | undefined;
   #rootFinish: RunFinishEvent | undefined;
   #delegated = false;
+  readonly #pricing: Pricing | undefined;
+  /** Each running run's model, and the subtree costs of its finished children (for its own subtree's). */
+  readonly #models = new Map<string, string>();
+  readonly #childCosts = new Map<string, Array<{ cost: Cost | undefined; tokens: number }>>();
+  #rootCost: Cost | undefined;
 
-  constructor(answerId: string, sessionId: string) {
+  /** `pricing`: the configured prices; runs on a priced model get `cost` and `subtreeCost`. */
+  constructor(answerId: string, sessionId: string, pricing?: Pricing) {
     this.#answerId = answerId;
     this.#sessionId = sessionId;
+    this.#pricing = pricing && Object.keys(pricing).length > 0 ? pricing : undefined;
   }
 
   start(): CadreChunk[] {
@@ -37,7 +45,35 @@ export class AnswerChunks {
       } else this.#delegated = true;
     }
     if (event.type === 'run-finish' && event.runId === this.#rootRunId) this.#rootFinish = event;
+    if (this.#pricing) this.#price(event, chunks);
     return chunks;
+  }
+
+  /** Adds what a run cost to its closing `data-run` part: its own tokens, and its subtree's. */
+  #price(event: CadreEvent, chunks: CadreChunk[]): void {
+    if (event.type === 'run-start') this.#models.set(event.runId, event.model);
+    if (event.type !== 'run-finish') return;
+    const cost = costOf(this.#pricing, this.#models.get(event.runId) ?? '', event.usage);
+    const children = this.#childCosts.get(event.runId) ?? [];
+    const parts = [{ cost, tokens: event.usage.totalTokens }, ...children];
+    // Tokens of the subtree no finished run accounts for (a child that never reported) have no price.
+    const counted = parts.reduce((sum, part) => sum + part.tokens, 0);
+    const rest = event.subtreeUsage.totalTokens - counted;
+    const subtreeCost = addCosts(rest > 0 ? [...parts, { cost: undefined, tokens: rest }] : parts);
+    this.#models.delete(event.runId);
+    this.#childCosts.delete(event.runId);
+    if (event.parentRunId) {
+      const siblings = this.#childCosts.get(event.parentRunId) ?? [];
+      siblings.push({ cost: subtreeCost, tokens: event.subtreeUsage.totalTokens });
+      this.#childCosts.set(event.parentRunId, siblings);
+    } else if (event.runId === this.#rootRunId) this.#rootCost = subtreeCost;
+    for (const chunk of chunks)
+      if (chunk.type === 'data-run' && chunk.id === event.runId)
+        chunk.data = {
+          ...chunk.data,
+          ...(cost ? { cost } : {}),
+          ...(subtreeCost ? { subtreeCost } : {}),
+        };
   }
 
   /** The closing chunks: how the tree ended (from its root's `run-finish`, or `fallback` without one). */
@@ -47,6 +83,7 @@ export class AnswerChunks {
       sessionId: this.#sessionId,
       ...(this.#rootRunId ? { rootRunId: this.#rootRunId } : {}),
       ...(finish ? { status: finish.status, usage: finish.subtreeUsage } : (fallback ?? {})),
+      ...(finish && this.#rootCost ? { cost: this.#rootCost } : {}),
       delegationUsed: this.#delegated,
     };
     return [{ type: 'message-metadata', messageMetadata: metadata }, { type: 'finish' }];

@@ -37,6 +37,7 @@ import type { Source } from '../../core/envelope.ts';
 import type { CadreEvent, PlanStep } from '../../core/events.ts';
 import type { RunState } from '../../core/status.ts';
 import type { Usage } from '../../core/usage.ts';
+import type { Cost } from '../pricing.ts';
 
 /** One tool call of a run as the web app shows it. */
 export interface RunToolCallView {
@@ -81,6 +82,10 @@ export interface RunPartData {
   sources?: Source[];
   usage?: Usage;
   subtreeUsage?: Usage;
+  /** What `usage` cost, when the run's model has a configured price (config `pricing`). */
+  cost?: Cost;
+  /** What `subtreeUsage` cost: the run's and its sub-agents', for those with a price. */
+  subtreeCost?: Cost;
   /** Only in stored sessions (the fold of the run's events); live clients fold `data-run-event` parts. */
   text?: string;
   toolCalls?: RunToolCallView[];
@@ -95,6 +100,8 @@ export interface ChatMessageMetadata {
   rootRunId?: string;
   status?: RunState;
   usage?: Usage;
+  /** What `usage` cost, when a price is configured for the models that answered (config `pricing`). */
+  cost?: Cost;
   /** Whether the seed-000 delegation mode (prefetch/delegate) was used for this answer. */
   delegationUsed?: boolean;
 }

@@ -1,4 +1,5 @@
 import type { CadreEvent, PlanStep } from '../../core/events.ts';
+import type { Pricing } from '../pricing.ts';
 import { AnswerChunks } from './answer-chunks.ts';
 import type { CadreUIMessage, ChatMessageMetadata, RunPartData, RunToolCallView } from './protocol.ts';
 import type { CadreChunk } from './stream-translator.ts';
@@ -19,8 +20,8 @@ export class AnswerRecorder {
   readonly #chunks: AnswerChunks;
   readonly #builder = new AnswerMessageBuilder();
 
-  constructor(answerId: string, sessionId: string) {
-    this.#chunks = new AnswerChunks(answerId, sessionId);
+  constructor(answerId: string, sessionId: string, pricing?: Pricing) {
+    this.#chunks = new AnswerChunks(answerId, sessionId, pricing);
     for (const chunk of this.#chunks.start()) this.#builder.apply(chunk);
   }
 

@@ -117,8 +117,8 @@ async function answer(
     // The answer's own cited links, each checked against what the tree's tools returned.
     const sources = envelope.sources ?? [];
     if (values.json) {
-      const { answer, status, sessionId, run, usage } = result;
-      const output = { answer, status, sessionId, run, usage, sources };
+      const { answer, status, sessionId, run, usage, cost } = result;
+      const output = { answer, status, sessionId, run, usage, ...(cost ? { cost } : {}), sources };
       context.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     } else if (!values.events && envelope.status !== 'error') {
       // An error's summary is the reason, which goes to stderr below; anything else is (partial) answer.

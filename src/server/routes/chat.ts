@@ -117,7 +117,7 @@ function answerStream(
   answer: { sessionId: string; answerId: string },
   options: ChatRouteOptions,
 ): Response {
-  const chunks = new AnswerChunks(answer.answerId, answer.sessionId);
+  const chunks = new AnswerChunks(answer.answerId, answer.sessionId, c.var.cadre.config.pricing);
   const gone = c.req.raw.signal;
   const stream = createUIMessageStream<CadreUIMessage>({
     execute: async ({ writer }) => {

@@ -1,6 +1,9 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
 import type { CadreUIMessage } from '../../app/answer/protocol.ts';
+import { EXPORT_FORMATS, exportFileName, sessionMarkdown } from '../../app/session-export.ts';
 import type { StoredMessage } from '../../app/sessions.ts';
+import { UserError } from '../../core/index.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 /** A stored message as `useChat` holds it: its parts (text only for messages stored without parts). */
@@ -17,7 +20,13 @@ export function toUIMessage(message: StoredMessage): CadreUIMessage & { createdA
   };
 }
 
-/** `GET /api/sessions`, `GET /api/sessions/:id` (with UI messages), `DELETE /api/sessions/:id`. */
+const sessionPatch = z.strictObject({ title: z.string() });
+
+/**
+ * `GET /api/sessions`, `GET /api/sessions/:id` (with UI messages), `PATCH /api/sessions/:id {title}`
+ * (rename), `GET /api/sessions/:id/export?format=md|json` (a download: Markdown, or the session with
+ * its run trees as JSON), `DELETE /api/sessions/:id`. Each acts on the caller's own sessions only.
+ */
 export function sessionRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/', async (c) => c.json({ sessions: await c.var.cadre.sessions.list(c.var.userId) }));
@@ -26,6 +35,33 @@ export function sessionRoutes(): Hono<ServerEnv> {
     const session = await cadre.sessions.get(userId, c.req.param('id'));
     const interrupted = await cadre.sessions.interrupted(userId, session.id);
     return c.json({ ...session, messages: session.messages.map(toUIMessage), interrupted });
+  });
+  routes.patch('/:id', async (c) => {
+    const parsed = sessionPatch.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success)
+      throw new UserError('bad_request', `The body must be {title}: ${z.prettifyError(parsed.error)}`);
+    const session = await c.var.cadre.sessions.rename(c.var.userId, c.req.param('id'), parsed.data.title);
+    return c.json({ session });
+  });
+  routes.get('/:id/export', async (c) => {
+    const format = c.req.query('format') ?? 'md';
+    if (!(EXPORT_FORMATS as readonly string[]).includes(format))
+      throw new UserError('bad_request', `format is one of ${EXPORT_FORMATS.join(', ')}, not "${format}".`);
+    const exported = await c.var.cadre.sessions.withRuns(c.var.userId, c.req.param('id'));
+    const name = exportFileName(exported.session.title, format as 'md' | 'json');
+    c.header('content-disposition', `attachment; filename="${name}"`);
+    c.header('cache-control', 'no-store');
+    if (format === 'json') {
+      const { session, runs } = exported;
+      return c.json({
+        exportedAt: new Date().toISOString(),
+        ...session,
+        messages: session.messages.map(toUIMessage),
+        runs,
+      });
+    }
+    c.header('content-type', 'text/markdown; charset=utf-8');
+    return c.body(sessionMarkdown(exported));
   });
   routes.delete('/:id', async (c) => {
     await c.var.cadre.sessions.delete(c.var.userId, c.req.param('id'));

@@ -102,6 +102,14 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
+  async rename(userId: string, id: string, title: string): Promise<boolean> {
+    const { rowCount } = await this.#db.query(
+      'UPDATE sessions SET title = $1 WHERE id = $2 AND user_id = $3',
+      [toPgText(title), id, userId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   async delete(userId: string, id: string): Promise<boolean> {
     const { rowCount } = await this.#db.query('DELETE FROM sessions WHERE id = $1 AND user_id = $2', [
       id,

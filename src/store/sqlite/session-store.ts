@@ -147,6 +147,13 @@ export class SqliteSessionStore implements SessionStore {
     return owner;
   }
 
+  async rename(userId: string, id: string, title: string): Promise<boolean> {
+    const renamed = this.#db
+      .prepare('UPDATE sessions SET title = ? WHERE id = ? AND user_id = ?')
+      .run(title, id, userId);
+    return renamed.changes > 0;
+  }
+
   async delete(userId: string, id: string): Promise<boolean> {
     return this.#db.prepare('DELETE FROM sessions WHERE id = ? AND user_id = ?').run(id, userId).changes > 0;
   }

@@ -84,6 +84,34 @@ export async function runStatus(runId: string): Promise<string> {
   return String(body.status);
 }
 
+/** Gives a chat the title the person chose; answers with the title the server kept (trimmed). */
+export async function renameSession(id: string, title: string): Promise<string> {
+  const body = await apiJson<Json>(`/api/sessions/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    json: { title },
+  });
+  return text((body.session as Json | undefined)?.title) ?? title;
+}
+
+/**
+ * Downloads a chat as Markdown or as JSON with its run trees. Fetched (the token travels in a header a
+ * plain link cannot carry) and saved through a temporary link, under the name the server gives it.
+ */
+export async function downloadSession(id: string, format: 'md' | 'json'): Promise<void> {
+  const response = await apiFetch(`/api/sessions/${encodeURIComponent(id)}/export?format=${format}`);
+  const disposition = response.headers.get('content-disposition') ?? '';
+  const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? `chat.${format}`;
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has taken the blob by the next task; the URL is not needed after it.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 export async function deleteSession(id: string): Promise<void> {
   await apiFetch(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
 }

@@ -11,7 +11,7 @@ import { uploadDocuments } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
-import { RunInspector } from '../runs/run-inspector.tsx';
+import { type RootCall, RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
 import { AnswerAnnouncer } from './answer-announcer.tsx';
@@ -40,15 +40,20 @@ export function chatErrorMessage(error: Error): { message: string; code?: string
   return { message: error.message || 'The answer failed.' };
 }
 
-/** The inputs of an answer's own tool calls (the main agent's), by call id. */
-function callInputsOf(message: CadreMessage | undefined): Record<string, unknown> {
-  const inputs: Record<string, unknown> = {};
+/** An answer's own tool calls (the main agent's: they travel as the message's tool parts, not as events). */
+function rootCallsOf(message: CadreMessage | undefined): RootCall[] {
+  const calls: RootCall[] = [];
   for (const part of message?.parts ?? [])
     if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) {
-      const tool = part as { toolCallId?: string; input?: unknown };
-      if (tool.toolCallId) inputs[tool.toolCallId] = tool.input;
+      const tool = part as { toolCallId?: string; toolName?: string; input?: unknown };
+      if (tool.toolCallId)
+        calls.push({
+          id: tool.toolCallId,
+          name: tool.toolName ?? part.type.replace(/^tool-/, ''),
+          input: tool.input,
+        });
     }
-  return inputs;
+  return calls;
 }
 
 /**
@@ -360,7 +365,7 @@ export function ChatView({
         <RunInspector
           store={store}
           rootRunId={inspecting}
-          callInputs={callInputsOf(messages.find((message) => rootRunIdOf(message) === inspecting))}
+          rootCalls={rootCallsOf(messages.find((message) => rootRunIdOf(message) === inspecting))}
           onClose={() => setInspecting(undefined)}
           onOpenRun={(runId) => showRun(store, runId)}
         />

@@ -5,7 +5,7 @@
  */
 import { type KeyboardEvent, memo, useEffect, useRef, useState } from 'react';
 import { CopyButton } from '../controls/copy-button.tsx';
-import { formatTokens } from '../format.ts';
+import { formatCost, formatTokens, PARTIAL_COST_NOTE } from '../format.ts';
 import { PencilIcon, RefreshIcon } from '../icons.tsx';
 import type { CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunCard } from '../runs/run-card.tsx';
@@ -295,6 +295,7 @@ function AnswerFooter({
   const root = useRun(store, rootRunId);
   const status = message.metadata?.status ?? root?.status;
   const usage = message.metadata?.usage ?? root?.subtreeUsage;
+  const cost = message.metadata?.cost ?? root?.subtreeCost;
   const failed = status !== undefined && status !== 'running' && status !== 'ok';
   return (
     <>
@@ -329,6 +330,12 @@ function AnswerFooter({
           </button>
         )}
         {usage && <span>{formatTokens(usage.totalTokens)} in all</span>}
+        {cost && (
+          <span className="cost" title={cost.partial ? PARTIAL_COST_NOTE : 'What these tokens cost'}>
+            <span className="visually-hidden">Cost: </span>
+            {formatCost(cost)}
+          </span>
+        )}
         {message.metadata?.delegationUsed && <span className="badge">delegation mode used</span>}
         <button type="button" className="link-button" onClick={() => onInspect(rootRunId)}>
           Inspect runs

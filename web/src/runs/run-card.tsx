@@ -6,7 +6,7 @@
  */
 import { memo, useId } from 'react';
 import { Markdown } from '../chat/markdown.tsx';
-import { formatDuration, formatTokens, truncate } from '../format.ts';
+import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
 import { PlanChecklist } from './plan-checklist.tsx';
 import { runTokens } from './run-fold.ts';
@@ -132,11 +132,15 @@ export const RunCard = memo(function RunCard({
               {run.usage
                 ? `${formatTokens(run.usage.totalTokens)} (${run.usage.inputTokens} in, ${run.usage.outputTokens} out)`
                 : formatTokens(tokens)}
+              {run.cost ? ` · ${formatCost(run.cost)}` : ''}
             </dd>
             {run.subtreeUsage && run.subtreeUsage.totalTokens !== run.usage?.totalTokens && (
               <>
                 <dt>With its sub-agents</dt>
-                <dd>{formatTokens(run.subtreeUsage.totalTokens)}</dd>
+                <dd>
+                  {formatTokens(run.subtreeUsage.totalTokens)}
+                  {run.subtreeCost ? ` · ${formatCost(run.subtreeCost)}` : ''}
+                </dd>
               </>
             )}
           </dl>

@@ -5,7 +5,7 @@
  * choosing a row closes the timeline and opens that run's card in the conversation.
  */
 import { useEffect, useRef } from 'react';
-import { formatDuration, formatTokens, truncate } from '../format.ts';
+import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { CloseIcon } from '../icons.tsx';
 import type { RunView } from './run-fold.ts';
 import { runTokens } from './run-fold.ts';
@@ -14,17 +14,24 @@ import type { RunStore } from './run-store.ts';
 import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
 import { useNow } from './use-now.ts';
 
+/** One of the main agent's tool calls, from the answer's tool parts. */
+export interface RootCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
 export function RunInspector({
   store,
   rootRunId,
-  callInputs = {},
+  rootCalls = [],
   onClose,
   onOpenRun,
 }: {
   store: RunStore;
   rootRunId: string;
-  /** The inputs of the main agent's tool calls by call id (its calls travel as the message's tool parts). */
-  callInputs?: Record<string, unknown>;
+  /** The main agent's tool calls: live, they travel as the message's tool parts, not as run events. */
+  rootCalls?: RootCall[];
   onClose: () => void;
   /** Shows a run in the conversation (the timeline closes first). */
   onOpenRun?: (runId: string) => void;
@@ -61,7 +68,8 @@ export function RunInspector({
       </header>
       <p className="inspector-summary">
         {runs.length} {runs.length === 1 ? 'run' : 'runs'} · {formatDuration(span)} ·{' '}
-        {formatTokens(treeTokens)} for the tree
+        {formatTokens(treeTokens)}
+        {root?.subtreeCost ? ` · ${formatCost(root.subtreeCost)}` : ''} for the tree
       </p>
       <ol className="timeline" aria-label="Runs">
         {runs.map((run) => {
@@ -69,9 +77,12 @@ export function RunInspector({
           const width = Math.max(0.6, (((run.endedAt ?? now) - run.startedAt) / span) * 100);
           const parentCall = run.parentToolCallId;
           const inputs = inputsOf(
-            (parentCall && callInputs[parentCall]) ??
-              store.get(run.parentRunId ?? '')?.toolCalls.find((call) => call.id === parentCall)?.input,
+            (
+              rootCalls.find((call) => call.id === parentCall) ??
+              store.get(run.parentRunId ?? '')?.toolCalls.find((call) => call.id === parentCall)
+            )?.input,
           );
+          const calls = run.parentRunId === null && run.toolCalls.length === 0 ? rootCalls : run.toolCalls;
           return (
             <li key={run.runId}>
               <button
@@ -103,9 +114,10 @@ export function RunInspector({
                 )}
                 <span className="timeline-figures">
                   {formatDuration((run.endedAt ?? now) - run.startedAt)} · {stepsText(run)} ·{' '}
-                  {toolCallsText(run)} · {formatTokens(runTokens(run))}
+                  {toolCallsText(calls)} · {formatTokens(runTokens(run))}
+                  {run.cost ? ` · ${formatCost(run.cost)}` : ''}
                   {run.subtreeUsage && run.subtreeUsage.totalTokens !== runTokens(run)
-                    ? ` (${formatTokens(run.subtreeUsage.totalTokens)} with sub-agents)`
+                    ? ` (${formatTokens(run.subtreeUsage.totalTokens)}${run.subtreeCost ? ` · ${formatCost(run.subtreeCost)}` : ''} with sub-agents)`
                     : ''}
                 </span>
               </button>
@@ -122,11 +134,11 @@ function stepsText(run: RunView): string {
 }
 
 /** "no tool calls", "1 tool call: calculate", "3 tool calls: calculate ×2, web_fetch". */
-function toolCallsText(run: RunView): string {
-  const count = run.toolCalls.length;
+function toolCallsText(calls: ReadonlyArray<{ name: string }>): string {
+  const count = calls.length;
   if (count === 0) return 'no tool calls';
   const byName = new Map<string, number>();
-  for (const call of run.toolCalls) byName.set(call.name, (byName.get(call.name) ?? 0) + 1);
+  for (const call of calls) byName.set(call.name, (byName.get(call.name) ?? 0) + 1);
   const names = [...byName].map(([name, times]) => (times > 1 ? `${name} ×${times}` : name)).join(', ');
   return `${count} ${count === 1 ? 'tool call' : 'tool calls'}: ${names}`;
 }

@@ -1,9 +1,15 @@
-import { useState } from 'react';
+import { type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
 import type { SessionSummary } from '../api/resources.ts';
 import { ConfirmDelete } from '../controls/confirm-delete.tsx';
 import { formatDate } from '../format.ts';
+import { MoreIcon } from '../icons.tsx';
 
-/** The person's chats, newest first: find one by its title, open one, delete one (asked twice), or start a new one. */
+export type ExportFormat = 'md' | 'json';
+
+/**
+ * The person's chats, newest first: find one by its title, open one, rename or export one (its ⋯ button),
+ * delete one (asked twice), or start a new one.
+ */
 export function SessionsSidebar({
   sessions,
   currentId,
@@ -11,6 +17,8 @@ export function SessionsSidebar({
   onOpen,
   onNew,
   onDelete,
+  onRename,
+  onExport,
 }: {
   sessions: SessionSummary[];
   currentId: string | undefined;
@@ -18,6 +26,8 @@ export function SessionsSidebar({
   onOpen: (id: string) => void;
   onNew: () => void;
   onDelete: (id: string) => void;
+  onRename: (id: string, title: string) => void;
+  onExport: (id: string, format: ExportFormat) => void;
 }) {
   const [query, setQuery] = useState('');
   const wanted = query.trim().toLocaleLowerCase();
@@ -50,23 +60,170 @@ export function SessionsSidebar({
       )}
       <ul>
         {shown.map((session) => (
-          <li key={session.id} className={session.id === currentId ? 'current' : undefined}>
-            <a
-              href={`/s/${encodeURIComponent(session.id)}`}
-              aria-current={session.id === currentId ? 'page' : undefined}
-              onClick={(event) => {
-                if (event.metaKey || event.ctrlKey || event.shiftKey) return;
-                event.preventDefault();
-                onOpen(session.id);
-              }}
-            >
-              <span className="session-title">{session.title}</span>
-              <span className="session-date">{formatDate(session.updatedAt)}</span>
-            </a>
-            <ConfirmDelete what={`chat ${session.title}`} onDelete={() => onDelete(session.id)} />
-          </li>
+          <SessionItem
+            key={session.id}
+            session={session}
+            current={session.id === currentId}
+            onOpen={() => onOpen(session.id)}
+            onDelete={() => onDelete(session.id)}
+            onRename={(title) => onRename(session.id, title)}
+            onExport={(format) => onExport(session.id, format)}
+          />
         ))}
       </ul>
     </nav>
+  );
+}
+
+/**
+ * One chat of the list. Its ⋯ button opens its actions below it (Rename, Export as Markdown or JSON);
+ * Rename turns its title into a text box in place: Enter saves, Esc leaves it as it was. Focus goes to
+ * what appeared, and back to the ⋯ button when it goes away.
+ */
+function SessionItem({
+  session,
+  current,
+  onOpen,
+  onDelete,
+  onRename,
+  onExport,
+}: {
+  session: SessionSummary;
+  current: boolean;
+  onOpen: () => void;
+  onDelete: () => void;
+  onRename: (title: string) => void;
+  onExport: (format: ExportFormat) => void;
+}) {
+  const [mode, setMode] = useState<'idle' | 'actions' | 'renaming'>('idle');
+  const [draft, setDraft] = useState(session.title);
+  const more = useRef<HTMLButtonElement>(null);
+  const firstAction = useRef<HTMLButtonElement>(null);
+  const titleBox = useRef<HTMLInputElement>(null);
+  const returnFocus = useRef(false);
+  const actionsId = useId();
+  useEffect(() => {
+    if (mode === 'actions') firstAction.current?.focus();
+    else if (mode === 'renaming') titleBox.current?.select();
+    else if (returnFocus.current) more.current?.focus();
+    returnFocus.current = false;
+  }, [mode]);
+  const close = () => {
+    returnFocus.current = true;
+    setMode('idle');
+  };
+  const closeOnEscape = (event: KeyboardEvent) => {
+    if (event.key !== 'Escape') return;
+    event.preventDefault();
+    event.stopPropagation();
+    close();
+  };
+  const save = () => {
+    const title = draft.replace(/\s+/g, ' ').trim();
+    if (title && title !== session.title) onRename(title);
+    close();
+  };
+  return (
+    <li className={current ? 'current' : undefined}>
+      {mode === 'renaming' ? (
+        <form
+          className="rename-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            save();
+          }}
+        >
+          <input
+            ref={titleBox}
+            type="text"
+            aria-label={`New title for chat ${session.title}`}
+            maxLength={200}
+            value={draft}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={closeOnEscape}
+          />
+          <div className="rename-actions">
+            <button type="button" className="button small" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" className="button small primary" disabled={!draft.trim()}>
+              Save
+            </button>
+          </div>
+        </form>
+      ) : (
+        <>
+          <a
+            href={`/s/${encodeURIComponent(session.id)}`}
+            aria-current={current ? 'page' : undefined}
+            onClick={(event) => {
+              if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+              event.preventDefault();
+              onOpen();
+            }}
+          >
+            <span className="session-title">{session.title}</span>
+            <span className="session-date">{formatDate(session.updatedAt)}</span>
+          </a>
+          <button
+            ref={more}
+            type="button"
+            className="icon-button chat-more-button"
+            aria-label={`More for chat ${session.title}`}
+            title="Rename or export"
+            aria-expanded={mode === 'actions'}
+            aria-controls={mode === 'actions' ? actionsId : undefined}
+            onClick={() => (mode === 'actions' ? close() : setMode('actions'))}
+          >
+            <MoreIcon />
+          </button>
+          <ConfirmDelete what={`chat ${session.title}`} onDelete={onDelete} />
+        </>
+      )}
+      {mode === 'actions' && (
+        // biome-ignore lint/a11y/useSemanticElements: a group of buttons, not a form's fieldset
+        <div
+          id={actionsId}
+          className="chat-actions"
+          role="group"
+          aria-label={`Chat ${session.title}`}
+          onKeyDown={closeOnEscape}
+        >
+          <button
+            ref={firstAction}
+            type="button"
+            className="button small"
+            onClick={() => {
+              setDraft(session.title);
+              setMode('renaming');
+            }}
+          >
+            Rename
+          </button>
+          <button
+            type="button"
+            className="button small"
+            aria-label={`Export chat ${session.title} as Markdown`}
+            onClick={() => {
+              onExport('md');
+              close();
+            }}
+          >
+            Export .md
+          </button>
+          <button
+            type="button"
+            className="button small"
+            aria-label={`Export chat ${session.title} as JSON`}
+            onClick={() => {
+              onExport('json');
+              close();
+            }}
+          >
+            Export .json
+          </button>
+        </div>
+      )}
+    </li>
   );
 }

@@ -1,0 +1,76 @@
+/**
+ * What tokens cost in money, for the models whose prices the configuration gives (`pricing`, per
+ * "provider:model": `{inputPerMillion, outputPerMillion, currency?}`). Nothing is built in: prices change
+ * and differ by account, so a model without a configured price has no cost, never a guessed one.
+ */
+import type { RunTree } from '../core/run-tree.ts';
+import type { Usage } from '../core/usage.ts';
+
+/** One model's price per million tokens, in `currency` (an ISO 4217 code; USD when not given). */
+export interface ModelPrice {
+  inputPerMillion: number;
+  outputPerMillion: number;
+  currency?: string | undefined;
+}
+
+export type Pricing = Readonly<Record<string, ModelPrice>>;
+
+/**
+ * An amount of money. `partial` when some of the tokens it covers came from a model without a price (or
+ * priced in another currency): the amount is then what the priced tokens cost, a lower bound.
+ */
+export interface Cost {
+  amount: number;
+  currency: string;
+  partial?: true;
+}
+
+/** What `usage` on `model` cost, or undefined when the model has no configured price. */
+export function costOf(pricing: Pricing | undefined, model: string, usage: Usage): Cost | undefined {
+  const price = pricing?.[model];
+  if (!price) return undefined;
+  const amount =
+    (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000;
+  return { amount: round(amount), currency: price.currency ?? 'USD' };
+}
+
+/**
+ * Adds the costs of several runs. A run that used tokens but has no cost (`undefined`) makes the sum
+ * partial; so does a cost in another currency than the first one's. Undefined when nothing had a price.
+ */
+export function addCosts(parts: Array<{ cost: Cost | undefined; tokens: number }>): Cost | undefined {
+  let sum: Cost | undefined;
+  let partial = false;
+  for (const { cost, tokens } of parts) {
+    if (!cost) {
+      if (tokens > 0) partial = true;
+      continue;
+    }
+    if (cost.partial) partial = true;
+    if (!sum) sum = { amount: cost.amount, currency: cost.currency };
+    else if (sum.currency === cost.currency) sum.amount = round(sum.amount + cost.amount);
+    else partial = true;
+  }
+  if (sum && partial) sum.partial = true;
+  return sum;
+}
+
+/** A run tree JSON with `cost` and `subtreeCost` beside `usage` and `subtreeUsage` where a price applies. */
+export type PricedRunTree = RunTree & { cost?: Cost; subtreeCost?: Cost; children: PricedRunTree[] };
+
+/** Adds costs to a run tree (a new tree; the given one is left as it is). */
+export function priceTree(tree: RunTree, pricing: Pricing | undefined): PricedRunTree {
+  const children = tree.children.map((child) => priceTree(child, pricing));
+  if (!pricing || Object.keys(pricing).length === 0) return { ...tree, children };
+  const cost = costOf(pricing, tree.model, tree.usage);
+  const subtreeCost = addCosts([
+    { cost, tokens: tree.usage.totalTokens },
+    ...children.map((child) => ({ cost: child.subtreeCost, tokens: child.subtreeUsage.totalTokens })),
+  ]);
+  return { ...tree, ...(cost ? { cost } : {}), ...(subtreeCost ? { subtreeCost } : {}), children };
+}
+
+/** Money is kept to a billionth of its unit: finer than one token of the cheapest model, without float noise. */
+function round(amount: number): number {
+  return Math.round(amount * 1e9) / 1e9;
+}

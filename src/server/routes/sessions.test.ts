@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import {
+  chatBody,
+  isMain,
+  isMath,
+  jsonRequest,
+  postJson,
+  readChunks,
+  readMessage,
+  testServer,
+} from '../../../test/helpers/server.ts';
+import type { CadreUIMessage, RunPartData } from '../../app/answer/protocol.ts';
+import type { ScriptedRequest } from '../../models/scripted-model.ts';
+
+/** Main delegates to math (one calculate call); every model call uses 1,000 tokens in and 100 out. */
+function delegation(request: ScriptedRequest) {
+  const usage = { inputTokens: 1000, outputTokens: 100 };
+  const fromTool = request.prompt.at(-1)?.role === 'tool';
+  if (isMain(request.system))
+    return fromTool
+      ? { text: 'The product is **391**.', usage }
+      : { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }], usage };
+  if (isMath(request.system))
+    return fromTool
+      ? { text: '17 * 23 = 391', usage }
+      : { toolCalls: [{ name: 'calculate', input: { expression: '17 * 23' } }], usage };
+  return { text: 'unexpected agent' };
+}
+
+const pricing = { 'scripted:test': { inputPerMillion: 0.25, outputPerMillion: 2 } };
+/** One model call's cost at these prices: 1,000 × 0.25 / 1M + 100 × 2 / 1M. */
+const CALL = 0.00045;
+
+async function chat(
+  app: Awaited<ReturnType<typeof testServer>>['app'],
+  headers: Record<string, string> = {},
+) {
+  const response = await app.request('/api/chat', {
+    ...postJson(chatBody('s1', 'What is 17 times 23?', 'u1')),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  expect(response.status).toBe(200);
+  return readMessage(await readChunks(response));
+}
+
+function runParts(message: CadreUIMessage) {
+  return message.parts.filter((part) => part.type === 'data-run').map((part) => part.data as RunPartData);
+}
+
+describe('a session renamed, exported, and priced', () => {
+  it('renames a chat with PATCH /api/sessions/:id {title}, refusing an empty title and others’ chats', async () => {
+    const { app, cadre } = await testServer(delegation);
+    const alice = { authorization: `Bearer ${(await cadre.users.add('alice')).token}` };
+    const bob = { authorization: `Bearer ${(await cadre.users.add('bob')).token}` };
+    await chat(app, alice);
+    const rename = (title: unknown, headers: Record<string, string>) =>
+      app.request('/api/sessions/s1', {
+        ...jsonRequest('PATCH', { title }),
+        headers: { ...headers, 'content-type': 'application/json' },
+      });
+
+    const renamed = await rename('  Sums   for Lyon ', alice);
+    expect(renamed.status).toBe(200);
+    expect(await renamed.json()).toMatchObject({ session: { id: 's1', title: 'Sums for Lyon' } });
+    const list = (await (await app.request('/api/sessions', { headers: alice })).json()) as {
+      sessions: Array<{ title: string }>;
+    };
+    expect(list.sessions.map((session) => session.title)).toEqual(['Sums for Lyon']);
+
+    expect((await rename('   ', alice)).status).toBe(400);
+    expect(await (await rename('x'.repeat(201), alice)).json()).toMatchObject({
+      error: { code: 'bad_title' },
+    });
+    expect((await rename(42, alice)).status).toBe(400);
+    // Bob's request names alice's chat: to him there is no such chat, and its title stays.
+    expect((await rename('Mine now', bob)).status).toBe(404);
+    expect(await (await app.request('/api/sessions/s1/export?format=md', { headers: bob })).status).toBe(404);
+    const session = (await (await app.request('/api/sessions/s1', { headers: alice })).json()) as {
+      title: string;
+    };
+    expect(session.title).toBe('Sums for Lyon');
+  });
+
+  it('exports a chat as Markdown and as JSON with its run trees, as a download', async () => {
+    const { app } = await testServer(delegation, { config: { pricing } });
+    await chat(app);
+
+    const markdown = await app.request('/api/sessions/s1/export?format=md');
+    expect(markdown.status).toBe(200);
+    expect(markdown.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(markdown.headers.get('content-disposition')).toBe('attachment; filename="what-is-17-times-23.md"');
+    const text = await markdown.text();
+    expect(text).toMatch(/^# What is 17 times 23\?\n/);
+    expect(text).toContain('## You\n\nWhat is 17 times 23?\n');
+    expect(text).toContain('## Cadre\n\nThe product is **391**.\n');
+    // Under the answer: how it ended, its tokens and cost, and the runs that made it, nested.
+    expect(text).toContain('_done · 4,400 tokens · 0.0018 USD_');
+    expect(text).toMatch(/- \*\*main\*\* \(done · .+\): What is 17 times 23\?/);
+    expect(text).toMatch(
+      /\n {2}- \*\*math\*\* \(done · .+ · 2,200 tokens · 0\.0009 USD\): Compute 17 \* 23\./,
+    );
+    expect(text).toContain('    - `calculate` `{"expression":"17 * 23"}` → ok');
+    expect(text).toContain('    - Result: 17 * 23 = 391');
+
+    const json = await app.request('/api/sessions/s1/export?format=json');
+    expect(json.headers.get('content-disposition')).toBe('attachment; filename="what-is-17-times-23.json"');
+    const body = (await json.json()) as {
+      id: string;
+      title: string;
+      messages: CadreUIMessage[];
+      runs: Array<{
+        id: string;
+        agent: string;
+        subtreeCost: unknown;
+        children: Array<{ agent: string; cost: unknown }>;
+      }>;
+    };
+    expect(body).toMatchObject({ id: 's1', title: 'What is 17 times 23?' });
+    expect(body.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(body.runs).toHaveLength(1);
+    expect(body.runs[0]).toMatchObject({
+      agent: 'main',
+      subtreeCost: { amount: 4 * CALL, currency: 'USD' },
+      children: [{ agent: 'math', cost: { amount: 2 * CALL, currency: 'USD' } }],
+    });
+    expect(body.runs[0]!.id).toBe(body.messages[1]!.metadata?.rootRunId);
+
+    expect((await app.request('/api/sessions/s1/export?format=pdf')).status).toBe(400);
+    expect((await app.request('/api/sessions/nope/export?format=md')).status).toBe(404);
+  });
+
+  it('gives the cost beside the tokens where a price is configured: stream, stored answer and run tree', async () => {
+    const { app } = await testServer(delegation, { config: { pricing } });
+    const live = await chat(app);
+    const [main, math] = runParts(live);
+    expect(math).toMatchObject({
+      cost: { amount: 2 * CALL, currency: 'USD' },
+      subtreeCost: { amount: 2 * CALL, currency: 'USD' },
+    });
+    expect(main).toMatchObject({
+      cost: { amount: 2 * CALL, currency: 'USD' },
+      subtreeCost: { amount: 4 * CALL, currency: 'USD' },
+    });
+    expect(live.metadata).toMatchObject({ usage: { totalTokens: 4400 }, cost: { amount: 4 * CALL } });
+
+    const stored = (await (await app.request('/api/sessions/s1')).json()) as { messages: CadreUIMessage[] };
+    const answer = stored.messages[1]!;
+    expect(answer.metadata?.cost).toEqual({ amount: 4 * CALL, currency: 'USD' });
+    expect(runParts(answer)[1]).toMatchObject({ cost: { amount: 2 * CALL } });
+
+    const tree = (await (await app.request(`/api/runs/${main!.runId}`)).json()) as {
+      usage: unknown;
+      cost: unknown;
+      subtreeCost: unknown;
+    };
+    expect(tree).toMatchObject({
+      usage: { totalTokens: 2200 },
+      cost: { amount: 2 * CALL, currency: 'USD' },
+      subtreeCost: { amount: 4 * CALL, currency: 'USD' },
+    });
+  });
+
+  it('gives no cost where no price is configured', async () => {
+    const { app } = await testServer(delegation);
+    const live = await chat(app);
+    expect(live.metadata?.cost).toBeUndefined();
+    for (const run of runParts(live)) expect(run.cost).toBeUndefined();
+    const tree = (await (await app.request(`/api/runs/${live.metadata?.rootRunId}`)).json()) as object;
+    expect(tree).not.toHaveProperty('cost');
+    expect(tree).not.toHaveProperty('subtreeCost');
+  });
+});
