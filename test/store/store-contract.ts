@@ -307,9 +307,16 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         expect(await store.sessions.rename('alice', 'nope', 'Missing')).toBe(false);
         const renamed = (await store.sessions.get('alice', session.id))!;
         expect(renamed).toMatchObject({ title: 'Sums ✓ for Lyon', updatedAt: before });
-        // A question appended later keeps the chosen title.
+        // A question appended later keeps the chosen title, and so does editing the first question.
+        await store.sessions.append('alice', session.id, {
+          id: 'q1',
+          role: 'user',
+          content: 'What is 17 times 23?',
+        });
         await store.sessions.append('alice', session.id, { role: 'user', content: 'And 2 + 2?' });
         expect((await store.sessions.list('alice'))[0]?.title).toBe('Sums ✓ for Lyon');
+        await store.sessions.removeFrom('alice', session.id, 'q1');
+        expect((await store.sessions.get('alice', session.id))?.title).toBe('Sums ✓ for Lyon');
         await store.close();
       });
 

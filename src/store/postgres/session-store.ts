@@ -81,9 +81,9 @@ export class PostgresSessionStore implements SessionStore {
 
   removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
     return transaction(this.#db, async (connection) => {
-      await owned(connection, userId, sessionId);
-      const { rows } = await connection.query<{ seq: number; first: number }>(
-        `SELECT m.seq, (SELECT min(seq) FROM messages WHERE session_id = $2) AS first
+      const owner = await owned(connection, userId, sessionId);
+      const { rows } = await connection.query<{ seq: number; first: number; content: string }>(
+        `SELECT m.seq, m.content, (SELECT min(seq) FROM messages WHERE session_id = $2) AS first
          FROM messages m WHERE m.id = $1 AND m.session_id = $2`,
         [messageId, sessionId],
       );
@@ -93,9 +93,11 @@ export class PostgresSessionStore implements SessionStore {
         'DELETE FROM messages WHERE session_id = $1 AND seq >= $2',
         [sessionId, from.seq],
       );
-      // Its first question went (edited): the next one titles the session again, as the first did.
+      // Its first question went (edited): the next one titles the session again, as the first did, unless
+      // the person gave the session a title of their own.
+      const retitle = from.seq === from.first && owner.title === sessionTitle(fromPgText(from.content));
       await connection.query(
-        `UPDATE sessions SET updated_at = $1${from.seq === from.first ? ", title = ''" : ''} WHERE id = $2`,
+        `UPDATE sessions SET updated_at = $1${retitle ? ", title = ''" : ''} WHERE id = $2`,
         [Date.now(), sessionId],
       );
       return rowCount ?? 0;

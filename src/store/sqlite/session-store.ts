@@ -116,10 +116,10 @@ export class SqliteSessionStore implements SessionStore {
 
   async removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
     return transaction(this.#db, () => {
-      this.#owned(userId, sessionId);
+      const owner = this.#owned(userId, sessionId);
       const from = this.#db
-        .prepare('SELECT seq FROM messages WHERE id = ? AND session_id = ?')
-        .get(messageId, sessionId) as { seq: number } | undefined;
+        .prepare('SELECT seq, content FROM messages WHERE id = ? AND session_id = ?')
+        .get(messageId, sessionId) as { seq: number; content: string } | undefined;
       if (!from) return 0;
       const first = this.#db
         .prepare('SELECT MIN(seq) AS seq FROM messages WHERE session_id = ?')
@@ -127,8 +127,9 @@ export class SqliteSessionStore implements SessionStore {
       const removed = this.#db
         .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
         .run(sessionId, from.seq).changes;
-      // Its first question went (edited): the next one titles the session again, as the first did.
-      const retitle = from.seq === first.seq;
+      // Its first question went (edited): the next one titles the session again, as the first did, unless
+      // the person gave the session a title of their own.
+      const retitle = from.seq === first.seq && owner.title === sessionTitle(from.content);
       this.#db
         .prepare(`UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE id = ?`)
         .run(Date.now(), sessionId);
