@@ -1,6 +1,6 @@
 /**
- * A button that copies text and says so for a moment ("Copied"), in its label too, so a screen reader
- * hears it. The Clipboard API exists only in secure contexts (a server reached over plain HTTP on a LAN is
+ * A button that copies text and says so for a moment ("Copied"): in its label, and in a polite live
+ * region, since not every screen reader reads out a focused button's new label. The Clipboard API exists only in secure contexts (a server reached over plain HTTP on a LAN is
  * not one): there the text is copied through a hidden text area instead.
  */
 import { useEffect, useRef, useState } from 'react';
@@ -53,20 +53,25 @@ export function CopyButton({
   useEffect(() => () => clearTimeout(timer.current), []);
   const word = state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : 'Copy';
   return (
-    <button
-      type="button"
-      className={className}
-      aria-label={state === 'idle' ? label : word}
-      title={state === 'idle' ? label : word}
-      onClick={async () => {
-        const copied = await copyText(text());
-        setState(copied ? 'copied' : 'failed');
-        clearTimeout(timer.current);
-        timer.current = setTimeout(() => setState('idle'), SHOWN_MS);
-      }}
-    >
-      {state === 'copied' ? <CheckIcon /> : <CopyIcon />}
-      {showText && <span>{word}</span>}
-    </button>
+    <>
+      <button
+        type="button"
+        className={className}
+        aria-label={state === 'idle' ? label : word}
+        title={state === 'idle' ? label : word}
+        onClick={async () => {
+          const copied = await copyText(text());
+          setState(copied ? 'copied' : 'failed');
+          clearTimeout(timer.current);
+          timer.current = setTimeout(() => setState('idle'), SHOWN_MS);
+        }}
+      >
+        {state === 'copied' ? <CheckIcon /> : <CopyIcon />}
+        {showText && <span>{word}</span>}
+      </button>
+      <span className="visually-hidden" aria-live="polite">
+        {state === 'idle' ? '' : `${word}.`}
+      </span>
+    </>
   );
 }
