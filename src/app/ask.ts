@@ -28,7 +28,8 @@ export interface AskRequest {
   sessionId?: string;
   /**
    * When `sessionId` names no session of this user: make one with that id (a chat client that picks its
-   * own ids) instead of refusing with `unknown_session`. Someone else's id is still "no such session".
+   * own ids) instead of refusing with `unknown_session`. Sessions are keyed by user, so an id another
+   * user has makes a session of this user's own, exactly as an unused id does.
    */
   createSession?: boolean;
   /** Ask this agent instead of `main`. */

@@ -168,8 +168,8 @@ async function openSession(
     await sessions.create(userId, { id: request.sessionId, title: sessionTitle(text) });
   } catch (error) {
     if (!CadreError.isInstance(error) || error.code !== 'session_exists') throw error;
-    // Someone else's session: to this user it does not exist ("unknown_session"). The caller's own,
-    // made by a request of theirs that got here first (two first messages at once): it is used.
+    // The caller's own, made by a request of theirs that got here first (two first messages at once): it
+    // is used. (Sessions are keyed by user: another user's session of this id is never in the way.)
     const made = await sessions.get(userId, request.sessionId);
     if (!made) throw unknownSession(request.sessionId);
     return { sessionId: made.id, history: historyOf(made.messages) };
@@ -183,8 +183,8 @@ export function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
 }
 
 /**
- * Stores the person's message. The client's message id is only a hint: ids are unique across the whole
- * store, so one already taken (another session's, or another user's) is stored under an id of the
+ * Stores the person's message. The client's message id is only a hint: an id the session already has
+ * (an answer's, or a message stored before ids were kept per session) makes it stored under an id of the
  * session's own instead of failing the request (`ownIdFor`: the same each time, so the question sent
  * again is still found). The session's own question sent again has been removed first (storeQuestion).
  */

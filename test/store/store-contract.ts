@@ -320,12 +320,76 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
-      it('creates a session with a chosen id once', async () => {
+      it('creates a session with a chosen id once per user', async () => {
         const store = await open();
         await store.sessions.create('alice', { id: 'chat-1' });
         expect(await store.sessions.get('alice', 'chat-1')).toMatchObject({ id: 'chat-1', messages: [] });
-        const taken = await rejection(store.sessions.create('bob', { id: 'chat-1' }));
+        const taken = await rejection(store.sessions.create('alice', { id: 'chat-1' }));
         expect(taken).toMatchObject({ fault: 'user', code: 'session_exists' });
+        await store.close();
+      });
+
+      it("keys sessions by user: another user's id is a session of one's own, and theirs is untouched", async () => {
+        const store = await open();
+        const result = { envelope: { status: 'ok', summary: 'kept' } as never, finishedAt: 1 };
+        const key = (userId: string) => ({
+          userId,
+          sessionId: 'chat-1',
+          agent: 'math',
+          model: 'm',
+          input: '{}',
+        });
+        await store.sessions.create('alice', { id: 'chat-1', title: 'Alice' });
+        await store.sessions.append('alice', 'chat-1', { id: 'q1', role: 'user', content: 'alice asks' });
+        await store.results.remember(key('alice'), result);
+        // To bob the id is unused: reading, writing, deleting answer as for an id nobody has.
+        expect(await store.sessions.get('bob', 'chat-1')).toBeUndefined();
+        expect(await store.sessions.delete('bob', 'chat-1')).toBe(false);
+        expect(await store.sessions.rename('bob', 'chat-1', 'Mine now')).toBe(false);
+        const refused = await rejection(
+          store.sessions.append('bob', 'chat-1', { role: 'user', content: 'x' }),
+        );
+        expect(refused).toMatchObject({ code: 'unknown_session', message: 'There is no session "chat-1".' });
+        const unused = await rejection(
+          store.sessions.append('bob', 'chat-9', { role: 'user', content: 'x' }),
+        );
+        expect(unused.message).toBe('There is no session "chat-9".');
+
+        // Bob makes a session of that id, with a message of the same id: his own, beside alice's.
+        await store.sessions.create('bob', { id: 'chat-1', title: 'Bob' });
+        const asked = await store.sessions.append('bob', 'chat-1', {
+          id: 'q1',
+          role: 'user',
+          content: 'bob asks',
+        });
+        await store.results.remember(key('bob'), result);
+        expect(await store.sessions.get('bob', 'chat-1')).toMatchObject({
+          title: 'Bob',
+          messages: [{ id: 'q1', content: 'bob asks' }],
+        });
+        expect(
+          await store.sessions.appendReply(
+            'bob',
+            'chat-1',
+            { id: 'q1', createdAt: asked.createdAt },
+            {
+              role: 'assistant',
+              content: 'for bob',
+            },
+          ),
+        ).toBeDefined();
+        expect(await store.sessions.rename('bob', 'chat-1', 'Bob renamed')).toBe(true);
+        expect(await store.sessions.removeFrom('bob', 'chat-1', 'q1')).toBe(2);
+        expect(await store.sessions.list('bob')).toEqual([expect.objectContaining({ id: 'chat-1' })]);
+        expect(await store.sessions.delete('bob', 'chat-1')).toBe(true);
+        expect(await store.results.recall(key('bob'))).toBeUndefined();
+
+        // Alice's session, its message and its remembered result are as she left them.
+        expect(await store.sessions.get('alice', 'chat-1')).toMatchObject({
+          title: 'Alice',
+          messages: [{ id: 'q1', content: 'alice asks' }],
+        });
+        expect(await store.results.recall(key('alice'))).toMatchObject({ finishedAt: 1 });
         await store.close();
       });
     });

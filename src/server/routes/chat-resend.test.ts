@@ -223,7 +223,7 @@ describe('a message of the session sent again', () => {
     ]);
   });
 
-  it('an id another session or user holds is not a resend: that message stays, this one is stored anew', async () => {
+  it("a message id another session holds is that session's: this one is stored under it too, and a resend replaces only here", async () => {
     const { app, cadre } = await testServer(answering());
     await conversation(app, { id: 's4', messages: [user('u1', 'Q: one')] });
     await conversation(app, { id: 's5', messages: [user('u1', 'Q: other')] });
@@ -231,17 +231,16 @@ describe('a message of the session sent again', () => {
       'user:u1:Q: one',
       'assistant:answer 1 to one (1 questions seen)',
     ]);
-    // Stored under a fresh id (shown without one here).
     expect(await stored(cadre, 's5')).toEqual([
-      'user:Q: other',
+      'user:u1:Q: other',
       'assistant:answer 2 to other (1 questions seen)',
     ]);
 
-    // A client that numbers its messages per conversation: in s5 its "u1" is that fresh id, so sending it
-    // again (a retry, an edit) still replaces it there, and s4's stays.
+    // A client that numbers its messages per conversation: sending s5's "u1" again (a retry, an edit)
+    // replaces it there, and s4's stays.
     await conversation(app, { id: 's5', messages: [user('u1', 'Q: other, edited')] });
     expect(await stored(cadre, 's5')).toEqual([
-      'user:Q: other, edited',
+      'user:u1:Q: other, edited',
       'assistant:answer 3 to other, edited (1 questions seen)',
     ]);
     expect(await stored(cadre, 's4')).toEqual([

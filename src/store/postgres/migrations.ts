@@ -219,4 +219,30 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // A session is its user's: its key is (user, id), so a chat client's id that another user already has
+    // makes a session of the caller's own, and nothing answers differently for an id someone else uses.
+    // Messages (and remembered sub-agent results) belong to their session the same way.
+    id: '005-sessions-per-user',
+    sql: `
+      ALTER TABLE messages DROP CONSTRAINT messages_session_id_fkey;
+      ALTER TABLE subagent_results DROP CONSTRAINT subagent_results_session_id_fkey;
+      ALTER TABLE sessions DROP CONSTRAINT sessions_pkey;
+      ALTER TABLE sessions ADD PRIMARY KEY (user_id, id);
+      ALTER TABLE messages ADD COLUMN user_id TEXT;
+      UPDATE messages m SET user_id = s.user_id FROM sessions s WHERE s.id = m.session_id;
+      DELETE FROM messages WHERE user_id IS NULL;
+      ALTER TABLE messages ALTER COLUMN user_id SET NOT NULL;
+      ALTER TABLE messages DROP CONSTRAINT messages_pkey;
+      ALTER TABLE messages DROP CONSTRAINT messages_session_id_seq_key;
+      ALTER TABLE messages ADD PRIMARY KEY (user_id, session_id, id);
+      ALTER TABLE messages ADD UNIQUE (user_id, session_id, seq);
+      ALTER TABLE messages ADD FOREIGN KEY (user_id, session_id)
+        REFERENCES sessions(user_id, id) ON DELETE CASCADE;
+      DELETE FROM subagent_results r
+        WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = r.user_id AND s.id = r.session_id);
+      ALTER TABLE subagent_results ADD FOREIGN KEY (user_id, session_id)
+        REFERENCES sessions(user_id, id) ON DELETE CASCADE;
+    `,
+  },
 ];

@@ -23,7 +23,7 @@ export class PostgresResultMemory implements ResultMemory {
     // A session removed meanwhile takes its results with it: nothing to remember then.
     await this.#db.query(
       `INSERT INTO subagent_results (user_id, session_id, agent, model, input, envelope, finished_at)
-       SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $2)
+       SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM sessions WHERE user_id = $1 AND id = $2)
        ON CONFLICT (user_id, session_id, agent, model, input)
        DO UPDATE SET envelope = excluded.envelope, finished_at = excluded.finished_at`,
       [

@@ -7,8 +7,10 @@ import { type Connection, type Database, transaction } from './database.ts';
 import { decoded, fromPgText, toPgText } from './text.ts';
 
 /**
- * Sessions and their messages. Every message is committed when it is appended. A write to a session
- * locks its row first (`FOR UPDATE`), so two processes appending at once take their places in turn.
+ * Sessions and their messages, keyed by user: two users' sessions of the same id are two sessions, and
+ * nothing here reads another user's rows (so no answer differs for an id someone else uses). Every
+ * message is committed when it is appended. A write to a session locks its row first (`FOR UPDATE`), so
+ * two processes appending at once take their places in turn.
  */
 export class PostgresSessionStore implements SessionStore {
   #db: Database;
@@ -22,24 +24,24 @@ export class PostgresSessionStore implements SessionStore {
     const id = options.id ?? `ses_${randomUUID()}`;
     const { rowCount } = await this.#db.query(
       `INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (id) DO NOTHING`,
+       ON CONFLICT (user_id, id) DO NOTHING`,
       [id, userId, toPgText(options.title ?? ''), now],
     );
     if (!rowCount)
-      throw new UserError('session_exists', `A session "${id}" already exists.`, { sessionId: id });
+      throw new UserError('session_exists', `You already have a session "${id}".`, { sessionId: id });
     return { id, title: options.title ?? '', createdAt: iso(now), updatedAt: iso(now) };
   }
 
   async get(userId: string, id: string): Promise<Session | undefined> {
     const { rows } = await this.#db.query(
-      'SELECT id, title, created_at, updated_at FROM sessions WHERE id = $1 AND user_id = $2',
+      'SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = $2 AND id = $1',
       [id, userId],
     );
     if (!rows[0]) return undefined;
     const { rows: messages } = await this.#db.query(
       `SELECT id, role, content, parts, metadata, run_id, created_at FROM messages
-       WHERE session_id = $1 ORDER BY seq`,
-      [id],
+       WHERE user_id = $2 AND session_id = $1 ORDER BY seq`,
+      [id, userId],
     );
     return {
       ...sessionSummary(decoded(rows[0], ['title'])),
@@ -57,7 +59,7 @@ export class PostgresSessionStore implements SessionStore {
 
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
     return transaction(this.#db, async (connection) =>
-      insert(connection, await owned(connection, userId, sessionId), sessionId, message),
+      insert(connection, await owned(connection, userId, sessionId), userId, sessionId, message),
     );
   }
 
@@ -70,11 +72,11 @@ export class PostgresSessionStore implements SessionStore {
     return transaction(this.#db, async (connection) => {
       const owner = await owned(connection, userId, sessionId);
       const { rows } = await connection.query<{ created_at: number }>(
-        'SELECT created_at FROM messages WHERE id = $1 AND session_id = $2',
-        [question.id, sessionId],
+        'SELECT created_at FROM messages WHERE user_id = $3 AND session_id = $2 AND id = $1',
+        [question.id, sessionId, userId],
       );
       return rows[0] && iso(rows[0].created_at) === question.createdAt
-        ? insert(connection, owner, sessionId, message)
+        ? insert(connection, owner, userId, sessionId, message)
         : undefined;
     });
   }
@@ -83,22 +85,22 @@ export class PostgresSessionStore implements SessionStore {
     return transaction(this.#db, async (connection) => {
       const owner = await owned(connection, userId, sessionId);
       const { rows } = await connection.query<{ seq: number; first: number; content: string }>(
-        `SELECT m.seq, m.content, (SELECT min(seq) FROM messages WHERE session_id = $2) AS first
-         FROM messages m WHERE m.id = $1 AND m.session_id = $2`,
-        [messageId, sessionId],
+        `SELECT m.seq, m.content, (SELECT min(seq) FROM messages WHERE user_id = $3 AND session_id = $2) AS first
+         FROM messages m WHERE m.user_id = $3 AND m.session_id = $2 AND m.id = $1`,
+        [messageId, sessionId, userId],
       );
       const from = rows[0];
       if (!from) return 0;
       const { rowCount } = await connection.query(
-        'DELETE FROM messages WHERE session_id = $1 AND seq >= $2',
-        [sessionId, from.seq],
+        'DELETE FROM messages WHERE user_id = $3 AND session_id = $1 AND seq >= $2',
+        [sessionId, from.seq, userId],
       );
       // Its first question went (edited): the next one titles the session again, as the first did, unless
       // the person gave the session a title of their own.
       const retitle = from.seq === from.first && owner.title === sessionTitle(fromPgText(from.content));
       await connection.query(
-        `UPDATE sessions SET updated_at = $1${retitle ? ", title = ''" : ''} WHERE id = $2`,
-        [Date.now(), sessionId],
+        `UPDATE sessions SET updated_at = $1${retitle ? ", title = ''" : ''} WHERE user_id = $3 AND id = $2`,
+        [Date.now(), sessionId, userId],
       );
       return rowCount ?? 0;
     });
@@ -106,14 +108,14 @@ export class PostgresSessionStore implements SessionStore {
 
   async rename(userId: string, id: string, title: string): Promise<boolean> {
     const { rowCount } = await this.#db.query(
-      'UPDATE sessions SET title = $1 WHERE id = $2 AND user_id = $3',
+      'UPDATE sessions SET title = $1 WHERE user_id = $3 AND id = $2',
       [toPgText(title), id, userId],
     );
     return (rowCount ?? 0) > 0;
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    const { rowCount } = await this.#db.query('DELETE FROM sessions WHERE id = $1 AND user_id = $2', [
+    const { rowCount } = await this.#db.query('DELETE FROM sessions WHERE user_id = $2 AND id = $1', [
       id,
       userId,
     ]);
@@ -121,29 +123,30 @@ export class PostgresSessionStore implements SessionStore {
   }
 }
 
-/** The caller's session's row, locked; `unknown_session` when it is someone else's or there is none. */
+/** The caller's session's row, locked; `unknown_session` when the caller has none by that id. */
 async function owned(connection: Connection, userId: string, sessionId: string): Promise<{ title: string }> {
-  const { rows } = await connection.query<{ user_id: string; title: string }>(
-    'SELECT user_id, title FROM sessions WHERE id = $1 FOR UPDATE',
-    [sessionId],
+  const { rows } = await connection.query<{ title: string }>(
+    'SELECT title FROM sessions WHERE user_id = $2 AND id = $1 FOR UPDATE',
+    [sessionId, userId],
   );
   const owner = rows[0];
-  if (!owner || owner.user_id !== userId)
-    throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
+  if (!owner) throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
   return { title: fromPgText(owner.title) };
 }
 
 async function insert(
   connection: Connection,
   owner: { title: string },
+  userId: string,
   sessionId: string,
   message: NewMessage,
 ): Promise<StoredMessage> {
   const now = Date.now();
   const id = message.id ?? `msg_${randomUUID()}`;
   await connection.query(
-    `INSERT INTO messages (id, session_id, seq, role, content, parts, metadata, run_id, created_at)
-     VALUES ($1, $2, (SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = $2), $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO messages (user_id, session_id, id, seq, role, content, parts, metadata, run_id, created_at)
+     VALUES ($9, $2, $1, (SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE user_id = $9 AND session_id = $2),
+       $3, $4, $5, $6, $7, $8)`,
     [
       id,
       sessionId,
@@ -153,13 +156,15 @@ async function insert(
       message.metadata === undefined ? null : JSON.stringify(message.metadata),
       message.runId ?? null,
       now,
+      userId,
     ],
   );
   const title = owner.title || (message.role === 'user' ? sessionTitle(message.content) : '');
-  await connection.query('UPDATE sessions SET updated_at = $1, title = $2 WHERE id = $3', [
+  await connection.query('UPDATE sessions SET updated_at = $1, title = $2 WHERE user_id = $4 AND id = $3', [
     now,
     toPgText(title),
     sessionId,
+    userId,
   ]);
   return {
     id,

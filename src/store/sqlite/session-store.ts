@@ -6,8 +6,9 @@ import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage }
 import { type Database, transaction } from './database.ts';
 
 /**
- * Sessions and their messages. Every message is committed when it is appended, never batched: an
- * accepted message survives a crash.
+ * Sessions and their messages, keyed by user: two users' sessions of the same id are two sessions, and
+ * nothing here reads another user's rows (so no answer differs for an id someone else uses). Every
+ * message is committed when it is appended, never batched: an accepted message survives a crash.
  */
 export class SqliteSessionStore implements SessionStore {
   #db: Database;
@@ -19,8 +20,8 @@ export class SqliteSessionStore implements SessionStore {
   async create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
     const now = Date.now();
     const id = options.id ?? `ses_${randomUUID()}`;
-    if (this.#db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(id)) {
-      throw new UserError('session_exists', `A session "${id}" already exists.`, { sessionId: id });
+    if (this.#db.prepare('SELECT 1 FROM sessions WHERE user_id = ? AND id = ?').get(userId, id)) {
+      throw new UserError('session_exists', `You already have a session "${id}".`, { sessionId: id });
     }
     this.#db
       .prepare('INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
@@ -31,15 +32,15 @@ export class SqliteSessionStore implements SessionStore {
   /** The session if it exists and belongs to `userId`. */
   async get(userId: string, id: string): Promise<Session | undefined> {
     const row = this.#db
-      .prepare('SELECT id, title, created_at, updated_at FROM sessions WHERE id = ? AND user_id = ?')
-      .get(id, userId) as Record<string, any> | undefined;
+      .prepare('SELECT id, title, created_at, updated_at FROM sessions WHERE user_id = ? AND id = ?')
+      .get(userId, id) as Record<string, any> | undefined;
     if (!row) return undefined;
     const messages = (
       this.#db
         .prepare(
-          'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE session_id = ? ORDER BY seq',
+          'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE user_id = ? AND session_id = ? ORDER BY seq',
         )
-        .all(id) as Array<Record<string, any>>
+        .all(userId, id) as Array<Record<string, any>>
     ).map(storedMessage);
     return { ...sessionSummary(row), messages };
   }
@@ -71,8 +72,8 @@ export class SqliteSessionStore implements SessionStore {
     return transaction(this.#db, () => {
       this.#owned(userId, sessionId);
       const row = this.#db
-        .prepare('SELECT created_at FROM messages WHERE id = ? AND session_id = ?')
-        .get(question.id, sessionId) as { created_at: number } | undefined;
+        .prepare('SELECT created_at FROM messages WHERE user_id = ? AND session_id = ? AND id = ?')
+        .get(userId, sessionId, question.id) as { created_at: number } | undefined;
       return row && iso(row.created_at) === question.createdAt
         ? this.#insert(userId, sessionId, message)
         : undefined;
@@ -84,15 +85,16 @@ export class SqliteSessionStore implements SessionStore {
     const now = Date.now();
     const id = message.id ?? `msg_${randomUUID()}`;
     const next = this.#db
-      .prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM messages WHERE session_id = ?')
-      .get(sessionId) as { seq: number };
+      .prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM messages WHERE user_id = ? AND session_id = ?')
+      .get(userId, sessionId) as { seq: number };
     this.#db
       .prepare(
-        'INSERT INTO messages (id, session_id, seq, role, content, parts, metadata, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO messages (user_id, session_id, id, seq, role, content, parts, metadata, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
-        id,
+        userId,
         sessionId,
+        id,
         next.seq,
         message.role,
         message.content,
@@ -102,7 +104,9 @@ export class SqliteSessionStore implements SessionStore {
         now,
       );
     const title = owner.title || (message.role === 'user' ? sessionTitle(message.content) : '');
-    this.#db.prepare('UPDATE sessions SET updated_at = ?, title = ? WHERE id = ?').run(now, title, sessionId);
+    this.#db
+      .prepare('UPDATE sessions SET updated_at = ?, title = ? WHERE user_id = ? AND id = ?')
+      .run(now, title, userId, sessionId);
     return {
       id,
       role: message.role,
@@ -118,31 +122,33 @@ export class SqliteSessionStore implements SessionStore {
     return transaction(this.#db, () => {
       const owner = this.#owned(userId, sessionId);
       const from = this.#db
-        .prepare('SELECT seq, content FROM messages WHERE id = ? AND session_id = ?')
-        .get(messageId, sessionId) as { seq: number; content: string } | undefined;
+        .prepare('SELECT seq, content FROM messages WHERE user_id = ? AND session_id = ? AND id = ?')
+        .get(userId, sessionId, messageId) as { seq: number; content: string } | undefined;
       if (!from) return 0;
       const first = this.#db
-        .prepare('SELECT MIN(seq) AS seq FROM messages WHERE session_id = ?')
-        .get(sessionId) as { seq: number };
+        .prepare('SELECT MIN(seq) AS seq FROM messages WHERE user_id = ? AND session_id = ?')
+        .get(userId, sessionId) as { seq: number };
       const removed = this.#db
-        .prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?')
-        .run(sessionId, from.seq).changes;
+        .prepare('DELETE FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ?')
+        .run(userId, sessionId, from.seq).changes;
       // Its first question went (edited): the next one titles the session again, as the first did, unless
       // the person gave the session a title of their own.
       const retitle = from.seq === first.seq && owner.title === sessionTitle(from.content);
       this.#db
-        .prepare(`UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE id = ?`)
-        .run(Date.now(), sessionId);
+        .prepare(
+          `UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE user_id = ? AND id = ?`,
+        )
+        .run(Date.now(), userId, sessionId);
       return Number(removed);
     });
   }
 
-  /** The caller's session's owner row; `unknown_session` when it is someone else's or there is none. */
-  #owned(userId: string, sessionId: string): { user_id: string; title: string } {
-    const owner = this.#db.prepare('SELECT user_id, title FROM sessions WHERE id = ?').get(sessionId) as
-      | { user_id: string; title: string }
-      | undefined;
-    if (!owner || owner.user_id !== userId) {
+  /** The caller's session's row; `unknown_session` when the caller has none by that id. */
+  #owned(userId: string, sessionId: string): { title: string } {
+    const owner = this.#db
+      .prepare('SELECT title FROM sessions WHERE user_id = ? AND id = ?')
+      .get(userId, sessionId) as { title: string } | undefined;
+    if (!owner) {
       throw new UserError('unknown_session', `There is no session "${sessionId}".`, { sessionId });
     }
     return owner;
@@ -150,12 +156,12 @@ export class SqliteSessionStore implements SessionStore {
 
   async rename(userId: string, id: string, title: string): Promise<boolean> {
     const renamed = this.#db
-      .prepare('UPDATE sessions SET title = ? WHERE id = ? AND user_id = ?')
-      .run(title, id, userId);
+      .prepare('UPDATE sessions SET title = ? WHERE user_id = ? AND id = ?')
+      .run(title, userId, id);
     return renamed.changes > 0;
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM sessions WHERE id = ? AND user_id = ?').run(id, userId).changes > 0;
+    return this.#db.prepare('DELETE FROM sessions WHERE user_id = ? AND id = ?').run(userId, id).changes > 0;
   }
 }

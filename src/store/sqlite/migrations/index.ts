@@ -51,6 +51,68 @@ const runStopRequestsMigration: Migration = {
 };
 
 /**
+ * A session is its user's: its key is (user, id), so a chat client's id that another user already has
+ * makes a session of the caller's own, and nothing answers differently for an id someone else uses.
+ * Messages belong to their session the same way. The tables are rebuilt (SQLite cannot change a primary
+ * key): the old ones are renamed first, which carries their foreign keys along, so dropping them takes
+ * nothing from the new ones.
+ */
+const sessionsPerUserMigration: Migration = {
+  id: '014-sessions-per-user',
+  sql: `
+    DROP INDEX sessions_by_user;
+    ALTER TABLE subagent_results RENAME TO subagent_results_old;
+    ALTER TABLE messages RENAME TO messages_old;
+    ALTER TABLE sessions RENAME TO sessions_old;
+    CREATE TABLE sessions (
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      id TEXT NOT NULL,
+      title TEXT NOT NULL DEFAULT '',
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, id)
+    );
+    CREATE INDEX sessions_by_user ON sessions(user_id, updated_at DESC);
+    CREATE TABLE messages (
+      user_id TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      parts TEXT,
+      metadata TEXT,
+      run_id TEXT,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, session_id, id),
+      UNIQUE (user_id, session_id, seq),
+      FOREIGN KEY (user_id, session_id) REFERENCES sessions(user_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE subagent_results (
+      user_id TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      agent TEXT NOT NULL,
+      model TEXT NOT NULL,
+      input TEXT NOT NULL,
+      envelope TEXT NOT NULL,
+      finished_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, session_id, agent, model, input),
+      FOREIGN KEY (user_id, session_id) REFERENCES sessions(user_id, id) ON DELETE CASCADE
+    );
+    INSERT INTO sessions (user_id, id, title, created_at, updated_at)
+      SELECT user_id, id, title, created_at, updated_at FROM sessions_old;
+    INSERT INTO messages (user_id, session_id, id, seq, role, content, parts, metadata, run_id, created_at)
+      SELECT s.user_id, m.session_id, m.id, m.seq, m.role, m.content, m.parts, m.metadata, m.run_id, m.created_at
+      FROM messages_old m JOIN sessions_old s ON s.id = m.session_id;
+    INSERT INTO subagent_results SELECT r.* FROM subagent_results_old r
+      JOIN sessions_old s ON s.id = r.session_id AND s.user_id = r.user_id;
+    DROP TABLE subagent_results_old;
+    DROP TABLE messages_old;
+    DROP TABLE sessions_old;
+  `,
+};
+
+/**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
  * Documents, the HTTP cache, result memory and the journal have their migrations in their own files
  * here; runs, sessions and settings have theirs in this list.
@@ -144,4 +206,5 @@ export const MIGRATIONS: Migration[] = [
   vectorsPerModelMigration,
   journalPayloadsMigration,
   runStopRequestsMigration,
+  sessionsPerUserMigration,
 ];
