@@ -35,6 +35,12 @@ export function cliApprover(options: PromptOptions): Approver {
   let queue: Promise<unknown> = Promise.resolve();
   return {
     decide(request, signal): Promise<ApprovalDecision> {
+      // A call that may have run already is said even when a flag decides it: the person reads what was done.
+      if (options.mode && request.warning) {
+        options.stderr.write(
+          `\n${describeRequest(request)}\n${options.mode === 'approve-all' ? 'Allowed by --approve-all.' : 'Denied by --deny-all.'}\n`,
+        );
+      }
       if (options.mode === 'approve-all') return Promise.resolve({ approved: true, by: 'flag' });
       if (options.mode === 'deny-all') {
         return Promise.resolve({ approved: false, by: 'flag', reason: 'denied by --deny-all' });
@@ -79,7 +85,7 @@ async function ask(
   }
 }
 
-/** Where in the tree, which tool, and what exactly it would do. */
+/** Where in the tree, which tool, what exactly it would do, and what to know first (it may have run). */
 export function describeRequest(request: ApprovalRequest): string {
   const where = request.path.map((step) => step.agent).join(' › ');
   const input = request.input as Record<string, unknown> | null;
@@ -89,5 +95,6 @@ export function describeRequest(request: ApprovalRequest): string {
       : typeof input?.path === 'string'
         ? `${input.path}${typeof input.content === 'string' ? ` (${input.content.length} characters)` : ''}`
         : JSON.stringify(input);
-  return `⚠ ${where} wants to call ${request.tool}: ${printableLine(detail).slice(0, 400)}`;
+  const asked = `⚠ ${where} wants to call ${request.tool}: ${printableLine(detail).slice(0, 400)}`;
+  return request.warning ? `${asked}\n  ${printableLine(request.warning)}` : asked;
 }

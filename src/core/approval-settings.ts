@@ -18,6 +18,11 @@ export interface ApprovalRequest {
   sessionId: string | undefined;
   /** Milliseconds since the epoch after which the wait ends as denied. */
   expiresAt: number;
+  /**
+   * Said before the person decides, when this call may already have run: an interrupted attempt started
+   * it (see interrupted-calls.ts). Such a call is asked even where a rule would allow it.
+   */
+  warning?: string;
 }
 
 export interface ApprovalDecision {

@@ -5,6 +5,7 @@ import {
   type ApprovalSettings,
   NO_APPROVALS,
 } from './approval-settings.ts';
+import { callRunKey, type InterruptedStart } from './interrupted-calls.ts';
 import { emit, type ParentRun, type RunFrame } from './run-frame.ts';
 import type { CadreTool } from './tool.ts';
 
@@ -27,12 +28,15 @@ let approvalCounter = 0;
 /**
  * Lets a tool call through, or waits for a person, or refuses it. Asking emits `approval-request` on the
  * run, waits (only this run waits; the rest of the tree goes on), then emits `approval-result`. A denial
- * throws `ToolCallDeniedError`, which becomes the call's error result.
+ * throws `ToolCallDeniedError`, which becomes the call's error result. A call an interrupted attempt had
+ * started (`rerun`) is asked again, with its warning, even where a rule allows it: what was allowed is one
+ * run, and this would be another.
  */
 export async function gateToolCall(
   frame: RunFrame,
   call: { toolCallId: string; name: string; input: unknown },
   tool: Pick<CadreTool, 'needsApproval' | 'approvalSubject'> | undefined,
+  rerun?: InterruptedStart,
 ): Promise<void> {
   const settings = frame.tree.approvals ?? NO_APPROVALS;
   const resolved = tool?.approvalSubject
@@ -45,13 +49,14 @@ export async function gateToolCall(
     agentAsks: frame.definition.approval.includes(call.name),
     ...(resolved !== undefined ? { resolved } : {}),
   });
-  if (decision.rule === 'allow') return;
+  if (decision.rule === 'allow' && !rerun) return;
   if (decision.rule === 'deny') {
     throw new ToolCallDeniedError(`${call.name} was refused by the approval rules (${decision.because})`);
   }
   // A call that was already waiting when its process died waits again under the same id and deadline.
   const journal = frame.tree.journal;
-  const earlier = journal?.get(frame.journalKey, 'approval', call.toolCallId) as
+  const approvalKey = callRunKey(call.toolCallId, rerun?.run ?? 1);
+  const earlier = journal?.get(frame.journalKey, 'approval', approvalKey) as
     | { approvalId: string; expiresAt: number }
     | undefined;
   const request: ApprovalRequest = {
@@ -66,9 +71,10 @@ export async function gateToolCall(
     userId: frame.tree.userId,
     sessionId: frame.tree.sessionId,
     expiresAt: earlier?.expiresAt ?? frame.tree.now() + settings.timeoutMs,
+    ...(rerun ? { warning: rerun.warning } : {}),
   };
   if (journal && !earlier) {
-    await journal.put(frame.journalKey, 'approval', call.toolCallId, {
+    await journal.put(frame.journalKey, 'approval', approvalKey, {
       approvalId: request.approvalId,
       expiresAt: request.expiresAt,
     });
@@ -81,6 +87,7 @@ export async function gateToolCall(
     input: call.input,
     path: request.path,
     expiresAt: request.expiresAt,
+    ...(rerun ? { warning: rerun.warning } : {}),
   });
   const answer = await waitForDecision(settings, request, frame.signal, request.expiresAt - frame.tree.now());
   emit(frame, {

@@ -93,6 +93,8 @@ export interface ApprovalRequestEvent extends EventBase {
   path: Array<{ runId: string; agent: string }>;
   /** Milliseconds since the epoch when the wait ends as denied. */
   expiresAt: number;
+  /** The call may have run already (an interrupted attempt started it): what the person should know. */
+  warning?: string;
 }
 /** The decision on an approval request: who made it and why. A denied call fails with the reason. */
 export interface ApprovalResultEvent extends EventBase {

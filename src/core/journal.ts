@@ -24,8 +24,12 @@ export interface TreeJournal {
   ): void | Promise<void>;
 }
 
-/** `approval`: a call that started waiting for a person (its id and deadline), so a resume waits on. */
-export type JournalKind = 'model-step' | 'tool-result' | 'approval';
+/**
+ * `approval`: a call that started waiting for a person (its id and deadline), so a resume waits on.
+ * `tool-start`: a call that started something which outlives its process (bash's process group), secured
+ * before it runs, so a resume knows it may have run (see interrupted-calls.ts).
+ */
+export type JournalKind = 'model-step' | 'tool-result' | 'approval' | 'tool-start';
 
 /** A committed tool result: the output, or the error the model was shown. */
 export interface JournaledToolResult {

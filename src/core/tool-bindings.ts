@@ -1,6 +1,7 @@
 import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
 import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
+import { interruptedStart, startRecorder } from './interrupted-calls.ts';
 import type { JournaledToolResult } from './journal.ts';
 import { outputJson, outputReturned } from './output-json.ts';
 import { emit, emitRefusedCall, goLive, type RunFrame } from './run-frame.ts';
@@ -52,8 +53,14 @@ export async function traceToolCall<T>(
 }
 
 /** The context a tool sees when `frame` calls it. */
-export function toolContext(frame: RunFrame, registry: ToolRegistry, signal = frame.signal): ToolContext {
+export function toolContext(
+  frame: RunFrame,
+  registry: ToolRegistry,
+  signal = frame.signal,
+  recordStart?: ToolContext['recordStart'],
+): ToolContext {
   return {
+    ...(recordStart ? { recordStart } : {}),
     runId: frame.id,
     agent: frame.definition.name,
     depth: frame.depth,
@@ -223,9 +230,19 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
       const call = { toolCallId: options.toolCallId, name: cadreTool.name, input };
       return traceToolCall(frame, call, () =>
         journaledCall(frame, call.toolCallId, async () => {
+          // Started by an attempt that was interrupted: what is left of it is dealt with first, and the
+          // person is asked again, told that it may have run.
+          const rerun = await interruptedStart(
+            frame,
+            call.toolCallId,
+            cadreTool,
+            toolContext(frame, registry),
+          );
           // A call that needs a person waits here, between its tool-call and tool-result events.
-          await gateToolCall(frame, call, cadreTool);
-          return jsonOutput(cadreTool.name, await cadreTool.execute(input, toolContext(frame, registry)));
+          await gateToolCall(frame, call, cadreTool, rerun);
+          const recordStart = startRecorder(frame, call.toolCallId, rerun?.run ?? 1);
+          const context = toolContext(frame, registry, frame.signal, recordStart);
+          return jsonOutput(cadreTool.name, await cadreTool.execute(input, context));
         }),
       );
     },

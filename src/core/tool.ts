@@ -29,6 +29,12 @@ export interface ToolContext {
   allowedTools(): string[];
   /** Emits an extra event on the calling run (e.g. a plan update). */
   emit(event: EventBody): void;
+  /**
+   * Records in the tree's journal, before the work begins, that this call is starting something which
+   * may outlive the process (a command's process group): what a resumed attempt needs to deal with it
+   * (see `CadreTool.interruptedStart`). Resolves once secured; absent when the run keeps no journal.
+   */
+  recordStart?: ((details: Record<string, unknown>) => Promise<void>) | undefined;
 }
 
 /** Why a tool is not offered right now, e.g. a missing API key, with what would enable it. */
@@ -56,6 +62,12 @@ export interface CadreTool<INPUT = any, OUTPUT = unknown> {
    * commands a shell line runs; null when it cannot be said, which asks.
    */
   approvalSubject?(input: INPUT, context: Pick<ToolContext, 'userId'>): Promise<ResolvedSubject | null>;
+  /**
+   * For a call an interrupted attempt started (it called `recordStart` with `started`) and never finished:
+   * deals with what may be left of it (bash stops its process group, so the call never runs twice at once)
+   * and says what became of it, in a sentence or two, for the person asked whether to run it again.
+   */
+  interruptedStart?(started: Record<string, unknown>, context: ToolContext): Promise<string>;
   /** Only offered to agents that name it explicitly (never through "all tools" lists). */
   explicitOnly?: boolean;
   /**

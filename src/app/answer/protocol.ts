@@ -25,9 +25,10 @@
  * Stored sessions always carry `summary` in full.
  *
  * Approvals (any run, root included) travel as `data-run-event` parts like every other event:
- * `approval-request` {approvalId, toolCallId, name, input, path: [{runId, agent}…], expiresAt} when a call
- * starts waiting, `approval-result` {approvalId, toolCallId, name, approved, by, reason?} when it is decided
- * (by a person, a flag, `timeout`, or `cancelled`). A client answers with
+ * `approval-request` {approvalId, toolCallId, name, input, path: [{runId, agent}…], expiresAt, warning?} when
+ * a call starts waiting (`warning`: the call may have run already, started by an attempt that was
+ * interrupted; show it before the person decides), `approval-result` {approvalId, toolCallId, name,
+ * approved, by, reason?} when it is decided (by a person, a flag, `timeout`, or `cancelled`). A client answers with
  * `POST /api/approvals/:approvalId {approved: boolean, reason?: string}` (200 `{approvalId, approved}`;
  * 404 when it is no longer pending) and lists what is waiting for its user with `GET /api/approvals`
  * (`{approvals: ApprovalRequest[]}`), e.g. after a reload. A denied call's tool-result carries the reason.

@@ -6,6 +6,7 @@ import type { Workspace } from '../workspace/confine.ts';
 import { asWorkspaces, codingAllowed, type Workspaces, workspaceOf } from '../workspace/workspaces.ts';
 import type { CommandSandbox } from './command-sandbox.ts';
 import { HeadTailBuffer } from './output-buffer.ts';
+import { type StartedGroup, startedGroup, stopInterruptedGroup } from './process-group.ts';
 import { scrubbedEnvironment } from './scrub-env.ts';
 import { readShellCommand } from './shell-command.ts';
 
@@ -43,6 +44,10 @@ const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
  * `bash {command, timeout?}`: runs one shell command in the workspace root. The command gets its own
  * process group, so on a timeout, a cancellation or its own exit every process it started is killed
  * (nothing it forks outlives the call), its output is capped, and its environment holds no keys.
+ *
+ * Only a dead Cadre cannot kill the group: so before the command runs, its group is recorded in the run's
+ * journal (`recordStart`), and a resumed run that reaches the same call stops what is left of it and asks
+ * the person again, saying it may have run (`interruptedStart`, process-group.ts).
  */
 export function createBashTool(options: BashOptions) {
   const defaultTimeout = options.defaultTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
@@ -64,6 +69,7 @@ export function createBashTool(options: BashOptions) {
       timeout: z.number().positive().max(maxTimeout).optional().describe('Time limit in seconds'),
     }),
     approvalSubject: async ({ command }) => readShellCommand(command),
+    interruptedStart: async (started) => stopInterruptedGroup(started as Partial<StartedGroup>),
     async execute({ command, timeout }, context) {
       codingAllowed(workspaces, context, 'bash');
       const workspace = workspaceOf(workspaces, context);
@@ -84,14 +90,19 @@ export function createBashTool(options: BashOptions) {
         }
         ({ line, release } = await options.sandbox.wrap(command, workspace.root, policy));
       }
+      const timeoutMs = (timeout ?? defaultTimeout) * 1000;
+      const record = context.recordStart;
       return runCommand(line, {
         shown: command,
         cwd: workspace.root,
         env: scrubbedEnvironment(options.env),
-        timeoutMs: (timeout ?? defaultTimeout) * 1000,
+        timeoutMs,
         maxChars,
         shell: options.shell ?? '/bin/bash',
         signal: context.signal,
+        ...(record
+          ? { beforeRun: (pid: number) => record({ ...startedGroup(pid, Date.now(), timeoutMs) }) }
+          : {}),
       }).finally(release);
     },
   });
@@ -106,7 +117,19 @@ interface RunOptions {
   maxChars: number;
   shell: string;
   signal: AbortSignal;
+  /**
+   * Called with the group's id once the shell is up and before the command runs: the command starts
+   * when it resolves, and never when it fails (or when Cadre dies first).
+   */
+  beforeRun?: (pid: number) => Promise<void>;
 }
+
+/**
+ * The shell that holds the command until Cadre says go on fd 3 (its group is recorded by then), then
+ * becomes the shell that runs it, as `bash -c COMMAND` would. A Cadre that dies first closes fd 3: the
+ * read ends empty and the command never runs.
+ */
+const HELD_START = 'IFS= read -r go <&3 && [ "$go" = go ] || exit 125; exec 3<&-; exec "$0" -c "$1"';
 
 function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
   options.signal.throwIfAborted();
@@ -114,14 +137,15 @@ function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
   const stdout = new HeadTailBuffer(options.maxChars);
   const stderr = new HeadTailBuffer(options.maxChars);
   // detached: the shell leads a new process group, so one kill(-pid) reaches everything it started.
-  const child = spawn(options.shell, ['-c', command], {
+  const held = options.beforeRun !== undefined;
+  const child = spawn(options.shell, held ? ['-c', HELD_START, options.shell, command] : ['-c', command], {
     cwd: options.cwd,
     env: options.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: held ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => stdout.push(chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => stdout.push(chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
 
   const killGroup = () => {
     if (child.pid === undefined) return;
@@ -131,6 +155,19 @@ function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
       // The group is already gone.
     }
   };
+  let notStarted: unknown;
+  if (held && child.pid !== undefined) {
+    const go = child.stdio[3] as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void };
+    // The shell may be gone before the word arrives (killed by a timeout or a cancellation meanwhile).
+    go.on('error', () => {});
+    options.beforeRun!(child.pid).then(
+      () => go.end('go\n'),
+      (error: unknown) => {
+        notStarted = error;
+        killGroup();
+      },
+    );
+  }
   return new Promise<BashOutput>((resolve, reject) => {
     let stopped: 'timeout' | 'cancelled' | undefined;
     const stop = (why: 'timeout' | 'cancelled') => {
@@ -154,6 +191,15 @@ function runCommand(command: string, options: RunOptions): Promise<BashOutput> {
       const ms = Math.round(performance.now() - started);
       if (stopped === 'cancelled') {
         reject(options.signal.reason ?? new Error('cancelled'));
+        return;
+      }
+      if (notStarted !== undefined) {
+        reject(
+          new SystemError(
+            'bash_not_started',
+            `the command was not run: its start could not be recorded in the run's journal (${notStarted instanceof Error ? notStarted.message : String(notStarted)})`,
+          ),
+        );
         return;
       }
       if (stopped === 'timeout') {

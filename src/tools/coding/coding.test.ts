@@ -204,6 +204,41 @@ describe('bash', () => {
     expect(await diesSoon(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
+  it('records its process group before the command runs, and runs nothing when that record fails', async () => {
+    const marker = path.join(root, 'recorded-first.txt');
+    const records: Array<Record<string, unknown>> = [];
+    const recording = toolCaller(
+      codingTools({ workspace: root, env: { PATH: process.env.PATH } }),
+      testToolContext({
+        recordStart: async (details) => {
+          // The shell is up (its group is what is recorded), the command has not run yet.
+          records.push({ ...details, ranBefore: existsSync(marker) });
+        },
+      }),
+    );
+    const result = await recording('bash', { command: `echo $$ > ${marker}; echo ran`, timeout: 30 });
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'ran\n' });
+    expect(records).toEqual([
+      expect.objectContaining({ ranBefore: false, timeoutMs: 30_000, startedAt: expect.any(Number) }),
+    ]);
+    // The command ran in the recorded group, as its leader (the shell that held it became the command's).
+    expect(records[0]?.pgid).toBe(Number(readFileSync(marker, 'utf8')));
+
+    rmSync(marker);
+    const failing = toolCaller(
+      codingTools({ workspace: root, env: { PATH: process.env.PATH } }),
+      testToolContext({
+        recordStart: async () => {
+          throw new Error('the journal is full');
+        },
+      }),
+    );
+    await expect(failing('bash', { command: `echo ran > ${marker}` })).rejects.toThrow(
+      "the command was not run: its start could not be recorded in the run's journal (the journal is full)",
+    );
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('caps huge output, keeping its head and tail', async () => {
     const result = await call('bash', { command: "head -c 20000000 /dev/zero | tr '\\0' a; echo; echo END" });
     expect(result.exitCode).toBe(0);

@@ -271,6 +271,7 @@ export async function listPendingApprovals(): Promise<PendingApproval[]> {
       name: text(item.tool) ?? text(item.name) ?? '',
       input: item.input,
       expiresAt: number(item.expiresAt) ?? 0,
+      ...(text(item.warning) ? { warning: text(item.warning) } : {}),
     };
   });
 }

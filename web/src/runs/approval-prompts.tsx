@@ -20,8 +20,9 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
   const deciding = useRef(new Set<string>());
   // biome-ignore lint/correctness/useExhaustiveDependencies: decide is recreated each render
   useEffect(() => {
+    // A call that may have run already is never allowed on the person's behalf: they read why first.
     for (const approval of approvals)
-      if (allowedTools.has(approval.name) && !deciding.current.has(approval.approvalId))
+      if (allowedTools.has(approval.name) && !approval.warning && !deciding.current.has(approval.approvalId))
         void decide(approval.approvalId, true);
   }, [approvals, allowedTools]);
   if (approvals.length === 0) return null;
@@ -50,6 +51,7 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
               <summary>{truncate(JSON.stringify(approval.input ?? {}), 90)}</summary>
               <pre>{formatValue(approval.input)}</pre>
             </details>
+            {approval.warning && <p className="approval-warning">{approval.warning}</p>}
             <p className="approval-countdown" aria-live="off">
               {countdown(approval.expiresAt - (now || Date.now()))}
             </p>

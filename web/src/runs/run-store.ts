@@ -19,6 +19,8 @@ export interface PendingApproval {
   name: string;
   input: unknown;
   expiresAt: number;
+  /** The call may have run already (an interrupted attempt started it): said before the person decides. */
+  warning?: string;
 }
 
 /** The listener key for changes to the pending approvals. */
@@ -105,6 +107,7 @@ export class RunStore {
           name: event.name,
           input: event.input,
           expiresAt: event.expiresAt,
+          ...(event.warning ? { warning: event.warning } : {}),
         },
       ]);
     if (event.type === 'approval-result') this.resolveApproval(event.approvalId);
