@@ -1,9 +1,11 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, expect, it } from 'vitest';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
+import { runCli, tempHome } from '../helpers/cli.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { chatBody } from '../helpers/server.ts';
 
@@ -163,5 +165,51 @@ it.runIf(process.platform === 'linux')(
     };
     const answer = session.messages.at(-1)?.parts.find((part) => part.type === 'text')?.text;
     expect(answer).toMatch(/^bash said: .*"exitCode":0/);
+  },
+);
+
+it.runIf(process.platform === 'linux')(
+  'SIGKILL of cadre ask during an approved bash: cadre runs resume --workspace says so at the prompt, and runs it once at a time',
+  async () => {
+    const model = await startOpenAIServer(script);
+    cleanups.push(() => model.close());
+    const workspace = mkdtempSync(join(tmpdir(), 'cadre-bash-kill-cli-'));
+    cleanups.push(() => writeFileSync(join(workspace, 'release'), ''));
+    const home = tempHome();
+    const env = {
+      CADRE_HOME: home,
+      CADRE_MODEL: 'compatible:fixture',
+      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    };
+    let asking: ChildProcess | undefined;
+    const asked = runCli(['ask', '--workspace', workspace, '--approve-all', 'Run the migration.'], env, {
+      onSpawn: (child) => {
+        asking = child;
+      },
+    });
+    cleanups.push(() => asking?.kill('SIGKILL'));
+    await whenFolder(workspace, () => logOf(workspace).length > 0);
+    asking!.kill('SIGKILL');
+    expect((await asked).signal).toBe('SIGKILL');
+    const oldPid = Number(logOf(workspace)[0]?.split(' ')[1]);
+    expect(running(oldPid)).toBe(true);
+    const db = new DatabaseSync(join(home, 'cadre.db'), { readOnly: true });
+    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
+    db.close();
+
+    const resumed = runCli(['runs', 'resume', root.id, '--workspace', workspace, '--approve-all'], env);
+    await whenFolder(workspace, () => logOf(workspace).length >= 2);
+    writeFileSync(join(workspace, 'release'), '');
+    const { code, stdout, stderr } = await resumed;
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain('⚠ main wants to call bash: $ exec 9>>lock;');
+    expect(stderr).toMatch(
+      new RegExp(
+        `\\n  This call was started before the run was interrupted .* It was still running as process group ${oldPid} .*\\nAllowed by --approve-all\\.\\n`,
+      ),
+    );
+    expect(stdout).toMatch(/^bash said: .*"exitCode":0/);
+    const newPid = Number(logOf(workspace)[1]?.split(' ')[1]);
+    expect(logOf(workspace)).toEqual([`start ${oldPid}`, `start ${newPid}`, `end ${newPid}`]);
   },
 );

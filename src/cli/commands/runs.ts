@@ -7,6 +7,7 @@ import { EXIT } from '../errors.ts';
 import { removeEach } from '../remove-each.ts';
 import { runReport } from '../run-report.ts';
 import { printableLine } from '../terminal-text.ts';
+import { workspaceOption } from '../workspace-option.ts';
 
 export const RUNS = {
   usage: [
@@ -14,7 +15,7 @@ export const RUNS = {
     'cadre runs show ID [--json | --verbose]',
     'cadre runs rm ID...',
     'cadre runs prune --older-than 30d [--json]',
-    'cadre runs resume ID [--json] [--approve-all | --deny-all]',
+    'cadre runs resume ID [--json] [--approve-all | --deny-all] [--workspace DIR]',
   ],
   summary:
     'Stored run trees, newest first. show prints a tree with each tool call and its output and each ' +
@@ -35,6 +36,12 @@ export const RUNS = {
     },
     'approve-all': { type: 'boolean', default: false, description: 'resume: approve every call that asks' },
     'deny-all': { type: 'boolean', default: false, description: 'resume: deny every call that asks' },
+    workspace: {
+      type: 'string',
+      placeholder: 'DIR',
+      description:
+        'resume: the workspace the interrupted run had (its --workspace), so its workspace tools and bash go on there',
+    },
   },
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
@@ -123,16 +130,26 @@ async function runCommand(
   );
 }
 
-/** `cadre runs resume ID [--json] [--approve-all | --deny-all]`: continues an interrupted tree. */
+/**
+ * `cadre runs resume ID [--json] [--approve-all | --deny-all] [--workspace DIR]`: continues an interrupted
+ * tree, in the workspace the person names (a tree of `cadre ask --workspace DIR` needs it for its tools).
+ */
 async function resumeCommand(
   positionals: string[],
-  values: { json: boolean; 'approve-all': boolean; 'deny-all': boolean },
+  values: { json: boolean; 'approve-all': boolean; 'deny-all': boolean; workspace?: string | undefined },
   context: CliContext,
 ): Promise<number> {
   const id = positionals[0];
-  if (!id) throw new UserError('usage', 'usage: cadre runs resume ID [--json] [--approve-all | --deny-all]');
+  if (!id)
+    throw new UserError(
+      'usage',
+      'usage: cadre runs resume ID [--json] [--approve-all | --deny-all] [--workspace DIR]',
+    );
   const mode = approvalMode(values['approve-all'], values['deny-all']);
-  const cadre = await openCadre(context);
+  const cadre = await openCadre(
+    context,
+    values.workspace ? { workspace: workspaceOption(values.workspace, context.cwd) } : {},
+  );
   try {
     const resumed = await cadre.resume({
       userId: context.userId,
