@@ -44,6 +44,21 @@ const routes: Array<[string, (id: string) => Promise<Response>]> = [
     (id) => Promise.resolve(app.request(`/api/chat/${id}/stream`, { headers: bob })),
   ],
   [
+    'GET /api/sessions/:id/export',
+    (id) => Promise.resolve(app.request(`/api/sessions/${id}/export?format=json`, { headers: bob })),
+  ],
+  [
+    'PATCH /api/sessions/:id',
+    (id) =>
+      Promise.resolve(
+        app.request(`/api/sessions/${id}`, {
+          method: 'PATCH',
+          headers: { ...bob, 'content-type': 'application/json' },
+          body: JSON.stringify({ title: 'Mine now' }),
+        }),
+      ),
+  ],
+  [
     'DELETE /api/sessions/:id',
     (id) => Promise.resolve(app.request(`/api/sessions/${id}`, { method: 'DELETE', headers: bob })),
   ],

@@ -51,6 +51,23 @@ describe("another user's session id, to a stranger", () => {
       ['GET /api/sessions/:id', async (id) => app.request(`/api/sessions/${id}`, { headers: bob })],
       ['GET /api/chat/:id/stream', async (id) => app.request(`/api/chat/${id}/stream`, { headers: bob })],
       [
+        'PATCH /api/sessions/:id',
+        async (id) =>
+          app.request(`/api/sessions/${id}`, {
+            method: 'PATCH',
+            headers: { ...bob, 'content-type': 'application/json' },
+            body: JSON.stringify({ title: 'Mine now' }),
+          }),
+      ],
+      [
+        'GET /api/sessions/:id/export (md)',
+        async (id) => app.request(`/api/sessions/${id}/export?format=md`, { headers: bob }),
+      ],
+      [
+        'GET /api/sessions/:id/export (json)',
+        async (id) => app.request(`/api/sessions/${id}/export?format=json`, { headers: bob }),
+      ],
+      [
         'DELETE /api/sessions/:id',
         async (id) => app.request(`/api/sessions/${id}`, { method: 'DELETE', headers: bob }),
       ],
