@@ -2,6 +2,7 @@ import type { Approver } from '../core/approvals.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
+import type { JobQueue } from '../store/job-queue.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
@@ -78,7 +79,14 @@ export async function resumeRun(
     throw new UserError('not_interrupted', `Run ${latest} is already being resumed.`, { runId: latest });
   }
   parts.resuming.add(found.journalId);
-  const across = claimResume(parts.home, found.journalId);
+  // Across processes: in the database when runs are jobs (any machine), else a lock file in CADRE_HOME.
+  const jobs = parts.jobs;
+  const across = jobs
+    ? await databaseClaim(jobs, `resume:${found.journalId}`).catch((error: unknown) => {
+        parts.resuming.delete(found.journalId);
+        throw error;
+      })
+    : claimResume(parts.home, found.journalId);
   const release = () => {
     if (!('heldBy' in across)) across.release();
     parts.resuming.delete(found.journalId);
@@ -100,6 +108,15 @@ export async function resumeRun(
     release();
     throw error;
   }
+}
+
+/** A claim held in the database (runs as jobs): let go by `release`, or by the database if this process dies. */
+async function databaseClaim(
+  jobs: () => Promise<JobQueue>,
+  key: string,
+): Promise<{ release: () => void } | { heldBy: number }> {
+  const release = await (await jobs()).claim(key);
+  return release ? { release: () => void release() } : { heldBy: 0 };
 }
 
 /** Completes the session from the stored tree, or starts a new attempt of it (see `resumeRun`). */

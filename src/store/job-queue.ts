@@ -65,6 +65,11 @@ export interface JobQueue {
   /** Adds `tokens` to a tree's shared ledger; resolves to what the whole tree has spent. */
   charge(rootRunId: string, tokens: number): Promise<number>;
   spent(rootRunId: string): Promise<number>;
+  /**
+   * Claims `key` across every process of the database until released (a resume of one journal): resolves
+   * to the release, or undefined when another process holds it. A claim whose process dies is let go.
+   */
+  claim(key: string): Promise<(() => Promise<void>) | undefined>;
   /** A secret every process of this database shares, made once by whichever asks first (the approval key). */
   sharedSecret(name: string): Promise<Buffer>;
   /** Records a request waiting for a decision, so any process can list and answer it. */

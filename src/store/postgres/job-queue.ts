@@ -1,14 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
-import type {
-  DeadJob,
-  Job,
-  JobKind,
-  JobQueue,
-  JobState,
-  QueueSignal,
-  StoredApproval,
-} from '../job-queue.ts';
+import type { DeadJob, Job, JobKind, JobQueue, JobState, QueueSignal, StoredApproval } from '../job-queue.ts';
 import type { Database } from './database.ts';
 import type { Notifications } from './notifications.ts';
 
@@ -37,6 +29,8 @@ export class PgBossJobQueue implements JobQueue {
   #boss: PgBoss;
   #db: Database;
   #notifications: Notifications;
+  /** Claims held by this process, let go when it closes the queue. */
+  #claims = new Set<() => Promise<void>>();
 
   private constructor(boss: PgBoss, db: Database, notifications: Notifications) {
     this.#boss = boss;
@@ -168,6 +162,37 @@ export class PgBossJobQueue implements JobQueue {
     return rows[0]?.spent ?? 0;
   }
 
+  async claim(key: string): Promise<(() => Promise<void>) | undefined> {
+    // A session-level advisory lock on a connection of its own: the database lets it go with the
+    // connection, so a process killed mid-claim leaves nothing behind.
+    const connection = await this.#db.connect();
+    try {
+      const { rows } = await connection.query<{ held: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtext('cadre-claim'), hashtext($1)) AS held",
+        [key],
+      );
+      if (!rows[0]?.held) {
+        connection.release();
+        return undefined;
+      }
+    } catch (error) {
+      connection.release(error as Error);
+      throw error;
+    }
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      this.#claims.delete(release);
+      await connection
+        .query("SELECT pg_advisory_unlock(hashtext('cadre-claim'), hashtext($1))", [key])
+        .catch(() => {});
+      connection.release();
+    };
+    this.#claims.add(release);
+    return release;
+  }
+
   async sharedSecret(name: string): Promise<Buffer> {
     await this.#db.query(
       'INSERT INTO shared_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
@@ -240,6 +265,7 @@ export class PgBossJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
+    for (const release of [...this.#claims]) await release();
     await this.#boss.stop({ graceful: false, close: true }).catch(() => {});
   }
 }
