@@ -1,5 +1,4 @@
 import { UserError } from '../core/errors.ts';
-import type { RunTree } from '../core/run-tree.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';

@@ -37,7 +37,9 @@ const schemaByHome = new Map<string, Promise<string>>();
  * gains a CADRE_DATABASE_URL: one fresh schema per CADRE_HOME, so commands sharing a home share a
  * database as they would share cadre.db, and every tree runs as jobs (the command's own worker).
  */
-export async function inTestMode(env: Record<string, string | undefined>): Promise<Record<string, string | undefined>> {
+export async function inTestMode(
+  env: Record<string, string | undefined>,
+): Promise<Record<string, string | undefined>> {
   if (process.env.CADRE_TEST_MODE !== 'postgres' || !TEST_DATABASE_URL || env.CADRE_DATABASE_URL) return env;
   const home = env.CADRE_HOME ?? '';
   let url = schemaByHome.get(home);
