@@ -8,6 +8,7 @@ import { contentText, type RecordedRequest, startOpenAIServer } from '../fixture
 import { runCli, tempHome } from '../helpers/cli.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { chatBody } from '../helpers/server.ts';
+import { hasChromium, openBrowser } from '../web/browser.ts';
 
 /**
  * Issue 23, item 12: an approved `bash` outlives a SIGKILLed `cadre serve` (its process group is its own),
@@ -142,11 +143,21 @@ it.runIf(process.platform === 'linux')(
         expect(pending.approvals).toEqual([
           expect.objectContaining({ approvalId: event.approvalId, warning }),
         ]);
-        await fetch(`${second.url}/api/approvals/${event.approvalId}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ approved: true }),
-        });
+        if (hasChromium) {
+          // The web app's card says it before the person allows it, and the person allows it there.
+          const browser = await openBrowser();
+          cleanups.push(() => browser.close());
+          await browser.page.goto(`${second.url}/s/bash-session`);
+          const prompts = browser.page.getByRole('region', { name: 'Waiting for your approval' });
+          await prompts.getByText(warning).waitFor({ timeout: 30_000 });
+          await prompts.getByRole('button', { name: 'Allow bash for main' }).click();
+        } else {
+          await fetch(`${second.url}/api/approvals/${event.approvalId}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ approved: true }),
+          });
+        }
         await whenFolder(workspace, () => logOf(workspace).length >= 2);
         writeFileSync(join(workspace, 'release'), '');
       }
