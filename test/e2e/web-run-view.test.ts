@@ -86,6 +86,24 @@ describe.skipIf(!hasChromium)('the nested view of an answer', () => {
     await expect.poll(() => second.getAttribute('aria-expanded')).toBe('true');
     await expect.poll(() => second.evaluate((element) => element === document.activeElement)).toBe(true);
     await screenshots(page, '2-opened-from-timeline');
+
+    // On a phone too: the row opens its run, and only the conversation scrolls, not the page around it.
+    await page.setViewportSize({ width: 375, height: 760 });
+    await answer.getByRole('button', { name: 'Inspect runs' }).click();
+    await rows.getByRole('button', { name: /^Open analyze_document run: / }).click();
+    const analysis = page.getByRole('button', { name: /^analyze_document: done\./ });
+    await expect.poll(() => analysis.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => analysis.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await page.evaluate(() => document.scrollingElement?.scrollTop)).toBe(0);
+    await expect
+      .poll(() =>
+        analysis.evaluate((element) => {
+          const box = element.getBoundingClientRect();
+          return box.top >= 0 && box.bottom <= window.innerHeight;
+        }),
+      )
+      .toBe(true);
+    await screenshots(page, '2-opened-from-timeline-phone');
     expectNoConsoleErrors(browser);
   }, 120_000);
 });

@@ -73,7 +73,13 @@ function showRun(store: RunStore, runId: string) {
       if (++frames < 60) requestAnimationFrame(look);
       return;
     }
-    element.scrollIntoView({ block: 'start', behavior: reduced ? 'auto' : 'smooth' });
+    // Only the conversation scrolls (scrollIntoView would move the page around it too, on a phone).
+    const scroller = element.closest<HTMLElement>('.messages');
+    if (scroller) {
+      const top =
+        element.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop - 12;
+      scroller.scrollTo({ top: Math.max(0, top), behavior: reduced ? 'auto' : 'smooth' });
+    }
     const target = isRoot ? element : element.querySelector<HTMLElement>('.run-header');
     if (isRoot) element.tabIndex = -1;
     target?.focus({ preventScroll: true });
