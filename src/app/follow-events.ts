@@ -127,10 +127,18 @@ export async function stillRunning(runs: Store['runs'], userId: string, rootRunI
   return tree?.status === 'running';
 }
 
-/** A promise a producer resolves to wake one waiting consumer. */
+/**
+ * A promise a producer resolves to wake one waiting consumer. A wake while nobody waits is kept for the
+ * next wait (which then returns at once), so a wake that comes while the consumer is busy is not lost.
+ */
 export class Wakeup {
   #resolve: (() => void) | undefined;
+  #woken = false;
   wait(): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       this.#resolve = resolve;
     });
@@ -138,6 +146,7 @@ export class Wakeup {
   wake(): void {
     const resolve = this.#resolve;
     this.#resolve = undefined;
-    resolve?.();
+    if (resolve) resolve();
+    else this.#woken = true;
   }
 }
