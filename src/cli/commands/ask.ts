@@ -26,7 +26,7 @@ export const ASK = {
     agent: { type: 'string', placeholder: 'NAME', description: 'ask this agent instead of main' },
     json: {
       type: 'boolean',
-      description: 'print one JSON object: {answer, status, sessionId, run, usage, sources}',
+      description: 'print one JSON object: {answer, status, sessionId, run, usage, cost?, sources}',
     },
     events: {
       type: 'boolean',
