@@ -20,6 +20,11 @@ export interface ResultEnvelope {
   runId: string;
   /** The run (or a run under it) read untrusted external content, so its result is derived from it. */
   untrusted?: boolean;
+  /**
+   * Model calls the run itself made, when it ran away from its parent's process (a worker), whose events
+   * the parent's tree does not see; in process the parent counts them from the events.
+   */
+  turns?: number;
 }
 
 /**

@@ -185,7 +185,7 @@ export async function prefetch(
     );
     frame.childUsage = addUsage(frame.childUsage, envelope.subtreeUsage);
     return envelope.status === 'ok' || envelope.status === 'partial'
-      ? { agent: definition.name, summary: envelope.summary, turns }
+      ? { agent: definition.name, summary: envelope.summary, turns: turns || (envelope.turns ?? 0) }
       : undefined;
   } catch {
     return undefined;

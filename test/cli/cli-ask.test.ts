@@ -216,51 +216,46 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     expect(contentText(thirdToolMessage?.content)).toMatch(/expression/);
   });
 
-  // Runs as jobs, the prefetch run's turns are counted on the worker that ran it, not in main's process,
-  // so main's "Retrieved … in N turns" line says 0: a known gap of the PostgreSQL mode (issue 25's note).
-  it.skipIf(process.env.CADRE_TEST_MODE === 'postgres')(
-    'prefetches a configured sub-agent when the trigger matches, and loads a Claude Code agent file',
-    async () => {
-      const { server, env } = await setup(
-        ({ system }) => {
-          if (isMath(system)) return { text: 'Prefetched: 2^10 = 1024.' };
-          if (system.includes('You review diffs')) return { text: 'reviewed' };
-          return { text: 'Main answer.' };
-        },
-        { delegation: { mode: 'prefetch', prefetch: { agent: 'math', trigger: '\\bpower\\b' } } },
-      );
-      const result = await cadreInProcess(['ask', '--json', 'What is 2 to the power 10?'], env);
-      expect(result.code).toBe(0);
-      const output = parseJson(result.stdout);
-      expect(output.run.children.map((run) => run.agent)).toEqual(['math']);
-      const mainRequest = server.requests.find((request) => isMain(request.system))!;
-      expect(mainRequest.system).toContain(
-        '## External knowledge\nRetrieved by the sub-agent `math` in 1 turn',
-      );
-      expect(mainRequest.system).toContain(
-        '<untrusted-content source="sub-agent math" turns="1">\nPrefetched: 2^10 = 1024.\n</untrusted-content>',
-      );
+  it('prefetches a configured sub-agent when the trigger matches, and loads a Claude Code agent file', async () => {
+    const { server, env } = await setup(
+      ({ system }) => {
+        if (isMath(system)) return { text: 'Prefetched: 2^10 = 1024.' };
+        if (system.includes('You review diffs')) return { text: 'reviewed' };
+        return { text: 'Main answer.' };
+      },
+      { delegation: { mode: 'prefetch', prefetch: { agent: 'math', trigger: '\\bpower\\b' } } },
+    );
+    const result = await cadreInProcess(['ask', '--json', 'What is 2 to the power 10?'], env);
+    expect(result.code).toBe(0);
+    const output = parseJson(result.stdout);
+    expect(output.run.children.map((run) => run.agent)).toEqual(['math']);
+    const mainRequest = server.requests.find((request) => isMain(request.system))!;
+    expect(mainRequest.system).toContain(
+      '## External knowledge\nRetrieved by the sub-agent `math` in 1 turn',
+    );
+    expect(mainRequest.system).toContain(
+      '<untrusted-content source="sub-agent math" turns="1">\nPrefetched: 2^10 = 1024.\n</untrusted-content>',
+    );
 
-      const unrelated = await cadreInProcess(['ask', '--json', 'Say hello'], env);
-      expect(parseJson(unrelated.stdout).run.children).toEqual([]);
+    const unrelated = await cadreInProcess(['ask', '--json', 'Say hello'], env);
+    expect(parseJson(unrelated.stdout).run.children).toEqual([]);
 
-      const cwd = tempHome();
-      const agentDir = join(cwd, '.claude', 'agents');
-      mkdirSync(agentDir, { recursive: true });
-      writeFileSync(
-        join(agentDir, 'reviewer.md'),
-        '---\nname: reviewer\ndescription: Reviews a diff\ntools: Read, Grep, Bash\nmodel: sonnet\n---\nYou review diffs.',
-      );
-      const listed = await cadreInProcess(['agents', 'list', '--json'], env, cwd);
-      const reviewer = JSON.parse(listed.stdout).agents.find(
-        (agent: { name: string }) => agent.name === 'reviewer',
-      );
-      expect(reviewer).toMatchObject({ source: 'claude' });
-      expect(reviewer.notes.join(' ')).toMatch(/Bash/);
-      const direct = await cadreInProcess(['ask', '--json', '--agent', 'reviewer', 'Review this'], env, cwd);
-      expect(parseJson(direct.stdout)).toMatchObject({ status: 'ok', answer: 'reviewed' });
-    },
-  );
+    const cwd = tempHome();
+    const agentDir = join(cwd, '.claude', 'agents');
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(
+      join(agentDir, 'reviewer.md'),
+      '---\nname: reviewer\ndescription: Reviews a diff\ntools: Read, Grep, Bash\nmodel: sonnet\n---\nYou review diffs.',
+    );
+    const listed = await cadreInProcess(['agents', 'list', '--json'], env, cwd);
+    const reviewer = JSON.parse(listed.stdout).agents.find(
+      (agent: { name: string }) => agent.name === 'reviewer',
+    );
+    expect(reviewer).toMatchObject({ source: 'claude' });
+    expect(reviewer.notes.join(' ')).toMatch(/Bash/);
+    const direct = await cadreInProcess(['ask', '--json', '--agent', 'reviewer', 'Review this'], env, cwd);
+    expect(parseJson(direct.stdout)).toMatchObject({ status: 'ok', answer: 'reviewed' });
+  });
 
   it('keeps a chat as a session: each answer sees the earlier turns, and ask --session continues it', async () => {
     const { server, env } = await setup(({ body }) => {

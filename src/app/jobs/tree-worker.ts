@@ -244,8 +244,13 @@ export class TreeWorker {
       SharedLedger.open(jobs, request.rootRunId),
       job.retryCount > 0 ? this.#storedSeqs(request.userId, request.rootRunId) : undefined,
     ]);
+    // Its parent, in another process, does not see this run's events: the run's model calls go with it.
+    let turns = 0;
     const envelope = await runtime.runChild(request, {
       runId: data.runId,
+      onEvent: (event) => {
+        if (event.type === 'step-finish' && event.runId === data.runId) turns++;
+      },
       signal,
       journal,
       ledger,
@@ -259,7 +264,7 @@ export class TreeWorker {
       }),
     });
     await store.runs.flush();
-    return envelope;
+    return { ...envelope, turns };
   }
 
   /** The sequence number after each run's last stored event: where a retried job's runs go on. */
