@@ -1,10 +1,9 @@
 import { fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLI_ENTRY, runCli, tempHome } from '../../test/helpers/cli.ts';
+import { CLI_ENTRY, childEnv, runCli, tempHome } from '../../test/helpers/cli.ts';
 import { missingNodeFlags, ONE_SHOT_V8_FLAGS, SERVE_NODE_FLAGS, tuneHeapForCommand } from './node-flags.ts';
 
 describe('the Node flags a command restarts with', () => {
@@ -61,7 +60,7 @@ describe('cadre serve restarting itself', () => {
 
   it('keeps the IPC channel of a parent that forked it (pm2, child_process.fork): it serves as it is', async () => {
     const child = fork(CLI_ENTRY, ['serve', '--port', '0'], {
-      env: { PATH: process.env.PATH ?? '', TMPDIR: tmpdir(), CADRE_HOME: tempHome() },
+      env: childEnv({ CADRE_HOME: tempHome() }),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     let disconnected = false;

@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { CLI_ENTRY, tempHome } from '../helpers/cli.ts';
+import { CLI_ENTRY, childEnv, tempHome } from '../helpers/cli.ts';
 import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 /**
@@ -122,7 +122,7 @@ async function askAndKill(
 ): Promise<{ killed: boolean }> {
   const dbPath = join(home, 'cadre.db');
   const child = spawn(process.execPath, [CLI_ENTRY, 'ask', QUESTION], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: childEnv(env),
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));

@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
-import { CLI_ENTRY } from './cli.ts';
+import { CLI_ENTRY, childEnv } from './cli.ts';
 
 /** The test database CI starts (.ci/start-postgres); tests that need one skip without it. */
 export const TEST_DATABASE_URL = process.env.CADRE_TEST_DATABASE_URL;
@@ -77,7 +76,7 @@ export async function startWorker(
   args: string[] = [],
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [CLI_ENTRY, 'worker', '--name', name, ...args], {
-    env: { PATH: process.env.PATH ?? '', TMPDIR: tmpdir(), ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
