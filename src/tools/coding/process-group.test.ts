@@ -53,6 +53,13 @@ describe.runIf(process.platform === 'linux')('a process group an interrupted att
     expect(alive(child.pid!)).toBe(true);
   });
 
+  it('is never a group id that would reach other processes (0, 1, this one, or not a number)', async () => {
+    for (const pgid of [0, 1, process.pid, Number.NaN, 2.5])
+      expect(await stopInterruptedGroup({ pgid, host: hostname(), startedAt: Date.now() })).toMatch(
+        /^Whether it is still running cannot be told/,
+      );
+  });
+
   it('is left alone, and said to be, on another machine or after a restart', async () => {
     const { child } = commandGroup();
     const record = startedGroup(child.pid!, Date.now(), 120_000);

@@ -58,7 +58,9 @@ export async function stopInterruptedGroup(
     typeof started.startedAt === 'number'
       ? ` (started ${Math.max(0, Math.round((now - started.startedAt) / 1000))} s before the run resumed)`
       : '';
-  if (typeof pgid !== 'number' || pgid <= 1) return `Whether it is still running cannot be told${since}.`;
+  // Never 0, 1 or this process: kill(-1) would reach every process this user may signal.
+  if (typeof pgid !== 'number' || !Number.isInteger(pgid) || pgid <= 1 || pgid === process.pid)
+    return `Whether it is still running cannot be told${since}.`;
   if (host !== hostname()) {
     return `It ran on ${host ?? 'another machine'} as process group ${pgid}${since}, where it may still be running; it cannot be seen or stopped from ${hostname()}.`;
   }
