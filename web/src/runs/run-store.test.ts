@@ -180,3 +180,33 @@ describe('approvals in the run store', () => {
     expect(store.get('child')?.toolCalls[0]?.approval).toMatchObject({ approved: false, reason: 'no' });
   });
 });
+
+describe('cards the person opened', () => {
+  it('opens a run with every run above it but the root (the answer), and notifies only those', () => {
+    const flushes: Array<() => void> = [];
+    const store = new RunStore((flush) => flushes.push(flush));
+    const grandchild = { runId: 'grandchild', parentRunId: 'child', depth: 2, agent: 'math' };
+    store.putHeader({ ...header(), runId: 'root', parentRunId: null, depth: 0, agent: 'main' });
+    store.putHeader(header());
+    store.apply(event({ type: 'run-start', task: 'Add.', model: 'm' }, grandchild));
+    const heard: string[] = [];
+    for (const id of ['root', 'child', 'grandchild']) store.subscribe(` open ${id}`, () => heard.push(id));
+    store.reveal('grandchild');
+    store.flush();
+    expect(['root', 'child', 'grandchild'].map((id) => store.isOpen(id))).toEqual([false, true, true]);
+    expect(heard.sort()).toEqual(['child', 'grandchild']);
+    store.setOpen('child', false);
+    expect(store.isOpen('child')).toBe(false);
+  });
+
+  it('counts a run’s model steps, live from step-finish and stored in its header', () => {
+    const live = new RunStore(() => {});
+    live.apply(event({ type: 'run-start', task: 'Add.', model: 'm' }));
+    for (const _ of [1, 2])
+      live.apply(event({ type: 'step-finish', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }));
+    expect(live.get('child')?.steps).toBe(2);
+    const stored = new RunStore(() => {});
+    stored.putHeader(header({ status: 'ok', steps: 3 }));
+    expect(stored.get('child')?.steps).toBe(3);
+  });
+});

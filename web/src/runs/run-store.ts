@@ -150,10 +150,13 @@ export class RunStore {
     this.#touch(OPEN + runId);
   }
 
-  /** Opens the run's card and those of every run above it, so it can be shown (from the timeline). */
+  /**
+   * Opens the run's card and those of every run above it, so it can be shown (from the timeline). The
+   * root has no card: it is the answer.
+   */
   reveal(runId: string): void {
     for (let id: string | null | undefined = runId; id; id = this.get(id)?.parentRunId)
-      this.setOpen(id, true);
+      if (this.get(id)?.parentRunId) this.setOpen(id, true);
   }
 
   /** The run as shown: header and live fold merged; the same object until the run changes. */
