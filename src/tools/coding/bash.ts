@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { SystemError, UserError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
-import type { Workspace } from '../workspace/confine.ts';
+import { Workspace } from '../workspace/confine.ts';
 import { asWorkspaces, codingAllowed, type Workspaces, workspaceOf } from '../workspace/workspaces.ts';
 import type { CommandSandbox } from './command-sandbox.ts';
 import { HeadTailBuffer } from './output-buffer.ts';
@@ -69,7 +69,15 @@ export function createBashTool(options: BashOptions) {
       timeout: z.number().positive().max(maxTimeout).optional().describe('Time limit in seconds'),
     }),
     approvalSubject: async ({ command }) => readShellCommand(command),
-    interruptedStart: async (started) => stopInterruptedGroup(started as Partial<StartedGroup>),
+    async interruptedStart(started, context) {
+      const said = await stopInterruptedGroup(started as Partial<StartedGroup>);
+      // A resume in another folder (a server started elsewhere, another --workspace) would run it there.
+      const here = workspaces.of(context.userId);
+      const now = here instanceof Workspace ? here.root : undefined;
+      return typeof started.cwd === 'string' && now && started.cwd !== now
+        ? `${said} It ran in ${started.cwd}; run again, it runs in ${now}.`
+        : said;
+    },
     async execute({ command, timeout }, context) {
       codingAllowed(workspaces, context, 'bash');
       const workspace = workspaceOf(workspaces, context);
@@ -101,7 +109,10 @@ export function createBashTool(options: BashOptions) {
         shell: options.shell ?? '/bin/bash',
         signal: context.signal,
         ...(record
-          ? { beforeRun: (pid: number) => record({ ...startedGroup(pid, Date.now(), timeoutMs) }) }
+          ? {
+              beforeRun: (pid: number) =>
+                record({ ...startedGroup(pid, Date.now(), timeoutMs), cwd: workspace.root }),
+            }
           : {}),
       }).finally(release);
     },

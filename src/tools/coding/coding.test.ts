@@ -223,6 +223,18 @@ describe('bash', () => {
     ]);
     // The command ran in the recorded group, as its leader (the shell that held it became the command's).
     expect(records[0]?.pgid).toBe(Number(readFileSync(marker, 'utf8')));
+    expect(records[0]?.cwd).toBe(realRoot());
+
+    // A resume that reaches the call finds it ended, and says where it would run now if that moved.
+    const bash = codingTools({ workspace: root, env: {} }).find((tool) => tool.name === 'bash')!;
+    expect(await bash.interruptedStart!(records[0]!, testToolContext())).toMatch(
+      /^It had ended by the time the run resumed \(started \d+ s before the run resumed\)\.$/,
+    );
+    expect(
+      await bash.interruptedStart!({ ...records[0]!, cwd: '/srv/elsewhere' }, testToolContext()),
+    ).toMatch(
+      new RegExp(`^It had ended .* It ran in /srv/elsewhere; run again, it runs in ${realRoot()}\\.$`),
+    );
 
     rmSync(marker);
     const failing = toolCaller(
