@@ -113,8 +113,14 @@ export function RunInspector({
                   </span>
                 )}
                 <span className="timeline-figures">
-                  {formatDuration((run.endedAt ?? now) - run.startedAt)} · {stepsText(run)} ·{' '}
-                  {toolCallsText(calls)} · {formatTokens(runTokens(run))}
+                  {[
+                    formatDuration((run.endedAt ?? now) - run.startedAt),
+                    stepsText(run),
+                    toolCallsText(calls),
+                  ]
+                    .filter(Boolean)
+                    .join(' · ')}{' '}
+                  · {formatTokens(runTokens(run))}
                   {run.cost ? ` · ${formatCost(run.cost)}` : ''}
                   {run.subtreeUsage && run.subtreeUsage.totalTokens !== runTokens(run)
                     ? ` (${formatTokens(run.subtreeUsage.totalTokens)}${run.subtreeCost ? ` · ${formatCost(run.subtreeCost)}` : ''} with sub-agents)`
@@ -129,7 +135,9 @@ export function RunInspector({
   );
 }
 
+/** "2 steps"; nothing for a finished run with none counted (an answer stored before steps were). */
 function stepsText(run: RunView): string {
+  if (run.steps === 0 && run.status !== 'running') return '';
   return `${run.steps} ${run.steps === 1 ? 'step' : 'steps'}`;
 }
 
