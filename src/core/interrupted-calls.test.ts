@@ -27,7 +27,10 @@ class MemoryJournal implements TreeJournal {
  * A tool that records its start, like bash, and whose first run never ends on its own (the process
  * running it "dies": the test stops the tree while it runs).
  */
-function setup(rules: { allow: string[]; ask: string[]; deny: string[] }) {
+function setup(
+  rules: { allow: string[]; ask: string[]; deny: string[] },
+  options: { through?: 'code' } = {},
+) {
   const runs: number[] = [];
   const leftovers: unknown[] = [];
   let running: () => void = () => {};
@@ -57,18 +60,28 @@ function setup(rules: { allow: string[]; ask: string[]; deny: string[] }) {
       return 'Its leftovers were stopped.';
     },
   });
+  // Code mode: a tool that makes its calls through the context, as run_js does for the code it runs.
+  const code = defineTool({
+    name: 'code',
+    family: 'test',
+    description: 'runs code that calls job',
+    input: z.object({}),
+    async execute(_input, context) {
+      return { fromCode: await context.callTool('job', {}) };
+    },
+  });
   const model = new ScriptedModel((request) =>
     request.toolResults.length
       ? { text: `finished: ${JSON.stringify(request.toolResults[0]?.output)}` }
-      : { toolCalls: [{ name: 'job', input: {} }] },
+      : { toolCalls: [{ name: options.through ?? 'job', input: {} }] },
   );
   const agents = new Map([
-    ['main', agentDefinitionSchema.parse({ name: 'main', description: 'main', tools: ['job'] })],
+    ['main', agentDefinitionSchema.parse({ name: 'main', description: 'main', tools: ['job', 'code'] })],
   ]);
   const asked: ApprovalRequest[] = [];
   const runtime = new Runtime({
     agents,
-    tools: new ToolRegistry([job]),
+    tools: new ToolRegistry([job, code]),
     resolveModel: () => model,
     mainModel: 'scripted:x',
     approvals: {
@@ -119,6 +132,29 @@ describe('a call an interrupted attempt started', () => {
     await runtime.run({ agent: 'main', task: 'go', journal });
     expect(runs).toEqual([1, 2]);
     expect(asked).toHaveLength(1);
+  });
+
+  it('is found when code made it (run_js): the code runs again and makes its calls under the same ids', async () => {
+    const { runtime, runs, leftovers, asked, started } = setup(
+      { allow: ['job', 'code'], ask: [], deny: [] },
+      { through: 'code' },
+    );
+    const journal = new MemoryJournal();
+    const stop = new AbortController();
+    const first = runtime.run({ agent: 'main', task: 'go', journal, signal: stop.signal });
+    await started;
+    stop.abort(new Error('the process died'));
+    await first;
+    const [firstStart] = journal.keys('tool-start');
+    expect(firstStart).toMatch(/\/1$/);
+
+    const resumed = await runtime.run({ agent: 'main', task: 'go', journal });
+    expect(resumed.envelope.summary).toBe('finished: {"fromCode":{"done":2}}');
+    expect(leftovers).toEqual([{ run: 1 }]);
+    expect(runs).toEqual([1, 2]);
+    expect(asked.map((request) => request.toolCallId)).toEqual([firstStart]);
+    expect(asked[0]?.warning).toMatch(/may have run already.* Its leftovers were stopped\.$/);
+    expect(journal.keys('tool-start')).toEqual([firstStart, `${firstStart}#2`]);
   });
 
   it('stays refused where a rule denies it', async () => {

@@ -52,15 +52,20 @@ export async function traceToolCall<T>(
   }
 }
 
-/** The context a tool sees when `frame` calls it. */
+/**
+ * The context a tool sees when `frame` calls it. `call` is the call it serves (its id names the calls it
+ * makes in turn, `<id>/<n>`, the same in every attempt, so a resumed attempt finds their start records)
+ * and where it records its own start.
+ */
 export function toolContext(
   frame: RunFrame,
   registry: ToolRegistry,
   signal = frame.signal,
-  recordStart?: ToolContext['recordStart'],
+  call?: { id: string; recordStart?: ToolContext['recordStart'] },
 ): ToolContext {
+  let nested = 0;
   return {
-    ...(recordStart ? { recordStart } : {}),
+    ...(call?.recordStart ? { recordStart: call.recordStart } : {}),
     runId: frame.id,
     agent: frame.definition.name,
     depth: frame.depth,
@@ -78,6 +83,7 @@ export function toolContext(
         name,
         input,
         options?.signal ? AbortSignal.any([signal, options.signal]) : signal,
+        call ? `${call.id}/${++nested}` : `nested-${++nestedCallCounter}`,
       ),
   };
 }
@@ -94,11 +100,11 @@ async function callAllowedTool(
   name: string,
   input: unknown,
   signal: AbortSignal,
+  toolCallId: string,
 ) {
   const target = frame.directTools.has(name) ? registry.get(name) : undefined;
   if (!target) throw new ModelBehaviorError('tool_input', `no tool named "${name}" is available here`);
   const parsed = target.input.safeParse(input);
-  const toolCallId = `nested-${++nestedCallCounter}`;
   if (!parsed.success) {
     const message = `invalid input for ${name}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}`;
     emitRefusedCall(frame, { toolCallId, name, input }, message);
@@ -106,8 +112,13 @@ async function callAllowedTool(
   }
   const call = { toolCallId, name, input: parsed.data };
   const output = await traceToolCall(frame, call, async () => {
-    await gateToolCall(frame, call, target);
-    return jsonOutput(name, await target.execute(parsed.data, toolContext(frame, registry, signal)));
+    // A call the code made before the process died (the code runs again on resume, making its calls in
+    // the same order, so under the same ids) is dealt with and asked again, as a direct call is.
+    const rerun = await interruptedStart(frame, toolCallId, target, toolContext(frame, registry, signal));
+    await gateToolCall(frame, call, target, rerun);
+    const recordStart = startRecorder(frame, toolCallId, rerun?.run ?? 1);
+    const context = toolContext(frame, registry, signal, { id: toolCallId, recordStart });
+    return jsonOutput(name, await target.execute(parsed.data, context));
   });
   // Code that read a web page hands what it made of it to the model through run_js's own output.
   if (target.toModelOutput && isUntrustedModelOutput(target.toModelOutput(output)))
@@ -241,7 +252,7 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
           // A call that needs a person waits here, between its tool-call and tool-result events.
           await gateToolCall(frame, call, cadreTool, rerun);
           const recordStart = startRecorder(frame, call.toolCallId, rerun?.run ?? 1);
-          const context = toolContext(frame, registry, frame.signal, recordStart);
+          const context = toolContext(frame, registry, frame.signal, { id: call.toolCallId, recordStart });
           return jsonOutput(cadreTool.name, await cadreTool.execute(input, context));
         }),
       );
