@@ -87,7 +87,7 @@ for (const [route, probe] of routes) {
     }
   }
   console.log(
-    `  ${route.padEnd(26)} her id: median ${micro(percentile(times.theirs, 0.5))}, p90 ${micro(percentile(times.theirs, 0.9))}` +
+    `  ${route.padEnd(30)} her id: median ${micro(percentile(times.theirs, 0.5))}, p90 ${micro(percentile(times.theirs, 0.9))}` +
       ` | unused id: median ${micro(percentile(times.unused, 0.5))}, p90 ${micro(percentile(times.unused, 0.9))}` +
       ` | statuses ${[...statuses].sort().join(', ')}`,
   );
