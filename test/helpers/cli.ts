@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,8 +31,32 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
     PATH: process.env.PATH ?? '',
     TMPDIR: tmpdir(),
     ...(cache ? { NODE_COMPILE_CACHE: cache } : {}),
+    ...testModeDatabase(env),
     ...env,
   };
+}
+
+const schemaByHome = new Map<string, string>();
+
+/**
+ * With CADRE_TEST_MODE=postgres (a PostgreSQL pass over the tests), a `cadre` process gets a
+ * CADRE_DATABASE_URL: one schema per CADRE_HOME, made here (synchronously, with psql, since a child is
+ * spawned at once), so processes sharing a home share a database as they would share cadre.db.
+ */
+function testModeDatabase(env: Record<string, string>): Record<string, string> {
+  const url = process.env.CADRE_TEST_DATABASE_URL;
+  if (process.env.CADRE_TEST_MODE !== 'postgres' || !url || env.CADRE_DATABASE_URL || !env.CADRE_HOME)
+    return {};
+  let withPath = schemaByHome.get(env.CADRE_HOME);
+  if (!withPath) {
+    const schema = `proc_${process.pid}_${schemaByHome.size}_${Math.random().toString(36).slice(2, 7)}`;
+    execFileSync('psql', [url, '-q', '-c', `CREATE SCHEMA ${schema}`]);
+    const parsed = new URL(url);
+    parsed.searchParams.set('options', `-c search_path=${schema}`);
+    withPath = parsed.toString();
+    schemaByHome.set(env.CADRE_HOME, withPath);
+  }
+  return { CADRE_DATABASE_URL: withPath };
 }
 
 /** Runs `cadre ARGS` in a child process with exactly `env` (plus `childEnv`'s), as a person would. */
