@@ -5,8 +5,7 @@ import { onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { captureStream } from './capture.ts';
-import { tempHome } from './cli.ts';
-import { inTestMode } from './postgres.ts';
+import { tempHome, testModeDatabase } from './cli.ts';
 
 /**
  * Runs `cadre ARGS` in this process through `main`, the same front door the `cadre` binary uses. `stdin` is
@@ -25,7 +24,7 @@ export async function cadreInProcess(
   const code = await main(args, {
     stdout: stdout.stream,
     stderr: stderr.stream,
-    env: await inTestMode(env),
+    env: { ...testModeDatabase(env), ...env },
     cwd,
     ...(stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(stdin)]) }),
   });

@@ -43,7 +43,7 @@ const schemaByHome = new Map<string, string>();
  * CADRE_DATABASE_URL: one schema per CADRE_HOME, made here (synchronously, with psql, since a child is
  * spawned at once), so processes sharing a home share a database as they would share cadre.db.
  */
-function testModeDatabase(env: Record<string, string>): Record<string, string> {
+export function testModeDatabase(env: Record<string, string | undefined>): Record<string, string> {
   const url = process.env.CADRE_TEST_DATABASE_URL;
   if (process.env.CADRE_TEST_MODE !== 'postgres' || !url || env.CADRE_DATABASE_URL || !env.CADRE_HOME)
     return {};

@@ -29,35 +29,6 @@ export async function freshSchema(name: string): Promise<string> {
   return withPath.toString();
 }
 
-const schemaByHome = new Map<string, Promise<string>>();
-
-/**
- * With CADRE_TEST_MODE=postgres (CI's second pass), the environment of a `cadre` command a test runs
- * gains a CADRE_DATABASE_URL: one fresh schema per CADRE_HOME, so commands sharing a home share a
- * database as they would share cadre.db, and every tree runs as jobs (the command's own worker).
- */
-export async function inTestMode(
-  env: Record<string, string | undefined>,
-): Promise<Record<string, string | undefined>> {
-  if (process.env.CADRE_TEST_MODE !== 'postgres' || !TEST_DATABASE_URL || env.CADRE_DATABASE_URL) return env;
-  const home = env.CADRE_HOME ?? '';
-  let url = schemaByHome.get(home);
-  if (!url) {
-    url = (async () => {
-      const schema = `mode_${process.pid}_${schemaByHome.size}_${Math.random().toString(36).slice(2, 7)}`;
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      await client.query(`CREATE SCHEMA ${schema}`);
-      await client.end();
-      const withPath = new URL(TEST_DATABASE_URL);
-      withPath.searchParams.set('options', `-c search_path=${schema}`);
-      return withPath.toString();
-    })();
-    schemaByHome.set(home, url);
-  }
-  return { ...env, CADRE_DATABASE_URL: await url };
-}
-
 /** A `cadre worker` process: its output so far, and a way to wait for a line in it. */
 export interface WorkerProcess {
   child: ChildProcess;
