@@ -209,4 +209,19 @@ describe('cards the person opened', () => {
     stored.putHeader(header({ status: 'ok', steps: 3 }));
     expect(stored.get('child')?.steps).toBe(3);
   });
+
+  it('folds an event it has seen once only, so a stream attached again does not list a tool call twice', () => {
+    const store = new RunStore((flush) => flush());
+    const events = [
+      event({ type: 'run-start', task: 'Compute 17 * 23.', model: 'm' }),
+      event({ type: 'tool-call', toolCallId: 't9', name: 'calculate', input: { expression: '17*23' } }),
+    ];
+    for (const one of events) store.apply(one);
+    // The same events again (a resumed stream replaying from its start), then one new.
+    for (const one of events) store.apply(one);
+    store.apply(
+      event({ type: 'tool-result', toolCallId: 't9', name: 'calculate', ok: true, output: '391', ms: 3 }),
+    );
+    expect(store.get('child')?.toolCalls.map((call) => [call.id, call.ok])).toEqual([['t9', true]]);
+  });
 });

@@ -46,6 +46,8 @@ function readOpen(): string[] {
 export class RunStore {
   #headers = new Map<string, RunPartData>();
   #live = new Map<string, LiveRun>();
+  /** The number of the last event folded for each run (events of one run arrive in order). */
+  #lastSeq = new Map<string, number>();
   #views = new Map<string, RunView | undefined>();
   #children = new Map<string, readonly string[]>();
   #byToolCall = new Map<string, string>();
@@ -88,8 +90,15 @@ export class RunStore {
     }
   }
 
-  /** Folds one transient `data-run-event`. */
+  /**
+   * Folds one transient `data-run-event`. An event the page has already folded (the same run's number
+   * again, as when a stream that was attached again replays from its start) is left out, so a tool call or
+   * a delta never shows twice.
+   */
   apply(event: CadreEvent): void {
+    const last = this.#lastSeq.get(event.runId);
+    if (last !== undefined && event.seq <= last) return;
+    this.#lastSeq.set(event.runId, event.seq);
     const previous = this.#live.get(event.runId);
     this.#live.set(event.runId, foldEvent(previous, event));
     if (!previous) this.#link(event.runId, event.parentRunId);
