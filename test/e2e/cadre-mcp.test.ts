@@ -3,7 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { CLI_ENTRY, runCli, tempHome } from '../helpers/cli.ts';
+import { CLI_ENTRY, childEnv, runCli, tempHome } from '../helpers/cli.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
@@ -26,7 +26,8 @@ async function connect(script: FixtureScript) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI_ENTRY, 'mcp'],
-    env,
+    // What every cadre process a test starts gets (the compile cache; a database in the PostgreSQL mode).
+    env: childEnv(env),
     cwd: tempHome(),
     stderr: 'pipe',
   });
