@@ -109,6 +109,13 @@ async function throughput(cadre: Cadre): Promise<{ ms: number; ok: number }> {
 }
 
 export async function runWorkersBench(): Promise<void> {
+  const given = process.env.BENCH_DATABASE_URL ?? process.env.CADRE_TEST_DATABASE_URL;
+  if (!given && process.getuid?.() !== 0) {
+    console.log(
+      'runs as jobs: skipped (set BENCH_DATABASE_URL to a PostgreSQL database, or run as root to start a throwaway one)',
+    );
+    return;
+  }
   const db = database();
   const model = await startOpenAIServer((request) => {
     if (isMain(request.system) && lastIsUser(request))
