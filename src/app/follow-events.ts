@@ -75,21 +75,16 @@ export async function* followStored(
   options: StoredFollowOptions = {},
 ): AsyncGenerator<StoredEvent> {
   // A store that announces writes wakes the follower; polling stays, slower, in case one is missed.
-  let changed = true;
   const wakeUp = new Wakeup();
-  const unwatch = runs.watch
-    ? await runs.watch(rootRunId, () => {
-        changed = true;
-        wakeUp.wake();
-      })
-    : undefined;
+  const unwatch = runs.watch ? await runs.watch(rootRunId, () => wakeUp.wake()) : undefined;
   const pollMs = options.pollMs ?? (unwatch ? 1_000 : 150);
   const stateEveryMs = options.stateEveryMs ?? 2000;
   let after = options.after ?? 0;
   let lastStateCheck = Date.now();
+  const onAbort = () => wakeUp.wake();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     while (!options.signal?.aborted) {
-      changed = false;
       const batch = await runs.events(userId, rootRunId, { after });
       for (const stored of batch) {
         after = stored.cursor;
@@ -97,7 +92,7 @@ export async function* followStored(
         const { event } = stored;
         if (event.type === 'run-finish' && event.runId === rootRunId) return;
       }
-      if (batch.length || changed) continue;
+      if (batch.length) continue;
       if (Date.now() - lastStateCheck >= stateEveryMs) {
         lastStateCheck = Date.now();
         if (!(await stillRunning(runs, userId, rootRunId))) {
@@ -106,15 +101,11 @@ export async function* followStored(
           return;
         }
       }
-      if (changed) continue;
-      const timer = setTimeout(() => wakeUp.wake(), pollMs);
-      const onAbort = () => wakeUp.wake();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      await wakeUp.wait();
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      // Woken by a write announced meanwhile (kept while the store was read), a stop, or the poll.
+      await wakeUp.wait(pollMs);
     }
   } finally {
+    options.signal?.removeEventListener('abort', onAbort);
     unwatch?.();
   }
 }
@@ -134,13 +125,18 @@ export async function stillRunning(runs: Store['runs'], userId: string, rootRunI
 export class Wakeup {
   #resolve: (() => void) | undefined;
   #woken = false;
-  wait(): Promise<void> {
+  /** Resolves on the next wake (or at once for one that came meanwhile), or after `timeoutMs` if given. */
+  wait(timeoutMs?: number): Promise<void> {
     if (this.#woken) {
       this.#woken = false;
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      this.#resolve = resolve;
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.wake(), timeoutMs);
+      this.#resolve = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
   wake(): void {

@@ -23,7 +23,6 @@ export const RUN_SETUP_FLAGS = {
     description: 'the folder the workspace tools may read (default: the current one)',
   },
   config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
-  ...NO_WORKER_FLAG,
 } as const satisfies Record<string, FlagSpec>;
 
 /** The limit flags `ask` and `chat` share. */

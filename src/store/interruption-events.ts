@@ -1,5 +1,6 @@
 import type { CadreEvent } from '../core/events.ts';
 import { type RunTree, sumTreeUsage } from '../core/run-tree.ts';
+import type { RunStatus } from '../core/status.ts';
 
 /**
  * The events that close a run whose process died: a `run-error` and a `run-finish`, both `interrupted`,
@@ -14,21 +15,36 @@ export function interruptionEvents(
   time: number,
 ): CadreEvent[] {
   const message = `Interrupted: the process running it (pid ${row.owner_pid} on ${host}) ended before it finished.`;
+  return closingEvents(node, row, seq, time, 'interrupted', message);
+}
+
+/**
+ * The events that end a run nothing is running any more (its process died, its job failed on every try):
+ * a `run-error` with `message` and a `run-finish` with `status` and the usage its finished steps recorded.
+ */
+export function closingEvents(
+  node: RunTree,
+  place: { depth: number; rootId: string },
+  seq: number,
+  time: number,
+  status: RunStatus,
+  message: string,
+): CadreEvent[] {
   const base = {
     runId: node.id,
     parentRunId: node.parentId,
-    rootRunId: row.rootId,
-    depth: row.depth,
+    rootRunId: place.rootId,
+    depth: place.depth,
     agent: node.agent,
     time,
   };
   return [
-    { ...base, seq, type: 'run-error', status: 'interrupted', message },
+    { ...base, seq, type: 'run-error', status, message },
     {
       ...base,
       seq: seq + 1,
       type: 'run-finish',
-      status: 'interrupted',
+      status,
       summary: node.summary || message,
       usage: node.usage,
       subtreeUsage: sumTreeUsage(node),

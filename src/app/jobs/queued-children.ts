@@ -4,6 +4,7 @@ import type { ResultEnvelope } from '../../core/envelope.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import { zeroUsage } from '../../core/usage.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
+import { Wakeup } from '../follow-events.ts';
 import type { RunJobData } from './job-data.ts';
 
 /** How often a parent looks at its child's job when no signal came (a missed NOTIFY, a dead letter). */
@@ -56,25 +57,17 @@ async function childEnd(
   signal: AbortSignal,
 ): Promise<ResultEnvelope> {
   const jobId = jobs.jobId(key);
-  let wake = () => {};
-  let told = false;
+  // Woken when the queue says the job ended (kept if it says so while the state is being read), or stopped.
+  const wakeUp = new Wakeup();
   const unlisten = await jobs.listen('ended', (payload) => {
-    if (payload !== jobId && payload !== '*') return;
-    told = true;
-    wake();
+    if (payload === jobId || payload === '*') wakeUp.wake();
   });
-  let stopSent = false;
-  let stoppedAt = 0;
-  const onAbort = () => {
-    told = true;
-    wake();
-  };
+  const onAbort = () => wakeUp.wake();
   signal.addEventListener('abort', onAbort);
+  let stoppedAt: number | undefined;
   try {
     for (;;) {
-      told = false;
-      if (signal.aborted && !stopSent) {
-        stopSent = true;
+      if (signal.aborted && stoppedAt === undefined) {
         stoppedAt = Date.now();
         const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped';
         await jobs.signal('stop', JSON.stringify({ run: runId, reason })).catch(() => {});
@@ -83,16 +76,9 @@ async function childEnd(
       if (state.state === 'completed') return state.output as ResultEnvelope;
       if (state.state === 'failed') return failedEnvelope(runId, state.error);
       if (state.state === 'missing') return failedEnvelope(runId, 'its job is gone from the queue');
-      if (stopSent && Date.now() - stoppedAt >= STOP_GRACE_MS)
+      if (stoppedAt !== undefined && Date.now() - stoppedAt >= STOP_GRACE_MS)
         return { ...failedEnvelope(runId, 'stopped'), status: 'cancelled' };
-      if (told) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, stopSent ? 250 : LOOK_EVERY_MS);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await wakeUp.wait(stoppedAt === undefined ? LOOK_EVERY_MS : 250);
     }
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -2,6 +2,7 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from '../../core/app
 import { UserError } from '../../core/errors.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import { type ApprovalDesk, ApprovalSigner, type SignedDecision } from '../approvals.ts';
+import { Wakeup } from '../follow-events.ts';
 
 /** How often a waiting request looks for its decision when no signal came (a missed NOTIFY). */
 const LOOK_EVERY_MS = 2_000;
@@ -35,18 +36,15 @@ export class SharedApprovals implements ApprovalDesk {
       userId: request.userId,
       request: JSON.stringify(request),
     });
-    let wake = () => {};
-    let told = false;
+    // Woken when a decision is announced (kept if it comes while the table is read), or when the wait ends.
+    const wakeUp = new Wakeup();
     const unlisten = await jobs.listen('decided', (payload) => {
-      if (payload !== request.approvalId && payload !== '*') return;
-      told = true;
-      wake();
+      if (payload === request.approvalId || payload === '*') wakeUp.wake();
     });
-    const onAbort = () => wake();
+    const onAbort = () => wakeUp.wake();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       while (!signal.aborted) {
-        told = false;
         const stored = await jobs.takeDecision(request.approvalId);
         if (stored !== undefined) {
           const decision = JSON.parse(stored) as SignedDecision;
@@ -58,14 +56,7 @@ export class SharedApprovals implements ApprovalDesk {
             ...(decision.reason ? { reason: decision.reason } : {}),
           };
         }
-        if (told) continue;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, LOOK_EVERY_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+        await wakeUp.wait(LOOK_EVERY_MS);
       }
       // The run ended or the wait timed out: nobody should be offered this request any more.
       await jobs.dropApproval(request.approvalId).catch(() => {});

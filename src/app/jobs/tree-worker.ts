@@ -2,10 +2,11 @@ import { hostname } from 'node:os';
 import { describeError } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
-import { type RunTree, sumTreeUsage } from '../../core/run-tree.ts';
+import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
-import type { DeadJob, Job, JobQueue } from '../../store/job-queue.ts';
+import { closingEvents } from '../../store/interruption-events.ts';
+import type { Job, JobKind, JobQueue } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
@@ -35,6 +36,9 @@ const HEARTBEAT_EVERY_MS = 3_000;
 const POLL_MS = 1_000;
 /** How often dead-lettered jobs are looked for, so their runs say why they ended. */
 const DEAD_EVERY_MS = 3_000;
+
+/** Runs `wait` with the job's slot given back, and takes a slot again before the job goes on. */
+type WhileWaiting = <T>(wait: () => Promise<T>) => Promise<T>;
 
 interface ActiveJob {
   job: Job;
@@ -128,17 +132,20 @@ export class TreeWorker {
         await this.#settleDead().catch(() => {});
       }
       if (took || !this.#running) continue;
-      const timer = setTimeout(() => this.#wake.wake(), POLL_MS);
-      await this.#wake.wait();
-      clearTimeout(timer);
+      await this.#wake.wait(POLL_MS);
     }
   }
 
   #begin(job: Job): void {
     // Taken with slots free and nothing queued for one: this resolves at once.
     const slot = this.#slots.acquire();
-    const ids = idsOf(job);
-    const active: ActiveJob = { job, controller: new AbortController(), ...ids };
+    const ids = idsOf(job.kind, job.data);
+    const active: ActiveJob = {
+      job,
+      controller: new AbortController(),
+      rootRunId: ids.rootRunId,
+      runId: ids.runId,
+    };
     this.#active.set(job.id, active);
     const stopReason = this.#stopped.get(ids.rootRunId) ?? this.#stopped.get(ids.runId);
     if (stopReason !== undefined) active.controller.abort(new Error(stopReason));
@@ -152,7 +159,7 @@ export class TreeWorker {
     // The job's slot, given back while the run waits for children and taken again when they are done.
     let held: (() => void) | undefined = release;
     let waits = 0;
-    const whileWaiting = async <T>(wait: () => Promise<T>): Promise<T> => {
+    const whileWaiting: WhileWaiting = async (wait) => {
       if (waits++ === 0) {
         held?.();
         held = undefined;
@@ -188,35 +195,18 @@ export class TreeWorker {
     job: Job,
     data: TreeJobData,
     signal: AbortSignal,
-    whileWaiting: <T>(wait: () => Promise<T>) => Promise<T>,
+    whileWaiting: WhileWaiting,
   ): Promise<unknown> {
-    const { store, jobs } = this.#parts;
-    const runtime = await this.#parts.runtime({
-      userId: data.userId,
-      ...(data.limits ? { limits: data.limits } : {}),
-    });
-    const [journal, ledger, resumeSeqs] = await Promise.all([
-      store.journal.open(data.journalId),
-      SharedLedger.open(jobs, data.rootRunId),
-      job.retryCount > 0 ? this.#storedSeqs(data.userId, data.rootRunId) : undefined,
-    ]);
+    const { store } = this.#parts;
+    const { runtime, hooks } = await this.#prepare(job, data, whileWaiting);
     let begun = false;
     const outcome = await runtime.run({
       ...runRequestOf(data.spec),
+      ...hooks,
       userId: data.userId,
       rootRunId: data.rootRunId,
-      journal,
-      ledger,
       signal,
-      worker: this.name,
-      ...(resumeSeqs ? { resumeSeqs } : {}),
       ...(data.rootLimits ? { rootLimits: data.rootLimits } : {}),
-      childRunner: queuedChildren({
-        jobs,
-        journalId: data.journalId,
-        ...(data.limits ? { limits: data.limits } : {}),
-        whileWaiting,
-      }),
       onEvent: (event) => {
         if (begun || event.type !== 'run-start' || event.parentRunId !== null) return;
         begun = true;
@@ -231,40 +221,45 @@ export class TreeWorker {
     job: Job,
     data: RunJobData,
     signal: AbortSignal,
-    whileWaiting: <T>(wait: () => Promise<T>) => Promise<T>,
+    whileWaiting: WhileWaiting,
   ): Promise<unknown> {
-    const { store, jobs } = this.#parts;
-    const { request } = data;
-    const runtime = await this.#parts.runtime({
-      userId: request.userId,
-      ...(data.limits ? { limits: data.limits } : {}),
-    });
-    const [journal, ledger, resumeSeqs] = await Promise.all([
-      store.journal.open(data.journalId),
-      SharedLedger.open(jobs, request.rootRunId),
-      job.retryCount > 0 ? this.#storedSeqs(request.userId, request.rootRunId) : undefined,
-    ]);
+    const { runtime, hooks } = await this.#prepare(job, data, whileWaiting);
     // Its parent, in another process, does not see this run's events: the run's model calls go with it.
     let turns = 0;
-    const envelope = await runtime.runChild(request, {
+    const envelope = await runtime.runChild(data.request, {
+      ...hooks,
       runId: data.runId,
+      signal,
       onEvent: (event) => {
         if (event.type === 'step-finish' && event.runId === data.runId) turns++;
       },
-      signal,
+    });
+    await this.#parts.store.runs.flush();
+    return { ...envelope, turns };
+  }
+
+  /**
+   * What running either kind of job takes: the user's runtime (with the request's limits), the tree's
+   * journal and shared ledger, where a retried job's runs go on, and children put on the queue.
+   */
+  async #prepare(job: Job, data: TreeJobData | RunJobData, whileWaiting: WhileWaiting) {
+    const { store, jobs } = this.#parts;
+    const { userId, rootRunId } = idsOf(job.kind, data);
+    const limits = data.limits ? { limits: data.limits } : {};
+    const [runtime, journal, ledger, resumeSeqs] = await Promise.all([
+      this.#parts.runtime({ userId, ...limits }),
+      store.journal.open(data.journalId),
+      SharedLedger.open(jobs, rootRunId),
+      job.retryCount > 0 ? this.#storedSeqs(userId, rootRunId) : undefined,
+    ]);
+    const hooks = {
       journal,
       ledger,
       worker: this.name,
       ...(resumeSeqs ? { resumeSeqs } : {}),
-      childRunner: queuedChildren({
-        jobs,
-        journalId: data.journalId,
-        ...(data.limits ? { limits: data.limits } : {}),
-        whileWaiting,
-      }),
-    });
-    await store.runs.flush();
-    return { ...envelope, turns };
+      childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, whileWaiting }),
+    };
+    return { runtime, hooks };
   }
 
   /** The sequence number after each run's last stored event: where a retried job's runs go on. */
@@ -302,13 +297,15 @@ export class TreeWorker {
   async #settleDead(): Promise<void> {
     const { jobs, store } = this.#parts;
     for (const dead of await jobs.takeDead(10)) {
-      const { userId, rootRunId, runId } = deadIds(dead);
+      const { userId, rootRunId, runId } = idsOf(dead.kind, dead.data);
       const tree = userId ? await store.runs.getRunTree(userId, rootRunId) : undefined;
       const node = tree && findRun(tree, runId);
       if (node?.status === 'running') {
         const events = await store.runs.events(userId, rootRunId);
         const seq = events.reduce((last, { event }) => (event.runId === runId ? event.seq : last), -1) + 1;
-        for (const event of failureEvents(node, rootRunId, depthOf(events, runId), seq, dead.error))
+        const place = { rootId: rootRunId, depth: depthOf(events, runId) };
+        const message = `Failed on every worker that took it: ${dead.error}`;
+        for (const event of closingEvents(node, place, seq, Date.now(), 'error', message))
           store.runs.record(event);
         await store.runs.flush();
       }
@@ -322,22 +319,14 @@ class WorkerStopping extends Error {
   override name = 'WorkerStopping';
 }
 
-function idsOf(job: Job): { rootRunId: string; runId: string } {
-  if (job.kind === 'tree') {
-    const data = job.data as TreeJobData;
-    return { rootRunId: data.rootRunId, runId: data.rootRunId };
+/** Whom a job's run acts for, its tree, and the run itself (the root, for a tree job). */
+function idsOf(kind: JobKind, data: unknown): { userId: string; rootRunId: string; runId: string } {
+  if (kind === 'tree') {
+    const tree = data as TreeJobData;
+    return { userId: tree.userId, rootRunId: tree.rootRunId, runId: tree.rootRunId };
   }
-  const data = job.data as RunJobData;
-  return { rootRunId: data.request.rootRunId, runId: data.runId };
-}
-
-function deadIds(dead: DeadJob): { userId: string; rootRunId: string; runId: string } {
-  if (dead.kind === 'tree') {
-    const data = dead.data as TreeJobData;
-    return { userId: data.userId, rootRunId: data.rootRunId, runId: data.rootRunId };
-  }
-  const data = dead.data as RunJobData;
-  return { userId: data.request.userId, rootRunId: data.request.rootRunId, runId: data.runId };
+  const run = data as RunJobData;
+  return { userId: run.request.userId, rootRunId: run.request.rootRunId, runId: run.runId };
 }
 
 function findRun(tree: RunTree, runId: string): RunTree | undefined {
@@ -351,32 +340,6 @@ function findRun(tree: RunTree, runId: string): RunTree | undefined {
 
 function depthOf(events: Array<{ event: CadreEvent }>, runId: string): number {
   return events.find(({ event }) => event.runId === runId)?.event.depth ?? 0;
-}
-
-/** The events that end a run whose job failed on every try: a `run-error` and an `error` `run-finish`. */
-function failureEvents(
-  node: RunTree,
-  rootRunId: string,
-  depth: number,
-  seq: number,
-  why: string,
-): CadreEvent[] {
-  const message = `Failed on every worker that took it: ${why}`;
-  const base = { runId: node.id, parentRunId: node.parentId, rootRunId, depth, agent: node.agent };
-  const time = Date.now();
-  return [
-    { ...base, seq, time, type: 'run-error', status: 'error', message },
-    {
-      ...base,
-      seq: seq + 1,
-      time,
-      type: 'run-finish',
-      status: 'error',
-      summary: node.summary || message,
-      usage: node.usage,
-      subtreeUsage: sumTreeUsage(node),
-    },
-  ];
 }
 
 function sleep(ms: number): Promise<void> {

@@ -7,7 +7,7 @@ import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { DEFAULT_MAX_QUESTION_CHARS, questionFrom } from '../question-input.ts';
-import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
+import { APPROVAL_FLAGS, NO_WORKER_FLAG, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { sourcesReport } from '../sources-report.ts';
 import { workspaceOption } from '../workspace-option.ts';
@@ -45,6 +45,7 @@ export const ASK = {
       description: "an input of --agent besides the task (e.g. analyze_document's document_id)",
     },
     ...RUN_SETUP_FLAGS,
+    ...NO_WORKER_FLAG,
     ...RUN_LIMIT_FLAGS,
     ...APPROVAL_FLAGS,
   },

@@ -6,7 +6,7 @@ import { type CliCommand, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT, reportError } from '../errors.ts';
 import { checkQuestionLength } from '../question-input.ts';
-import { APPROVAL_FLAGS, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
+import { APPROVAL_FLAGS, NO_WORKER_FLAG, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 import { workspaceOption } from '../workspace-option.ts';
@@ -26,6 +26,7 @@ export const CHAT = {
     continue: { type: 'boolean', short: 'c', description: 'continue the most recent session' },
     agent: { type: 'string', placeholder: 'NAME', description: 'talk to this agent instead of main' },
     ...RUN_SETUP_FLAGS,
+    ...NO_WORKER_FLAG,
     ...RUN_LIMIT_FLAGS,
     ...APPROVAL_FLAGS,
   },

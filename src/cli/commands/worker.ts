@@ -3,6 +3,7 @@ import { UserError } from '../../core/index.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
+import { RUN_SETUP_FLAGS } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 
 export const WORKER = {
@@ -19,17 +20,7 @@ export const WORKER = {
       description: `runs at once (default ${DEFAULT_WORKER_CONCURRENCY})`,
     },
     name: { type: 'string', placeholder: 'NAME', description: 'the name runs record (default host:pid)' },
-    model: {
-      type: 'string',
-      placeholder: 'P:M',
-      description: 'the main model, as provider:model (over CADRE_MODEL)',
-    },
-    workspace: {
-      type: 'string',
-      placeholder: 'DIR',
-      description: 'the folder the workspace tools may read (default: the current one)',
-    },
-    config: { type: 'string', placeholder: 'FILE', description: 'read this config file too' },
+    ...RUN_SETUP_FLAGS,
   },
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
