@@ -53,6 +53,8 @@ describe.skipIf(!hasChromium)('the nested view of an answer', () => {
     await answer.getByText(/^Done: 3, 7/).waitFor({ timeout: 30_000 });
     const first = page.getByRole('button', { name: /^math: done\. Add 1 and 2\./ });
     await first.click();
+    // The page's run store re-renders cards once per animation frame: the card shows open on the next one.
+    await page.getByRole('button', { name: /^math: done\. Add 1 and 2\./, expanded: true }).waitFor();
     expect(await first.getAttribute('aria-expanded')).toBe('true');
 
     // After a reload: the card the person opened is open, the others are not, and the Agents panel still
