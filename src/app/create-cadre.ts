@@ -415,7 +415,7 @@ export class Cadre {
    * Works the queue of runs in this process (runs as jobs only): takes trees and sub-agent runs, up to
    * `concurrency` at once, until `close`. Started once; later calls return the same worker.
    */
-  startWorker(options: { concurrency: number; name?: string }): Promise<TreeWorker> {
+  startWorker(options: { concurrency: number; name?: string; standing?: boolean }): Promise<TreeWorker> {
     const store = this.store;
     if (!store.jobs)
       throw new UserError(

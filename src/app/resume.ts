@@ -115,8 +115,8 @@ async function databaseClaim(
   jobs: () => Promise<JobQueue>,
   key: string,
 ): Promise<{ release: () => void } | { heldBy: number }> {
-  const release = await (await jobs()).claim(key);
-  return release ? { release: () => void release() } : { heldBy: 0 };
+  const claimed = await (await jobs()).claim(key);
+  return 'release' in claimed ? { release: () => void claimed.release() } : { heldBy: claimed.heldBy.pid };
 }
 
 /** Completes the session from the stored tree, or starts a new attempt of it (see `resumeRun`). */

@@ -14,8 +14,12 @@ export function interruptionEvents(
   seq: number,
   time: number,
 ): CadreEvent[] {
-  const message = `Interrupted: the process running it (pid ${row.owner_pid} on ${host}) ended before it finished.`;
-  return closingEvents(node, row, seq, time, 'interrupted', message);
+  return closingEvents(node, row, seq, time, 'interrupted', interruptedMessage(row.owner_pid, host));
+}
+
+/** Why a run whose process died was closed. */
+export function interruptedMessage(pid: number, host: string): string {
+  return `Interrupted: the process running it (pid ${pid} on ${host}) ended before it finished.`;
 }
 
 /**

@@ -46,18 +46,52 @@ export interface StoredApproval {
   request: string;
 }
 
+/** Which tree a job belongs to and which run it runs (its root, for a tree job). */
+export interface JobPlace {
+  rootRunId: string;
+  runId: string;
+}
+
+/** One worker's place in the queue: alive (to every process) until released or its process dies. */
+export interface WorkerLease {
+  id: string;
+  release(): Promise<void>;
+}
+
+/** Jobs a worker that is gone held, as `reap` left them. */
+export interface ReapedJobs {
+  /** Back on the queue, for a live worker to take and continue from the journal. */
+  retried: JobPlace[];
+  /** Taken off the queue: no live worker could take them. Their trees are to be closed `interrupted`. */
+  givenUp: Array<JobPlace & { pid: number; host: string }>;
+}
+
 export interface JobQueue {
   /** The id a job enqueued under `key` has (what `take` hands out and `ended` signals carry). */
   jobId(key: string): string;
   /** Adds a job; one with that id already there is left as it is. */
   enqueue(kind: JobKind, id: string, data: unknown): Promise<void>;
-  /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first). */
-  take(count: number): Promise<Job[]>;
-  /** Tells the queue this process still works on these jobs (else they are retried elsewhere). */
-  heartbeat(jobs: readonly Job[]): Promise<void>;
+  /**
+   * Makes a worker known: `standing` workers (serve, `cadre worker`) stay to take what another worker
+   * left; a terminal's in-process worker leaves with its answer.
+   */
+  enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease>;
+  /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first) for worker `workerId`. */
+  take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]>;
+  /**
+   * Tells the queue worker `workerId` still works on these jobs (else they are retried elsewhere); resolves
+   * to the ids of those it no longer holds (taken from it as if it were gone): they must stop there.
+   */
+  heartbeat(jobs: readonly Job[], workerId: string): Promise<string[]>;
+  /** Ends this attempt of the job (a later attempt, after it was taken from this worker, is left alone). */
   complete(job: Job, output: unknown): Promise<void>;
   /** Fails this attempt; the job is retried, or dead-lettered once its retries are spent. */
   fail(job: Job, error: string): Promise<void>;
+  /**
+   * The jobs of workers that are gone (killed, lost): retried when a live worker can take them, else taken
+   * off the queue for their trees to be closed `interrupted` (and resumed by a person).
+   */
+  reap(): Promise<ReapedJobs>;
   state(kind: JobKind, id: string): Promise<JobState>;
   /** Claims dead-lettered jobs, to record why their runs ended; settle each with `settleDead`. */
   takeDead(count: number): Promise<DeadJob[]>;
@@ -67,9 +101,9 @@ export interface JobQueue {
   spent(rootRunId: string): Promise<number>;
   /**
    * Claims `key` across every process of the database until released (a resume of one journal): resolves
-   * to the release, or undefined when another process holds it. A claim whose process dies is let go.
+   * to the release, or to the process holding it. A claim whose process dies is let go.
    */
-  claim(key: string): Promise<(() => Promise<void>) | undefined>;
+  claim(key: string): Promise<{ release: () => Promise<void> } | { heldBy: { pid: number; host: string } }>;
   /** A secret every process of this database shares, made once by whichever asks first (the approval key). */
   sharedSecret(name: string): Promise<Buffer>;
   /** Records a request waiting for a decision, so any process can list and answer it. */

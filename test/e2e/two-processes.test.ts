@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Cadre } from '../../src/app/create-cadre.ts';
 import { contentText } from '../fixtures/openai-server.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, testModeDatabase } from '../helpers/cli.ts';
 import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 // Two cadre processes on one CADRE_HOME: one answering (or killed while it answered), the other removing
@@ -65,7 +65,8 @@ describe('removing what another cadre process is using', { timeout: 60_000 }, ()
       asked.resolve();
       return { hang: true };
     });
-    const cadre = await Cadre.create({ env, cwd: process.cwd(), lazy: true });
+    // The store the `cadre` processes share (the PostgreSQL test mode gives each home its database).
+    const cadre = await Cadre.create({ env: { ...testModeDatabase(env), ...env }, cwd: process.cwd(), lazy: true });
     try {
       const session = await cadre.sessions.create('local');
       // Killed once its run is in the table as running.

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres.ts';
@@ -11,19 +12,21 @@ describe.skipIf(!TEST_DATABASE_URL)('claims across processes', () => {
     const second = await openPostgresStore(url);
     try {
       const [firstJobs, secondJobs] = [await first.jobs(), await second.jobs()];
-      const release = await firstJobs.claim('resume:jrn_1');
-      expect(release).toBeTypeOf('function');
-      expect(await secondJobs.claim('resume:jrn_1')).toBeUndefined();
+      const held = await firstJobs.claim('resume:jrn_1');
+      expect(held).toHaveProperty('release');
+      // Refused with who holds it: this process (both stores are in it).
+      expect(await secondJobs.claim('resume:jrn_1')).toEqual({
+        heldBy: { pid: process.pid, host: hostname() },
+      });
       // Another key is free.
       const other = await secondJobs.claim('resume:jrn_2');
-      expect(other).toBeTypeOf('function');
-      await release!();
+      expect(other).toHaveProperty('release');
+      await (held as { release: () => Promise<void> }).release();
       const taken = await secondJobs.claim('resume:jrn_1');
-      expect(taken).toBeTypeOf('function');
+      expect(taken).toHaveProperty('release');
       // The holder's process going away (its connections closed) lets the claim go.
       await second.close();
-      expect(await firstJobs.claim('resume:jrn_1')).toBeTypeOf('function');
-      await other?.();
+      expect(await firstJobs.claim('resume:jrn_1')).toHaveProperty('release');
     } finally {
       await first.close();
       await second.close();

@@ -41,10 +41,11 @@ describe.skipIf(!TEST_DATABASE_URL)('dead-lettered jobs', () => {
       await jobs.enqueue('run', 'run:run_child', data);
       // The first try and both retries fail.
       for (let attempt = 0; attempt < 3; attempt++) {
-        let [job] = await jobs.take(1);
+        const place = () => ({ rootRunId: 'run_root', runId: 'run_child' });
+        let [job] = await jobs.take(1, 'test-worker', place);
         for (let wait = 0; !job && wait < 50; wait++) {
           await new Promise((resolve) => setTimeout(resolve, 100));
-          [job] = await jobs.take(1);
+          [job] = await jobs.take(1, 'test-worker', place);
         }
         expect(job?.retryCount).toBe(attempt);
         await jobs.fail(job!, `the tool server crashed (try ${attempt + 1})`);

@@ -6,7 +6,7 @@ import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import { closingEvents } from '../../store/interruption-events.ts';
-import type { Job, JobKind, JobQueue } from '../../store/job-queue.ts';
+import type { Job, JobKind, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
@@ -28,13 +28,20 @@ export interface WorkerOptions {
   name?: string;
   /** On a SIGTERM-like stop, how long running jobs may go on before they are handed back to the queue. */
   drainMs?: number;
+  /**
+   * A worker that stays (serve, `cadre worker`): what a gone worker held is retried for it to take, and
+   * what it still holds when stopped goes back on the queue. A terminal's worker (false, the default)
+   * leaves with its answer: what it still holds then is closed `interrupted` unless a standing worker
+   * is there to take it.
+   */
+  standing?: boolean;
 }
 
 /** How often a worker tells the queue it still holds its jobs (pg-boss fails them after 10 s without). */
 const HEARTBEAT_EVERY_MS = 3_000;
 /** How often the queue is looked at when no signal came (a missed NOTIFY). */
 const POLL_MS = 1_000;
-/** How often dead-lettered jobs are looked for, so their runs say why they ended. */
+/** How often dead-lettered jobs and the jobs of gone workers are looked for. */
 const DEAD_EVERY_MS = 3_000;
 
 /** Runs `wait` with the job's slot given back, and takes a slot again before the job goes on. */
@@ -66,6 +73,8 @@ export class TreeWorker {
   #timers: NodeJS.Timeout[] = [];
   #unlisten: Array<() => void> = [];
   #drainMs: number;
+  #standing: boolean;
+  #lease: WorkerLease | undefined;
   /** Called as each job starts (for a worker's log). */
   onJob: ((job: Job) => void) | undefined;
 
@@ -75,6 +84,7 @@ export class TreeWorker {
     this.#slots = new Semaphore(this.concurrency);
     this.name = options.name ?? `${hostname()}:${process.pid}`;
     this.#drainMs = options.drainMs ?? 10_000;
+    this.#standing = options.standing ?? false;
   }
 
   /** Jobs this worker holds now (running or waiting on children). */
@@ -87,11 +97,20 @@ export class TreeWorker {
     if (this.#running) return;
     this.#running = true;
     const { jobs } = this.#parts;
+    const lease = await jobs.enlist({ name: this.name, standing: this.#standing });
+    this.#lease = lease;
     this.#unlisten.push(await jobs.listen('jobs', () => this.#wake.wake()));
     this.#unlisten.push(await jobs.listen('stop', (payload) => this.#stopHeard(payload)));
     const heartbeat = setInterval(() => {
       const held = [...this.#active.values()].map((active) => active.job);
-      if (held.length) jobs.heartbeat(held).catch(() => {});
+      if (!held.length) return;
+      jobs
+        .heartbeat(held, lease.id)
+        .then((lost) => {
+          // Taken from this worker (it was judged gone): another worker runs it now, so it stops here.
+          for (const id of lost) this.#active.get(id)?.controller.abort(new JobTaken('taken by another worker'));
+        })
+        .catch(() => {});
     }, HEARTBEAT_EVERY_MS);
     this.#timers.push(heartbeat);
     this.#loop = this.#work();
@@ -114,6 +133,9 @@ export class TreeWorker {
     while (this.#active.size) await sleep(20);
     for (const timer of this.#timers) clearInterval(timer);
     for (const unlisten of this.#unlisten) unlisten();
+    await this.#lease?.release();
+    // A terminal's worker leaves its jobs held by a worker now gone: they are reaped like a killed one's.
+    if (!this.#standing) await this.#parts.store.runs.markInterrupted().catch(() => {});
   }
 
   async #work(): Promise<void> {
@@ -123,13 +145,17 @@ export class TreeWorker {
       // A parent waiting for its slot back goes first: new work waits until no one is queued.
       const free = this.#slots.waiting ? 0 : this.#slots.available;
       if (free > 0) {
-        const jobs = await this.#parts.jobs.take(free).catch(() => []);
+        const jobs = await this.#parts.jobs
+          .take(free, this.#lease!.id, (job) => placeOf(job.kind, job.data))
+          .catch(() => []);
         for (const job of jobs) this.#begin(job);
         took = jobs.length;
       }
       if (Date.now() - lastDead >= DEAD_EVERY_MS) {
         lastDead = Date.now();
         await this.#settleDead().catch(() => {});
+        // A worker that died (killed, its machine lost) is seen at once: its jobs go to a live one.
+        await this.#parts.store.runs.markInterrupted().catch(() => {});
       }
       if (took || !this.#running) continue;
       await this.#wake.wait(POLL_MS);
@@ -180,15 +206,24 @@ export class TreeWorker {
         job.kind === 'tree'
           ? await this.#runTree(job, job.data as TreeJobData, controller.signal, whileWaiting)
           : await this.#runChild(job, job.data as RunJobData, controller.signal, whileWaiting);
+      if (this.#handedOver(controller.signal)) return;
       if (controller.signal.reason instanceof WorkerStopping) throw controller.signal.reason;
       await jobs.complete(job, output);
     } catch (error) {
-      await jobs.fail(job, describeError(error)).catch(() => {});
+      if (!this.#handedOver(controller.signal)) await jobs.fail(job, describeError(error)).catch(() => {});
     } finally {
       this.#active.delete(job.id);
       held?.();
       this.#wake.wake();
     }
+  }
+
+  /**
+   * Whether the job is no longer this worker's to settle: taken by another worker, or left by a terminal's
+   * worker as it stops (reaped like a killed worker's, see `stop`).
+   */
+  #handedOver(signal: AbortSignal): boolean {
+    return signal.reason instanceof JobTaken || (signal.reason instanceof WorkerStopping && !this.#standing);
   }
 
   async #runTree(
@@ -317,6 +352,17 @@ export class TreeWorker {
 /** Stopping the worker: the job goes back to the queue rather than ending `cancelled`. */
 class WorkerStopping extends Error {
   override name = 'WorkerStopping';
+}
+
+/** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
+class JobTaken extends Error {
+  override name = 'JobTaken';
+}
+
+/** A job's tree and run, as the queue records who holds it. */
+function placeOf(kind: JobKind, data: unknown): JobPlace {
+  const { rootRunId, runId } = idsOf(kind, data);
+  return { rootRunId, runId };
 }
 
 /** Whom a job's run acts for, its tree, and the run itself (the root, for a tree job). */

@@ -44,7 +44,7 @@ export const serveCommand: CliCommand = async (args, context) => {
   reportSetupNotes(cadre, context.stderr);
   // Runs as jobs: this server works the queue too, unless --no-worker leaves that to `cadre worker`s.
   if (cadre.store.jobs && !values['no-worker'])
-    await cadre.startWorker({ concurrency: DEFAULT_WORKER_CONCURRENCY });
+    await cadre.startWorker({ concurrency: DEFAULT_WORKER_CONCURRENCY, standing: true });
   ensureWebApp((line) => context.stderr.write(`${line}\n`));
   const settings = cadre.config.server ?? {};
   const host = values.host ?? settings.host ?? '127.0.0.1';

@@ -42,7 +42,11 @@ export const workerCommand: CliCommand = async (args, context) => {
       );
     reportSetupNotes(cadre, context.stderr);
     const log = (line: string) => context.stdout.write(`${new Date().toISOString()} ${line}\n`);
-    const worker = await cadre.startWorker({ concurrency, ...(values.name ? { name: values.name } : {}) });
+    const worker = await cadre.startWorker({
+      concurrency,
+      standing: true,
+      ...(values.name ? { name: values.name } : {}),
+    });
     worker.onJob = (job) =>
       log(`took ${job.kind} job ${job.id}${job.retryCount ? ` (try ${job.retryCount + 1})` : ''}`);
     await new Promise<void>((resolve) => {

@@ -1,8 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
-import type { DeadJob, Job, JobKind, JobQueue, JobState, QueueSignal, StoredApproval } from '../job-queue.ts';
+import { hostname } from 'node:os';
+import type {
+  DeadJob,
+  Job,
+  JobKind,
+  JobPlace,
+  JobQueue,
+  JobState,
+  QueueSignal,
+  ReapedJobs,
+  StoredApproval,
+} from '../job-queue.ts';
 import type { Database } from './database.ts';
 import type { Notifications } from './notifications.ts';
+import { forgetGoneWorkers, orphanedJobs, WorkerLease } from './worker-leases.ts';
 
 const QUEUES: Record<JobKind, string> = { tree: 'cadre-tree', run: 'cadre-run' };
 const DEAD = 'cadre-dead';
@@ -75,7 +87,11 @@ export class PgBossJobQueue implements JobQueue {
     await this.signal('jobs', kind);
   }
 
-  async take(count: number): Promise<Job[]> {
+  enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease> {
+    return WorkerLease.take(this.#db, worker);
+  }
+
+  async take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]> {
     const jobs: Job[] = [];
     for (const kind of ['run', 'tree'] as const) {
       if (jobs.length >= count) break;
@@ -86,24 +102,82 @@ export class PgBossJobQueue implements JobQueue {
       for (const job of fetched)
         jobs.push({ id: job.id, kind, data: job.data, retryCount: job.retryCount ?? 0 });
     }
+    if (jobs.length) {
+      // Who holds each job, so its worker's death is seen at once by every process (see worker-leases.ts).
+      const places = jobs.map(placeOf);
+      await this.#db.query(
+        `INSERT INTO job_holders (job_id, kind, retry_count, worker_id, root_id, run_id, taken_at)
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+         ON CONFLICT (job_id) DO UPDATE SET kind = excluded.kind, retry_count = excluded.retry_count,
+           worker_id = excluded.worker_id, root_id = excluded.root_id, run_id = excluded.run_id,
+           taken_at = excluded.taken_at`,
+        [
+          jobs.map((job) => job.id),
+          jobs.map((job) => job.kind),
+          jobs.map((job) => job.retryCount),
+          jobs.map(() => workerId),
+          places.map((place) => place.rootRunId),
+          places.map((place) => place.runId),
+          jobs.map(() => Date.now()),
+        ],
+      );
+    }
     return jobs;
   }
 
-  async heartbeat(jobs: readonly Job[]): Promise<void> {
+  async heartbeat(jobs: readonly Job[], workerId: string): Promise<string[]> {
     for (const kind of ['run', 'tree'] as const) {
       const ids = jobs.filter((job) => job.kind === kind).map((job) => job.id);
       if (ids.length) await this.#boss.touch(QUEUES[kind], ids);
     }
+    const { rows } = await this.#db.query<{ job_id: string }>(
+      'SELECT job_id FROM job_holders WHERE job_id = ANY($1::uuid[]) AND worker_id = $2',
+      [jobs.map((job) => job.id), workerId],
+    );
+    const held = new Set(rows.map((row) => row.job_id));
+    return jobs.filter((job) => !held.has(job.id)).map((job) => job.id);
   }
 
   async complete(job: Job, output: unknown): Promise<void> {
-    await this.#boss.complete(QUEUES[job.kind], job.id, { output } as object);
+    await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object);
+    await this.#letGo(job);
     await this.signal('ended', job.id);
   }
 
   async fail(job: Job, error: string): Promise<void> {
-    await this.#boss.fail(QUEUES[job.kind], job.id, { message: error });
+    await this.#boss.fail(QUEUES[job.kind], attempt(job), { message: error });
+    await this.#letGo(job);
     await this.signal('ended', job.id);
+  }
+
+  async #letGo(job: Job): Promise<void> {
+    await this.#db.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
+      job.id,
+      job.retryCount,
+    ]);
+  }
+
+  async reap(): Promise<ReapedJobs> {
+    const reaped: ReapedJobs = { retried: [], givenUp: [] };
+    for (const orphan of await orphanedJobs(this.#db)) {
+      const queue = orphan.kind === 'tree' ? QUEUES.tree : QUEUES.run;
+      const fenced = { id: orphan.jobId, retryCount: orphan.retryCount };
+      const place = { rootRunId: orphan.rootRunId, runId: orphan.runId };
+      // Fenced on the attempt the gone worker held: one another process reaped (or that ended) is left be.
+      const result = orphan.takeable
+        ? await this.#boss.fail(queue, fenced, { message: `its worker (pid ${orphan.pid} on ${orphan.host}) is gone` })
+        : await this.#boss.cancel(queue, fenced);
+      await this.#db.query('DELETE FROM job_holders WHERE job_id = $1 AND worker_id = $2', [
+        orphan.jobId,
+        orphan.workerId,
+      ]);
+      if (!(result as { affected?: number }).affected) continue;
+      if (orphan.takeable) reaped.retried.push(place);
+      else reaped.givenUp.push({ ...place, pid: orphan.pid, host: orphan.host });
+      await this.signal(orphan.takeable ? 'jobs' : 'ended', orphan.jobId);
+    }
+    await forgetGoneWorkers(this.#db);
+    return reaped;
   }
 
   async state(kind: JobKind, id: string): Promise<JobState> {
@@ -162,9 +236,11 @@ export class PgBossJobQueue implements JobQueue {
     return rows[0]?.spent ?? 0;
   }
 
-  async claim(key: string): Promise<(() => Promise<void>) | undefined> {
+  async claim(
+    key: string,
+  ): Promise<{ release: () => Promise<void> } | { heldBy: { pid: number; host: string } }> {
     // A session-level advisory lock on a connection of its own: the database lets it go with the
-    // connection, so a process killed mid-claim leaves nothing behind.
+    // connection, so a process killed mid-claim leaves nothing behind. The row says who holds it.
     const connection = await this.#db.connect();
     try {
       const { rows } = await connection.query<{ held: boolean }>(
@@ -173,8 +249,17 @@ export class PgBossJobQueue implements JobQueue {
       );
       if (!rows[0]?.held) {
         connection.release();
-        return undefined;
+        const holder = await this.#db.query<{ pid: number; host: string }>(
+          'SELECT pid, host FROM claims WHERE key = $1',
+          [key],
+        );
+        return { heldBy: holder.rows[0] ?? { pid: 0, host: '' } };
       }
+      await connection.query(
+        `INSERT INTO claims (key, pid, host) VALUES ($1, $2, $3)
+         ON CONFLICT (key) DO UPDATE SET pid = excluded.pid, host = excluded.host`,
+        [key, process.pid, hostname()],
+      );
     } catch (error) {
       connection.release(error as Error);
       throw error;
@@ -184,13 +269,14 @@ export class PgBossJobQueue implements JobQueue {
       if (released) return;
       released = true;
       this.#claims.delete(release);
+      await connection.query('DELETE FROM claims WHERE key = $1', [key]).catch(() => {});
       await connection
         .query("SELECT pg_advisory_unlock(hashtext('cadre-claim'), hashtext($1))", [key])
         .catch(() => {});
       connection.release();
     };
     this.#claims.add(release);
-    return release;
+    return { release };
   }
 
   async sharedSecret(name: string): Promise<Buffer> {
@@ -268,6 +354,11 @@ export class PgBossJobQueue implements JobQueue {
     for (const release of [...this.#claims]) await release();
     await this.#boss.stop({ graceful: false, close: true }).catch(() => {});
   }
+}
+
+/** The attempt a worker took, so settling it leaves a later attempt (another worker's) alone. */
+function attempt(job: Job): { id: string; retryCount: number } {
+  return { id: job.id, retryCount: job.retryCount };
 }
 
 /** A job's id as pg-boss wants it (a UUID), the same for the same key wherever it is computed. */

@@ -245,4 +245,35 @@ export const MIGRATIONS: Migration[] = [
         REFERENCES sessions(user_id, id) ON DELETE CASCADE;
     `,
   },
+  {
+    // Who works the queue and what each holds: a worker is alive while its lease (an advisory lock on a
+    // connection of its own) is held, so a killed worker's jobs are known at once, on any machine. A
+    // resume claim names the process that holds it.
+    id: '006-worker-leases',
+    sql: `
+      CREATE TABLE workers (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        standing BOOLEAN NOT NULL,
+        started_at BIGINT NOT NULL
+      );
+      CREATE TABLE job_holders (
+        job_id UUID PRIMARY KEY,
+        kind TEXT NOT NULL,
+        retry_count INTEGER NOT NULL,
+        worker_id TEXT NOT NULL,
+        root_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        taken_at BIGINT NOT NULL
+      );
+      CREATE INDEX job_holders_by_worker ON job_holders(worker_id);
+      CREATE TABLE claims (
+        key TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -45,6 +45,7 @@ export class PostgresStore implements Store {
     this.#writer = new EventWriter(database);
     this.#writer.eventsChannel = this.notifications.channel('events');
     this.runs = new PostgresRunStore(database, this.#writer, this.notifications);
+    this.runs.reapWith = () => this.jobs();
     this.sessions = new PostgresSessionStore(database);
     this.documents = new PostgresDocumentStore(database);
     this.settings = new PostgresSettingsStore(database);

@@ -1,6 +1,6 @@
 import type { CadreEvent } from '../../core/events.ts';
 import { RunTreeBuilder } from '../../core/run-tree.ts';
-import { interruptionEvents } from '../interruption-events.ts';
+import { closingEvents, interruptedMessage } from '../interruption-events.ts';
 import { inflatePayloads } from '../payloads.ts';
 import { currentOwner, processAlive, runsStartedHere } from '../run-owner.ts';
 import { type Connection, type Database, transaction } from './database.ts';
@@ -21,9 +21,39 @@ export async function markInterruptedRuns(db: Database, writer: EventWriter): Pr
   const dead = rows.filter((row) =>
     row.owner_pid === owner.pid ? !runsStartedHere.has(row.id) : !processAlive(row.owner_pid),
   );
+  return closeRuns(db, writer, dead, (row) => interruptedMessage(row.owner_pid, owner.host));
+}
+
+/**
+ * Marks `interrupted` every run of these trees still recorded as running: their jobs were taken off the
+ * queue because the worker holding them is gone and no other could take them.
+ */
+export async function interruptTrees(
+  db: Database,
+  writer: EventWriter,
+  trees: ReadonlyArray<{ rootRunId: string; pid: number; host: string }>,
+): Promise<string[]> {
+  const workers = new Map(trees.map((tree) => [tree.rootRunId, tree]));
+  const { rows } = await db.query<{ id: string; root_id: string; depth: number }>(
+    "SELECT id, root_id, depth FROM runs WHERE status = 'running' AND root_id = ANY($1::text[])",
+    [[...workers.keys()]],
+  );
+  return closeRuns(db, writer, rows, (row) => {
+    const worker = workers.get(row.root_id)!;
+    return `${interruptedMessage(worker.pid, worker.host)} No other worker was there to take it.`;
+  });
+}
+
+/** Writes the closing events of each run (a `run-error` and a `run-finish`, `interrupted`). */
+async function closeRuns<Row extends { id: string; root_id: string; depth: number }>(
+  db: Database,
+  writer: EventWriter,
+  rows: Row[],
+  message: (row: Row) => string,
+): Promise<string[]> {
   const marked: string[] = [];
   const now = Date.now();
-  for (const [rootId, runs] of Map.groupBy(dead, (row) => row.root_id)) {
+  for (const [rootId, runs] of Map.groupBy(rows, (row) => row.root_id)) {
     const builder = new RunTreeBuilder();
     const lastSeq = new Map<string, number>();
     for (const event of await treeEvents(db, rootId)) {
@@ -34,7 +64,7 @@ export async function markInterruptedRuns(db: Database, writer: EventWriter): Pr
       const node = builder.get(row.id);
       if (!node) continue;
       const seq = (lastSeq.get(row.id) ?? -1) + 1;
-      for (const event of interruptionEvents(node, { ...row, rootId }, owner.host, seq, now))
+      for (const event of closingEvents(node, { depth: row.depth, rootId }, seq, now, 'interrupted', message(row)))
         writer.enqueueEvent(event);
       marked.push(row.id);
     }

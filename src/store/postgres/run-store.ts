@@ -7,7 +7,9 @@ import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import type { Notifications } from './notifications.ts';
-import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
+import type { JobQueue } from '../job-queue.ts';
+import { interruptTrees, markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
+import { orphanedJobs } from './worker-leases.ts';
 import { decoded } from './text.ts';
 
 /**
@@ -20,6 +22,8 @@ export class PostgresRunStore implements RunStore {
   #writer: EventWriter;
 
   #notifications: Notifications;
+  /** The queue, opened only when a gone worker's jobs are to be reaped (set by the store). */
+  reapWith: (() => Promise<JobQueue>) | undefined;
 
   constructor(db: Database, writer: EventWriter, notifications: Notifications) {
     this.#db = db;
@@ -127,6 +131,20 @@ export class PostgresRunStore implements RunStore {
 
   async markInterrupted(): Promise<string[]> {
     await this.flush();
-    return markInterruptedRuns(this.#db, this.#writer);
+    const marked = await markInterruptedRuns(this.#db, this.#writer);
+    // Runs as jobs: a worker that is gone (its lease let go) left jobs. Each goes back on the queue when a
+    // live worker can take it; else its tree is closed `interrupted` here, for a person to resume.
+    if (!this.reapWith || !(await orphanedJobs(this.#db)).length) return marked;
+    const { givenUp } = await (await this.reapWith()).reap();
+    if (!givenUp.length) return marked;
+    marked.push(...(await interruptTrees(this.#db, this.#writer, givenUp)));
+    // A part of the tree still running on a live worker (a sub-agent) has no parent to answer any more.
+    for (const rootRunId of new Set(givenUp.map((job) => job.rootRunId)))
+      await this.#notifications.notify(
+        this.#db,
+        'stop',
+        JSON.stringify({ root: rootRunId, reason: 'its tree was interrupted' }),
+      );
+    return marked;
   }
 }
