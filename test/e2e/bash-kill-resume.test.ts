@@ -2,12 +2,12 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { afterEach, expect, it } from 'vitest';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { chatBody } from '../helpers/server.ts';
+import { storeReader } from '../helpers/store-reader.ts';
 import { hasChromium, openBrowser } from '../web/browser.ts';
 
 /**
@@ -207,11 +207,11 @@ it.runIf(process.platform === 'linux')(
     expect((await asked).signal).toBe('SIGKILL');
     const oldPid = Number(logOf(workspace)[0]?.split(' ')[1]);
     expect(running(oldPid)).toBe(true);
-    const db = new DatabaseSync(join(home, 'cadre.db'), { readOnly: true });
-    const root = db.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as { id: string };
-    db.close();
+    const store = storeReader(env);
+    const [root] = await store.rows<{ id: string }>('SELECT id FROM runs WHERE parent_id IS NULL');
+    await store.close();
 
-    const resumed = runCli(['runs', 'resume', root.id, '--workspace', workspace, '--approve-all'], env);
+    const resumed = runCli(['runs', 'resume', root!.id, '--workspace', workspace, '--approve-all'], env);
     await whenFolder(workspace, () => logOf(workspace).length >= 2);
     writeFileSync(join(workspace, 'release'), '');
     const { code, stdout, stderr } = await resumed;

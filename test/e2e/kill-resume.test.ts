@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { CLI_ENTRY, childEnv, tempHome } from '../helpers/cli.ts';
 import { cadreInProcess } from '../helpers/cli-in-process.ts';
+import { type StoreReader, storeReader } from '../helpers/store-reader.ts';
 
 /**
  * SIGKILL at many points of a scripted tree, then `cadre runs resume`: main asks math twice in one step
@@ -54,40 +54,35 @@ function script(request: RecordedRequest) {
   return { status: 400 };
 }
 
-type Trigger = { label: string; fired: (db: DatabaseSync | undefined, requests: number) => boolean };
-
-function count(db: DatabaseSync | undefined, sql: string): number {
-  if (!db) return 0;
-  try {
-    return (db.prepare(sql).get() as { n: number }).n;
-  } catch {
-    return 0; // the table may not exist yet
-  }
-}
+type Trigger = { label: string; fired: (store: StoreReader, requests: number) => Promise<boolean> };
 
 const triggers: Trigger[] = [
   ...[1, 2, 3, 4, 5, 6].map((k) => ({
     label: `model streaming (request ${k})`,
-    fired: (_db: DatabaseSync | undefined, requests: number) => requests >= k,
+    fired: async (_store: StoreReader, requests: number) => requests >= k,
   })),
   ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((j) => ({
     label: `after journal commit ${j}`,
-    fired: (db: DatabaseSync | undefined) => count(db, 'SELECT COUNT(*) AS n FROM journal') >= j,
+    fired: async (store: StoreReader) => (await store.count('SELECT COUNT(*) AS n FROM journal')) >= j,
   })),
   ...[1, 2].map((j) => ({
     label: `child start ${j}`,
-    fired: (db: DatabaseSync | undefined) =>
-      count(db, 'SELECT COUNT(*) AS n FROM runs WHERE parent_id IS NOT NULL') >= j,
+    fired: async (store: StoreReader) =>
+      (await store.count('SELECT COUNT(*) AS n FROM runs WHERE parent_id IS NOT NULL')) >= j,
   })),
   ...[1, 2].map((j) => ({
     label: `tool execution ${j}`,
-    fired: (db: DatabaseSync | undefined) =>
-      count(db, "SELECT COUNT(*) AS n FROM events WHERE type = 'tool-call' AND body LIKE '%calculate%'") >= j,
+    fired: async (store: StoreReader) =>
+      (await store.count(
+        "SELECT COUNT(*) AS n FROM events WHERE type = 'tool-call' AND body LIKE '%calculate%'",
+      )) >= j,
   })),
   ...[1, 2].map((j) => ({
     label: `child finish ${j}`,
-    fired: (db: DatabaseSync | undefined) =>
-      count(db, "SELECT COUNT(*) AS n FROM runs WHERE parent_id IS NOT NULL AND status != 'running'") >= j,
+    fired: async (store: StoreReader) =>
+      (await store.count(
+        "SELECT COUNT(*) AS n FROM runs WHERE parent_id IS NOT NULL AND status != 'running'",
+      )) >= j,
   })),
 ];
 
@@ -117,10 +112,9 @@ const AT_ONCE = 3;
 
 /** Starts `cadre ask` in its own process and SIGKILLs it when the trigger fires (or lets it finish). */
 async function askAndKill(
-  { server, home, env }: Awaited<ReturnType<typeof fixture>>,
+  { server, env }: Awaited<ReturnType<typeof fixture>>,
   trigger: Trigger,
 ): Promise<{ killed: boolean }> {
-  const dbPath = join(home, 'cadre.db');
   const child = spawn(process.execPath, [CLI_ENTRY, 'ask', QUESTION], {
     env: childEnv(env),
     stdio: 'ignore',
@@ -130,12 +124,11 @@ async function askAndKill(
   void exited.then(() => {
     done = true;
   });
-  let db: DatabaseSync | undefined;
+  const store = storeReader(env);
   try {
     // Polling is the point here: the trigger is a state of another process's database, which sends no event.
     while (!done) {
-      if (!db && existsSync(dbPath)) db = new DatabaseSync(dbPath, { readOnly: true });
-      if (trigger.fired(db, server.requests.length)) {
+      if (await trigger.fired(store, server.requests.length)) {
         child.kill('SIGKILL');
         await exited;
         return { killed: true };
@@ -144,7 +137,7 @@ async function askAndKill(
     }
     return { killed: false };
   } finally {
-    db?.close();
+    await store.close();
   }
 }
 
@@ -160,48 +153,47 @@ async function killAndResume(trigger: Trigger, expected: string): Promise<Outcom
   const { server, home, env } = run;
   const { killed } = await askAndKill(run, trigger);
   const preKill = server.requests.map(bodyOf);
+  const store = storeReader(env);
   const dbPath = join(home, 'cadre.db');
   // What the killed process secured but had not yet put in the tables (its spool) is applied by the next
   // process to open the store, as `cadre runs resume` below would.
-  await openSqliteStore(dbPath).close();
-  const snapshot = new DatabaseSync(dbPath, { readOnly: true });
-  const committedRows = snapshot.prepare('SELECT run_key, kind, key FROM journal').all() as Array<{
-    run_key: string;
-    kind: string;
-    key: string;
-  }>;
+  if (store.engine === 'sqlite') await openSqliteStore(dbPath).close();
+  const committedRows = await store.rows<{ run_key: string; kind: string; key: string }>(
+    'SELECT run_key, kind, key FROM journal',
+  );
   const committedSteps = committedRows.filter((row) => row.kind === 'model-step').length;
-  const root = snapshot.prepare('SELECT id FROM runs WHERE parent_id IS NULL').get() as
-    | { id: string }
-    | undefined;
-  snapshot.close();
+  const [root] = await store.rows<{ id: string }>('SELECT id FROM runs WHERE parent_id IS NULL');
+  await store.close();
   expect(root, `${trigger.label}: the root run was recorded`).toBeDefined();
 
   const afterKill = server.requests.length;
   const resumed = await cadreInProcess(['runs', 'resume', root!.id, '--json'], env);
+  const after = storeReader(env);
   let answer: string;
   if (resumed.code === 0) {
     answer = JSON.parse(resumed.stdout).answer;
   } else {
     // Killed after the tree had already ended: nothing to resume, the answer is in the session.
     expect(resumed.stderr, trigger.label).toMatch(/only an interrupted run/);
-    const db = new DatabaseSync(dbPath, { readOnly: true });
-    answer = (
-      db.prepare("SELECT content FROM messages WHERE role = 'assistant'").get() as { content: string }
-    ).content;
-    db.close();
+    const [message] = await after.rows<{ content: string }>(
+      "SELECT content FROM messages WHERE role = 'assistant'",
+    );
+    answer = message!.content;
   }
   expect(answer, trigger.label).toBe(expected);
 
-  const db = new DatabaseSync(dbPath, { readOnly: true });
-  expect((db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe(
-    'ok',
-  );
-  const roles = (db.prepare('SELECT role FROM messages ORDER BY rowid').all() as Array<{ role: string }>).map(
+  if (after.engine === 'sqlite') {
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    const integrity = db.prepare('PRAGMA integrity_check').get() as { integrity_check: string };
+    expect(integrity.integrity_check).toBe('ok');
+    db.close();
+  }
+  const roles = (await after.rows<{ role: string }>('SELECT role FROM messages ORDER BY seq')).map(
     (row) => row.role,
   );
   expect(roles, trigger.label).toEqual(['user', 'assistant']);
-  const rows = db.prepare('SELECT run_key, kind, key FROM journal').all() as Array<Record<string, string>>;
+  const rows = await after.rows<Record<string, string>>('SELECT run_key, kind, key FROM journal');
+  await after.close();
   const keys = rows.map((row) => `${row.run_key}|${row.kind}|${row.key}`);
   for (const row of committedRows) {
     expect(
@@ -209,7 +201,6 @@ async function killAndResume(trigger: Trigger, expected: string): Promise<Outcom
       trigger.label,
     ).toHaveLength(1);
   }
-  db.close();
 
   // A step committed before the kill is never asked for again; only the one in flight may be.
   const postResume = server.requests.slice(afterKill).map(bodyOf);

@@ -66,7 +66,11 @@ describe('removing what another cadre process is using', { timeout: 60_000 }, ()
       return { hang: true };
     });
     // The store the `cadre` processes share (the PostgreSQL test mode gives each home its database).
-    const cadre = await Cadre.create({ env: { ...testModeDatabase(env), ...env }, cwd: process.cwd(), lazy: true });
+    const cadre = await Cadre.create({
+      env: { ...testModeDatabase(env), ...env },
+      cwd: process.cwd(),
+      lazy: true,
+    });
     try {
       const session = await cadre.sessions.create('local');
       // Killed once its run is in the table as running.

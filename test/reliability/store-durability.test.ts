@@ -7,6 +7,7 @@ import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
+import { storeReader } from '../helpers/store-reader.ts';
 
 const DATABASE_MODULE = fileURLToPath(new URL('../../src/store/sqlite/database.ts', import.meta.url));
 
@@ -59,30 +60,35 @@ describe('the store under several processes and kills', () => {
     });
     servers.push(server);
     const home = tempHome();
-    const result = await runCli(
-      ['ask', '--agent', 'math', 'What is 6 * 7?'],
-      { CADRE_HOME: home, CADRE_MODEL: 'compatible:fixture', CADRE_COMPATIBLE_BASE_URL: server.baseURL },
-      {
-        onSpawn: (spawned) => {
-          child = spawned;
-        },
+    const env = {
+      CADRE_HOME: home,
+      CADRE_MODEL: 'compatible:fixture',
+      CADRE_COMPATIBLE_BASE_URL: server.baseURL,
+    };
+    const result = await runCli(['ask', '--agent', 'math', 'What is 6 * 7?'], env, {
+      onSpawn: (spawned) => {
+        child = spawned;
       },
-    );
+    });
     expect(result.signal).toBe('SIGKILL');
     expect(server.requests).toHaveLength(3);
-    // What the killed process secured in its spool is applied by the next process to open the store.
-    expect(readdirSync(join(home, 'cadre.db-spool')).filter((name) => name.endsWith('.spool'))).toHaveLength(
-      1,
-    );
-    const store = openSqliteStore(join(home, 'cadre.db'));
-    const rows = store.database
-      .prepare("SELECT type, body FROM events WHERE type IN ('tool-call', 'tool-result') ORDER BY root_seq")
-      .all() as Array<{
-      type: string;
-      body: string;
-    }>;
-    await store.close();
-    expect(readdirSync(join(home, 'cadre.db-spool'))).toEqual([]);
+    const reader = storeReader(env);
+    const query =
+      "SELECT type, body FROM events WHERE type IN ('tool-call', 'tool-result') ORDER BY root_seq";
+    let rows: Array<{ type: string; body: string }>;
+    if (reader.engine === 'sqlite') {
+      // What the killed process secured in its spool is applied by the next process to open the store.
+      const spool = join(home, 'cadre.db-spool');
+      expect(readdirSync(spool).filter((name) => name.endsWith('.spool'))).toHaveLength(1);
+      const store = openSqliteStore(join(home, 'cadre.db'));
+      rows = store.database.prepare(query).all() as typeof rows;
+      await store.close();
+      expect(readdirSync(spool)).toEqual([]);
+    } else {
+      // PostgreSQL: committed by the database before the next model request went out.
+      rows = await reader.rows(query);
+    }
+    await reader.close();
     expect(rows.map((row) => row.type)).toEqual(['tool-call', 'tool-result', 'tool-call', 'tool-result']);
     expect(rows[3]!.body).toContain('48');
   });

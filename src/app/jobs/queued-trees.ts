@@ -147,5 +147,7 @@ function approvalRequestOf(
     userId,
     sessionId,
     expiresAt: event.expiresAt,
+    // A call that may have run already (a resumed run) says so to the person deciding.
+    ...(event.warning ? { warning: event.warning } : {}),
   };
 }

@@ -108,7 +108,8 @@ export class TreeWorker {
         .heartbeat(held, lease.id)
         .then((lost) => {
           // Taken from this worker (it was judged gone): another worker runs it now, so it stops here.
-          for (const id of lost) this.#active.get(id)?.controller.abort(new JobTaken('taken by another worker'));
+          for (const id of lost)
+            this.#active.get(id)?.controller.abort(new JobTaken('taken by another worker'));
         })
         .catch(() => {});
     }, HEARTBEAT_EVERY_MS);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PgBoss } from 'pg-boss';
 import { hostname } from 'node:os';
+import { PgBoss } from 'pg-boss';
 import type {
   DeadJob,
   Job,
@@ -43,6 +43,8 @@ export class PgBossJobQueue implements JobQueue {
   #notifications: Notifications;
   /** Claims held by this process, let go when it closes the queue. */
   #claims = new Set<() => Promise<void>>();
+  /** Leases of this process's workers, let go when it closes the queue (what they hold stays theirs to reap). */
+  #leases = new Set<WorkerLease>();
 
   private constructor(boss: PgBoss, db: Database, notifications: Notifications) {
     this.#boss = boss;
@@ -87,8 +89,10 @@ export class PgBossJobQueue implements JobQueue {
     await this.signal('jobs', kind);
   }
 
-  enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease> {
-    return WorkerLease.take(this.#db, worker);
+  async enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease> {
+    const lease = await WorkerLease.take(this.#db, worker);
+    this.#leases.add(lease);
+    return lease;
   }
 
   async take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]> {
@@ -165,7 +169,9 @@ export class PgBossJobQueue implements JobQueue {
       const place = { rootRunId: orphan.rootRunId, runId: orphan.runId };
       // Fenced on the attempt the gone worker held: one another process reaped (or that ended) is left be.
       const result = orphan.takeable
-        ? await this.#boss.fail(queue, fenced, { message: `its worker (pid ${orphan.pid} on ${orphan.host}) is gone` })
+        ? await this.#boss.fail(queue, fenced, {
+            message: `its worker (pid ${orphan.pid} on ${orphan.host}) is gone`,
+          })
         : await this.#boss.cancel(queue, fenced);
       await this.#db.query('DELETE FROM job_holders WHERE job_id = $1 AND worker_id = $2', [
         orphan.jobId,
@@ -352,6 +358,7 @@ export class PgBossJobQueue implements JobQueue {
 
   async close(): Promise<void> {
     for (const release of [...this.#claims]) await release();
+    for (const lease of this.#leases) await lease.release();
     await this.#boss.stop({ graceful: false, close: true }).catch(() => {});
   }
 }

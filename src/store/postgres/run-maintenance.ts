@@ -64,7 +64,14 @@ async function closeRuns<Row extends { id: string; root_id: string; depth: numbe
       const node = builder.get(row.id);
       if (!node) continue;
       const seq = (lastSeq.get(row.id) ?? -1) + 1;
-      for (const event of closingEvents(node, { depth: row.depth, rootId }, seq, now, 'interrupted', message(row)))
+      for (const event of closingEvents(
+        node,
+        { depth: row.depth, rootId },
+        seq,
+        now,
+        'interrupted',
+        message(row),
+      ))
         writer.enqueueEvent(event);
       marked.push(row.id);
     }

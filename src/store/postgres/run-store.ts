@@ -1,16 +1,16 @@
 import type { CadreEvent } from '../../core/events.ts';
 import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
+import type { JobQueue } from '../job-queue.ts';
 import { eventPage } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
 import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import type { Notifications } from './notifications.ts';
-import type { JobQueue } from '../job-queue.ts';
 import { interruptTrees, markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
-import { orphanedJobs } from './worker-leases.ts';
 import { decoded } from './text.ts';
+import { orphanedJobs } from './worker-leases.ts';
 
 /**
  * The PostgreSQL run store. Recording only queues (see event-writer.ts); every read first waits for what

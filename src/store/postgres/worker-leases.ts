@@ -17,10 +17,18 @@ export function leaseHeld(column: string): string {
 }
 
 /**
- * A database that restarted this recently has lost every lease at once: workers are reconnecting to take
- * theirs again, and none of them is judged dead until this has passed.
+ * A database that restarted has lost every lease at once: workers enlisted before the restart are
+ * reconnecting to take theirs again, and none of them is judged gone until this long after it.
  */
 const RESTART_GRACE_SECONDS = 15;
+
+/** SQL true when the worker of row `w` (or none, gone with its row) may be judged by its lease now. */
+const JUDGED = `(w.started_at IS NULL
+  OR w.started_at > (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
+  OR pg_postmaster_start_time() < now() - interval '${RESTART_GRACE_SECONDS} seconds')`;
+
+/** The database's clock, in ms (workers on other machines may not agree with this one's). */
+const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 /** A job a worker that is gone still held. */
 export interface OrphanedJob {
@@ -55,8 +63,7 @@ export async function orphanedJobs(db: Queryable): Promise<OrphanedJob[]> {
         OR EXISTS (SELECT 1 FROM job_holders t WHERE t.kind = 'tree' AND t.run_id = h.root_id
                    AND t.worker_id <> h.worker_id AND ${leaseHeld('t.worker_id')})) AS takeable
      FROM job_holders h LEFT JOIN workers w ON w.id = h.worker_id
-     WHERE NOT ${leaseHeld('h.worker_id')}
-       AND pg_postmaster_start_time() < now() - interval '${RESTART_GRACE_SECONDS} seconds'`,
+     WHERE NOT ${leaseHeld('h.worker_id')} AND ${JUDGED}`,
   );
   return rows.map((row) => ({
     jobId: row.job_id,
@@ -75,8 +82,7 @@ export async function orphanedJobs(db: Queryable): Promise<OrphanedJob[]> {
 export async function forgetGoneWorkers(db: Queryable): Promise<void> {
   await db.query(
     `DELETE FROM workers w WHERE NOT ${leaseHeld('w.id')}
-       AND NOT EXISTS (SELECT 1 FROM job_holders h WHERE h.worker_id = w.id)
-       AND pg_postmaster_start_time() < now() - interval '${RESTART_GRACE_SECONDS} seconds'`,
+       AND NOT EXISTS (SELECT 1 FROM job_holders h WHERE h.worker_id = w.id) AND ${JUDGED}`,
   );
 }
 
@@ -97,11 +103,12 @@ export class WorkerLease {
 
   static async take(db: Database, worker: { name: string; standing: boolean }): Promise<WorkerLease> {
     const lease = new WorkerLease(db);
-    await db.query(
-      'INSERT INTO workers (id, name, pid, host, standing, started_at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [lease.id, worker.name, process.pid, hostname(), worker.standing, Date.now()],
-    );
+    // The lease first: a row without it could be forgotten as a gone worker's.
     await lease.#lock();
+    await db.query(
+      `INSERT INTO workers (id, name, pid, host, standing, started_at) VALUES ($1, $2, $3, $4, $5, ${NOW_MS})`,
+      [lease.id, worker.name, process.pid, hostname(), worker.standing],
+    );
     return lease;
   }
 
@@ -144,9 +151,10 @@ export class WorkerLease {
     // Ending the connection lets go of the lock; the row goes once nothing is held under it.
     connection?.release(true);
     await this.#db
-      .query('DELETE FROM workers w WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM job_holders h WHERE h.worker_id = w.id)', [
-        this.id,
-      ])
+      .query(
+        'DELETE FROM workers w WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM job_holders h WHERE h.worker_id = w.id)',
+        [this.id],
+      )
       .catch(() => {});
   }
 }
