@@ -54,6 +54,15 @@ export class SystemError extends CadreError {
 }
 
 /** One line, no stack: what a person should read about an error. */
+/**
+ * Aborting a run with this (or a kind of it) hands the run to another process rather than ending it: it
+ * stops here and records nothing more (no `cancelled` end), and what its journal holds is continued there
+ * (a worker stopping, or a job taken from a worker judged gone).
+ */
+export class RunHandedOff extends Error {
+  override name = 'RunHandedOff';
+}
+
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

@@ -3,6 +3,7 @@ import type { AgentDefinition } from './agent-definition.ts';
 import type { ApprovalSettings } from './approval-settings.ts';
 import type { BudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
+import { RunHandedOff } from './errors.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
 import type { TreeJournal } from './journal.ts';
 import type { RuntimeLimits } from './limits.ts';
@@ -40,6 +41,11 @@ export interface TreeState {
    * earlier attempt stored (see `goLive`).
    */
   resumeSeqs?: ReadonlyMap<string, number>;
+  /**
+   * Called at each step boundary (before a model request or a tool call made anew, with everything before
+   * it committed): where a worker that is stopping hands its runs over by aborting them (RunHandedOff).
+   */
+  atBoundary?: () => void;
 }
 
 /**
@@ -113,6 +119,7 @@ export interface RunFrame extends ParentRun {
  * repeat of an event that attempt wrote before it died.
  */
 export function goLive(frame: RunFrame): void {
+  frame.tree.atBoundary?.();
   if (frame.resumeSeq === undefined) return;
   frame.seq = Math.max(frame.seq, frame.resumeSeq);
   frame.resumeSeq = undefined;
@@ -121,6 +128,9 @@ export function goLive(frame: RunFrame): void {
 
 /** Stamps an event body with the run's identity and the next sequence number, and publishes it. */
 export function emit(frame: RunFrame, body: EventBody): void {
+  // Handed to another process: what this one would still say (its calls cut short, a `cancelled` end) is
+  // not what happened to the run, which goes on there.
+  if (frame.signal.reason instanceof RunHandedOff) return;
   const event = {
     ...body,
     runId: frame.id,

@@ -92,6 +92,8 @@ export interface RunRequest {
   ledger?: BudgetLedger;
   /** A retried job's runs: the sequence number after each one's last stored event (see TreeState). */
   resumeSeqs?: ReadonlyMap<string, number>;
+  /** Called at each step boundary of the tree's runs here (see TreeState.atBoundary). */
+  atBoundary?: () => void;
   /** This tree's child runner, over the runtime's (e.g. children as jobs on a queue). */
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
@@ -107,6 +109,7 @@ export interface ChildRunHooks {
   worker?: string;
   approver?: Approver;
   resumeSeqs?: ReadonlyMap<string, number>;
+  atBoundary?: () => void;
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
 
@@ -199,6 +202,7 @@ export class Runtime {
       ...(hooks.worker ? { worker: hooks.worker } : {}),
       ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
       ...(hooks.resumeSeqs ? { resumeSeqs: hooks.resumeSeqs } : {}),
+      ...(hooks.atBoundary ? { atBoundary: hooks.atBoundary } : {}),
       ledger: hooks.ledger,
       maxDepth: request.maxDepth,
       rootRunId: request.rootRunId,
@@ -218,7 +222,14 @@ export class Runtime {
   #treeState(
     request: Pick<
       RunRequest,
-      'sessionId' | 'freshResults' | 'approver' | 'journal' | 'worker' | 'onEvent' | 'resumeSeqs'
+      | 'sessionId'
+      | 'freshResults'
+      | 'approver'
+      | 'journal'
+      | 'worker'
+      | 'onEvent'
+      | 'resumeSeqs'
+      | 'atBoundary'
     > & {
       userId: string;
       ledger: BudgetLedger;
@@ -261,6 +272,7 @@ export class Runtime {
       ...(request.journal ? { journal: request.journal } : {}),
       ...(request.worker ? { worker: request.worker } : {}),
       ...(request.resumeSeqs ? { resumeSeqs: request.resumeSeqs } : {}),
+      ...(request.atBoundary ? { atBoundary: request.atBoundary } : {}),
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??

@@ -1,6 +1,6 @@
 import { type Tool, tool } from 'ai';
 import { gateToolCall } from './approvals.ts';
-import { describeError, ModelBehaviorError, SystemError } from './errors.ts';
+import { describeError, ModelBehaviorError, RunHandedOff, SystemError } from './errors.ts';
 import { interruptedStart, startRecorder } from './interrupted-calls.ts';
 import type { JournaledToolResult } from './journal.ts';
 import { outputJson, outputReturned } from './output-json.ts';
@@ -205,6 +205,8 @@ export async function journaledCall<T>(
     throw new SystemError('tool_failed', recorded.error ?? 'the tool failed');
   }
   goLive(frame);
+  // Handed over at this boundary (a worker stopping): the call is made where the run goes on.
+  if (frame.signal.reason instanceof RunHandedOff) throw frame.signal.reason;
   try {
     const output = await execute();
     // A child that ended because its tree is being stopped has no result worth keeping.

@@ -9,6 +9,7 @@ import type { RunTree } from '../../src/core/run-tree.ts';
 import { type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { storeReader } from '../helpers/store-reader.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
 
 const lastIsUser = (request: RecordedRequest) => request.body.messages.at(-1)?.role === 'user';
@@ -133,4 +134,62 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(model.requests.filter((request) => isMain(request.system) && lastIsUser(request))).toHaveLength(1);
     expect(takenOverMs).toBeLessThan(30_000);
   }, 90_000);
+
+  it('a worker given SIGTERM lets its step in flight end, hands its runs over there and exits; the other worker finishes them', async () => {
+    let releaseFirstStep = () => {};
+    const firstStepHeld = new Promise<void>((resolve) => {
+      releaseFirstStep = resolve;
+    });
+    const model = await startOpenAIServer((request) => {
+      if (isMain(request.system) && lastIsUser(request))
+        return { toolCalls: [{ name: 'math', arguments: { task: 'What is 6 times 7?' } }] };
+      if (isMain(request.system)) return { text: 'The product is 42.' };
+      // The sub-agent's first step is in flight when the worker is told to stop.
+      if (isMath(request.system) && lastIsUser(request))
+        return {
+          toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }],
+          until: firstStepHeld,
+        };
+      if (isMath(request.system)) return { text: '6 times 7 is 42.' };
+      return { text: 'unexpected' };
+    });
+    const env = await cadreEnv(model, 'sigterm');
+    const first = await startWorker(env, 'first', ['--concurrency', '2']);
+    const asking = runCli(['ask', '--no-worker', '--json', 'What is 6 times 7?'], env);
+    await first.waitFor(/took run job/);
+    while (!model.requests.some((request) => isMath(request.system))) await sleep(50);
+    const second = await startWorker(env, 'second', ['--concurrency', '2']);
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    const stoppedAt = Date.now();
+    first.child.kill('SIGTERM');
+    await first.waitFor(/SIGTERM: taking no more jobs/);
+    releaseFirstStep();
+    await exited;
+    // Out at the sub-agent's next step boundary, well before the 10 s it would wait for runs to end.
+    expect(Date.now() - stoppedAt).toBeLessThan(8_000);
+    expect(first.output()).toMatch(/stopped\n/);
+    const asked = await asking;
+    expect(asked.code).toBe(0);
+    const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
+    expect(result.answer).toBe('The product is 42.');
+    expect(result.run.status).toBe('ok');
+    expect(result.run.worker).toBe('second');
+    expect(result.run.children.map((child) => [child.status, child.worker])).toEqual([['ok', 'second']]);
+    // The step that was in flight ended on `first` and was committed there: nobody asked it again.
+    const math = model.requests.filter((request) => isMath(request.system));
+    expect(math.filter(lastIsUser)).toHaveLength(1);
+    expect(math).toHaveLength(2);
+    expect(model.requests.filter((request) => isMain(request.system) && lastIsUser(request))).toHaveLength(1);
+    // Handing over is not an end: nothing of the tree was recorded cancelled on the way.
+    const store = storeReader(env);
+    const bodies = await store.rows<{ body: string }>('SELECT body FROM events');
+    await store.close();
+    expect(bodies.length).toBeGreaterThan(10);
+    expect(bodies.filter((row) => row.body.includes('"cancelled"'))).toEqual([]);
+    expect(second.output()).toMatch(/took tree job .* \(try 2\)/);
+  }, 90_000);
 });
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

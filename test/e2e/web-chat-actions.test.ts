@@ -130,7 +130,10 @@ describe.skipIf(!hasChromium)('the messages of a chat', () => {
     await answer.getByText(/^Cost: \$0\.0018$/).waitFor();
     await page.getByRole('button', { name: /^math: done\./ }).click();
     const card = page.getByRole('region', { name: 'math run' });
-    expect(await card.getByText(/^2\.2k tokens \(2000 in, 200 out\) · \$0\.0009$/).count()).toBe(1);
+    // The card opens on the next frame (the run store renders once per animation frame).
+    const cost = card.getByText(/^2\.2k tokens \(2000 in, 200 out\) · \$0\.0009$/);
+    await cost.waitFor();
+    expect(await cost.count()).toBe(1);
     await answer.getByRole('button', { name: 'Inspect runs' }).click();
     const timeline = page.getByRole('dialog', { name: 'Run timeline' });
     await timeline.getByText(/4\.4k tokens · \$0\.0018 for the tree/).waitFor();

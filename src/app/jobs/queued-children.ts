@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChildRunner } from '../../core/child-runs.ts';
 import type { ResultEnvelope } from '../../core/envelope.ts';
+import { RunHandedOff } from '../../core/errors.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import { zeroUsage } from '../../core/usage.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
@@ -67,6 +68,9 @@ async function childEnd(
   let stoppedAt: number | undefined;
   try {
     for (;;) {
+      // The parent goes on in another process, which finds this same child job: it is not stopped.
+      if (signal.reason instanceof RunHandedOff)
+        return { ...failedEnvelope(runId, 'handed off'), status: 'cancelled' };
       if (signal.aborted && stoppedAt === undefined) {
         stoppedAt = Date.now();
         const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped';

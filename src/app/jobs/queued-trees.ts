@@ -79,6 +79,7 @@ export async function startQueuedTree<Result>(
     markStarted = resolve;
     markFailed = reject;
   });
+  let rootEnd: CadreEvent | undefined;
   const follow = (async () => {
     const following = new AbortController();
     const watchJob = setInterval(async () => {
@@ -106,6 +107,11 @@ export async function startQueuedTree<Result>(
           void start.approvals
             .relay(start.approver, approvalRequestOf(event, userId, journal.spec.sessionId), signal)
             .catch(() => {});
+        if (event.runId === rootRunId && event.type === 'run-finish') {
+          // Said once the answer is stored (`finish`): whoever sees the tree end reads it in the session.
+          rootEnd = event;
+          continue;
+        }
         start.onEvent?.(event);
         slot.observe(event);
         if (event.runId === rootRunId && event.type === 'run-start') markStarted();
@@ -123,6 +129,10 @@ export async function startQueuedTree<Result>(
     })
     .finally(async () => {
       await runs.flush();
+      if (rootEnd) {
+        start.onEvent?.(rootEnd);
+        slot.observe(rootEnd);
+      }
       slot.end();
     });
   result.catch(() => {});

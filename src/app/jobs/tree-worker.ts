@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { describeError } from '../../core/errors.ts';
+import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import type { RunTree } from '../../core/run-tree.ts';
@@ -47,11 +47,19 @@ const DEAD_EVERY_MS = 3_000;
 /** Runs `wait` with the job's slot given back, and takes a slot again before the job goes on. */
 type WhileWaiting = <T>(wait: () => Promise<T>) => Promise<T>;
 
+/** How a job's run meets its worker between steps: waiting on children, and at each step boundary. */
+interface Between {
+  whileWaiting: WhileWaiting;
+  atBoundary: () => void;
+}
+
 interface ActiveJob {
   job: Job;
   controller: AbortController;
   rootRunId: string;
   runId: string;
+  /** Children it is waiting on now (it holds no slot while it does). */
+  waiting: number;
 }
 
 /**
@@ -74,6 +82,8 @@ export class TreeWorker {
   #unlisten: Array<() => void> = [];
   #drainMs: number;
   #standing: boolean;
+  /** Stopping: each run hands itself over at its next step boundary (see `stop`). */
+  #yielding = false;
   #lease: WorkerLease | undefined;
   /** Called as each job starts (for a worker's log). */
   onJob: ((job: Job) => void) | undefined;
@@ -118,14 +128,18 @@ export class TreeWorker {
   }
 
   /**
-   * Stops taking jobs; running ones go on for up to `drainMs` (or `drainMs` given here), then are stopped
-   * and handed back to the queue, to continue elsewhere from the journal. Resolves once none is held.
+   * Stops taking jobs. Each running job goes on to its next step boundary (its model step or tool call in
+   * flight ends and is committed) and is handed back there, to continue elsewhere from the journal; one
+   * waiting on children is handed back at once (they go on). What has not reached a boundary after
+   * `drainMs` is stopped where it is. Resolves once none is held.
    */
   async stop(options: { drainMs?: number } = {}): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    this.#yielding = true;
     this.#wake.wake();
     await this.#loop;
+    for (const active of this.#active.values()) if (active.waiting) this.#handBack(active);
     const drainMs = options.drainMs ?? this.#drainMs;
     const deadline = Date.now() + drainMs;
     while (this.#active.size && Date.now() < deadline) await sleep(50);
@@ -172,6 +186,7 @@ export class TreeWorker {
       controller: new AbortController(),
       rootRunId: ids.rootRunId,
       runId: ids.runId,
+      waiting: 0,
     };
     this.#active.set(job.id, active);
     const stopReason = this.#stopped.get(ids.rootRunId) ?? this.#stopped.get(ids.runId);
@@ -180,33 +195,45 @@ export class TreeWorker {
     void slot.then((release) => this.#execute(active, release));
   }
 
+  /** Hands the job back to the queue while its run is between steps (the worker is stopping). */
+  #handBack(active: ActiveJob): void {
+    if (!active.controller.signal.aborted)
+      active.controller.abort(new WorkerStopping('the worker is stopping'));
+  }
+
   async #execute(active: ActiveJob, release: () => void): Promise<void> {
     const { job, controller } = active;
     const { jobs } = this.#parts;
     // The job's slot, given back while the run waits for children and taken again when they are done.
     let held: (() => void) | undefined = release;
-    let waits = 0;
     const whileWaiting: WhileWaiting = async (wait) => {
-      if (waits++ === 0) {
+      if (active.waiting++ === 0) {
         held?.();
         held = undefined;
         this.#wake.wake();
       }
+      if (this.#yielding) this.#handBack(active);
       try {
         return await wait();
       } finally {
-        if (--waits === 0) {
+        if (--active.waiting === 0) {
           const got = await this.#slots.acquire();
-          if (waits > 0 || held) got();
+          if (active.waiting > 0 || held) got();
           else held = got;
         }
       }
     };
+    const atBoundary = () => {
+      if (this.#yielding) this.#handBack(active);
+    };
     try {
       const output =
         job.kind === 'tree'
-          ? await this.#runTree(job, job.data as TreeJobData, controller.signal, whileWaiting)
-          : await this.#runChild(job, job.data as RunJobData, controller.signal, whileWaiting);
+          ? await this.#runTree(job, job.data as TreeJobData, controller.signal, { whileWaiting, atBoundary })
+          : await this.#runChild(job, job.data as RunJobData, controller.signal, {
+              whileWaiting,
+              atBoundary,
+            });
       if (this.#handedOver(controller.signal)) return;
       if (controller.signal.reason instanceof WorkerStopping) throw controller.signal.reason;
       await jobs.complete(job, output);
@@ -227,14 +254,9 @@ export class TreeWorker {
     return signal.reason instanceof JobTaken || (signal.reason instanceof WorkerStopping && !this.#standing);
   }
 
-  async #runTree(
-    job: Job,
-    data: TreeJobData,
-    signal: AbortSignal,
-    whileWaiting: WhileWaiting,
-  ): Promise<unknown> {
+  async #runTree(job: Job, data: TreeJobData, signal: AbortSignal, between: Between): Promise<unknown> {
     const { store } = this.#parts;
-    const { runtime, hooks } = await this.#prepare(job, data, whileWaiting);
+    const { runtime, hooks } = await this.#prepare(job, data, between);
     let begun = false;
     const outcome = await runtime.run({
       ...runRequestOf(data.spec),
@@ -253,13 +275,8 @@ export class TreeWorker {
     return { status: outcome.envelope.status };
   }
 
-  async #runChild(
-    job: Job,
-    data: RunJobData,
-    signal: AbortSignal,
-    whileWaiting: WhileWaiting,
-  ): Promise<unknown> {
-    const { runtime, hooks } = await this.#prepare(job, data, whileWaiting);
+  async #runChild(job: Job, data: RunJobData, signal: AbortSignal, between: Between): Promise<unknown> {
+    const { runtime, hooks } = await this.#prepare(job, data, between);
     // Its parent, in another process, does not see this run's events: the run's model calls go with it.
     let turns = 0;
     const envelope = await runtime.runChild(data.request, {
@@ -278,7 +295,7 @@ export class TreeWorker {
    * What running either kind of job takes: the user's runtime (with the request's limits), the tree's
    * journal and shared ledger, where a retried job's runs go on, and children put on the queue.
    */
-  async #prepare(job: Job, data: TreeJobData | RunJobData, whileWaiting: WhileWaiting) {
+  async #prepare(job: Job, data: TreeJobData | RunJobData, { whileWaiting, atBoundary }: Between) {
     const { store, jobs } = this.#parts;
     const { userId, rootRunId } = idsOf(job.kind, data);
     const limits = data.limits ? { limits: data.limits } : {};
@@ -292,6 +309,7 @@ export class TreeWorker {
       journal,
       ledger,
       worker: this.name,
+      atBoundary,
       ...(resumeSeqs ? { resumeSeqs } : {}),
       childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, whileWaiting }),
     };
@@ -351,12 +369,12 @@ export class TreeWorker {
 }
 
 /** Stopping the worker: the job goes back to the queue rather than ending `cancelled`. */
-class WorkerStopping extends Error {
+class WorkerStopping extends RunHandedOff {
   override name = 'WorkerStopping';
 }
 
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
-class JobTaken extends Error {
+class JobTaken extends RunHandedOff {
   override name = 'JobTaken';
 }
 
