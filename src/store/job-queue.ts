@@ -15,6 +15,8 @@ export interface Job {
   data: unknown;
   /** 0 for the first attempt; more after a worker died holding it or it failed. */
   retryCount: number;
+  /** Taken again after it was suspended while its children ran (see `suspend`): its run goes on from its journal. */
+  resumed?: boolean;
 }
 
 /** Where a job is: waiting (or waiting for a retry), being run, or ended (with its output or error). */
@@ -87,6 +89,20 @@ export interface JobQueue {
   complete(job: Job, output: unknown): Promise<void>;
   /** Fails this attempt; the job is retried, or dead-lettered once its retries are spent. */
   fail(job: Job, error: string): Promise<void>;
+  /**
+   * Sets a parent job aside while it waits on child jobs (`children`, their ids): it holds no worker and
+   * no slot until the last of them ends and `childEnded` puts it back on the queue, where it is taken
+   * again (`resumed`) and goes on from its journal. False, with nothing done, when every child has ended
+   * already or this attempt is no longer the worker's.
+   */
+  suspend(job: Job, children: readonly string[]): Promise<boolean>;
+  /**
+   * Puts a job a worker is handing over (it is stopping) back on the queue at once, as it is: the try is
+   * not counted as failed, and the job is taken again `resumed`.
+   */
+  handBack(job: Job): Promise<void>;
+  /** A child job has ended: its parent's job, if set aside for it and it was the last, goes back on the queue. */
+  childEnded(parent: { kind: JobKind; key: string }, childJobId: string): Promise<void>;
   /**
    * The jobs of workers that are gone (killed, lost): retried when a live worker can take them, else taken
    * off the queue for their trees to be closed `interrupted` (and resumed by a person).

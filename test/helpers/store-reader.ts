@@ -15,6 +15,8 @@ export interface StoreReader {
   rows<Row = Record<string, unknown>>(sql: string): Promise<Row[]>;
   /** `SELECT COUNT(*) AS n …` as a number (0 while there is no such table). */
   count(sql: string): Promise<number>;
+  /** Changes the store behind Cadre's back (to make the state a kill leaves, say). */
+  execute(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,14 @@ function sqliteReader(path: string): StoreReader {
       const [row] = await reader.rows<{ n: number }>(sql);
       return Number(row?.n ?? 0);
     },
+    async execute(sql) {
+      const writable = new DatabaseSync(path);
+      try {
+        writable.exec(sql);
+      } finally {
+        writable.close();
+      }
+    },
     async close() {
       db?.close();
       db = undefined;
@@ -63,6 +73,9 @@ function postgresReader(url: string): StoreReader {
     async count(sql) {
       const [row] = await reader.rows<{ n: string | number }>(sql);
       return Number(row?.n ?? 0);
+    },
+    async execute(sql) {
+      await pool.query(sql);
     },
     close: () => pool.end(),
   };

@@ -31,7 +31,8 @@ export function queuedChildren(options: {
   jobs: JobQueue;
   journalId: string;
   limits?: Partial<RuntimeLimits>;
-  whileWaiting: <T>(wait: () => Promise<T>) => Promise<T>;
+  /** Runs the wait for child job `childJobId` (the worker gives the parent's slot back meanwhile). */
+  whileWaiting: <T>(childJobId: string, wait: () => Promise<T>) => Promise<T>;
 }): (inProcess: ChildRunner) => ChildRunner {
   const { jobs } = options;
   return () => ({
@@ -45,7 +46,7 @@ export function queuedChildren(options: {
         ...(options.limits ? { limits: options.limits } : {}),
       };
       await jobs.enqueue('run', key, data);
-      return options.whileWaiting(() => childEnd(jobs, key, runId, cancellation.signal));
+      return options.whileWaiting(jobs.jobId(key), () => childEnd(jobs, key, runId, cancellation.signal));
     },
   });
 }

@@ -28,6 +28,8 @@ export interface WorkerOptions {
   name?: string;
   /** On a SIGTERM-like stop, how long running jobs may go on before they are handed back to the queue. */
   drainMs?: number;
+  /** How long a parent waits on its children before its job is set aside (see `#trySuspend`); default 1 s. */
+  suspendAfterMs?: number;
   /**
    * A worker that stays (serve, `cadre worker`): what a gone worker held is retried for it to take, and
    * what it still holds when stopped goes back on the queue. A terminal's worker (false, the default)
@@ -41,16 +43,23 @@ export interface WorkerOptions {
 const HEARTBEAT_EVERY_MS = 3_000;
 /** How often the queue is looked at when no signal came (a missed NOTIFY). */
 const POLL_MS = 1_000;
+/**
+ * How long a parent waits on its children before its job is set aside: sub-agents that answer within it
+ * cost no round trip through the queue; longer ones leave the parent holding nothing while they run.
+ */
+const SUSPEND_AFTER_MS = 1_000;
 /** How often dead-lettered jobs and the jobs of gone workers are looked for. */
 const DEAD_EVERY_MS = 3_000;
 
 /** Runs `wait` with the job's slot given back, and takes a slot again before the job goes on. */
-type WhileWaiting = <T>(wait: () => Promise<T>) => Promise<T>;
+type WhileWaiting = <T>(childJobId: string, wait: () => Promise<T>) => Promise<T>;
 
 /** How a job's run meets its worker between steps: waiting on children, and at each step boundary. */
 interface Between {
   whileWaiting: WhileWaiting;
   atBoundary: () => void;
+  /** Sees each event of the job's runs here. */
+  observe: (event: CadreEvent) => void;
 }
 
 interface ActiveJob {
@@ -58,8 +67,12 @@ interface ActiveJob {
   controller: AbortController;
   rootRunId: string;
   runId: string;
-  /** Children it is waiting on now (it holds no slot while it does). */
-  waiting: number;
+  /** Child jobs it is waiting on now, by id, with how many of its calls wait on each (it holds no slot meanwhile). */
+  waitingOn: Map<string, number>;
+  /** Its run's tool calls without a result yet. */
+  pending: Set<string>;
+  /** Looks whether the job can be set aside while it waits (see `#trySuspend`). */
+  suspendTimer?: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -82,9 +95,12 @@ export class TreeWorker {
   #unlisten: Array<() => void> = [];
   #drainMs: number;
   #standing: boolean;
+  #suspendAfterMs: number;
   /** Stopping: each run hands itself over at its next step boundary (see `stop`). */
   #yielding = false;
   #lease: WorkerLease | undefined;
+  /** Called as a job is set aside to wait on its children (for a worker's log). */
+  onSetAside: ((job: Job, children: number) => void) | undefined;
   /** Called as each job starts (for a worker's log). */
   onJob: ((job: Job) => void) | undefined;
 
@@ -95,6 +111,7 @@ export class TreeWorker {
     this.name = options.name ?? `${hostname()}:${process.pid}`;
     this.#drainMs = options.drainMs ?? 10_000;
     this.#standing = options.standing ?? false;
+    this.#suspendAfterMs = options.suspendAfterMs ?? SUSPEND_AFTER_MS;
   }
 
   /** Jobs this worker holds now (running or waiting on children). */
@@ -139,7 +156,7 @@ export class TreeWorker {
     this.#yielding = true;
     this.#wake.wake();
     await this.#loop;
-    for (const active of this.#active.values()) if (active.waiting) this.#handBack(active);
+    for (const active of this.#active.values()) if (active.waitingOn.size) this.#handBack(active);
     const drainMs = options.drainMs ?? this.#drainMs;
     const deadline = Date.now() + drainMs;
     while (this.#active.size && Date.now() < deadline) await sleep(50);
@@ -186,7 +203,8 @@ export class TreeWorker {
       controller: new AbortController(),
       rootRunId: ids.rootRunId,
       runId: ids.runId,
-      waiting: 0,
+      waitingOn: new Map(),
+      pending: new Set(),
     };
     this.#active.set(job.id, active);
     const stopReason = this.#stopped.get(ids.rootRunId) ?? this.#stopped.get(ids.runId);
@@ -206,19 +224,27 @@ export class TreeWorker {
     const { jobs } = this.#parts;
     // The job's slot, given back while the run waits for children and taken again when they are done.
     let held: (() => void) | undefined = release;
-    const whileWaiting: WhileWaiting = async (wait) => {
-      if (active.waiting++ === 0) {
+    const whileWaiting: WhileWaiting = async (childJobId, wait) => {
+      if (active.waitingOn.size === 0) {
         held?.();
         held = undefined;
         this.#wake.wake();
       }
+      active.waitingOn.set(childJobId, (active.waitingOn.get(childJobId) ?? 0) + 1);
       if (this.#yielding) this.#handBack(active);
+      active.suspendTimer ??= setTimeout(() => void this.#trySuspend(active), this.#suspendAfterMs);
       try {
         return await wait();
       } finally {
-        if (--active.waiting === 0) {
+        const left = (active.waitingOn.get(childJobId) ?? 1) - 1;
+        if (left) active.waitingOn.set(childJobId, left);
+        else active.waitingOn.delete(childJobId);
+        // Handed over (set aside, or the worker stopping): the run unwinds here and takes no slot again.
+        if (active.waitingOn.size === 0 && !(controller.signal.reason instanceof RunHandedOff)) {
+          clearTimeout(active.suspendTimer);
+          active.suspendTimer = undefined;
           const got = await this.#slots.acquire();
-          if (active.waiting > 0 || held) got();
+          if (active.waitingOn.size > 0 || held) got();
           else held = got;
         }
       }
@@ -226,20 +252,32 @@ export class TreeWorker {
     const atBoundary = () => {
       if (this.#yielding) this.#handBack(active);
     };
+    const observe = (event: CadreEvent) => {
+      if (event.runId !== active.runId) return;
+      if (event.type === 'tool-call' && !event.refused) active.pending.add(event.toolCallId);
+      else if (event.type === 'tool-result') active.pending.delete(event.toolCallId);
+    };
+    const between = { whileWaiting, atBoundary, observe };
     try {
       const output =
         job.kind === 'tree'
-          ? await this.#runTree(job, job.data as TreeJobData, controller.signal, { whileWaiting, atBoundary })
-          : await this.#runChild(job, job.data as RunJobData, controller.signal, {
-              whileWaiting,
-              atBoundary,
-            });
+          ? await this.#runTree(job, job.data as TreeJobData, controller.signal, between)
+          : await this.#runChild(job, job.data as RunJobData, controller.signal, between);
       if (this.#handedOver(controller.signal)) return;
-      if (controller.signal.reason instanceof WorkerStopping) throw controller.signal.reason;
+      if (controller.signal.reason instanceof WorkerStopping) {
+        // Back on the queue as it is, for another worker to go on from its journal (not a failed try).
+        await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped'));
+        return;
+      }
       await jobs.complete(job, output);
+      await this.#ended(job.kind, job.data, job.id);
     } catch (error) {
-      if (!this.#handedOver(controller.signal)) await jobs.fail(job, describeError(error)).catch(() => {});
+      if (controller.signal.reason instanceof WorkerStopping && this.#standing)
+        await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped'));
+      else if (!this.#handedOver(controller.signal))
+        await jobs.fail(job, describeError(error)).catch(() => {});
     } finally {
+      clearTimeout(active.suspendTimer);
       this.#active.delete(job.id);
       held?.();
       this.#wake.wake();
@@ -251,7 +289,47 @@ export class TreeWorker {
    * worker as it stops (reaped like a killed worker's, see `stop`).
    */
   #handedOver(signal: AbortSignal): boolean {
-    return signal.reason instanceof JobTaken || (signal.reason instanceof WorkerStopping && !this.#standing);
+    return (
+      signal.reason instanceof JobTaken ||
+      signal.reason instanceof JobSetAside ||
+      (signal.reason instanceof WorkerStopping && !this.#standing)
+    );
+  }
+
+  /**
+   * A parent that has waited a while, with every call it has in flight waiting on a child job, is set
+   * aside: its job ends here (the queue keeps it with the children it waits on) and the last child to end
+   * puts it back, for any worker to go on from its journal. It holds neither a slot nor memory meanwhile.
+   */
+  async #trySuspend(active: ActiveJob): Promise<void> {
+    active.suspendTimer = undefined;
+    const { controller } = active;
+    if (controller.signal.aborted || !active.waitingOn.size) return;
+    const waits = [...active.waitingOn.values()].reduce((sum, count) => sum + count, 0);
+    // Something else is still under way (a tool of its own, a call not yet sent to a child): look again.
+    if (active.pending.size !== waits) {
+      active.suspendTimer = setTimeout(() => void this.#trySuspend(active), this.#suspendAfterMs);
+      return;
+    }
+    const children = [...active.waitingOn.keys()];
+    const setAside = await this.#parts.jobs.suspend(active.job, children).catch(() => false);
+    if (!setAside) {
+      // Its children have ended (they are being read) or the job is no longer this worker's.
+      return;
+    }
+    controller.abort(new JobSetAside(`waiting on ${children.length} sub-agent run(s)`));
+    this.onSetAside?.(active.job, children.length);
+  }
+
+  /** A sub-agent run's job ended: its parent, if set aside waiting for it, may go back on the queue. */
+  async #ended(kind: JobKind, data: unknown, jobId: string): Promise<void> {
+    if (kind !== 'run') return;
+    const { request } = data as RunJobData;
+    const parent =
+      request.parentRunId === request.rootRunId
+        ? { kind: 'tree' as const, key: `tree:${request.rootRunId}` }
+        : { kind: 'run' as const, key: `run:${request.parentRunId}` };
+    await this.#parts.jobs.childEnded(parent, jobId).catch(() => {});
   }
 
   async #runTree(job: Job, data: TreeJobData, signal: AbortSignal, between: Between): Promise<unknown> {
@@ -266,6 +344,7 @@ export class TreeWorker {
       signal,
       ...(data.rootLimits ? { rootLimits: data.rootLimits } : {}),
       onEvent: (event) => {
+        between.observe(event);
         if (begun || event.type !== 'run-start' || event.parentRunId !== null) return;
         begun = true;
         void store.journal.begin(data.journalId, data.rootRunId, data.userId, data.spec);
@@ -284,6 +363,7 @@ export class TreeWorker {
       runId: data.runId,
       signal,
       onEvent: (event) => {
+        between.observe(event);
         if (event.type === 'step-finish' && event.runId === data.runId) turns++;
       },
     });
@@ -303,7 +383,7 @@ export class TreeWorker {
       this.#parts.runtime({ userId, ...limits }),
       store.journal.open(data.journalId),
       SharedLedger.open(jobs, rootRunId),
-      job.retryCount > 0 ? this.#storedSeqs(userId, rootRunId) : undefined,
+      job.retryCount > 0 || job.resumed ? this.#storedSeqs(userId, rootRunId) : undefined,
     ]);
     const hooks = {
       journal,
@@ -364,6 +444,7 @@ export class TreeWorker {
         await store.runs.flush();
       }
       await jobs.settleDead(dead);
+      await this.#ended(dead.kind, dead.data, dead.sourceId);
     }
   }
 }
@@ -371,6 +452,11 @@ export class TreeWorker {
 /** Stopping the worker: the job goes back to the queue rather than ending `cancelled`. */
 class WorkerStopping extends RunHandedOff {
   override name = 'WorkerStopping';
+}
+
+/** The job was set aside while its run waits on children: it ends here, and goes on where it is taken again. */
+class JobSetAside extends RunHandedOff {
+  override name = 'JobSetAside';
 }
 
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */

@@ -48,7 +48,11 @@ export const workerCommand: CliCommand = async (args, context) => {
       ...(values.name ? { name: values.name } : {}),
     });
     worker.onJob = (job) =>
-      log(`took ${job.kind} job ${job.id}${job.retryCount ? ` (try ${job.retryCount + 1})` : ''}`);
+      log(
+        `took ${job.kind} job ${job.id}${job.resumed ? ' (resumed)' : job.retryCount ? ` (try ${job.retryCount + 1})` : ''}`,
+      );
+    worker.onSetAside = (job, children) =>
+      log(`set aside ${job.kind} job ${job.id} while ${children} sub-agent run(s) it waits on go on`);
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         process.off('SIGINT', onInt);

@@ -12,7 +12,7 @@ import type {
   ReapedJobs,
   StoredApproval,
 } from '../job-queue.ts';
-import type { Database } from './database.ts';
+import { type Connection, type Database, transaction } from './database.ts';
 import type { Notifications } from './notifications.ts';
 import { forgetGoneWorkers, orphanedJobs, WorkerLease } from './worker-leases.ts';
 
@@ -107,6 +107,13 @@ export class PgBossJobQueue implements JobQueue {
         jobs.push({ id: job.id, kind, data: job.data, retryCount: job.retryCount ?? 0 });
     }
     if (jobs.length) {
+      // Jobs put back on the queue after a suspension go on from their journal.
+      const { rows } = await this.#db.query<{ job_id: string }>(
+        'DELETE FROM suspended_jobs WHERE job_id = ANY($1::uuid[]) AND woken RETURNING job_id',
+        [jobs.map((job) => job.id)],
+      );
+      const resumed = new Set(rows.map((row) => row.job_id));
+      for (const job of jobs) if (resumed.has(job.id)) job.resumed = true;
       // Who holds each job, so its worker's death is seen at once by every process (see worker-leases.ts).
       const places = jobs.map(placeOf);
       await this.#db.query(
@@ -161,6 +168,98 @@ export class PgBossJobQueue implements JobQueue {
     ]);
   }
 
+  async suspend(job: Job, children: readonly string[]): Promise<boolean> {
+    return transaction(this.#db, async (connection) => {
+      // One at a time with the children's ends (`childEnded`): an end either comes first and is seen
+      // here, or comes after and finds this job set aside.
+      await connection.query("SELECT pg_advisory_xact_lock(hashtext('cadre-suspend'), hashtext($1))", [
+        job.id,
+      ]);
+      const waiting: string[] = [];
+      for (const child of children) if (!(await this.#ended(connection, 'run', child))) waiting.push(child);
+      if (!waiting.length) return false;
+      await connection.query(
+        `INSERT INTO suspended_jobs (job_id, kind, waiting, suspended_at) VALUES ($1, $2, $3::uuid[], $4)
+         ON CONFLICT (job_id) DO UPDATE SET kind = excluded.kind, waiting = excluded.waiting, woken = false,
+           suspended_at = excluded.suspended_at`,
+        [job.id, job.kind, waiting, Date.now()],
+      );
+      await connection.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
+        job.id,
+        job.retryCount,
+      ]);
+      const cancelled = await this.#boss.cancel(QUEUES[job.kind], attempt(job), {
+        db: inTransaction(connection),
+      });
+      // Taken from this worker meanwhile: it is not this worker's to set aside.
+      if (!(cancelled as { affected?: number }).affected) throw new NotSuspended();
+      return true;
+    }).catch((error: unknown) => {
+      if (error instanceof NotSuspended) return false;
+      throw error;
+    });
+  }
+
+  async handBack(job: Job): Promise<void> {
+    await transaction(this.#db, async (connection) => {
+      const db = { db: inTransaction(connection) };
+      const cancelled = await this.#boss.cancel(QUEUES[job.kind], attempt(job), db);
+      // Taken from this worker meanwhile: someone else runs it now.
+      if (!(cancelled as { affected?: number }).affected) return;
+      await connection.query(
+        `INSERT INTO suspended_jobs (job_id, kind, waiting, woken, suspended_at) VALUES ($1, $2, '{}', true, $3)
+         ON CONFLICT (job_id) DO UPDATE SET waiting = '{}', woken = true, suspended_at = excluded.suspended_at`,
+        [job.id, job.kind, Date.now()],
+      );
+      await connection.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
+        job.id,
+        job.retryCount,
+      ]);
+      await this.#putBack(connection, job.kind, job.id);
+    });
+    await this.signal('jobs', job.kind);
+  }
+
+  async childEnded(parent: { kind: JobKind; key: string }, childJobId: string): Promise<void> {
+    const parentId = jobUuid(parent.key);
+    const woken = await transaction(this.#db, async (connection) => {
+      await connection.query("SELECT pg_advisory_xact_lock(hashtext('cadre-suspend'), hashtext($1))", [
+        parentId,
+      ]);
+      const { rows } = await connection.query<{ waiting: string[] }>(
+        `UPDATE suspended_jobs SET waiting = array_remove(waiting, $2::uuid)
+         WHERE job_id = $1 AND NOT woken RETURNING waiting`,
+        [parentId, childJobId],
+      );
+      if (!rows[0] || rows[0].waiting.length) return false;
+      await connection.query('UPDATE suspended_jobs SET woken = true WHERE job_id = $1', [parentId]);
+      await this.#putBack(connection, parent.kind, parentId);
+      return true;
+    });
+    if (woken) await this.signal('jobs', parent.kind);
+  }
+
+  /**
+   * Puts a job set aside (cancelled) back on the queue, in `connection`'s transaction. pg-boss counts its
+   * next start as a retry; its retry limit grows by one with it, so being set aside never spends a try.
+   */
+  async #putBack(connection: Connection, kind: JobKind, id: string): Promise<void> {
+    const db = { db: inTransaction(connection) };
+    await this.#boss.resume(QUEUES[kind], id, db);
+    const [job] = await this.#boss.findJobs(QUEUES[kind], { id });
+    if (job) await this.#boss.update(QUEUES[kind], undefined, { id, retryLimit: job.retryLimit + 1, ...db });
+  }
+
+  /** Whether a job has ended for good (a suspended one has not: it waits on its own children). */
+  async #ended(connection: Connection, kind: JobKind, id: string): Promise<boolean> {
+    const [job] = await this.#boss.findJobs(QUEUES[kind], { id });
+    if (!job) return true;
+    if (job.state === 'completed' || job.state === 'failed') return true;
+    if (job.state !== 'cancelled') return false;
+    const { rowCount } = await connection.query('SELECT 1 FROM suspended_jobs WHERE job_id = $1', [id]);
+    return !rowCount;
+  }
+
   async reap(): Promise<ReapedJobs> {
     const reaped: ReapedJobs = { retried: [], givenUp: [] };
     for (const orphan of await orphanedJobs(this.#db)) {
@@ -197,6 +296,11 @@ export class PgBossJobQueue implements JobQueue {
         return { state: 'active' };
       case 'completed':
         return { state: 'completed', output: (job.output as { output?: unknown } | null)?.output };
+      case 'cancelled': {
+        // Set aside while it waits on its own children: still under way.
+        const { rowCount } = await this.#db.query('SELECT 1 FROM suspended_jobs WHERE job_id = $1', [job.id]);
+        return rowCount ? { state: 'waiting' } : { state: 'failed', error: messageOf(job.output) };
+      }
       default:
         return { state: 'failed', error: messageOf(job.output) };
     }
@@ -361,6 +465,16 @@ export class PgBossJobQueue implements JobQueue {
     for (const lease of this.#leases) await lease.release();
     await this.#boss.stop({ graceful: false, close: true }).catch(() => {});
   }
+}
+
+/** A suspension given up inside its transaction (rolled back). */
+class NotSuspended extends Error {}
+
+/** A connection in a transaction as pg-boss takes one (`{ db }`), so its change commits with Cadre's. */
+function inTransaction(connection: Connection): {
+  executeSql: (text: string, values?: unknown[]) => Promise<{ rows: any[] }>;
+} {
+  return { executeSql: (text, values) => connection.query(text, values as unknown[]) };
 }
 
 /** The attempt a worker took, so settling it leaves a later attempt (another worker's) alone. */

@@ -276,4 +276,18 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // A parent job that waits on its children holds nothing: its job is set aside (cancelled in pg-boss)
+    // with the child jobs it waits on, and put back on the queue when the last of them ends.
+    id: '007-suspended-jobs',
+    sql: `
+      CREATE TABLE suspended_jobs (
+        job_id UUID PRIMARY KEY,
+        kind TEXT NOT NULL,
+        waiting UUID[] NOT NULL,
+        woken BOOLEAN NOT NULL DEFAULT false,
+        suspended_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
