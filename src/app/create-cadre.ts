@@ -17,6 +17,7 @@ import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
+import { stopSandboxRuntime } from '../tools/coding/command-sandbox.ts';
 import { McpClients } from '../tools/mcp/mcp-clients.ts';
 import type { Workspaces } from '../tools/workspace/workspaces.ts';
 
@@ -440,6 +441,8 @@ export class Cadre {
     await worker?.stop({ drainMs: 2_000 });
     // Stopping a stdio server closes its stdin; the process exits after it has (or is killed 2-4 s on).
     await this.mcp.close();
+    // The sandbox runtime's network bridges (socat processes) go with the process that started them.
+    await stopSandboxRuntime();
     // The last spans go out before the process may exit; an unreachable collector is not Cadre's failure.
     await this.tracing?.shutdown().catch(() => {});
     this.#detachStore();

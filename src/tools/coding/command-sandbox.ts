@@ -52,6 +52,17 @@ function start() {
   return started;
 }
 
+/**
+ * Stops what the sandbox runtime started in this process (its network bridges, `socat` processes that
+ * would otherwise outlive it), when it was started; for a process closing down.
+ */
+export async function stopSandboxRuntime(): Promise<void> {
+  const ready = await started;
+  if (!ready || 'problem' in ready) return;
+  started = undefined;
+  await ready.runtime.SandboxManager.reset().catch(() => {});
+}
+
 /** Anthropic's sandbox runtime, started on first use. */
 export function sandboxRuntime(): CommandSandbox {
   return {
