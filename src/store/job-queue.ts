@@ -48,6 +48,12 @@ export interface StoredApproval {
   request: string;
 }
 
+/** The job of a sub-agent run's parent: the tree's (its root) or another run's, by the key it was enqueued under. */
+export interface JobParent {
+  kind: JobKind;
+  key: string;
+}
+
 /** Which tree a job belongs to and which run it runs (its root, for a tree job). */
 export interface JobPlace {
   rootRunId: string;
@@ -85,8 +91,12 @@ export interface JobQueue {
    * to the ids of those it no longer holds (taken from it as if it were gone): they must stop there.
    */
   heartbeat(jobs: readonly Job[], workerId: string): Promise<string[]>;
-  /** Ends this attempt of the job (a later attempt, after it was taken from this worker, is left alone). */
-  complete(job: Job, output: unknown): Promise<void>;
+  /**
+   * Ends this attempt of the job (a later attempt, after it was taken from this worker, is left alone).
+   * With `parent` (a sub-agent run's), in the same transaction: the parent's job, if set aside for it and
+   * this was the last child it waits on, goes back on the queue (see `suspend`).
+   */
+  complete(job: Job, output: unknown, parent?: JobParent): Promise<void>;
   /** Fails this attempt; the job is retried, or dead-lettered once its retries are spent. */
   fail(job: Job, error: string): Promise<void>;
   /**
@@ -101,8 +111,6 @@ export interface JobQueue {
    * not counted as failed, and the job is taken again `resumed`.
    */
   handBack(job: Job): Promise<void>;
-  /** A child job has ended: its parent's job, if set aside for it and it was the last, goes back on the queue. */
-  childEnded(parent: { kind: JobKind; key: string }, childJobId: string): Promise<void>;
   /**
    * The jobs of workers that are gone (killed, lost): retried when a live worker can take them, else taken
    * off the queue for their trees to be closed `interrupted` (and resumed by a person).
@@ -111,7 +119,8 @@ export interface JobQueue {
   state(kind: JobKind, id: string): Promise<JobState>;
   /** Claims dead-lettered jobs, to record why their runs ended; settle each with `settleDead`. */
   takeDead(count: number): Promise<DeadJob[]>;
-  settleDead(job: DeadJob): Promise<void>;
+  /** Settles a dead letter; with `parent`, wakes it as `complete` does, in the same transaction. */
+  settleDead(job: DeadJob, parent?: JobParent): Promise<void>;
   /** Adds `tokens` to a tree's shared ledger; resolves to what the whole tree has spent. */
   charge(rootRunId: string, tokens: number): Promise<number>;
   spent(rootRunId: string): Promise<number>;

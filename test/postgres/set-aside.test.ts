@@ -26,11 +26,10 @@ describe.skipIf(!TEST_DATABASE_URL)('jobs set aside while their children run', (
         expect(await jobs.state('tree', 'tree:run_root')).toEqual({ state: 'waiting' });
         const taken = await jobs.take(5, lease.id, () => ({ rootRunId: 'run_root', runId: 'child' }));
         expect(taken.map((job) => job.kind)).toEqual(['run', 'run']);
-        await jobs.complete(taken[0]!, { status: 'ok' });
-        await jobs.childEnded({ kind: 'tree', key: 'tree:run_root' }, taken[0]!.id);
+        const parentJob = { kind: 'tree' as const, key: 'tree:run_root' };
+        await jobs.complete(taken[0]!, { status: 'ok' }, parentJob);
         expect(await jobs.take(1, lease.id, place)).toEqual([]);
-        await jobs.complete(taken[1]!, { status: 'ok' });
-        await jobs.childEnded({ kind: 'tree', key: 'tree:run_root' }, taken[1]!.id);
+        await jobs.complete(taken[1]!, { status: 'ok' }, parentJob);
       }
       // Four times set aside and once handed back: two failures are still retried, the third dead-lettered.
       let [parent] = await jobs.take(1, lease.id, place);

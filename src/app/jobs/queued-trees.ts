@@ -107,12 +107,13 @@ export async function startQueuedTree<Result>(
           void start.approvals
             .relay(start.approver, approvalRequestOf(event, userId, journal.spec.sessionId), signal)
             .catch(() => {});
+        start.onEvent?.(event);
         if (event.runId === rootRunId && event.type === 'run-finish') {
-          // Said once the answer is stored (`finish`): whoever sees the tree end reads it in the session.
+          // Shown to followers once the answer is stored (`finish`): whoever sees the tree end reads it
+          // in the session. (The caller's own listener has it in order: the answer is built from it.)
           rootEnd = event;
           continue;
         }
-        start.onEvent?.(event);
         slot.observe(event);
         if (event.runId === rootRunId && event.type === 'run-start') markStarted();
       }
@@ -129,10 +130,7 @@ export async function startQueuedTree<Result>(
     })
     .finally(async () => {
       await runs.flush();
-      if (rootEnd) {
-        start.onEvent?.(rootEnd);
-        slot.observe(rootEnd);
-      }
+      if (rootEnd) slot.observe(rootEnd);
       slot.end();
     });
   result.catch(() => {});

@@ -6,7 +6,7 @@ import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import { closingEvents } from '../../store/interruption-events.ts';
-import type { Job, JobKind, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
+import type { Job, JobKind, JobParent, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
@@ -269,8 +269,7 @@ export class TreeWorker {
         await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped'));
         return;
       }
-      await jobs.complete(job, output);
-      await this.#ended(job.kind, job.data, job.id);
+      await jobs.complete(job, output, parentJob(job.kind, job.data));
     } catch (error) {
       if (controller.signal.reason instanceof WorkerStopping && this.#standing)
         await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped'));
@@ -319,17 +318,6 @@ export class TreeWorker {
     }
     controller.abort(new JobSetAside(`waiting on ${children.length} sub-agent run(s)`));
     this.onSetAside?.(active.job, children.length);
-  }
-
-  /** A sub-agent run's job ended: its parent, if set aside waiting for it, may go back on the queue. */
-  async #ended(kind: JobKind, data: unknown, jobId: string): Promise<void> {
-    if (kind !== 'run') return;
-    const { request } = data as RunJobData;
-    const parent =
-      request.parentRunId === request.rootRunId
-        ? { kind: 'tree' as const, key: `tree:${request.rootRunId}` }
-        : { kind: 'run' as const, key: `run:${request.parentRunId}` };
-    await this.#parts.jobs.childEnded(parent, jobId).catch(() => {});
   }
 
   async #runTree(job: Job, data: TreeJobData, signal: AbortSignal, between: Between): Promise<unknown> {
@@ -443,8 +431,7 @@ export class TreeWorker {
           store.runs.record(event);
         await store.runs.flush();
       }
-      await jobs.settleDead(dead);
-      await this.#ended(dead.kind, dead.data, dead.sourceId);
+      await jobs.settleDead(dead, parentJob(dead.kind, dead.data));
     }
   }
 }
@@ -462,6 +449,15 @@ class JobSetAside extends RunHandedOff {
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
 class JobTaken extends RunHandedOff {
   override name = 'JobTaken';
+}
+
+/** The job of a sub-agent run's parent (the tree's, when the parent is its root), which its end may wake. */
+function parentJob(kind: JobKind, data: unknown): JobParent | undefined {
+  if (kind !== 'run') return undefined;
+  const { request } = data as RunJobData;
+  return request.parentRunId === request.rootRunId
+    ? { kind: 'tree', key: `tree:${request.rootRunId}` }
+    : { kind: 'run', key: `run:${request.parentRunId}` };
 }
 
 /** A job's tree and run, as the queue records who holds it. */

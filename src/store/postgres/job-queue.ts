@@ -5,6 +5,7 @@ import type {
   DeadJob,
   Job,
   JobKind,
+  JobParent,
   JobPlace,
   JobQueue,
   JobState,
@@ -149,9 +150,23 @@ export class PgBossJobQueue implements JobQueue {
     return jobs.filter((job) => !held.has(job.id)).map((job) => job.id);
   }
 
-  async complete(job: Job, output: unknown): Promise<void> {
-    await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object);
-    await this.#letGo(job);
+  async complete(job: Job, output: unknown, parent?: JobParent): Promise<void> {
+    if (!parent) {
+      await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object);
+      await this.#letGo(job);
+    } else {
+      // The end and the parent's wake commit together: a worker dying between them would leave the
+      // parent set aside with nobody left to put it back.
+      const woken = await this.#waking(parent, job.id, async (connection) => {
+        const db = { db: inTransaction(connection) };
+        await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object, db);
+        await connection.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
+          job.id,
+          job.retryCount,
+        ]);
+      });
+      if (woken) await this.signal('jobs', parent.kind);
+    }
     await this.signal('ended', job.id);
   }
 
@@ -220,12 +235,21 @@ export class PgBossJobQueue implements JobQueue {
     await this.signal('jobs', job.kind);
   }
 
-  async childEnded(parent: { kind: JobKind; key: string }, childJobId: string): Promise<void> {
+  /**
+   * Runs `end` (a child job's end) and, in the same transaction and under the parent's lock, takes the
+   * child off what its parent waits on; resolves true when that put the parent back on the queue.
+   */
+  async #waking(
+    parent: JobParent,
+    childJobId: string,
+    end: (connection: Connection) => Promise<void>,
+  ): Promise<boolean> {
     const parentId = jobUuid(parent.key);
-    const woken = await transaction(this.#db, async (connection) => {
+    return transaction(this.#db, async (connection) => {
       await connection.query("SELECT pg_advisory_xact_lock(hashtext('cadre-suspend'), hashtext($1))", [
         parentId,
       ]);
+      await end(connection);
       const { rows } = await connection.query<{ waiting: string[] }>(
         `UPDATE suspended_jobs SET waiting = array_remove(waiting, $2::uuid)
          WHERE job_id = $1 AND NOT woken RETURNING waiting`,
@@ -236,7 +260,6 @@ export class PgBossJobQueue implements JobQueue {
       await this.#putBack(connection, parent.kind, parentId);
       return true;
     });
-    if (woken) await this.signal('jobs', parent.kind);
   }
 
   /**
@@ -324,8 +347,14 @@ export class PgBossJobQueue implements JobQueue {
     );
   }
 
-  async settleDead(job: DeadJob): Promise<void> {
-    await this.#boss.complete(DEAD, job.id);
+  async settleDead(job: DeadJob, parent?: JobParent): Promise<void> {
+    if (!parent) await this.#boss.complete(DEAD, job.id);
+    else if (
+      await this.#waking(parent, job.sourceId, async (connection) => {
+        await this.#boss.complete(DEAD, job.id, null, { db: inTransaction(connection) });
+      })
+    )
+      await this.signal('jobs', parent.kind);
     await this.signal('ended', job.sourceId);
   }
 
