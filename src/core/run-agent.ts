@@ -95,6 +95,7 @@ async function runWithin(
     seq: 0,
   };
   frame.resumeSeq = tree.resumeSeqs?.get(frame.id);
+  frame.toolSeqs = tree.resumeToolSeqs?.get(frame.id);
   tree.frames.set(frame.id, frame);
 
   // 1.

@@ -42,6 +42,12 @@ export interface TreeState {
    */
   resumeSeqs?: ReadonlyMap<string, number>;
   /**
+   * For those runs, the number each tool call's stored `tool-call` and `tool-result` event has, by
+   * `type:toolCallId`: replayed, they repeat it even after the run went on (the calls of one step replay
+   * side by side with one made anew), so the store keeps one of each.
+   */
+  resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /**
    * Called at each step boundary (before a model request or a tool call made anew, with everything before
    * it committed): where a worker that is stopping hands its runs over by aborting them (RunHandedOff).
    */
@@ -111,6 +117,8 @@ export interface RunFrame extends ParentRun {
    * its events continue after the last the earlier attempt stored.
    */
   resumeSeq?: number | undefined;
+  /** The stored numbers of this run's tool events (see TreeState.resumeToolSeqs). */
+  toolSeqs?: ReadonlyMap<string, number> | undefined;
 }
 
 /**
@@ -131,6 +139,10 @@ export function emit(frame: RunFrame, body: EventBody): void {
   // Handed to another process: what this one would still say (its calls cut short, a `cancelled` end) is
   // not what happened to the run, which goes on there.
   if (frame.signal.reason instanceof RunHandedOff) return;
+  const stored =
+    frame.toolSeqs && (body.type === 'tool-call' || body.type === 'tool-result')
+      ? frame.toolSeqs.get(`${body.type}:${body.toolCallId}`)
+      : undefined;
   const event = {
     ...body,
     runId: frame.id,
@@ -138,7 +150,7 @@ export function emit(frame: RunFrame, body: EventBody): void {
     rootRunId: frame.tree.rootRunId,
     depth: frame.depth,
     agent: frame.definition.name,
-    seq: frame.seq++,
+    seq: stored ?? frame.seq++,
     time: frame.tree.now(),
   } as CadreEvent;
   frame.tree.bus.publish(event);

@@ -83,6 +83,8 @@ export class RunTreeBuilder {
     if (!node) return;
     switch (event.type) {
       case 'tool-call':
+        // A call told twice (replayed after a retry) is one call.
+        if (node.toolCalls.some((call) => call.id === event.toolCallId)) return;
         node.toolCalls.push({
           id: event.toolCallId,
           name: event.name,

@@ -92,6 +92,8 @@ export interface RunRequest {
   ledger?: BudgetLedger;
   /** A retried job's runs: the sequence number after each one's last stored event (see TreeState). */
   resumeSeqs?: ReadonlyMap<string, number>;
+  /** A retried job's runs: the stored number of each tool event (see TreeState). */
+  resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** Called at each step boundary of the tree's runs here (see TreeState.atBoundary). */
   atBoundary?: () => void;
   /** This tree's child runner, over the runtime's (e.g. children as jobs on a queue). */
@@ -109,6 +111,7 @@ export interface ChildRunHooks {
   worker?: string;
   approver?: Approver;
   resumeSeqs?: ReadonlyMap<string, number>;
+  resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   atBoundary?: () => void;
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
@@ -202,6 +205,7 @@ export class Runtime {
       ...(hooks.worker ? { worker: hooks.worker } : {}),
       ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
       ...(hooks.resumeSeqs ? { resumeSeqs: hooks.resumeSeqs } : {}),
+      ...(hooks.resumeToolSeqs ? { resumeToolSeqs: hooks.resumeToolSeqs } : {}),
       ...(hooks.atBoundary ? { atBoundary: hooks.atBoundary } : {}),
       ledger: hooks.ledger,
       maxDepth: request.maxDepth,
@@ -229,6 +233,7 @@ export class Runtime {
       | 'worker'
       | 'onEvent'
       | 'resumeSeqs'
+      | 'resumeToolSeqs'
       | 'atBoundary'
     > & {
       userId: string;
@@ -272,6 +277,7 @@ export class Runtime {
       ...(request.journal ? { journal: request.journal } : {}),
       ...(request.worker ? { worker: request.worker } : {}),
       ...(request.resumeSeqs ? { resumeSeqs: request.resumeSeqs } : {}),
+      ...(request.resumeToolSeqs ? { resumeToolSeqs: request.resumeToolSeqs } : {}),
       ...(request.atBoundary ? { atBoundary: request.atBoundary } : {}),
       now: this.options.now ?? Date.now,
       newId:

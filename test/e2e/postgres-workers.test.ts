@@ -142,6 +142,19 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(solo.output()).toMatch(/set aside run job \S+ while 4 sub-agent run\(s\) it waits on go on/);
     expect(solo.output()).toMatch(/took run job \S+ \(resumed\)/);
     expect(solo.output()).toMatch(/took tree job \S+ \(resumed\)/);
+    // Each run lists each of its calls once, answered: going on from the journal told no call twice.
+    const runsOf = (tree: RunTree): RunTree[] => [tree, ...tree.children.flatMap(runsOf)];
+    for (const run of runsOf(result.run)) {
+      const ids = run.toolCalls.map((call) => call.id);
+      expect(new Set(ids).size, `${run.agent}'s calls ${ids.join(', ')}`).toBe(ids.length);
+      expect(run.toolCalls.filter((call) => call.ok !== true)).toEqual([]);
+    }
+    const store = storeReader(env);
+    const [told] = await store.rows<{ n: string }>(
+      "SELECT COUNT(*) AS n FROM events WHERE type = 'tool-call' GROUP BY run_id, body::jsonb->>'toolCallId' ORDER BY 1 DESC LIMIT 1",
+    );
+    await store.close();
+    expect(Number(told?.n)).toBe(1);
     // No step asked twice: main and lead each asked twice (before and after their sub-agents), math once each.
     const asks = (test: (system: string) => boolean) =>
       model.requests.filter((request) => test(request.system)).length;

@@ -367,7 +367,7 @@ export class TreeWorker {
     const { store, jobs } = this.#parts;
     const { userId, rootRunId } = idsOf(job.kind, data);
     const limits = data.limits ? { limits: data.limits } : {};
-    const [runtime, journal, ledger, resumeSeqs] = await Promise.all([
+    const [runtime, journal, ledger, resumed] = await Promise.all([
       this.#parts.runtime({ userId, ...limits }),
       store.journal.open(data.journalId),
       SharedLedger.open(jobs, rootRunId),
@@ -378,18 +378,28 @@ export class TreeWorker {
       ledger,
       worker: this.name,
       atBoundary,
-      ...(resumeSeqs ? { resumeSeqs } : {}),
+      ...(resumed ? { resumeSeqs: resumed.next, resumeToolSeqs: resumed.toolSeqs } : {}),
       childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, whileWaiting }),
     };
     return { runtime, hooks };
   }
 
-  /** The sequence number after each run's last stored event: where a retried job's runs go on. */
-  async #storedSeqs(userId: string, rootRunId: string): Promise<Map<string, number>> {
+  /**
+   * Where a retried or resumed job's runs go on: the number after each run's last stored event, and the
+   * stored number of each of its tool events (replayed, they repeat it).
+   */
+  async #storedSeqs(userId: string, rootRunId: string) {
     const next = new Map<string, number>();
-    for (const { event } of await this.#parts.store.runs.events(userId, rootRunId))
+    const toolSeqs = new Map<string, Map<string, number>>();
+    for (const { event } of await this.#parts.store.runs.events(userId, rootRunId)) {
       next.set(event.runId, Math.max(next.get(event.runId) ?? 0, event.seq + 1));
-    return next;
+      if (event.type !== 'tool-call' && event.type !== 'tool-result') continue;
+      let seqs = toolSeqs.get(event.runId);
+      if (!seqs) toolSeqs.set(event.runId, (seqs = new Map()));
+      const key = `${event.type}:${event.toolCallId}`;
+      if (!seqs.has(key)) seqs.set(key, event.seq);
+    }
+    return { next, toolSeqs };
   }
 
   /** A stop from any process: the tree (`root`) or the one run (`run`) it names stops here. */
