@@ -84,6 +84,13 @@ export interface JobQueue {
    * left; a terminal's in-process worker leaves with its answer.
    */
   enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease>;
+  /**
+   * Whether a tree's jobs should not run (any more): its root has ended (`ended`, e.g. interrupted and
+   * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard.
+   */
+  treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined>;
+  /** Whether a worker other than `workerId` is alive (holds its lease). */
+  othersAlive(workerId: string): Promise<boolean>;
   /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first) for worker `workerId`. */
   take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]>;
   /**

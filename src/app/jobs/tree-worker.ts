@@ -5,6 +5,7 @@ import type { RuntimeLimits } from '../../core/limits.ts';
 import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
+import { zeroUsage } from '../../core/usage.ts';
 import { closingEvents } from '../../store/interruption-events.ts';
 import type { Job, JobKind, JobParent, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
@@ -96,6 +97,8 @@ export class TreeWorker {
   #drainMs: number;
   #standing: boolean;
   #suspendAfterMs: number;
+  /** Whether jobs still held when stopping go back on the queue (see `stop`). */
+  #handsBack = true;
   /** Stopping: each run hands itself over at its next step boundary (see `stop`). */
   #yielding = false;
   #lease: WorkerLease | undefined;
@@ -156,6 +159,10 @@ export class TreeWorker {
     this.#yielding = true;
     this.#wake.wake();
     await this.#loop;
+    // A terminal's worker hands its jobs back only when another worker is there to take them; else they
+    // are left as a killed worker's would be (their trees interrupted, for a person to resume).
+    this.#handsBack =
+      this.#standing || (await this.#parts.jobs.othersAlive(this.#lease!.id).catch(() => false));
     for (const active of this.#active.values()) if (active.waitingOn.size) this.#handBack(active);
     const drainMs = options.drainMs ?? this.#drainMs;
     const deadline = Date.now() + drainMs;
@@ -166,8 +173,8 @@ export class TreeWorker {
     for (const timer of this.#timers) clearInterval(timer);
     for (const unlisten of this.#unlisten) unlisten();
     await this.#lease?.release();
-    // A terminal's worker leaves its jobs held by a worker now gone: they are reaped like a killed one's.
-    if (!this.#standing) await this.#parts.store.runs.markInterrupted().catch(() => {});
+    // What it left is reaped like a killed worker's jobs.
+    if (!this.#handsBack) await this.#parts.store.runs.markInterrupted().catch(() => {});
   }
 
   async #work(): Promise<void> {
@@ -259,6 +266,15 @@ export class TreeWorker {
     };
     const between = { whileWaiting, atBoundary, observe };
     try {
+      // A stop this worker did not hear (asked before it started), or a tree already over: a parent put
+      // back on the queue after its children were stopped ends cancelled, and a job of an ended tree ends
+      // without running.
+      const stopped = await jobs.treeStopped(active.rootRunId).catch(() => undefined);
+      if (stopped?.ended) {
+        await jobs.complete(job, endedOutput(job, active.runId), parentJob(job.kind, job.data));
+        return;
+      }
+      if (stopped?.reason && !controller.signal.aborted) controller.abort(new Error(stopped.reason));
       const output =
         job.kind === 'tree'
           ? await this.#runTree(job, job.data as TreeJobData, controller.signal, between)
@@ -266,18 +282,18 @@ export class TreeWorker {
       if (this.#handedOver(controller.signal)) return;
       if (controller.signal.reason instanceof WorkerStopping) {
         // Back on the queue as it is, for another worker to go on from its journal (not a failed try).
-        await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped'));
+        await this.#handBackJob(job);
         return;
       }
       await jobs.complete(job, output, parentJob(job.kind, job.data));
     } catch (error) {
-      if (controller.signal.reason instanceof WorkerStopping && this.#standing)
-        await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped'));
+      if (controller.signal.reason instanceof WorkerStopping && this.#handsBack) await this.#handBackJob(job);
       else if (!this.#handedOver(controller.signal))
         await jobs.fail(job, describeError(error)).catch(() => {});
     } finally {
       clearTimeout(active.suspendTimer);
-      this.#active.delete(job.id);
+      // Taken again meanwhile (set aside and put back at once): that attempt is the one held now.
+      if (this.#active.get(job.id) === active) this.#active.delete(job.id);
       held?.();
       this.#wake.wake();
     }
@@ -291,8 +307,14 @@ export class TreeWorker {
     return (
       signal.reason instanceof JobTaken ||
       signal.reason instanceof JobSetAside ||
-      (signal.reason instanceof WorkerStopping && !this.#standing)
+      (signal.reason instanceof WorkerStopping && !this.#handsBack)
     );
+  }
+
+  /** Puts a job back on the queue as it is; failing that (the database gone), fails this try. */
+  async #handBackJob(job: Job): Promise<void> {
+    const { jobs } = this.#parts;
+    await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped').catch(() => {}));
   }
 
   /**
@@ -459,6 +481,13 @@ class JobSetAside extends RunHandedOff {
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
 class JobTaken extends RunHandedOff {
   override name = 'JobTaken';
+}
+
+/** What a job of a tree that has ended hands back without running: a cancelled run. */
+function endedOutput(job: Job, runId: string): unknown {
+  if (job.kind === 'tree') return { status: 'cancelled' };
+  const summary = 'Not run: its tree had already ended.';
+  return { status: 'cancelled', summary, usage: zeroUsage(), subtreeUsage: zeroUsage(), runId, turns: 0 };
 }
 
 /** The job of a sub-agent run's parent (the tree's, when the parent is its root), which its end may wake. */

@@ -22,6 +22,9 @@ export async function openDatabase(url: string, options: { schema?: string } = {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // A connection the network dropped silently (a NAT's idle timeout) is noticed: a worker's lease
+    // connection lost that way would otherwise look held to it while every other process sees it gone.
+    keepAlive: true,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
     // Counts, sums and millisecond times are BIGINT: numbers, not strings (all stay below 2^53).
     types: {

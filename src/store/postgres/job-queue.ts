@@ -15,7 +15,7 @@ import type {
 } from '../job-queue.ts';
 import { type Connection, type Database, transaction } from './database.ts';
 import type { Notifications } from './notifications.ts';
-import { forgetGoneWorkers, orphanedJobs, WorkerLease } from './worker-leases.ts';
+import { forgetGoneWorkers, leaseHeld, orphanedJobs, WorkerLease } from './worker-leases.ts';
 
 const QUEUES: Record<JobKind, string> = { tree: 'cadre-tree', run: 'cadre-run' };
 const DEAD = 'cadre-dead';
@@ -96,20 +96,43 @@ export class PgBossJobQueue implements JobQueue {
     return lease;
   }
 
+  async treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined> {
+    const { rows } = await this.#db.query<{ status: string | null; reason: string | null }>(
+      `SELECT (SELECT status FROM runs WHERE id = $1) AS status,
+              (SELECT reason FROM run_stop_requests WHERE root_id = $1) AS reason`,
+      [rootRunId],
+    );
+    const { status, reason } = rows[0] ?? { status: null, reason: null };
+    if (status && status !== 'running') return { ended: true };
+    return reason ? { ended: false, reason } : undefined;
+  }
+
+  async othersAlive(workerId: string): Promise<boolean> {
+    const { rows } = await this.#db.query<{ alive: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM workers w WHERE w.id <> $1 AND ${leaseHeld('w.id')}) AS alive`,
+      [workerId],
+    );
+    return rows[0]?.alive ?? false;
+  }
+
   async take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]> {
-    const jobs: Job[] = [];
-    for (const kind of ['run', 'tree'] as const) {
-      if (jobs.length >= count) break;
-      const fetched = await this.#boss.fetch<{ key: string }>(QUEUES[kind], {
-        batchSize: count - jobs.length,
-        includeMetadata: true,
-      });
-      for (const job of fetched)
-        jobs.push({ id: job.id, kind, data: job.data, retryCount: job.retryCount ?? 0 });
-    }
-    if (jobs.length) {
+    // One transaction: a job fetched is recorded as held (and as resumed) with it, or not fetched at all.
+    return transaction(this.#db, async (connection) => {
+      const db = inTransaction(connection);
+      const jobs: Job[] = [];
+      for (const kind of ['run', 'tree'] as const) {
+        if (jobs.length >= count) break;
+        const fetched = await this.#boss.fetch<{ key: string }>(QUEUES[kind], {
+          batchSize: count - jobs.length,
+          includeMetadata: true,
+          db,
+        });
+        for (const job of fetched)
+          jobs.push({ id: job.id, kind, data: job.data, retryCount: job.retryCount ?? 0 });
+      }
+      if (!jobs.length) return jobs;
       // Jobs put back on the queue after a suspension go on from their journal.
-      const { rows } = await this.#db.query<{ job_id: string }>(
+      const { rows } = await connection.query<{ job_id: string }>(
         'DELETE FROM suspended_jobs WHERE job_id = ANY($1::uuid[]) AND woken RETURNING job_id',
         [jobs.map((job) => job.id)],
       );
@@ -117,7 +140,7 @@ export class PgBossJobQueue implements JobQueue {
       for (const job of jobs) if (resumed.has(job.id)) job.resumed = true;
       // Who holds each job, so its worker's death is seen at once by every process (see worker-leases.ts).
       const places = jobs.map(placeOf);
-      await this.#db.query(
+      await connection.query(
         `INSERT INTO job_holders (job_id, kind, retry_count, worker_id, root_id, run_id, taken_at)
          SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bigint[])
          ON CONFLICT (job_id) DO UPDATE SET kind = excluded.kind, retry_count = excluded.retry_count,
@@ -133,8 +156,8 @@ export class PgBossJobQueue implements JobQueue {
           jobs.map(() => Date.now()),
         ],
       );
-    }
-    return jobs;
+      return jobs;
+    });
   }
 
   async heartbeat(jobs: readonly Job[], workerId: string): Promise<string[]> {
@@ -142,12 +165,13 @@ export class PgBossJobQueue implements JobQueue {
       const ids = jobs.filter((job) => job.kind === kind).map((job) => job.id);
       if (ids.length) await this.#boss.touch(QUEUES[kind], ids);
     }
-    const { rows } = await this.#db.query<{ job_id: string }>(
-      'SELECT job_id FROM job_holders WHERE job_id = ANY($1::uuid[]) AND worker_id = $2',
+    const { rows } = await this.#db.query<{ job_id: string; retry_count: number }>(
+      'SELECT job_id, retry_count FROM job_holders WHERE job_id = ANY($1::uuid[]) AND worker_id = $2',
       [jobs.map((job) => job.id), workerId],
     );
-    const held = new Set(rows.map((row) => row.job_id));
-    return jobs.filter((job) => !held.has(job.id)).map((job) => job.id);
+    // Held still means this very attempt: one taken again (by this worker too) is another.
+    const held = new Set(rows.map((row) => `${row.job_id}:${row.retry_count}`));
+    return jobs.filter((job) => !held.has(`${job.id}:${job.retryCount}`)).map((job) => job.id);
   }
 
   async complete(job: Job, output: unknown, parent?: JobParent): Promise<void> {
@@ -159,11 +183,13 @@ export class PgBossJobQueue implements JobQueue {
       // parent set aside with nobody left to put it back.
       const woken = await this.#waking(parent, job.id, async (connection) => {
         const db = { db: inTransaction(connection) };
-        await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object, db);
+        const ended = await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object, db);
         await connection.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
           job.id,
           job.retryCount,
         ]);
+        // An attempt taken from this worker meanwhile ends nothing: the child still runs elsewhere.
+        return Boolean((ended as { affected?: number }).affected);
       });
       if (woken) await this.signal('jobs', parent.kind);
     }
@@ -242,14 +268,14 @@ export class PgBossJobQueue implements JobQueue {
   async #waking(
     parent: JobParent,
     childJobId: string,
-    end: (connection: Connection) => Promise<void>,
+    end: (connection: Connection) => Promise<boolean>,
   ): Promise<boolean> {
     const parentId = jobUuid(parent.key);
     return transaction(this.#db, async (connection) => {
       await connection.query("SELECT pg_advisory_xact_lock(hashtext('cadre-suspend'), hashtext($1))", [
         parentId,
       ]);
-      await end(connection);
+      if (!(await end(connection))) return false;
       const { rows } = await connection.query<{ waiting: string[] }>(
         `UPDATE suspended_jobs SET waiting = array_remove(waiting, $2::uuid)
          WHERE job_id = $1 AND NOT woken RETURNING waiting`,
@@ -295,10 +321,10 @@ export class PgBossJobQueue implements JobQueue {
             message: `its worker (pid ${orphan.pid} on ${orphan.host}) is gone`,
           })
         : await this.#boss.cancel(queue, fenced);
-      await this.#db.query('DELETE FROM job_holders WHERE job_id = $1 AND worker_id = $2', [
-        orphan.jobId,
-        orphan.workerId,
-      ]);
+      await this.#db.query(
+        'DELETE FROM job_holders WHERE job_id = $1 AND worker_id = $2 AND retry_count = $3',
+        [orphan.jobId, orphan.workerId, orphan.retryCount],
+      );
       if (!(result as { affected?: number }).affected) continue;
       if (orphan.takeable) reaped.retried.push(place);
       else reaped.givenUp.push({ ...place, pid: orphan.pid, host: orphan.host });
@@ -352,6 +378,7 @@ export class PgBossJobQueue implements JobQueue {
     else if (
       await this.#waking(parent, job.sourceId, async (connection) => {
         await this.#boss.complete(DEAD, job.id, null, { db: inTransaction(connection) });
+        return true;
       })
     )
       await this.signal('jobs', parent.kind);

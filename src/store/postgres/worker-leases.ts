@@ -41,7 +41,7 @@ export interface OrphanedJob {
   host: string;
   rootRunId: string;
   runId: string;
-  /** Whether a live worker can take it again: one that stays (serve, `cadre worker`), or one running its tree. */
+  /** Whether a live worker is there to take it again (any process working the queue). */
   takeable: boolean;
 }
 
@@ -59,9 +59,7 @@ export async function orphanedJobs(db: Queryable): Promise<OrphanedJob[]> {
     takeable: boolean;
   }>(
     `SELECT h.job_id, h.kind, h.retry_count, h.worker_id, w.pid, w.host, h.root_id, h.run_id,
-       (EXISTS (SELECT 1 FROM workers s WHERE s.standing AND ${leaseHeld('s.id')})
-        OR EXISTS (SELECT 1 FROM job_holders t WHERE t.kind = 'tree' AND t.run_id = h.root_id
-                   AND t.worker_id <> h.worker_id AND ${leaseHeld('t.worker_id')})) AS takeable
+       EXISTS (SELECT 1 FROM workers s WHERE s.id <> h.worker_id AND ${leaseHeld('s.id')}) AS takeable
      FROM job_holders h LEFT JOIN workers w ON w.id = h.worker_id
      WHERE NOT ${leaseHeld('h.worker_id')} AND ${JUDGED}`,
   );
@@ -97,25 +95,30 @@ export class WorkerLease {
   #released = false;
   #retry: NodeJS.Timeout | undefined;
 
-  private constructor(db: Database) {
+  #worker: { name: string; standing: boolean };
+
+  private constructor(db: Database, worker: { name: string; standing: boolean }) {
     this.#db = db;
+    this.#worker = worker;
   }
 
   static async take(db: Database, worker: { name: string; standing: boolean }): Promise<WorkerLease> {
-    const lease = new WorkerLease(db);
-    // The lease first: a row without it could be forgotten as a gone worker's.
+    const lease = new WorkerLease(db, worker);
     await lease.#lock();
-    await db.query(
-      `INSERT INTO workers (id, name, pid, host, standing, started_at) VALUES ($1, $2, $3, $4, $5, ${NOW_MS})`,
-      [lease.id, worker.name, process.pid, hostname(), worker.standing],
-    );
     return lease;
   }
 
+  /** Takes the lock, then (again, after a lost connection: a gone worker's row may have been forgotten) the row. */
   async #lock(): Promise<void> {
     const connection = await this.#db.connect();
     try {
+      // The lease first: a row without it could be forgotten as a gone worker's.
       await connection.query(`SELECT pg_advisory_lock(hashtext('${LEASE_CLASS}'), hashtext($1))`, [this.id]);
+      await connection.query(
+        `INSERT INTO workers (id, name, pid, host, standing, started_at) VALUES ($1, $2, $3, $4, $5, ${NOW_MS})
+         ON CONFLICT (id) DO NOTHING`,
+        [this.id, this.#worker.name, process.pid, hostname(), this.#worker.standing],
+      );
     } catch (error) {
       connection.release(error as Error);
       throw error;
