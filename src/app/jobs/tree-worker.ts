@@ -416,8 +416,8 @@ export class TreeWorker {
     for (const { event } of await this.#parts.store.runs.events(userId, rootRunId)) {
       next.set(event.runId, Math.max(next.get(event.runId) ?? 0, event.seq + 1));
       if (event.type !== 'tool-call' && event.type !== 'tool-result') continue;
-      let seqs = toolSeqs.get(event.runId);
-      if (!seqs) toolSeqs.set(event.runId, (seqs = new Map()));
+      const seqs = toolSeqs.get(event.runId) ?? new Map<string, number>();
+      toolSeqs.set(event.runId, seqs);
       const key = `${event.type}:${event.toolCallId}`;
       if (!seqs.has(key)) seqs.set(key, event.seq);
     }
