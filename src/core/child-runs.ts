@@ -31,6 +31,8 @@ export interface ChildRunRequest {
   ancestors: Array<{ runId: string; agent: string; journalKey: string; modelRef: string }>;
   /** Sub-agents run anew (a question sent again): no kept result is handed back. */
   freshResults?: boolean;
+  /** When the parent must end (ms since the epoch): a child run away from it stops then too. */
+  deadline?: number;
 }
 
 /** Runs a child and resolves to its envelope; never rejects for what happens inside the run. */

@@ -48,4 +48,9 @@ export interface RunSpec {
   parentToolCallId?: string;
   /** Limits for this run only, over its definition's (e.g. `cadre ask --max-turns 3` for the root). */
   limits?: Partial<RuntimeLimits>;
+  /**
+   * When the run must end at the latest (ms since the epoch): its parent's deadline, for a child run away
+   * from its parent's process (the parent's signal cannot reach it). It ends `cancelled` then.
+   */
+  notAfter?: number;
 }

@@ -44,12 +44,35 @@ export async function runAgent(
   spec: RunSpec,
 ): Promise<ResultEnvelope> {
   const limits = { ...services.limitsFor(spec.definition), ...spec.limits };
-  const signals = runSignals(spec.signal, limits.timeoutMs);
+  const now = tree.now();
+  // A run going on from an earlier attempt (a job retried, or set aside and put back) keeps its deadline.
+  const startedAt = (spec.runId && tree.resumeStartedAt?.get(spec.runId)) || now;
+  const ownDeadline = startedAt + limits.timeoutMs;
+  const signals = runSignals(spec.signal, Math.max(0, ownDeadline - now));
+  // A parent elsewhere stops its child at its own deadline, as a parent in process would by its signal.
+  const parentEnd =
+    spec.notAfter === undefined ? undefined : deadlineAbort(signals.signal, spec.notAfter - now);
+  const deadline = Math.min(ownDeadline, spec.notAfter ?? Number.POSITIVE_INFINITY);
   try {
-    return await runWithin(services, tree, spec, limits, signals);
+    return await runWithin(
+      services,
+      tree,
+      spec,
+      limits,
+      parentEnd ? { ...signals, signal: parentEnd.signal } : signals,
+      deadline,
+    );
   } finally {
+    parentEnd?.clear();
     signals.release();
   }
+}
+
+/** `signal`, aborted besides (as a cancellation: "its parent ran out of time") after `ms`. */
+function deadlineAbort(signal: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error('its parent ran out of time')), Math.max(0, ms));
+  return { signal: AbortSignal.any([signal, controller.signal]), clear: () => clearTimeout(timer) };
 }
 
 async function runWithin(
@@ -58,6 +81,7 @@ async function runWithin(
   spec: RunSpec,
   limits: RuntimeLimits,
   { signal, timeoutSignal }: { signal: AbortSignal; timeoutSignal: AbortSignal },
+  deadline: number,
 ): Promise<ResultEnvelope> {
   const { definition } = spec;
   const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);
@@ -75,6 +99,7 @@ async function runWithin(
     inputs: spec.inputs,
     signal,
     timeoutSignal,
+    deadline,
     vault: new Vault(),
     usage: zeroUsage(),
     childUsage: zeroUsage(),

@@ -87,6 +87,7 @@ function startChild(
     ...(tree.sessionId ? { sessionId: tree.sessionId } : {}),
     ancestors: ancestorsOf(parent),
     ...(tree.reuse?.recall === false ? { freshResults: true } : {}),
+    ...(Number.isFinite(parent.deadline) ? { deadline: parent.deadline } : {}),
   };
   const local = inProcessChildRunner(services, tree, run);
   const runner = services.childRunner ? services.childRunner(local) : local;

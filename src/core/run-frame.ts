@@ -48,6 +48,11 @@ export interface TreeState {
    */
   resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /**
+   * For those runs, when each first started (its stored `run-start`): its time limit counts from then, so
+   * a run set aside or retried does not get its full time again.
+   */
+  resumeStartedAt?: ReadonlyMap<string, number>;
+  /**
    * Called at each step boundary (before a model request or a tool call made anew, with everything before
    * it committed): where a worker that is stopping hands its runs over by aborting them (RunHandedOff).
    */
@@ -77,6 +82,11 @@ export interface RunFrame extends ParentRun {
   signal: AbortSignal;
   /** Fires only for this run's own wall-clock limit, so a timeout can be told from a cancellation. */
   timeoutSignal: AbortSignal;
+  /**
+   * When the run must end (ms since the epoch): its time limit from when it first started (an earlier
+   * attempt's start, for a retried or resumed job), or its parent's deadline when that comes first.
+   */
+  deadline: number;
   vault: Vault;
   usage: Usage;
   /** Subtree usage of finished children, summed. */

@@ -94,6 +94,8 @@ export interface RunRequest {
   resumeSeqs?: ReadonlyMap<string, number>;
   /** A retried job's runs: the stored number of each tool event (see TreeState). */
   resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** A retried job's runs: when each first started (see TreeState). */
+  resumeStartedAt?: ReadonlyMap<string, number>;
   /** Called at each step boundary of the tree's runs here (see TreeState.atBoundary). */
   atBoundary?: () => void;
   /** This tree's child runner, over the runtime's (e.g. children as jobs on a queue). */
@@ -112,6 +114,7 @@ export interface ChildRunHooks {
   approver?: Approver;
   resumeSeqs?: ReadonlyMap<string, number>;
   resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  resumeStartedAt?: ReadonlyMap<string, number>;
   atBoundary?: () => void;
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
 }
@@ -206,6 +209,7 @@ export class Runtime {
       ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
       ...(hooks.resumeSeqs ? { resumeSeqs: hooks.resumeSeqs } : {}),
       ...(hooks.resumeToolSeqs ? { resumeToolSeqs: hooks.resumeToolSeqs } : {}),
+      ...(hooks.resumeStartedAt ? { resumeStartedAt: hooks.resumeStartedAt } : {}),
       ...(hooks.atBoundary ? { atBoundary: hooks.atBoundary } : {}),
       ledger: hooks.ledger,
       maxDepth: request.maxDepth,
@@ -219,6 +223,7 @@ export class Runtime {
       history: request.context,
       signal: hooks.signal,
       runId: hooks.runId,
+      ...(request.deadline !== undefined ? { notAfter: request.deadline } : {}),
       ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
     });
   }
@@ -234,6 +239,7 @@ export class Runtime {
       | 'onEvent'
       | 'resumeSeqs'
       | 'resumeToolSeqs'
+      | 'resumeStartedAt'
       | 'atBoundary'
     > & {
       userId: string;
@@ -278,6 +284,7 @@ export class Runtime {
       ...(request.worker ? { worker: request.worker } : {}),
       ...(request.resumeSeqs ? { resumeSeqs: request.resumeSeqs } : {}),
       ...(request.resumeToolSeqs ? { resumeToolSeqs: request.resumeToolSeqs } : {}),
+      ...(request.resumeStartedAt ? { resumeStartedAt: request.resumeStartedAt } : {}),
       ...(request.atBoundary ? { atBoundary: request.atBoundary } : {}),
       now: this.options.now ?? Date.now,
       newId:

@@ -163,6 +163,30 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(asks(isMath)).toBe(4);
   }, 90_000);
 
+  it("a parent's time limit holds while its job is set aside: its sub-agent is stopped then, and it ends timeout", async () => {
+    const model = await startOpenAIServer((request) => {
+      if (isMain(request.system) && lastIsUser(request))
+        return { toolCalls: [{ name: 'math', arguments: { task: 'What is 6 times 7?' } }] };
+      if (isMain(request.system)) return { text: 'unexpected: main asked again' };
+      // The sub-agent never answers: only its parent's deadline ends it.
+      return { hang: true };
+    });
+    const env = await cadreEnv(model, 'deadline');
+    const solo = await startWorker(env, 'solo', ['--concurrency', '1']);
+    const started = Date.now();
+    const asked = await runCli(['ask', '--no-worker', '--json', '--timeout', '3', 'What is 6 times 7?'], env);
+    const tookMs = Date.now() - started;
+    const result = JSON.parse(asked.stdout) as { run: RunTree };
+    expect(solo.output()).toMatch(/set aside tree job \S+ while 1 sub-agent run\(s\) it waits on go on/);
+    expect(result.run.status).toBe('timeout');
+    expect(result.run.error).toMatch(/time limit of 3 s/);
+    const [child] = result.run.children;
+    expect(child?.status).toBe('cancelled');
+    // Stopped at the deadline, not at the sub-agent's own (much longer) limit.
+    expect(tookMs).toBeLessThan(12_000);
+    expect(Date.parse(result.run.endedAt!) - Date.parse(result.run.startedAt)).toBeLessThan(6_000);
+  }, 60_000);
+
   it('a worker killed while its sub-agent is mid-way: the other worker finishes the tree, no committed step asked again', async () => {
     let releaseSecondStep = () => {};
     const secondStepHeld = new Promise<void>((resolve) => {

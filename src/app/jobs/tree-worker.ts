@@ -400,7 +400,9 @@ export class TreeWorker {
       ledger,
       worker: this.name,
       atBoundary,
-      ...(resumed ? { resumeSeqs: resumed.next, resumeToolSeqs: resumed.toolSeqs } : {}),
+      ...(resumed
+        ? { resumeSeqs: resumed.next, resumeToolSeqs: resumed.toolSeqs, resumeStartedAt: resumed.startedAt }
+        : {}),
       childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, whileWaiting }),
     };
     return { runtime, hooks };
@@ -413,15 +415,17 @@ export class TreeWorker {
   async #storedSeqs(userId: string, rootRunId: string) {
     const next = new Map<string, number>();
     const toolSeqs = new Map<string, Map<string, number>>();
+    const startedAt = new Map<string, number>();
     for (const { event } of await this.#parts.store.runs.events(userId, rootRunId)) {
       next.set(event.runId, Math.max(next.get(event.runId) ?? 0, event.seq + 1));
+      if (event.type === 'run-start' && !startedAt.has(event.runId)) startedAt.set(event.runId, event.time);
       if (event.type !== 'tool-call' && event.type !== 'tool-result') continue;
       const seqs = toolSeqs.get(event.runId) ?? new Map<string, number>();
       toolSeqs.set(event.runId, seqs);
       const key = `${event.type}:${event.toolCallId}`;
       if (!seqs.has(key)) seqs.set(key, event.seq);
     }
-    return { next, toolSeqs };
+    return { next, toolSeqs, startedAt };
   }
 
   /** A stop from any process: the tree (`root`) or the one run (`run`) it names stops here. */
