@@ -1,6 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
-import { runSignals } from './deadline-clock.ts';
+import { deadlines, runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError } from './errors.ts';
 import { guardModel } from './guarded-model.ts';
@@ -68,11 +68,25 @@ export async function runAgent(
   }
 }
 
-/** `signal`, aborted besides (as a cancellation: "its parent ran out of time") after `ms`. */
+/**
+ * `signal`, aborted besides after `ms` as a cancellation ("its parent ran out of time"), on the shared
+ * deadline clock (long limits clamp there); at once when the parent's deadline has already passed.
+ */
 function deadlineAbort(signal: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error('its parent ran out of time')), Math.max(0, ms));
-  return { signal: AbortSignal.any([signal, controller.signal]), clear: () => clearTimeout(timer) };
+  const stop = () => controller.abort(new Error('its parent ran out of time'));
+  const forward = () => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else if (ms <= 0) stop();
+  else signal.addEventListener('abort', forward, { once: true });
+  const deadline = controller.signal.aborted ? undefined : deadlines.after(ms, stop);
+  return {
+    signal: controller.signal,
+    clear: () => {
+      deadline?.cancel();
+      signal.removeEventListener('abort', forward);
+    },
+  };
 }
 
 async function runWithin(

@@ -138,10 +138,20 @@ export interface RunFrame extends ParentRun {
  */
 export function goLive(frame: RunFrame): void {
   frame.tree.atBoundary?.();
-  if (frame.resumeSeq === undefined) return;
+  if (!pastStored(frame)) return;
+  emit(frame, { type: 'run-resume', ...(frame.tree.worker ? { worker: frame.tree.worker } : {}) });
+}
+
+/**
+ * Numbers the run's next events after everything an earlier attempt stored (once): for what is new, be it
+ * a step made anew (`goLive`) or an end the earlier attempt never reached (a run stopped while it still
+ * replays). Returns whether it had been replaying.
+ */
+export function pastStored(frame: RunFrame): boolean {
+  if (frame.resumeSeq === undefined) return false;
   frame.seq = Math.max(frame.seq, frame.resumeSeq);
   frame.resumeSeq = undefined;
-  emit(frame, { type: 'run-resume', ...(frame.tree.worker ? { worker: frame.tree.worker } : {}) });
+  return true;
 }
 
 /** Stamps an event body with the run's identity and the next sequence number, and publishes it. */
@@ -153,6 +163,9 @@ export function emit(frame: RunFrame, body: EventBody): void {
     frame.toolSeqs && (body.type === 'tool-call' || body.type === 'tool-result')
       ? frame.toolSeqs.get(`${body.type}:${body.toolCallId}`)
       : undefined;
+  // A replayed tool event repeats its stored number; while the run still replays, the numbering keeps
+  // pace with it, so what follows repeats its stored number too.
+  if (stored !== undefined && frame.resumeSeq !== undefined) frame.seq = Math.max(frame.seq, stored + 1);
   const event = {
     ...body,
     runId: frame.id,

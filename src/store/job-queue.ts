@@ -95,9 +95,9 @@ export interface JobQueue {
   take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]>;
   /**
    * Tells the queue worker `workerId` still works on these jobs (else they are retried elsewhere); resolves
-   * to the ids of those it no longer holds (taken from it as if it were gone): they must stop there.
+   * to the attempts among them it no longer holds (taken from it as if it were gone): they stop there.
    */
-  heartbeat(jobs: readonly Job[], workerId: string): Promise<string[]>;
+  heartbeat(jobs: readonly Job[], workerId: string): Promise<Job[]>;
   /**
    * Ends this attempt of the job (a later attempt, after it was taken from this worker, is left alone).
    * With `parent` (a sub-agent run's), in the same transaction: the parent's job, if set aside for it and

@@ -165,26 +165,64 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
 
   it("a parent's time limit holds while its job is set aside: its sub-agent is stopped then, and it ends timeout", async () => {
     const model = await startOpenAIServer((request) => {
-      if (isMain(request.system) && lastIsUser(request))
-        return { toolCalls: [{ name: 'math', arguments: { task: 'What is 6 times 7?' } }] };
-      if (isMain(request.system)) return { text: 'unexpected: main asked again' };
-      // The sub-agent never answers: only its parent's deadline ends it.
+      const fromTool = !lastIsUser(request);
+      const toolResults = request.body.messages.filter((message) => message.role === 'tool').length;
+      // main asks math twice, one step after the other: the first answers at once, the second never does.
+      if (isMain(request.system) && toolResults < 2)
+        return { toolCalls: [{ name: 'math', arguments: { task: `Part ${toolResults + 1}.` } }] };
+      if (isMain(request.system)) return { text: 'unexpected: main asked a third time' };
+      if (
+        isMath(request.system) &&
+        !fromTool &&
+        request.body.messages.some((m) => JSON.stringify(m).includes('Part 1.'))
+      )
+        return { text: 'Part 1 is 6.' };
       return { hang: true };
     });
     const env = await cadreEnv(model, 'deadline');
     const solo = await startWorker(env, 'solo', ['--concurrency', '1']);
     const started = Date.now();
-    const asked = await runCli(['ask', '--no-worker', '--json', '--timeout', '3', 'What is 6 times 7?'], env);
+    const asked = await runCli(['ask', '--no-worker', '--json', '--timeout', '3', 'Do both parts.'], env);
     const tookMs = Date.now() - started;
     const result = JSON.parse(asked.stdout) as { run: RunTree };
     expect(solo.output()).toMatch(/set aside tree job \S+ while 1 sub-agent run\(s\) it waits on go on/);
     expect(result.run.status).toBe('timeout');
     expect(result.run.error).toMatch(/time limit of 3 s/);
-    const [child] = result.run.children;
-    expect(child?.status).toBe('cancelled');
+    expect(result.run.children.map((child) => child.status)).toEqual(['ok', 'cancelled']);
     // Stopped at the deadline, not at the sub-agent's own (much longer) limit.
     expect(tookMs).toBeLessThan(12_000);
     expect(Date.parse(result.run.endedAt!) - Date.parse(result.run.startedAt)).toBeLessThan(6_000);
+    // Put back past its deadline, main ended while it still replayed: its end is stored, once.
+    const store = storeReader(env);
+    const ends = await store.rows<{ type: string }>(
+      `SELECT type FROM events WHERE run_id = '${result.run.id}' AND type IN ('run-error', 'run-finish')`,
+    );
+    await store.close();
+    expect(ends.map((end) => end.type).sort()).toEqual(['run-error', 'run-finish']);
+  }, 60_000);
+
+  it('Ctrl-C on the asking terminal while its parent is set aside: the tree ends cancelled and the terminal exits', async () => {
+    const model = await startOpenAIServer((request) => {
+      if (isMain(request.system) && lastIsUser(request))
+        return { toolCalls: [{ name: 'math', arguments: { task: 'What is 6 times 7?' } }] };
+      if (isMain(request.system)) return { text: 'unexpected: main asked again' };
+      return { hang: true };
+    });
+    const env = await cadreEnv(model, 'interrupt');
+    const solo = await startWorker(env, 'solo', ['--concurrency', '1']);
+    let stoppedAt = 0;
+    const asked = await runCli(['ask', '--no-worker', '--json', 'What is 6 times 7?'], env, {
+      onSpawn: (child) =>
+        void solo.waitFor(/set aside tree job/).then(() => {
+          stoppedAt = Date.now();
+          child.kill('SIGINT');
+        }),
+    });
+    expect(stoppedAt).toBeGreaterThan(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    const root = JSON.parse(asked.stdout) as { run: RunTree };
+    expect(root.run.status).toBe('cancelled');
+    expect(root.run.children.map((child) => child.status)).toEqual(['cancelled']);
   }, 60_000);
 
   it('a worker killed while its sub-agent is mid-way: the other worker finishes the tree, no committed step asked again', async () => {

@@ -94,7 +94,7 @@ describe.skipIf(!TEST_DATABASE_URL)('worker leases', () => {
       expect(await jobs.heartbeat([job!], lease.id)).toEqual([]);
       // Another process reaped it (the lease looked gone during a network cut, say).
       await store.database.query('DELETE FROM job_holders');
-      expect(await jobs.heartbeat([job!], lease.id)).toEqual([job!.id]);
+      expect(await jobs.heartbeat([job!], lease.id)).toEqual([job]);
       await lease.release();
     } finally {
       await store.close();

@@ -31,8 +31,11 @@ export function queuedChildren(options: {
   jobs: JobQueue;
   journalId: string;
   limits?: Partial<RuntimeLimits>;
-  /** Runs the wait for child job `childJobId` (the worker gives the parent's slot back meanwhile). */
-  whileWaiting: <T>(childJobId: string, wait: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs the wait for child job `childJobId` (the worker gives the parent's slot back meanwhile); `stop`
+   * is the parent's signal: a parent being stopped is not set aside.
+   */
+  whileWaiting: <T>(childJobId: string, stop: AbortSignal, wait: () => Promise<T>) => Promise<T>;
 }): (inProcess: ChildRunner) => ChildRunner {
   const { jobs } = options;
   return () => ({
@@ -46,7 +49,9 @@ export function queuedChildren(options: {
         ...(options.limits ? { limits: options.limits } : {}),
       };
       await jobs.enqueue('run', key, data);
-      return options.whileWaiting(jobs.jobId(key), () => childEnd(jobs, key, runId, cancellation.signal));
+      return options.whileWaiting(jobs.jobId(key), cancellation.signal, () =>
+        childEnd(jobs, key, runId, cancellation.signal),
+      );
     },
   });
 }

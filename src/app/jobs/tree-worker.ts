@@ -53,7 +53,7 @@ const SUSPEND_AFTER_MS = 1_000;
 const DEAD_EVERY_MS = 3_000;
 
 /** Runs `wait` with the job's slot given back, and takes a slot again before the job goes on. */
-type WhileWaiting = <T>(childJobId: string, wait: () => Promise<T>) => Promise<T>;
+type WhileWaiting = <T>(childJobId: string, stop: AbortSignal, wait: () => Promise<T>) => Promise<T>;
 
 /** How a job's run meets its worker between steps: waiting on children, and at each step boundary. */
 interface Between {
@@ -72,6 +72,8 @@ interface ActiveJob {
   waitingOn: Map<string, number>;
   /** Its run's tool calls without a result yet. */
   pending: Set<string>;
+  /** Its run is being stopped: it ends here rather than being set aside. */
+  stopping?: boolean;
   /** Looks whether the job can be set aside while it waits (see `#trySuspend`). */
   suspendTimer?: NodeJS.Timeout | undefined;
 }
@@ -138,8 +140,12 @@ export class TreeWorker {
         .heartbeat(held, lease.id)
         .then((lost) => {
           // Taken from this worker (it was judged gone): another worker runs it now, so it stops here.
-          for (const id of lost)
-            this.#active.get(id)?.controller.abort(new JobTaken('taken by another worker'));
+          for (const job of lost) {
+            const active = this.#active.get(job.id);
+            // The attempt the heartbeat was about, not one taken again since.
+            if (active?.job.retryCount === job.retryCount)
+              active.controller.abort(new JobTaken('taken by another worker'));
+          }
         })
         .catch(() => {});
     }, HEARTBEAT_EVERY_MS);
@@ -156,13 +162,14 @@ export class TreeWorker {
   async stop(options: { drainMs?: number } = {}): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    // Decided before any run hands itself over: a terminal's worker hands its jobs back only when another
+    // worker is there to take them; else they are left as a killed worker's would be (their trees
+    // interrupted, for a person to resume).
+    this.#handsBack =
+      this.#standing || (await this.#parts.jobs.othersAlive(this.#lease!.id).catch(() => false));
     this.#yielding = true;
     this.#wake.wake();
     await this.#loop;
-    // A terminal's worker hands its jobs back only when another worker is there to take them; else they
-    // are left as a killed worker's would be (their trees interrupted, for a person to resume).
-    this.#handsBack =
-      this.#standing || (await this.#parts.jobs.othersAlive(this.#lease!.id).catch(() => false));
     for (const active of this.#active.values()) if (active.waitingOn.size) this.#handBack(active);
     const drainMs = options.drainMs ?? this.#drainMs;
     const deadline = Date.now() + drainMs;
@@ -231,7 +238,10 @@ export class TreeWorker {
     const { jobs } = this.#parts;
     // The job's slot, given back while the run waits for children and taken again when they are done.
     let held: (() => void) | undefined = release;
-    const whileWaiting: WhileWaiting = async (childJobId, wait) => {
+    const whileWaiting: WhileWaiting = async (childJobId, stop, wait) => {
+      // A run being stopped (cancelled, out of time) waits for its children to stop, then ends here.
+      if (stop.aborted) active.stopping = true;
+      else stop.addEventListener('abort', () => (active.stopping = true), { once: true });
       if (active.waitingOn.size === 0) {
         held?.();
         held = undefined;
@@ -325,7 +335,7 @@ export class TreeWorker {
   async #trySuspend(active: ActiveJob): Promise<void> {
     active.suspendTimer = undefined;
     const { controller } = active;
-    if (controller.signal.aborted || !active.waitingOn.size) return;
+    if (controller.signal.aborted || active.stopping || !active.waitingOn.size) return;
     const waits = [...active.waitingOn.values()].reduce((sum, count) => sum + count, 0);
     // Something else is still under way (a tool of its own, a call not yet sent to a child): look again.
     if (active.pending.size !== waits) {

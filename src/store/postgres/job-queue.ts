@@ -160,7 +160,7 @@ export class PgBossJobQueue implements JobQueue {
     });
   }
 
-  async heartbeat(jobs: readonly Job[], workerId: string): Promise<string[]> {
+  async heartbeat(jobs: readonly Job[], workerId: string): Promise<Job[]> {
     for (const kind of ['run', 'tree'] as const) {
       const ids = jobs.filter((job) => job.kind === kind).map((job) => job.id);
       if (ids.length) await this.#boss.touch(QUEUES[kind], ids);
@@ -171,7 +171,7 @@ export class PgBossJobQueue implements JobQueue {
     );
     // Held still means this very attempt: one taken again (by this worker too) is another.
     const held = new Set(rows.map((row) => `${row.job_id}:${row.retry_count}`));
-    return jobs.filter((job) => !held.has(`${job.id}:${job.retryCount}`)).map((job) => job.id);
+    return jobs.filter((job) => !held.has(`${job.id}:${job.retryCount}`));
   }
 
   async complete(job: Job, output: unknown, parent?: JobParent): Promise<void> {
