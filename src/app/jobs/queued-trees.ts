@@ -11,6 +11,7 @@ import type { ApprovalDesk } from '../approvals.ts';
 import { followStored } from '../follow-events.ts';
 import type { LiveRuns, TreeSlot } from '../live-runs.ts';
 import { outcomeOf } from '../tree-handle.ts';
+import { closeRunLeftOpen } from './close-run.ts';
 import type { TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
@@ -31,6 +32,10 @@ export interface QueuedTreeStart<Result> {
 
 /** How often the tree's job is looked at until its root has started (it may fail before it does). */
 const JOB_LOOK_MS = 500;
+/** After, how often it is looked at for a job that ended without its root's end stored (see the backstop). */
+const JOB_END_LOOK_MS = 2_000;
+/** How long the root's end may take to arrive after its job ended before the root is closed here. */
+const JOB_END_GRACE_MS = 3_000;
 
 /**
  * The asking side of a tree run as a job: the tree goes on the queue under a root run id decided here,
@@ -82,8 +87,27 @@ export async function startQueuedTree<Result>(
   let rootEnd: CadreEvent | undefined;
   const follow = (async () => {
     const following = new AbortController();
+    let endedAt: number | undefined;
+    let looked = 0;
     const watchJob = setInterval(async () => {
-      if (started) return;
+      if (started) {
+        // A backstop: the tree's job ended (its worker done with it) but its root's end never reached the
+        // store. Rather than follow forever, the root is closed with what is known.
+        if (Date.now() - looked < JOB_END_LOOK_MS) return;
+        looked = Date.now();
+        const state = await parts.jobs.state('tree', key).catch(() => undefined);
+        if (state?.state !== 'completed' && state?.state !== 'failed') return;
+        endedAt ??= Date.now();
+        if (Date.now() - endedAt < JOB_END_GRACE_MS) return;
+        const why = state.state === 'failed' ? `: ${state.error}` : '';
+        await closeRunLeftOpen(
+          runs,
+          { userId, rootRunId, runId: rootRunId },
+          'error',
+          `Its worker ended the tree's job without storing the run's end${why}.`,
+        ).catch(() => false);
+        return;
+      }
       const state = await parts.jobs.state('tree', key).catch(() => undefined);
       if (state?.state === 'failed' || state?.state === 'missing') {
         const why = state.state === 'failed' ? state.error : 'its job is gone from the queue';

@@ -2,15 +2,14 @@ import { hostname } from 'node:os';
 import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
-import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import { zeroUsage } from '../../core/usage.ts';
-import { closingEvents } from '../../store/interruption-events.ts';
 import type { Job, JobKind, JobParent, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
+import { closeRunLeftOpen } from './close-run.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
 import { queuedChildren } from './queued-children.ts';
 import { SharedLedger } from './shared-ledger.ts';
@@ -465,18 +464,8 @@ export class TreeWorker {
   async #settleDead(): Promise<void> {
     const { jobs, store } = this.#parts;
     for (const dead of await jobs.takeDead(10)) {
-      const { userId, rootRunId, runId } = idsOf(dead.kind, dead.data);
-      const tree = userId ? await store.runs.getRunTree(userId, rootRunId) : undefined;
-      const node = tree && findRun(tree, runId);
-      if (node?.status === 'running') {
-        const events = await store.runs.events(userId, rootRunId);
-        const seq = events.reduce((last, { event }) => (event.runId === runId ? event.seq : last), -1) + 1;
-        const place = { rootId: rootRunId, depth: depthOf(events, runId) };
-        const message = `Failed on every worker that took it: ${dead.error}`;
-        for (const event of closingEvents(node, place, seq, Date.now(), 'error', message))
-          store.runs.record(event);
-        await store.runs.flush();
-      }
+      const message = `Failed on every worker that took it: ${dead.error}`;
+      await closeRunLeftOpen(store.runs, idsOf(dead.kind, dead.data), 'error', message);
       await jobs.settleDead(dead, parentJob(dead.kind, dead.data));
     }
   }
@@ -527,19 +516,6 @@ function idsOf(kind: JobKind, data: unknown): { userId: string; rootRunId: strin
   }
   const run = data as RunJobData;
   return { userId: run.request.userId, rootRunId: run.request.rootRunId, runId: run.runId };
-}
-
-function findRun(tree: RunTree, runId: string): RunTree | undefined {
-  if (tree.id === runId) return tree;
-  for (const child of tree.children) {
-    const found = findRun(child, runId);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-function depthOf(events: Array<{ event: CadreEvent }>, runId: string): number {
-  return events.find(({ event }) => event.runId === runId)?.event.depth ?? 0;
 }
 
 function sleep(ms: number): Promise<void> {
