@@ -159,13 +159,13 @@ export function emit(frame: RunFrame, body: EventBody): void {
   // Handed to another process: what this one would still say (its calls cut short, a `cancelled` end) is
   // not what happened to the run, which goes on there.
   if (frame.signal.reason instanceof RunHandedOff) return;
-  const stored =
-    frame.toolSeqs && (body.type === 'tool-call' || body.type === 'tool-result')
-      ? frame.toolSeqs.get(`${body.type}:${body.toolCallId}`)
-      : undefined;
-  // A replayed tool event repeats its stored number; while the run still replays, the numbering keeps
-  // pace with it, so what follows repeats its stored number too.
+  const key = replayKey(body);
+  const stored = frame.toolSeqs && key !== undefined ? frame.toolSeqs.get(key) : undefined;
+  // A replayed tool event or end repeats its stored number; while the run still replays, the numbering
+  // keeps pace with it, so what follows repeats its stored number too. One the earlier attempt never
+  // stored (its write lost, or an end it never reached) is new: numbered after everything stored.
   if (stored !== undefined && frame.resumeSeq !== undefined) frame.seq = Math.max(frame.seq, stored + 1);
+  else if (stored === undefined && key !== undefined) pastStored(frame);
   const event = {
     ...body,
     runId: frame.id,
@@ -177,6 +177,23 @@ export function emit(frame: RunFrame, body: EventBody): void {
     time: frame.tree.now(),
   } as CadreEvent;
   frame.tree.bus.publish(event);
+}
+
+/**
+ * What identifies an event a replay repeats by its stored number rather than its place: a tool call's
+ * `tool-call` and `tool-result` (parallel calls replay in another order), and the run's end.
+ */
+export function replayKey(body: EventBody): string | undefined {
+  switch (body.type) {
+    case 'tool-call':
+    case 'tool-result':
+      return `${body.type}:${body.toolCallId}`;
+    case 'run-error':
+    case 'run-finish':
+      return `${body.type}:`;
+    default:
+      return undefined;
+  }
 }
 
 /** A call refused before it ran: its `tool-call` (marked refused) and failed `tool-result`, written once. */

@@ -20,7 +20,8 @@ export async function closeRunLeftOpen(
   const node = tree && findRun(tree, runId);
   if (node?.status !== 'running') return false;
   const events = await runs.events(userId, rootRunId);
-  const seq = events.reduce((last, { event }) => (event.runId === runId ? event.seq : last), -1) + 1;
+  const seq =
+    events.reduce((last, { event }) => (event.runId === runId ? Math.max(last, event.seq) : last), -1) + 1;
   const at = { rootId: rootRunId, depth: depthOf(events, runId) };
   for (const event of closingEvents(node, at, seq, Date.now(), status, message)) runs.record(event);
   await runs.flush();

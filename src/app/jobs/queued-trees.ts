@@ -95,16 +95,20 @@ export async function startQueuedTree<Result>(
         // store. Rather than follow forever, the root is closed with what is known.
         if (Date.now() - looked < JOB_END_LOOK_MS) return;
         looked = Date.now();
+        // (A dead-lettered job is a worker's to close, with why it failed.)
         const state = await parts.jobs.state('tree', key).catch(() => undefined);
-        if (state?.state !== 'completed' && state?.state !== 'failed') return;
+        if (state?.state !== 'completed') {
+          endedAt = undefined;
+          return;
+        }
         endedAt ??= Date.now();
         if (Date.now() - endedAt < JOB_END_GRACE_MS) return;
-        const why = state.state === 'failed' ? `: ${state.error}` : '';
+        // Interrupted, not failed: its journal holds what it did, for `cadre runs resume`.
         await closeRunLeftOpen(
           runs,
           { userId, rootRunId, runId: rootRunId },
-          'error',
-          `Its worker ended the tree's job without storing the run's end${why}.`,
+          'interrupted',
+          "Interrupted: its worker ended the tree's job without storing the run's end.",
         ).catch(() => false);
         return;
       }

@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
+import { replayKey } from '../../core/run-frame.ts';
+import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import { zeroUsage } from '../../core/usage.ts';
@@ -9,6 +11,7 @@ import type { Job, JobKind, JobParent, JobPlace, JobQueue, WorkerLease } from '.
 import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
+import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen } from './close-run.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
 import { queuedChildren } from './queued-children.ts';
@@ -71,8 +74,8 @@ interface ActiveJob {
   waitingOn: Map<string, number>;
   /** Its run's tool calls without a result yet. */
   pending: Set<string>;
-  /** Its run is being stopped: it ends here rather than being set aside. */
-  stopping?: boolean;
+  /** Its run's own signal (seen as it waits): a run being stopped ends here rather than being set aside. */
+  runSignal?: AbortSignal;
   /** Looks whether the job can be set aside while it waits (see `#trySuspend`). */
   suspendTimer?: NodeJS.Timeout | undefined;
 }
@@ -239,8 +242,7 @@ export class TreeWorker {
     let held: (() => void) | undefined = release;
     const whileWaiting: WhileWaiting = async (childJobId, stop, wait) => {
       // A run being stopped (cancelled, out of time) waits for its children to stop, then ends here.
-      if (stop.aborted) active.stopping = true;
-      else stop.addEventListener('abort', () => (active.stopping = true), { once: true });
+      active.runSignal = stop;
       if (active.waitingOn.size === 0) {
         held?.();
         held = undefined;
@@ -284,6 +286,14 @@ export class TreeWorker {
         return;
       }
       if (stopped?.reason && !controller.signal.aborted) controller.abort(new Error(stopped.reason));
+      // A sub-agent run that ended before its job did (its worker died between the two): its stored end is
+      // the answer; running it again could end it differently.
+      const ended =
+        job.kind === 'run' && (job.retryCount > 0 || job.resumed) ? await this.#storedEnd(active) : undefined;
+      if (ended) {
+        await jobs.complete(job, ended, parentJob(job.kind, job.data));
+        return;
+      }
       const output =
         job.kind === 'tree'
           ? await this.#runTree(job, job.data as TreeJobData, controller.signal, between)
@@ -334,7 +344,7 @@ export class TreeWorker {
   async #trySuspend(active: ActiveJob): Promise<void> {
     active.suspendTimer = undefined;
     const { controller } = active;
-    if (controller.signal.aborted || active.stopping || !active.waitingOn.size) return;
+    if (controller.signal.aborted || active.runSignal?.aborted || !active.waitingOn.size) return;
     const waits = [...active.waitingOn.values()].reduce((sum, count) => sum + count, 0);
     // Something else is still under way (a tool of its own, a call not yet sent to a child): look again.
     if (active.pending.size !== waits) {
@@ -417,6 +427,15 @@ export class TreeWorker {
     return { runtime, hooks };
   }
 
+  /** The envelope a sub-agent run's stored end gives, when it has ended. */
+  async #storedEnd(active: ActiveJob): Promise<unknown> {
+    const { userId } = idsOf(active.job.kind, active.job.data);
+    const tree = await this.#parts.store.runs.getRunTree(userId, active.rootRunId).catch(() => undefined);
+    const node = tree && findRun(tree, active.runId);
+    if (!node || node.status === 'running') return undefined;
+    return { ...outcomeOf(node).envelope, turns: node.turns };
+  }
+
   /**
    * Where a retried or resumed job's runs go on: the number after each run's last stored event, and the
    * stored number of each of its tool events (replayed, they repeat it).
@@ -428,10 +447,10 @@ export class TreeWorker {
     for (const { event } of await this.#parts.store.runs.events(userId, rootRunId)) {
       next.set(event.runId, Math.max(next.get(event.runId) ?? 0, event.seq + 1));
       if (event.type === 'run-start' && !startedAt.has(event.runId)) startedAt.set(event.runId, event.time);
-      if (event.type !== 'tool-call' && event.type !== 'tool-result') continue;
+      const key = replayKey(event);
+      if (key === undefined) continue;
       const seqs = toolSeqs.get(event.runId) ?? new Map<string, number>();
       toolSeqs.set(event.runId, seqs);
-      const key = `${event.type}:${event.toolCallId}`;
       if (!seqs.has(key)) seqs.set(key, event.seq);
     }
     return { next, toolSeqs, startedAt };
@@ -484,6 +503,15 @@ class JobSetAside extends RunHandedOff {
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
 class JobTaken extends RunHandedOff {
   override name = 'JobTaken';
+}
+
+function findRun(tree: RunTree, runId: string): RunTree | undefined {
+  if (tree.id === runId) return tree;
+  for (const child of tree.children) {
+    const found = findRun(child, runId);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** What a job of a tree that has ended hands back without running: a cancelled run. */

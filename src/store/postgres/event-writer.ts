@@ -221,12 +221,14 @@ export class EventWriter {
         hash: split.payload?.hash ?? null,
       };
     });
-    await connection.query(
+    const inserted = await connection.query<{ run_id: string; seq: number }>(
       `INSERT INTO events (root_id, root_seq, run_id, seq, type, time, body, payload_hash)
        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[])
-       ON CONFLICT (run_id, seq) DO NOTHING`,
+       ON CONFLICT (run_id, seq) DO NOTHING RETURNING run_id, seq`,
       columns(eventRows, ['rootId', 'cursor', 'runId', 'seq', 'type', 'time', 'body', 'hash']),
     );
+    // A repeat (a replayed event, or a second closer's) is not stored: the runs row follows what is.
+    const stored = new Set(inserted.rows.map((row) => `${row.run_id}:${row.seq}`));
     const starts = events.flatMap((event) =>
       event.type === 'run-start'
         ? [
@@ -273,7 +275,7 @@ export class EventWriter {
         ],
       );
     const finishes = events.flatMap((event) =>
-      event.type === 'run-finish'
+      event.type === 'run-finish' && stored.has(`${event.runId}:${event.seq}`)
         ? [
             {
               id: event.runId,

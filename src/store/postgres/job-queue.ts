@@ -335,7 +335,19 @@ export class PgBossJobQueue implements JobQueue {
   }
 
   async state(kind: JobKind, id: string): Promise<JobState> {
-    const [job] = await this.#boss.findJobs(QUEUES[kind], { id: jobUuid(id) });
+    // The job and whether it is set aside, read in one snapshot: a job put back and taken between two
+    // separate reads would look cancelled with no suspension, i.e. failed.
+    const { job, setAside } = await transaction(this.#db, async (connection) => {
+      await connection.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const [found] = await this.#boss.findJobs(QUEUES[kind], {
+        id: jobUuid(id),
+        db: inTransaction(connection),
+      });
+      const { rowCount } = found
+        ? await connection.query('SELECT 1 FROM suspended_jobs WHERE job_id = $1', [found.id])
+        : { rowCount: 0 };
+      return { job: found, setAside: Boolean(rowCount) };
+    });
     if (!job) return { state: 'missing' };
     switch (job.state) {
       case 'created':
@@ -345,11 +357,9 @@ export class PgBossJobQueue implements JobQueue {
         return { state: 'active' };
       case 'completed':
         return { state: 'completed', output: (job.output as { output?: unknown } | null)?.output };
-      case 'cancelled': {
+      case 'cancelled':
         // Set aside while it waits on its own children: still under way.
-        const { rowCount } = await this.#db.query('SELECT 1 FROM suspended_jobs WHERE job_id = $1', [job.id]);
-        return rowCount ? { state: 'waiting' } : { state: 'failed', error: messageOf(job.output) };
-      }
+        return setAside ? { state: 'waiting' } : { state: 'failed', error: messageOf(job.output) };
       default:
         return { state: 'failed', error: messageOf(job.output) };
     }
