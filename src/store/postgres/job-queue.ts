@@ -335,8 +335,10 @@ export class PgBossJobQueue implements JobQueue {
   }
 
   async state(kind: JobKind, id: string): Promise<JobState> {
-    // The job and whether it is set aside, read in one snapshot: a job put back and taken between two
-    // separate reads would look cancelled with no suspension, i.e. failed.
+    const [first] = await this.#boss.findJobs(QUEUES[kind], { id: jobUuid(id) });
+    if (first?.state !== 'cancelled') return stateOf(first, false);
+    // Cancelled: set aside, or not. The job and its mark are read again in one snapshot: a job put back
+    // and taken between two separate reads would look cancelled with no mark, i.e. failed.
     const { job, setAside } = await transaction(this.#db, async (connection) => {
       await connection.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const [found] = await this.#boss.findJobs(QUEUES[kind], {
@@ -348,21 +350,7 @@ export class PgBossJobQueue implements JobQueue {
         : { rowCount: 0 };
       return { job: found, setAside: Boolean(rowCount) };
     });
-    if (!job) return { state: 'missing' };
-    switch (job.state) {
-      case 'created':
-      case 'retry':
-        return { state: 'waiting' };
-      case 'active':
-        return { state: 'active' };
-      case 'completed':
-        return { state: 'completed', output: (job.output as { output?: unknown } | null)?.output };
-      case 'cancelled':
-        // Set aside while it waits on its own children: still under way.
-        return setAside ? { state: 'waiting' } : { state: 'failed', error: messageOf(job.output) };
-      default:
-        return { state: 'failed', error: messageOf(job.output) };
-    }
+    return stateOf(job, setAside);
   }
 
   async takeDead(count: number): Promise<DeadJob[]> {
@@ -530,6 +518,25 @@ export class PgBossJobQueue implements JobQueue {
     for (const release of [...this.#claims]) await release();
     for (const lease of this.#leases) await lease.release();
     await this.#boss.stop({ graceful: false, close: true }).catch(() => {});
+  }
+}
+
+/** Where a job is, as pg-boss has it (and whether a cancelled one is only set aside). */
+function stateOf(job: { state: string; output?: unknown } | undefined, setAside: boolean): JobState {
+  if (!job) return { state: 'missing' };
+  switch (job.state) {
+    case 'created':
+    case 'retry':
+      return { state: 'waiting' };
+    case 'active':
+      return { state: 'active' };
+    case 'completed':
+      return { state: 'completed', output: (job.output as { output?: unknown } | null)?.output };
+    case 'cancelled':
+      // Set aside while it waits on its own children: still under way.
+      return setAside ? { state: 'waiting' } : { state: 'failed', error: messageOf(job.output) };
+    default:
+      return { state: 'failed', error: messageOf(job.output) };
   }
 }
 
