@@ -28,7 +28,8 @@ export async function closeRunLeftOpen(
   return true;
 }
 
-function findRun(tree: RunTree, runId: string): RunTree | undefined {
+/** The run `runId` in `tree` (the tree itself, or a run under it). */
+export function findRun(tree: RunTree, runId: string): RunTree | undefined {
   if (tree.id === runId) return tree;
   for (const child of tree.children) {
     const found = findRun(child, runId);

@@ -3,7 +3,6 @@ import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import { replayKey } from '../../core/run-frame.ts';
-import type { RunTree } from '../../core/run-tree.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import { zeroUsage } from '../../core/usage.ts';
@@ -12,7 +11,7 @@ import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
 import { outcomeOf } from '../tree-handle.ts';
-import { closeRunLeftOpen } from './close-run.ts';
+import { closeRunLeftOpen, findRun } from './close-run.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
 import { queuedChildren } from './queued-children.ts';
 import { SharedLedger } from './shared-ledger.ts';
@@ -503,15 +502,6 @@ class JobSetAside extends RunHandedOff {
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
 class JobTaken extends RunHandedOff {
   override name = 'JobTaken';
-}
-
-function findRun(tree: RunTree, runId: string): RunTree | undefined {
-  if (tree.id === runId) return tree;
-  for (const child of tree.children) {
-    const found = findRun(child, runId);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /** What a job of a tree that has ended hands back without running: a cancelled run. */
