@@ -201,7 +201,20 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     browser.errors.length = 0;
     await page.screenshot({ path: join(SCREENSHOTS, 'interrupted.png') });
     await notice.getByRole('button', { name: 'Resume' }).click();
-    await page.getByText(/^The product is/).waitFor({ timeout: 40_000 });
+    await page
+      .getByText(/^The product is/)
+      .waitFor({ timeout: 40_000 })
+      .catch(async (error: unknown) => {
+        // For the flake this test is retried for: what the server said and what the model was asked.
+        await page.screenshot({ path: join(SCREENSHOTS, 'resume-not-shown.png') }).catch(() => {});
+        const asked = model.requests.map(
+          (r) => `${isMain(r.system) ? 'main' : 'sub'}:${r.body.messages.at(-1)?.role}`,
+        );
+        console.log(
+          `resumed answer not shown; the server printed:\n${second.output()}\nmodel asked: ${asked.join(' ')}`,
+        );
+        throw error;
+      });
     expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
     // main's committed step (the delegation) was not asked again: main saw its question once.
     const mainQuestions = model.requests.filter(
