@@ -46,9 +46,8 @@ export function setToken(token: string | null): void {
   else localStorage.removeItem(TOKEN_KEY);
 }
 
-/** Headers every API request carries. */
-export function authHeaders(): Record<string, string> {
-  const token = getToken();
+/** Headers every API request carries (for `token`, the one held now unless told). */
+export function authHeaders(token: string | null = getToken()): Record<string, string> {
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
@@ -60,9 +59,15 @@ export function onUnauthorized(listener: () => void): () => void {
   return () => unauthorizedListeners.delete(listener);
 }
 
-/** Reads an error body in any of the shapes the server uses: `{error: {message, code}}` or `{error: "..."}`. */
-export async function errorFromResponse(response: Response): Promise<ApiError> {
-  if (response.status === 401) for (const listener of unauthorizedListeners) listener();
+/**
+ * Reads an error body in any of the shapes the server uses: `{error: {message, code}}` or `{error: "..."}`.
+ * A 401 asks for a token only when it refused the token the page holds now (`sent`): a request sent
+ * before signing in, or with a token since replaced, can be answered after the new one was given, and
+ * must not send the person back to the sign-in page.
+ */
+export async function errorFromResponse(response: Response, sent: string | null): Promise<ApiError> {
+  if (response.status === 401 && sent === getToken())
+    for (const listener of unauthorizedListeners) listener();
   let message = `${response.status} ${response.statusText}`.trim();
   let code: string | undefined;
   try {
@@ -83,13 +88,14 @@ export async function errorFromResponse(response: Response): Promise<ApiError> {
 
 /** `fetch` with the token; throws ApiError on failure. */
 export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  const token = getToken();
   let response: Response;
   try {
-    response = await fetch(path, { ...init, headers: { ...authHeaders(), ...(init.headers ?? {}) } });
+    response = await fetch(path, { ...init, headers: { ...authHeaders(token), ...(init.headers ?? {}) } });
   } catch (error) {
     throw new ApiError(0, unreachableMessage((error as Error).message));
   }
-  if (!response.ok) throw await errorFromResponse(response);
+  if (!response.ok) throw await errorFromResponse(response, token);
   return response;
 }
 

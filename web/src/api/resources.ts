@@ -5,7 +5,15 @@
  */
 import type { CadreMessage } from '../runs/protocol.ts';
 import type { PendingApproval } from '../runs/run-store.ts';
-import { ApiError, apiFetch, apiJson, authHeaders, errorFromResponse, unreachableMessage } from './client.ts';
+import {
+  ApiError,
+  apiFetch,
+  apiJson,
+  authHeaders,
+  errorFromResponse,
+  getToken,
+  unreachableMessage,
+} from './client.ts';
 
 type Json = Record<string, unknown>;
 
@@ -175,7 +183,8 @@ export function uploadDocuments(
     for (const file of files) form.append('file', file, file.name);
     const request = new XMLHttpRequest();
     request.open('POST', '/api/documents');
-    for (const [name, value] of Object.entries(authHeaders())) request.setRequestHeader(name, value);
+    const token = getToken();
+    for (const [name, value] of Object.entries(authHeaders(token))) request.setRequestHeader(name, value);
     request.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };
@@ -186,7 +195,7 @@ export function uploadDocuments(
         statusText: request.statusText,
       });
       if (request.status < 200 || request.status >= 300) {
-        reject(await errorFromResponse(response));
+        reject(await errorFromResponse(response, token));
         return;
       }
       try {
