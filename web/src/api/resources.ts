@@ -86,12 +86,6 @@ export async function resumeRun(runId: string): Promise<string> {
   return String(body.runId);
 }
 
-/** A run tree's status (`running` until it ends). */
-export async function runStatus(runId: string): Promise<string> {
-  const body = await apiJson<Json>(`/api/runs/${encodeURIComponent(runId)}`);
-  return String(body.status);
-}
-
 /** Gives a chat the title the person chose; answers with the title the server kept (trimmed). */
 export async function renameSession(id: string, title: string): Promise<string> {
   const body = await apiJson<Json>(`/api/sessions/${encodeURIComponent(id)}`, {

@@ -7,7 +7,7 @@ import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { apiFetch, authHeaders, isNetworkFailure, unreachableMessage } from '../api/client.ts';
 import type { InterruptedAnswer } from '../api/resources.ts';
-import { uploadDocuments } from '../api/resources.ts';
+import { resumeRun, uploadDocuments } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
@@ -106,9 +106,12 @@ export function ChatView({
   onAnswered: (delegationUsed: boolean) => void;
   /** Questions whose answer the server's process never finished (it died); each can be resumed. */
   interrupted?: InterruptedAnswer[];
+  /** A resumed answer ended before the page could follow it: the chat is read again, where it is stored. */
   onResumed?: () => void;
 }) {
   const liveRoot = useRef<string | undefined>(undefined);
+  /** Set when a followed answer's stream reached its end in this page (onFinish). */
+  const followedToEnd = useRef(false);
   const [inspecting, setInspecting] = useState<string | undefined>();
   const transport = useMemo(
     () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
@@ -131,6 +134,7 @@ export function ChatView({
         } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
       },
       onFinish: ({ message }) => {
+        followedToEnd.current = true;
         // Whether the answer delegated: the server's word when it gives one, else whether the tree had children.
         const root = rootRunIdOf(message);
         onAnswered(message.metadata?.delegationUsed ?? (root ? store.children(root).length > 0 : false));
@@ -189,6 +193,17 @@ export function ChatView({
     liveRoot.current = undefined;
     clearError();
     void sendMessage({ text });
+  };
+  // Interrupted answers resumed from this page: their notice is gone while and after the answer is followed.
+  const [resumed, setResumed] = useState<ReadonlySet<string>>(() => new Set());
+  const resume = async (runId: string) => {
+    await resumeRun(runId);
+    setResumed((earlier) => new Set(earlier).add(runId));
+    // The new attempt is the session's running answer: followed live, as a reloaded page follows one. It
+    // may also have ended before the page asked (204): then the stored chat has it.
+    followedToEnd.current = false;
+    await resumeStream();
+    if (!followedToEnd.current) onResumed?.();
   };
   const failure = error ? chatErrorMessage(error) : undefined;
   // The stream broke off (the server went away): runs it left running stop spinning, marked interrupted.
@@ -310,9 +325,11 @@ export function ChatView({
               />
             ))}
             {!busy &&
-              interrupted.map((answer) => (
-                <InterruptedNotice key={answer.runId} interrupted={answer} onResumed={() => onResumed?.()} />
-              ))}
+              interrupted
+                .filter((answer) => !resumed.has(answer.runId))
+                .map((answer) => (
+                  <InterruptedNotice key={answer.runId} interrupted={answer} onResume={resume} />
+                ))}
             {status === 'submitted' && messages.at(-1)?.role === 'user' && (
               <p className="thinking" aria-live="polite">
                 <span className="spinner small" aria-hidden="true" /> Starting…

@@ -1,29 +1,24 @@
 import { useState } from 'react';
-import { type InterruptedAnswer, resumeRun, runStatus } from '../api/resources.ts';
-
-const POLL_MS = 500;
+import type { InterruptedAnswer } from '../api/resources.ts';
 
 /**
  * An answer the server never finished because its process died (a crash, a restart). Resume continues the
  * tree from its journal on the server: committed model steps and tool results are reused, not redone.
- * The page follows the new attempt until it ends, then reloads the chat, which now holds the answer.
+ * `onResume` starts the new attempt and follows it; the notice says so until the answer shows, and shows
+ * the server's refusal (already resumed elsewhere, the question since replaced) in its place.
  */
 export function InterruptedNotice({
   interrupted,
-  onResumed,
+  onResume,
 }: {
   interrupted: InterruptedAnswer;
-  onResumed: () => void;
+  onResume: (runId: string) => Promise<void>;
 }) {
   const [state, setState] = useState<'idle' | 'resuming' | { error: string }>('idle');
   const resume = async () => {
     setState('resuming');
     try {
-      const runId = await resumeRun(interrupted.runId);
-      while ((await runStatus(runId)) === 'running') {
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      }
-      onResumed();
+      await onResume(interrupted.runId);
     } catch (caught) {
       setState({ error: (caught as Error).message });
     }
