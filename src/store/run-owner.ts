@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /** The process that runs a run: recorded with it, so a later start can tell whether it is still going. */
@@ -47,4 +48,28 @@ export function currentBoot(): string {
     }
   }
   return boot;
+}
+
+let local: string | undefined;
+
+/**
+ * Where this process's id means something: a digest of this machine's name, its boot and this process's
+ * pid namespace (two containers may share a host name, never a pid namespace). Processes with the same key
+ * can tell whether each other's ids are alive. Empty where the system does not say (not Linux).
+ */
+export function localKey(): string {
+  if (local === undefined) {
+    try {
+      const namespace = readlinkSync('/proc/self/ns/pid');
+      local = currentBoot()
+        ? createHash('sha256')
+            .update(`${hostname()}\n${currentBoot()}\n${namespace}`)
+            .digest('hex')
+            .slice(0, 16)
+        : '';
+    } catch {
+      local = '';
+    }
+  }
+  return local;
 }

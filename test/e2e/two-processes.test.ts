@@ -110,7 +110,7 @@ describe('removing what another cadre process is using', { timeout: 60_000 }, ()
 
 // Retried: under CI's load a killed process's database session was once still there when the next
 // process looked, so its run read as running rather than interrupted (see the closing note).
-describe('cadre runs resume twice, from two terminals', { timeout: 60_000, retry: 2 }, () => {
+describe('cadre runs resume twice, from two terminals', { timeout: 60_000 }, () => {
   /**
    * A tree interrupted while the model was answering (its process SIGKILLed). Later requests (the resumes')
    * are answered with `answer` once the test calls `release`; `resumeAsked` settles at the first of them.

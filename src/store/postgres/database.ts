@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { SystemError } from '../../core/errors.ts';
+import { localKey, processAlive } from '../run-owner.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 /** A pool of connections to Cadre's PostgreSQL database. */
@@ -25,6 +26,7 @@ export async function openDatabase(url: string, options: { schema?: string } = {
     // A connection the network dropped silently (a NAT's idle timeout) is noticed: a worker's lease
     // connection lost that way would otherwise look held to it while every other process sees it gone.
     keepAlive: true,
+    application_name: sessionName(process.pid),
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
     // Counts, sums and millisecond times are BIGINT: numbers, not strings (all stay below 2^53).
     types: {
@@ -49,6 +51,39 @@ export async function openDatabase(url: string, options: { schema?: string } = {
     );
   }
   return pool;
+}
+
+/**
+ * What this process's database sessions are called (`application_name`): its pid and where that pid means
+ * something (`localKey`), so another process of this machine can end the sessions of one that died.
+ */
+function sessionName(pid: number): string {
+  return localKey() ? `cadre ${pid} ${localKey()}` : 'cadre';
+}
+
+/**
+ * Ends the database sessions of cadre processes of this machine that have died. A process killed with
+ * SIGKILL leaves its sessions behind for a moment (longer on a loaded machine): a statement it sent last
+ * may still commit, and a lease or claim it held still looks held. Ended here, what a sweep reads next is
+ * final. Sessions of live processes, of other machines, and ones this role may not end are left alone.
+ */
+export async function endSessionsOfDeadProcesses(db: Queryable): Promise<void> {
+  if (!localKey()) return;
+  const { rows } = await db.query<{ backend: number; name: string }>(
+    'SELECT pid AS backend, application_name AS name FROM pg_stat_activity WHERE application_name LIKE $1',
+    [`cadre % ${localKey()}`],
+  );
+  const dead = rows.filter((row) => {
+    const pid = Number(row.name.split(' ')[1]);
+    return Number.isInteger(pid) && pid !== process.pid && !processAlive(pid);
+  });
+  if (!dead.length) return;
+  // Waits (up to 2 s each) until each has ended, so nothing it had under way lands afterwards.
+  await db
+    .query('SELECT pg_terminate_backend(backend, 2000) FROM unnest($1::int[]) AS backend', [
+      dead.map((row) => row.backend),
+    ])
+    .catch(() => {});
 }
 
 /** The URL without its password, for messages. */

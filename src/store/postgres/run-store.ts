@@ -5,7 +5,7 @@ import type { JobQueue } from '../job-queue.ts';
 import { eventPage } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
 import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
-import type { Database } from './database.ts';
+import { type Database, endSessionsOfDeadProcesses } from './database.ts';
 import type { EventWriter } from './event-writer.ts';
 import type { Notifications } from './notifications.ts';
 import { interruptTrees, markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
@@ -131,6 +131,7 @@ export class PostgresRunStore implements RunStore {
 
   async markInterrupted(): Promise<string[]> {
     await this.flush();
+    await endSessionsOfDeadProcesses(this.#db);
     const marked = await markInterruptedRuns(this.#db, this.#writer);
     // Runs as jobs: a worker that is gone (its lease let go) left jobs. Each goes back on the queue when a
     // live worker can take it; else its tree is closed `interrupted` here, for a person to resume.
