@@ -157,64 +157,90 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expectNoConsoleErrors(browser);
   }, 60_000);
 
-  it('an answer cut off by the server dying shows Resume after a restart, and Resume completes it live', async () => {
-    let mathCalls = 0;
-    const base = delegation();
-    const model = await startOpenAIServer((request) => {
-      // The sub-agent's first model call never answers in time: the server is killed while it waits. Its
-      // second (the resumed attempt's) takes a moment, so the page can be seen following it.
-      if (isMath(request.system) && request.body.messages.at(-1)?.role === 'user') {
-        const call = mathCalls++;
-        if (call < 2) return { ...base(request), delayMs: call === 0 ? 60_000 : 1500 };
-      }
-      return base(request);
-    });
-    cleanups.push(() => model.close());
-    const home = tempHome();
-    const env = {
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
-    const first = await startServe(['--port', '0'], env);
-    const browser = await openBrowser({ browser: await sharedChromium() });
-    cleanups.push(() => browser.close());
-    const { page } = browser;
-    await page.goto(first.url);
-    await ask(page, 'What is 17 times 23?');
-    await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 15_000 });
-    const path = new URL(page.url()).pathname;
-    first.child.kill('SIGKILL');
-    await first.exited;
+  // Followed live; or, when the resumed answer ends before the page asks for it (its stream request held
+  // here until the answer is stored), read back from the stored chat.
+  it.each(['live', 'after it ended'] as const)(
+    'an answer cut off by the server dying shows Resume after a restart, and Resume completes it (%s)',
+    async (follow) => {
+      let mathCalls = 0;
+      const base = delegation();
+      const model = await startOpenAIServer((request) => {
+        // The sub-agent's first model call never answers in time: the server is killed while it waits. Its
+        // second (the resumed attempt's) takes a moment, so the page can be seen following it.
+        if (isMath(request.system) && request.body.messages.at(-1)?.role === 'user') {
+          const call = mathCalls++;
+          if (call < 2) return { ...base(request), delayMs: call === 0 ? 60_000 : 1500 };
+        }
+        return base(request);
+      });
+      cleanups.push(() => model.close());
+      const home = tempHome();
+      const env = {
+        CADRE_HOME: home,
+        CADRE_MODEL: 'compatible:fixture',
+        CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+      };
+      const first = await startServe(['--port', '0'], env);
+      const browser = await openBrowser({ browser: await sharedChromium() });
+      cleanups.push(() => browser.close());
+      const { page } = browser;
+      await page.goto(first.url);
+      await ask(page, 'What is 17 times 23?');
+      await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 15_000 });
+      const path = new URL(page.url()).pathname;
+      first.child.kill('SIGKILL');
+      await first.exited;
 
-    const second = await startServe(['--port', '0'], env);
-    cleanups.push(() => {
-      if (second.child.exitCode === null) second.child.kill('SIGKILL');
-    });
-    await page.goto(`${second.url}${path}`);
-    const notice = page.getByRole('status', { name: 'Interrupted answer' });
-    await notice.getByText('was interrupted').waitFor();
-    // The killed server's cut stream and refused connections were logged by the browser before the restart.
-    browser.errors.length = 0;
-    await page.screenshot({ path: join(SCREENSHOTS, 'interrupted.png') });
-    await notice.getByRole('button', { name: 'Resume' }).click();
-    // The new attempt is followed live, its sub-agent card included, and its answer shows without a reload.
-    await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 20_000 });
-    await page.getByText(/^The product is/).waitFor({ timeout: 20_000 });
-    expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
-    // main's committed step (the delegation) was not asked again: main saw its question once.
-    const mainQuestions = model.requests.filter(
-      (request) => isMain(request.system) && request.body.messages.at(-1)?.role === 'user',
-    );
-    expect(mainQuestions).toHaveLength(1);
-    await page.reload();
-    await page.getByText(/^The product is/).waitFor();
-    // The resumed answer is stored with its tree: its sub-agent card, usage and "Inspect runs".
-    await page.getByRole('button', { name: /^math: done\./ }).waitFor();
-    await page.getByRole('button', { name: 'Inspect runs' }).waitFor();
-    expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
-    expectNoConsoleErrors(browser);
-  }, 90_000);
+      const second = await startServe(['--port', '0'], env);
+      cleanups.push(() => {
+        if (second.child.exitCode === null) second.child.kill('SIGKILL');
+      });
+      await page.goto(`${second.url}${path}`);
+      const notice = page.getByRole('status', { name: 'Interrupted answer' });
+      await notice.getByText('was interrupted').waitFor();
+      // The killed server's cut stream and refused connections were logged by the browser before the restart.
+      browser.errors.length = 0;
+      await page.screenshot({ path: join(SCREENSHOTS, 'interrupted.png') });
+      const streamAnswers: number[] = [];
+      if (follow === 'after it ended') {
+        const sessionId = decodeURIComponent(path.split('/').at(-1)!);
+        await page.route('**/api/chat/*/stream', async (route) => {
+          for (let looks = 0; looks < 400; looks++) {
+            const session = (await (await fetch(`${second.url}/api/sessions/${sessionId}`)).json()) as {
+              messages: Array<{ role: string }>;
+            };
+            if (session.messages.some((message) => message.role === 'assistant')) break;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          // Stored a moment ago: the tree's place among the running answers is given up just after.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const response = await route.fetch();
+          streamAnswers.push(response.status());
+          await route.fulfill({ response });
+        });
+      }
+      await notice.getByRole('button', { name: 'Resume' }).click();
+      // Live: the new attempt is followed as it runs, its sub-agent card included, and its answer shows
+      // without a reload.
+      if (follow === 'live')
+        await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 20_000 });
+      await page.getByText(/^The product is/).waitFor({ timeout: 20_000 });
+      expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
+      // main's committed step (the delegation) was not asked again: main saw its question once.
+      const mainQuestions = model.requests.filter(
+        (request) => isMain(request.system) && request.body.messages.at(-1)?.role === 'user',
+      );
+      expect(mainQuestions).toHaveLength(1);
+      await page.reload();
+      await page.getByText(/^The product is/).waitFor();
+      // The resumed answer is stored with its tree: its sub-agent card, usage and "Inspect runs".
+      await page.getByRole('button', { name: /^math: done\./ }).waitFor();
+      await page.getByRole('button', { name: 'Inspect runs' }).waitFor();
+      expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
+      expectNoConsoleErrors(browser);
+    },
+    90_000,
+  );
 
   it('fits a 375 px wide screen in the dark theme', async () => {
     const { page, browser } = await setup(delegation(), { width: 375, colorScheme: 'dark' });

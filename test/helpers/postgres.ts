@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
+import type { Store } from '../../src/store/store.ts';
 import { CLI_ENTRY, childEnv } from './cli.ts';
 
 /** The test database CI starts (.ci/start-postgres); tests that need one skip without it. */
@@ -27,6 +28,27 @@ export async function freshSchema(name: string): Promise<string> {
   const withPath = new URL(url);
   withPath.searchParams.set('options', `-c search_path=${schema}`);
   return withPath.toString();
+}
+
+/** Records a root run as started (its `run-start`, stored), as a worker running its tree would. */
+export async function recordRootStart(
+  store: Pick<Store, 'runs'>,
+  root: { runId: string; userId: string; task: string; model?: string },
+): Promise<void> {
+  store.runs.record({
+    runId: root.runId,
+    rootRunId: root.runId,
+    parentRunId: null,
+    depth: 0,
+    agent: 'main',
+    time: Date.now(),
+    seq: 0,
+    type: 'run-start',
+    task: root.task,
+    model: root.model ?? 'm:x',
+    userId: root.userId,
+  });
+  await store.runs.flush();
 }
 
 /** A `cadre worker` process: its output so far, and a way to wait for a line in it. */

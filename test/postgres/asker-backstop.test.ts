@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TreeJobData } from '../../src/app/jobs/job-data.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { runCli, tempHome } from '../helpers/cli.ts';
-import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { freshSchema, recordRootStart, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 
 // The asking terminal follows a tree's stored events until the root's end. If the tree's job ends without
 // that end ever being stored (a worker's bug, a write lost for good), it must not wait forever: after a
@@ -32,20 +32,12 @@ describe.skipIf(!TEST_DATABASE_URL)('the asking side of a tree run as a job', ()
         [job] = await jobs.take(1, lease.id, place);
       }
       const data = job!.data as TreeJobData;
-      store.runs.record({
+      await recordRootStart(store, {
         runId: data.rootRunId,
-        rootRunId: data.rootRunId,
-        parentRunId: null,
-        depth: 0,
-        agent: 'main',
-        time: Date.now(),
-        seq: 0,
-        type: 'run-start',
+        userId: data.userId,
         task: 'A question',
         model: 'compatible:fixture',
-        userId: data.userId,
       });
-      await store.runs.flush();
       const endedAt = Date.now();
       await jobs.complete(job!, { status: 'ok' });
       const asked = await asking;

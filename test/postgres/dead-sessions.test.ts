@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { endSessionsOfDeadProcesses } from '../../src/store/postgres/database.ts';
+import { sessionName } from '../../src/store/postgres/database.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { localKey } from '../../src/store/run-owner.ts';
-import { TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 
 // A cadre process killed with SIGKILL leaves its database sessions behind for a moment: the lease it held
 // still looks held, and a statement it sent last may still commit after the next process has looked. The
@@ -40,18 +41,26 @@ describe.skipIf(!TEST_DATABASE_URL || !localKey())('the sessions of dead cadre p
     const other = await session(`psql`);
     await dead.query("SELECT pg_advisory_lock(hashtext('dead-sessions-test'), 1)");
 
-    const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL });
-    cleanups.push(() => pool.end());
-    await endSessionsOfDeadProcesses(pool);
+    // The sweep any cadre process makes (at its start, and every few seconds in a worker).
+    const store = await openPostgresStore(await freshSchema('dead_sessions'));
+    cleanups.push(() => store.close());
+    await store.runs.markInterrupted();
 
     expect(await answers(dead)).toBe(false);
     // Ended before the sweep returned: what it held is free now, not in a moment.
-    const { rows } = await pool.query(
+    const { rows } = await other.query(
       "SELECT pg_try_advisory_lock(hashtext('dead-sessions-test'), 1) AS free",
     );
     expect(rows[0].free).toBe(true);
     expect(await answers(alive)).toBe(true);
     expect(await answers(elsewhere)).toBe(true);
     expect(await answers(other)).toBe(true);
+    // The store's own sessions carry this process's name, as a killed process's would have carried its.
+    expect(sessionName()).toBe(`cadre ${process.pid} ${localKey()}`);
+    const named = await other.query(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [sessionName()],
+    );
+    expect(named.rows[0].n).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { freshSchema, recordRootStart, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 
 // A worker holds a lease (an advisory lock on a connection of its own) and the queue records which jobs it
 // holds. When its process dies the database lets go of the lease at once, and the next process to look
@@ -12,20 +12,7 @@ const place = () => ({ rootRunId: 'run_root', runId: 'run_root' });
 /** A tree recorded as running, its job enqueued and taken by a worker of `holder` that then dies. */
 async function treeHeldByGoneWorker(url: string): Promise<void> {
   const holder = await openPostgresStore(url);
-  holder.runs.record({
-    runId: 'run_root',
-    rootRunId: 'run_root',
-    parentRunId: null,
-    depth: 0,
-    agent: 'main',
-    time: Date.now(),
-    seq: 0,
-    type: 'run-start',
-    task: 'a long question',
-    model: 'm:x',
-    userId: 'ann',
-  });
-  await holder.runs.flush();
+  await recordRootStart(holder, { runId: 'run_root', userId: 'ann', task: 'a long question' });
   const jobs = await holder.jobs();
   const lease = await jobs.enlist({ name: 'doomed', standing: false });
   await jobs.enqueue('tree', 'tree:run_root', { rootRunId: 'run_root', userId: 'ann' });

@@ -26,7 +26,7 @@ export async function openDatabase(url: string, options: { schema?: string } = {
     // A connection the network dropped silently (a NAT's idle timeout) is noticed: a worker's lease
     // connection lost that way would otherwise look held to it while every other process sees it gone.
     keepAlive: true,
-    application_name: sessionName(process.pid),
+    application_name: sessionName(),
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
     // Counts, sums and millisecond times are BIGINT: numbers, not strings (all stay below 2^53).
     types: {
@@ -55,35 +55,57 @@ export async function openDatabase(url: string, options: { schema?: string } = {
 
 /**
  * What this process's database sessions are called (`application_name`): its pid and where that pid means
- * something (`localKey`), so another process of this machine can end the sessions of one that died.
+ * something (`localKey`), so another process of this machine can end the sessions of one that died. Every
+ * connection Cadre opens carries it (the store's pool, the job queue's, the listening one). A URL that
+ * sets its own `application_name` wins: the sessions are then not recognised, and only their lease, let
+ * go when the database notices the process is gone, says it died.
  */
-function sessionName(pid: number): string {
-  return localKey() ? `cadre ${pid} ${localKey()}` : 'cadre';
+export function sessionName(): string {
+  return localKey() ? `cadre ${process.pid} ${localKey()}` : 'cadre';
 }
+
+/** The longest a sweep waits for the sessions of one dead process to end. */
+const END_WAIT_MS = 1000;
 
 /**
  * Ends the database sessions of cadre processes of this machine that have died. A process killed with
  * SIGKILL leaves its sessions behind for a moment (longer on a loaded machine): a statement it sent last
  * may still commit, and a lease or claim it held still looks held. Ended here, what a sweep reads next is
- * final. Sessions of live processes, of other machines, and ones this role may not end are left alone.
+ * final. Left alone: sessions of live processes; of other machines (another local key, or another client
+ * address: cloned machines can share a name and a boot); and ones this role may not end.
  */
 export async function endSessionsOfDeadProcesses(db: Queryable): Promise<void> {
   if (!localKey()) return;
   const { rows } = await db.query<{ backend: number; name: string }>(
-    'SELECT pid AS backend, application_name AS name FROM pg_stat_activity WHERE application_name LIKE $1',
+    `SELECT a.pid AS backend, a.application_name AS name FROM pg_stat_activity a
+     WHERE a.application_name LIKE $1 AND a.pid <> pg_backend_pid()
+       AND a.client_addr IS NOT DISTINCT FROM inet_client_addr()
+       AND pg_has_role(a.usesysid, 'MEMBER')
+       AND (NOT (SELECT rolsuper FROM pg_roles WHERE oid = a.usesysid)
+            OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user))`,
     [`cadre % ${localKey()}`],
   );
   const dead = rows.filter((row) => {
     const pid = Number(row.name.split(' ')[1]);
     return Number.isInteger(pid) && pid !== process.pid && !processAlive(pid);
   });
-  if (!dead.length) return;
-  // Waits (up to 2 s each) until each has ended, so nothing it had under way lands afterwards.
-  await db
-    .query('SELECT pg_terminate_backend(backend, 2000) FROM unnest($1::int[]) AS backend', [
-      dead.map((row) => row.backend),
-    ])
-    .catch(() => {});
+  // Each waited for (together, for at most END_WAIT_MS), so nothing it had under way lands afterwards.
+  await Promise.all(dead.map(({ backend }) => endSession(db, backend)));
+}
+
+async function endSession(db: Queryable, backend: number): Promise<void> {
+  try {
+    await db.query('SELECT pg_terminate_backend($1, $2)', [backend, END_WAIT_MS]);
+  } catch (error) {
+    // PostgreSQL 13 has no waiting form: end it, then look until it is gone.
+    if ((error as { code?: string }).code !== '42883') return;
+    await db.query('SELECT pg_terminate_backend($1)', [backend]).catch(() => {});
+    for (const started = Date.now(); Date.now() - started < END_WAIT_MS; ) {
+      const { rowCount } = await db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [backend]);
+      if (!rowCount) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 /** The URL without its password, for messages. */

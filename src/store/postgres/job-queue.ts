@@ -13,7 +13,13 @@ import type {
   ReapedJobs,
   StoredApproval,
 } from '../job-queue.ts';
-import { type Connection, type Database, transaction } from './database.ts';
+import {
+  type Connection,
+  type Database,
+  endSessionsOfDeadProcesses,
+  sessionName,
+  transaction,
+} from './database.ts';
 import type { Notifications } from './notifications.ts';
 import { forgetGoneWorkers, leaseHeld, orphanedJobs, WorkerLease } from './worker-leases.ts';
 
@@ -61,6 +67,7 @@ export class PgBossJobQueue implements JobQueue {
   ): Promise<PgBossJobQueue> {
     const boss = new PgBoss({
       connectionString: url,
+      application_name: sessionName(),
       schema: `${schema}_jobs`.slice(0, 50),
       max: 4,
       superviseIntervalSeconds: MONITOR_SECONDS,
@@ -407,11 +414,20 @@ export class PgBossJobQueue implements JobQueue {
     // connection, so a process killed mid-claim leaves nothing behind. The row says who holds it.
     const connection = await this.#db.connect();
     try {
-      const { rows } = await connection.query<{ held: boolean }>(
-        "SELECT pg_try_advisory_lock(hashtext('cadre-claim'), hashtext($1)) AS held",
-        [key],
-      );
-      if (!rows[0]?.held) {
+      const tryLock = async () =>
+        (
+          await connection.query<{ held: boolean }>(
+            "SELECT pg_try_advisory_lock(hashtext('cadre-claim'), hashtext($1)) AS held",
+            [key],
+          )
+        ).rows[0]?.held;
+      // Held by a process of this machine that was just killed: its session is ended, and the claim free.
+      let held = await tryLock();
+      if (!held) {
+        await endSessionsOfDeadProcesses(this.#db);
+        held = await tryLock();
+      }
+      if (!held) {
         connection.release();
         const holder = await this.#db.query<{ pid: number; host: string }>(
           'SELECT pid, host FROM claims WHERE key = $1',

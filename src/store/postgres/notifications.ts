@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Queryable } from './database.ts';
+import { type Queryable, sessionName } from './database.ts';
 
 type Listener = (payload: string) => void;
 
@@ -65,7 +65,11 @@ export class Notifications {
     if (this.#client) return Promise.resolve(this.#client);
     this.#connecting ??= (async () => {
       try {
-        const client = new pg.Client({ connectionString: this.#url, keepAlive: true });
+        const client = new pg.Client({
+          connectionString: this.#url,
+          keepAlive: true,
+          application_name: sessionName(),
+        });
         client.on('notification', (message) => {
           for (const listener of this.#listeners.get(message.channel) ?? []) listener(message.payload ?? '');
         });

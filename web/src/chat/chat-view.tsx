@@ -87,6 +87,12 @@ function showRun(store: RunStore, runId: string) {
   requestAnimationFrame(look);
 }
 
+/** How following a resumed answer went: to its end, broken off, or nothing to follow (it had ended). */
+interface Following {
+  runId: string;
+  outcome: 'none' | 'ended' | 'failed';
+}
+
 export function ChatView({
   sessionId,
   initialMessages,
@@ -110,8 +116,16 @@ export function ChatView({
   onResumed?: () => void;
 }) {
   const liveRoot = useRef<string | undefined>(undefined);
-  /** Set when a followed answer's stream reached its end in this page (onFinish). */
-  const followedToEnd = useRef(false);
+  /** A resumed answer being followed, and how following it has gone so far. */
+  const following = useRef<Following | undefined>(undefined);
+  const [resumed, setResumed] = useState<ReadonlySet<string>>(() => new Set());
+  const mounted = useRef(true);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
   const [inspecting, setInspecting] = useState<string | undefined>();
   const transport = useMemo(
     () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
@@ -133,8 +147,16 @@ export function ChatView({
           if (header.parentRunId === null) liveRoot.current = header.runId;
         } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
       },
-      onFinish: ({ message }) => {
-        followedToEnd.current = true;
+      onError: () => {
+        if (following.current) following.current.outcome = 'failed';
+      },
+      onFinish: ({ message, isAbort, isError, isDisconnect }) => {
+        const resuming = following.current;
+        if (resuming && !isAbort) {
+          resuming.outcome = isError || isDisconnect ? 'failed' : 'ended';
+          // Its notice goes with the stream that answered it, not a moment after.
+          if (resuming.outcome === 'ended') setResumed((earlier) => new Set(earlier).add(resuming.runId));
+        }
         // Whether the answer delegated: the server's word when it gives one, else whether the tree had children.
         const root = rootRunIdOf(message);
         onAnswered(message.metadata?.delegationUsed ?? (root ? store.children(root).length > 0 : false));
@@ -194,16 +216,24 @@ export function ChatView({
     clearError();
     void sendMessage({ text });
   };
-  // Interrupted answers resumed from this page: their notice is gone while and after the answer is followed.
-  const [resumed, setResumed] = useState<ReadonlySet<string>>(() => new Set());
+  // An interrupted answer resumed from this page. The new attempt is the session's running answer: it is
+  // followed live, as a reloaded page follows one (its notice hidden meanwhile, as every notice is while an
+  // answer streams, and gone once it has ended). It may also have ended before the page asked (204): the
+  // stored chat has it then. A person who left the chat meanwhile is not brought back to it.
   const resume = async (runId: string) => {
     await resumeRun(runId);
-    setResumed((earlier) => new Set(earlier).add(runId));
-    // The new attempt is the session's running answer: followed live, as a reloaded page follows one. It
-    // may also have ended before the page asked (204): then the stored chat has it.
-    followedToEnd.current = false;
-    await resumeStream();
-    if (!followedToEnd.current) onResumed?.();
+    if (!mounted.current) return;
+    const followed: Following = { runId, outcome: 'none' };
+    following.current = followed;
+    try {
+      await resumeStream();
+    } finally {
+      if (following.current === followed) following.current = undefined;
+    }
+    if (!mounted.current || followed.outcome === 'ended') return;
+    if (followed.outcome === 'failed')
+      throw new Error('It was resumed, but following it here failed: reload the page to see how it went.');
+    onResumed?.();
   };
   const failure = error ? chatErrorMessage(error) : undefined;
   // The stream broke off (the server went away): runs it left running stop spinning, marked interrupted.
@@ -324,12 +354,11 @@ export function ChatView({
                 onEdit={busy ? undefined : edit}
               />
             ))}
-            {!busy &&
-              interrupted
-                .filter((answer) => !resumed.has(answer.runId))
-                .map((answer) => (
-                  <InterruptedNotice key={answer.runId} interrupted={answer} onResume={resume} />
-                ))}
+            {interrupted
+              .filter((answer) => !resumed.has(answer.runId))
+              .map((answer) => (
+                <InterruptedNotice key={answer.runId} interrupted={answer} onResume={resume} hidden={busy} />
+              ))}
             {status === 'submitted' && messages.at(-1)?.role === 'user' && (
               <p className="thinking" aria-live="polite">
                 <span className="spinner small" aria-hidden="true" /> Starting…

@@ -10,9 +10,12 @@ import type { InterruptedAnswer } from '../api/resources.ts';
 export function InterruptedNotice({
   interrupted,
   onResume,
+  hidden = false,
 }: {
   interrupted: InterruptedAnswer;
   onResume: (runId: string) => Promise<void>;
+  /** Out of sight while an answer streams; kept mounted, so how a resume it started went still shows. */
+  hidden?: boolean;
 }) {
   const [state, setState] = useState<'idle' | 'resuming' | { error: string }>('idle');
   const resume = async () => {
@@ -24,7 +27,7 @@ export function InterruptedNotice({
     }
   };
   return (
-    <div className="notice" role="status" aria-label="Interrupted answer">
+    <div className="notice" role="status" aria-label="Interrupted answer" hidden={hidden}>
       <span>
         {state === 'resuming' ? (
           <>
