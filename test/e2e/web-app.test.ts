@@ -274,6 +274,11 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     await page.reload();
     await page.getByText('Signed in.').waitFor();
     expect(await page.getByRole('heading', { name: 'Sign in to Cadre' }).count()).toBe(0);
+    // A token that stops being accepted (revoked, say) while the chat is open: sending asks for one again.
+    await page.evaluate(() => localStorage.setItem('cadre.token', 'revoked-token'));
+    await ask(page, 'Again');
+    await page.getByRole('heading', { name: 'Sign in to Cadre' }).waitFor();
+    await page.getByRole('alert').getByText('not accepted').waitFor();
     // The refused requests before signing in are the browser's own log lines, not the page's errors.
     expect(browser.errors.filter((error) => !error.includes('401'))).toEqual([]);
   }, 60_000);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { errorFromResponse, onUnauthorized, setToken } from './client.ts';
+import { errorFromResponse, fetchAskingForToken, onUnauthorized, setToken } from './client.ts';
 
 /** localStorage as the browser has it, for the token the page keeps. */
 function stubStorage() {
@@ -43,5 +43,16 @@ describe('a 401 from the server', () => {
     await errorFromResponse(refused(), null);
     await errorFromResponse(refused(), 'wrong');
     expect(asked).toBe(0);
+  });
+
+  it("asks for a token from a library's request too (the chat's stream), and hands the response back", async () => {
+    setToken('revoked');
+    vi.stubGlobal('fetch', async () => refused());
+    const response = await fetchAskingForToken('/api/chat/s1/stream');
+    expect(response.status).toBe(401);
+    expect(asked).toBe(1);
+    vi.stubGlobal('fetch', async () => new Response(null, { status: 204 }));
+    await fetchAskingForToken('/api/chat/s1/stream');
+    expect(asked).toBe(1);
   });
 });

@@ -59,6 +59,11 @@ export function onUnauthorized(listener: () => void): () => void {
   return () => unauthorizedListeners.delete(listener);
 }
 
+/** The server refused the token `sent` (null: none): the page asks for one if that is the token it holds. */
+function refused(sent: string | null): void {
+  if (sent === getToken()) for (const listener of unauthorizedListeners) listener();
+}
+
 /**
  * Reads an error body in any of the shapes the server uses: `{error: {message, code}}` or `{error: "..."}`.
  * A 401 asks for a token only when it refused the token the page holds now (`sent`): a request sent
@@ -85,6 +90,17 @@ export async function errorFromResponse(response: Response, sent: string | null)
   }
   return new ApiError(response.status, message, code);
 }
+
+/**
+ * `fetch` for requests a library makes with the token (the chat's stream): a 401 asks for a token, as
+ * one to `apiFetch` does, instead of showing as a failed answer. The response is the library's to read.
+ */
+export const fetchAskingForToken: typeof fetch = async (input, init) => {
+  const sent = getToken();
+  const response = await fetch(input, init);
+  if (response.status === 401) refused(sent);
+  return response;
+};
 
 /** `fetch` with the token; throws ApiError on failure. */
 export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {

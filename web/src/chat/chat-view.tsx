@@ -5,7 +5,13 @@
  */
 import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { apiFetch, authHeaders, isNetworkFailure, unreachableMessage } from '../api/client.ts';
+import {
+  apiFetch,
+  authHeaders,
+  fetchAskingForToken,
+  isNetworkFailure,
+  unreachableMessage,
+} from '../api/client.ts';
 import type { InterruptedAnswer } from '../api/resources.ts';
 import { resumeRun, uploadDocuments } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
@@ -128,7 +134,8 @@ export function ChatView({
   );
   const [inspecting, setInspecting] = useState<string | undefined>();
   const transport = useMemo(
-    () => new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders() }),
+    () =>
+      new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders(), fetch: fetchAskingForToken }),
     [],
   );
   const { messages, sendMessage, regenerate, status, error, stop, clearError, setMessages, resumeStream } =
