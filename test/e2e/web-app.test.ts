@@ -163,12 +163,14 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     'an answer cut off by the server dying shows Resume after a restart, and Resume completes it (%s)',
     async (follow) => {
       let mathCalls = 0;
+      const mathAsked = Promise.withResolvers<void>();
       const base = delegation();
       const model = await startOpenAIServer((request) => {
         // The sub-agent's first model call never answers in time: the server is killed while it waits. Its
         // second (the resumed attempt's) takes a moment, so the page can be seen following it.
         if (isMath(request.system) && request.body.messages.at(-1)?.role === 'user') {
           const call = mathCalls++;
+          mathAsked.resolve();
           if (call < 2) return { ...base(request), delayMs: call === 0 ? 60_000 : 1500 };
         }
         return base(request);
@@ -187,6 +189,9 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
       await page.goto(first.url);
       await ask(page, 'What is 17 times 23?');
       await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 15_000 });
+      // Killed once the sub-agent's request has reached the model (its card shows a moment before that):
+      // the resumed attempt's request is then the second, answered in 1.5 s, not the first's 60 s.
+      await mathAsked.promise;
       const path = new URL(page.url()).pathname;
       first.child.kill('SIGKILL');
       await first.exited;
@@ -224,12 +229,37 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
           { times: 1 },
         );
       }
+      const resumed = page.waitForResponse((response) => response.url().endsWith('/resume'));
       await notice.getByRole('button', { name: 'Resume' }).click();
       // Live: the new attempt is followed as it runs, its sub-agent card included, and its answer shows
       // without a reload.
       if (follow === 'live')
         await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 20_000 });
-      await page.getByText(/^The product is/).waitFor({ timeout: 20_000 });
+      await page
+        .getByText(/^The product is/)
+        .waitFor({ timeout: 20_000 })
+        .catch(async (error: unknown) => {
+          // What the page shows, what the server stored and said, and what the model was asked.
+          await page
+            .screenshot({ path: join(SCREENSHOTS, `resume-${follow}-not-shown.png`) })
+            .catch(() => {});
+          const sessionId = decodeURIComponent(path.split('/').at(-1)!);
+          const session = await (await fetch(`${second.url}/api/sessions/${sessionId}`)).text();
+          const { runId } = (await (await resumed).json()) as { runId: string };
+          const tree = await (await fetch(`${second.url}/api/runs/${runId}`)).text();
+          const asked = model.requests.map(
+            (r) => `${isMain(r.system) ? 'main' : 'sub'}:${r.body.messages.at(-1)?.role}`,
+          );
+          const shown = await page
+            .locator('main')
+            .textContent()
+            .catch(() => '');
+          console.log(
+            `resumed answer not shown\npage: ${shown}\nsession: ${session.slice(0, 2000)}\ntree: ${tree.slice(0, 6000)}\n` +
+              `model asked: ${asked.join(' ')}\nserver: ${second.output()}`,
+          );
+          throw error;
+        });
       // Nothing was left to follow: the page read the chat again.
       if (follow === 'after it ended') expect(streamAnswers).toEqual([204]);
       expect(await page.getByRole('status', { name: 'Interrupted answer' }).count()).toBe(0);
