@@ -4,7 +4,7 @@ import { EventBus } from '../../src/core/events.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { contentText, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.ts';
-import { tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv } from '../helpers/cli.ts';
 import { cadreInProcess } from '../helpers/cli-in-process.ts';
 
 let closers: Array<() => Promise<void>> = [];
@@ -35,9 +35,7 @@ describe('OpenTelemetry traces', () => {
     });
     closers.push(receiver.close, model.close);
     const result = await cadreInProcess(['ask', '--json', 'What is 17 times 23?'], {
-      CADRE_HOME: tempHome(),
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+      ...fixtureModelEnv(model),
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_SERVICE_NAME: 'cadre-test',
     });

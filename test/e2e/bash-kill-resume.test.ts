@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { chatBody } from '../helpers/server.ts';
 import { storeReader } from '../helpers/store-reader.ts';
@@ -90,11 +90,7 @@ it.runIf(process.platform === 'linux')(
     const workspace = mkdtempSync(join(tmpdir(), 'cadre-bash-kill-'));
     // Whatever happens, every run of the command ends with the test (they wait for this file).
     cleanups.push(() => writeFileSync(join(workspace, 'release'), ''));
-    const env = {
-      CADRE_HOME: tempHome(),
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
+    const env = fixtureModelEnv(model);
     const first = await serve(env, workspace);
     const chat = await fetch(`${first.url}/api/chat`, {
       method: 'POST',
@@ -190,11 +186,7 @@ it.runIf(process.platform === 'linux')(
     const workspace = mkdtempSync(join(tmpdir(), 'cadre-bash-kill-cli-'));
     cleanups.push(() => writeFileSync(join(workspace, 'release'), ''));
     const home = tempHome();
-    const env = {
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
+    const env = fixtureModelEnv(model, home);
     let asking: ChildProcess | undefined;
     const asked = runCli(['ask', '--workspace', workspace, '--approve-all', 'Run the migration.'], env, {
       onSpawn: (child) => {

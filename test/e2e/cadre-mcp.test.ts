@@ -3,7 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { CLI_ENTRY, childEnv, runCli, tempHome } from '../helpers/cli.ts';
+import { CLI_ENTRY, childEnv, fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 
 const isMain = (system: string) => system.includes('## When to delegate');
 const isMath = (system: string) => system.includes("Cadre's maths sub-agent");
@@ -19,9 +19,7 @@ async function connect(script: FixtureScript) {
   cleanups.push(() => model.close());
   const env = {
     PATH: process.env.PATH ?? '',
-    CADRE_HOME: tempHome(),
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    ...fixtureModelEnv(model),
   };
   const transport = new StdioClientTransport({
     command: process.execPath,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
 
@@ -52,11 +52,7 @@ describe('a tree run by one process, seen from another', () => {
       return { text: 'unexpected' };
     });
     const home = tempHome();
-    const env = {
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
+    const env = fixtureModelEnv(model, home);
     const server = await startServe(['--port', '0'], env);
     try {
       const asked = runCli(['ask', 'Take your time', '--json'], env);
@@ -119,11 +115,7 @@ describe('a tree run by one process, seen from another', () => {
       return { text: '17 × 23 = 391' };
     });
     const home = tempHome();
-    const env = {
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
+    const env = fixtureModelEnv(model, home);
     const first = await startServe(['--port', '0'], env);
     const completion = fetch(`${first.url}/v1/chat/completions`, {
       method: 'POST',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { contentText, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 
 const FLAKY_SERVER = fileURLToPath(new URL('../fixtures/mcp/flaky-server.ts', import.meta.url));
 
@@ -40,11 +40,10 @@ describe('MCP servers under cadre ask', () => {
       join(home, 'agents', 'worker.md'),
       '---\nname: worker\ndescription: works\ntools: [mcp__flaky__pid]\n---\nWork.\n',
     );
-    const result = await runCli(['ask', '--agent', 'worker', '--json', 'Which process answers?'], {
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    });
+    const result = await runCli(
+      ['ask', '--agent', 'worker', '--json', 'Which process answers?'],
+      fixtureModelEnv(model, home),
+    );
     expect(result.code, result.stderr).toBe(0);
     const answer = JSON.parse(result.stdout).answer as string;
     const pid = Number(answer.match(/server pid (\d+)/)?.[1]);

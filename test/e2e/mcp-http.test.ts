@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
 
 const cleanups: Array<() => unknown> = [];
@@ -44,11 +44,7 @@ describe('/mcp on cadre serve', () => {
         : { text: '6 * 7 = 42' },
     );
     cleanups.push(() => model.close());
-    const env = {
-      CADRE_HOME: tempHome(),
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
+    const env = fixtureModelEnv(model);
     const added = await runCli(['users', 'add', 'alice', '--json'], env);
     const { token } = JSON.parse(added.stdout) as { token: string };
     const server = await startServe(['--port', '0'], env);
@@ -102,11 +98,7 @@ describe('/mcp on cadre serve', () => {
   it('cancels a call whose client went away over the socket before its answer', async () => {
     const model = await startOpenAIServer(() => ({ hang: true }));
     cleanups.push(() => model.close());
-    const env = {
-      CADRE_HOME: tempHome(),
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-    };
+    const env = fixtureModelEnv(model);
     const server = await startServe(['--port', '0'], env);
     cleanups.push(() => {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');

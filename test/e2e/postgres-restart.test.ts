@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli } from '../helpers/cli.ts';
 import { startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
 
@@ -43,9 +43,7 @@ describe.skipIf(!canRunOwnCluster)('the database restarting mid-tree', () => {
     });
     onTestFinished(() => model.close());
     const env = {
-      CADRE_HOME: tempHome(),
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+      ...fixtureModelEnv(model),
       CADRE_DATABASE_URL: url,
     };
     await startWorker(env, 'w1', ['--concurrency', '2']);

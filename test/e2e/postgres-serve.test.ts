@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseJsonEventStream, uiMessageChunkSchema } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { startServe } from '../helpers/serve.ts';
 import { chatBody, readChunks, readMessage } from '../helpers/server.ts';
@@ -22,9 +22,7 @@ async function setUp(script: Parameters<typeof startOpenAIServer>[0], name: stri
   const home = tempHome();
   if (config) writeFileSync(join(home, 'config.json'), JSON.stringify(config));
   const env = {
-    CADRE_HOME: home,
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    ...fixtureModelEnv(model, home),
     CADRE_DATABASE_URL: await freshSchema(name),
   };
   const worker = await startWorker(env, 'w1', ['--concurrency', '2']);

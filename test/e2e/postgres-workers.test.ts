@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { runCli, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeReader } from '../helpers/store-reader.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
@@ -31,9 +31,7 @@ function gathering(count: number) {
 
 async function cadreEnv(model: { baseURL: string }, name: string) {
   return {
-    CADRE_HOME: tempHome(),
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    ...fixtureModelEnv(model),
     CADRE_DATABASE_URL: await freshSchema(name),
   };
 }

@@ -7,7 +7,7 @@ import type { RunPartData } from '../../src/app/answer/protocol.ts';
 import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import { contentText, type FixtureScript, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, tempHome } from '../helpers/cli.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { chatBody, readChunks, readMessage } from '../helpers/server.ts';
 
@@ -23,9 +23,7 @@ async function setup(script: FixtureScript, extraEnv: Record<string, string> = {
   const model = await startOpenAIServer(script);
   cleanups.push(() => model.close());
   const env = {
-    CADRE_HOME: tempHome(),
-    CADRE_MODEL: 'compatible:fixture',
-    CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+    ...fixtureModelEnv(model),
     ...extraEnv,
   };
   const server = await startServe(['--port', '0', ...args], env);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { makePdf } from '../fixtures/documents/build-fixtures.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
 import { hasChromium, openBrowser } from '../web/browser.ts';
 import {
@@ -177,11 +177,7 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
       });
       cleanups.push(() => model.close());
       const home = tempHome();
-      const env = {
-        CADRE_HOME: home,
-        CADRE_MODEL: 'compatible:fixture',
-        CADRE_COMPATIBLE_BASE_URL: model.baseURL,
-      };
+      const env = fixtureModelEnv(model, home);
       const first = await startServe(['--port', '0'], env);
       const browser = await openBrowser({ browser: await sharedChromium() });
       cleanups.push(() => browser.close());

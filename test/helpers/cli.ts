@@ -19,6 +19,14 @@ export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'cadre-test-'));
 }
 
+/** The variables of a `cadre` whose model is a fixture OpenAI-compatible server, in `home` (a fresh one). */
+export function fixtureModelEnv(
+  model: { baseURL: string },
+  home = tempHome(),
+): { CADRE_HOME: string; CADRE_MODEL: string; CADRE_COMPATIBLE_BASE_URL: string } {
+  return { CADRE_HOME: home, CADRE_MODEL: 'compatible:fixture', CADRE_COMPATIBLE_BASE_URL: model.baseURL };
+}
+
 /**
  * What a `cadre` child process gets besides the test's own variables: PATH, this run's TMPDIR (whatever the
  * command writes to its temp folder goes where the test run cleans up), and Node's compile cache, which the

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, expect } from 'vitest';
 import { type FixtureScript, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, tempHome } from '../helpers/cli.ts';
 import { startServe } from '../helpers/serve.ts';
 import { type BrowserSession, launchChromium, openBrowser } from './browser.ts';
 
@@ -53,9 +53,7 @@ export async function setup(script: FixtureScript, options: SetupOptions = {}) {
   if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
   const env = Object.fromEntries(
     Object.entries({
-      CADRE_HOME: home,
-      CADRE_MODEL: 'compatible:fixture',
-      CADRE_COMPATIBLE_BASE_URL: model.baseURL,
+      ...fixtureModelEnv(model, home),
       ...options.env,
     }).filter(([, value]) => value !== ''),
   );
