@@ -69,8 +69,13 @@ function whenFolder(folder: string, check: () => boolean): Promise<void> {
   });
 }
 
+/** The command's log lines so far (none while the file is only created: the watcher can see that first). */
 const logOf = (workspace: string) =>
-  existsSync(join(workspace, 'log')) ? readFileSync(join(workspace, 'log'), 'utf8').trim().split('\n') : [];
+  existsSync(join(workspace, 'log'))
+    ? readFileSync(join(workspace, 'log'), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : [];
 
 /** Running, not a zombie left for init to reap (a killed process's locks are released by then). */
 function running(pid: number): boolean {
