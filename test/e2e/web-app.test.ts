@@ -20,14 +20,16 @@ import {
   expectNoConsoleErrors,
   isMain,
   isMath,
+  SCREENSHOTS as KEPT_SCREENSHOTS,
   setup,
   sharedChromium,
   toolNames,
 } from '../web/web-app-setup.ts';
 
+/** The README's own screenshots with CADRE_UPDATE_SCREENSHOTS=1, else where every browser test saves its. */
 const SCREENSHOTS = process.env.CADRE_UPDATE_SCREENSHOTS
   ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
-  : mkdtempSync(join(tmpdir(), 'cadre-screenshots-'));
+  : KEPT_SCREENSHOTS;
 mkdirSync(SCREENSHOTS, { recursive: true });
 
 describe.skipIf(!hasChromium)('the web app in Chromium', () => {
@@ -231,6 +233,7 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
       // without a reload.
       if (follow === 'live')
         await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 20_000 });
+      if (follow === 'live') await page.screenshot({ path: join(SCREENSHOTS, 'resumed-live.png') });
       await page
         .getByText(/^The product is/)
         .waitFor({ timeout: 20_000 })

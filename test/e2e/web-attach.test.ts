@@ -1,18 +1,8 @@
-/**
- * A running answer belongs to the store, not to the page that asked: a reload, a second tab or a chat
- * switch attaches to it and shows it live, a question asked meanwhile waits its turn, and an answer a
- * terminal wrote opens with its sub-agent cards. Real Chromium, a real `cadre serve`, a scripted model.
- */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { hasChromium } from '../web/browser.ts';
-import { ask, delegation, expectNoConsoleErrors, isMain, setup } from '../web/web-app-setup.ts';
-
-/** Where screenshots go: CADRE_SCREENSHOT_DIR to keep them (a test run's temporary folder is removed). */
-const SCREENSHOTS = process.env.CADRE_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'cadre-screenshots-'));
+import { ask, delegation, expectNoConsoleErrors, isMain, SCREENSHOTS, setup } from '../web/web-app-setup.ts';
 
 interface StoredSession {
   messages: Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
