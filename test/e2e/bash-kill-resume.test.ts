@@ -57,15 +57,21 @@ async function* sseData(response: Response): AsyncGenerator<any> {
   }
 }
 
-/** Resolves once `check()` holds, looked at whenever something in `folder` changes (no fixed sleeps). */
+/**
+ * Resolves once `check()` holds: looked at whenever something in `folder` changes, and every 100 ms besides
+ * (a change between the first look and the watcher's start would otherwise go unseen).
+ */
 function whenFolder(folder: string, check: () => boolean): Promise<void> {
   return new Promise((resolve) => {
-    if (check()) return resolve();
-    const watcher = watch(folder, () => {
+    const watcher = watch(folder, () => look());
+    const timer = setInterval(() => look(), 100);
+    const look = () => {
       if (!check()) return;
       watcher.close();
+      clearInterval(timer);
       resolve();
-    });
+    };
+    look();
   });
 }
 

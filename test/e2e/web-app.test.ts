@@ -166,17 +166,21 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     async (follow) => {
       let mathCalls = 0;
       const mathAsked = Promise.withResolvers<void>();
+      const resumedMath = Promise.withResolvers<void>();
       const base = delegation();
       const model = await startOpenAIServer((request) => {
         // The sub-agent's first model call never answers in time: the server is killed while it waits. Its
-        // second (the resumed attempt's) takes a moment, so the page can be seen following it.
+        // second (the resumed attempt's) is held until the test lets it go, so the page can be seen
+        // following it.
         if (isMath(request.system) && request.body.messages.at(-1)?.role === 'user') {
           const call = mathCalls++;
           mathAsked.resolve();
-          if (call < 2) return { ...base(request), delayMs: call === 0 ? 60_000 : 1500 };
+          if (call === 0) return { ...base(request), delayMs: 60_000 };
+          if (call === 1) return { ...base(request), until: resumedMath.promise };
         }
         return base(request);
       });
+      cleanups.push(() => resumedMath.resolve());
       cleanups.push(() => model.close());
       const home = tempHome();
       const env = fixtureModelEnv(model, home);
@@ -217,8 +221,14 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
               if (session.messages.some((message) => message.role === 'assistant')) break;
               await new Promise((resolve) => setTimeout(resolve, 50));
             }
-            // Stored a moment ago: the tree's place among the running answers is given up just after.
-            await new Promise((resolve) => setTimeout(resolve, 300));
+            // Stored a moment ago: the tree's place among the running answers is given up just after. Until
+            // then a look would follow it (to its end, at once): looked at from here until there is none.
+            for (let looks = 0; looks < 100; looks++) {
+              const look = await fetch(`${second.url}/api/chat/${sessionId}/stream`);
+              await look.text();
+              if (look.status === 204) break;
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
             const response = await route.fetch();
             streamAnswers.push(response.status());
             await route.fulfill({ response });
@@ -228,12 +238,15 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
         );
       }
       const resumed = page.waitForResponse((response) => response.url().endsWith('/resume'));
+      if (follow === 'after it ended') resumedMath.resolve();
       await notice.getByRole('button', { name: 'Resume' }).click();
       // Live: the new attempt is followed as it runs, its sub-agent card included, and its answer shows
       // without a reload.
-      if (follow === 'live')
+      if (follow === 'live') {
         await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 20_000 });
-      if (follow === 'live') await page.screenshot({ path: join(SCREENSHOTS, 'resumed-live.png') });
+        await page.screenshot({ path: join(SCREENSHOTS, 'resumed-live.png') });
+        resumedMath.resolve();
+      }
       await page
         .getByText(/^The product is/)
         .waitFor({ timeout: 20_000 })
@@ -330,7 +343,8 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     expect(new URL(page.url()).pathname).toBe('/');
     await ask(page, 'Newer question');
     await page.getByText('Answer to Newer').waitFor();
-    await chats.getByRole('link', { name: /Older question/ }).waitFor();
+    // The list is read again when the answer has ended, a moment after its text shows.
+    await chats.getByRole('link', { name: /Newer question/ }).waitFor();
     const titles = await chats.getByRole('link').allInnerTexts();
     expect(titles.map((title) => title.split('\n')[0])).toEqual(['Newer question', 'Older question']);
 
