@@ -230,7 +230,9 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     await ask(page, 'Now a long one');
     const messages = page.locator('.messages');
     await page.getByText('Line 24 of a long answer.').waitFor({ timeout: 30_000 });
-    await messages.evaluate((element) => element.scrollTo({ top: 0 }));
+    // The person scrolls up (the page's own scrolls never stop it following).
+    await messages.hover();
+    await page.mouse.wheel(0, -3000);
     const jump = page.getByRole('button', { name: '↓ Jump to latest' });
     await jump.waitFor({ timeout: 10_000 });
     await screenshots(page, '8-jump-to-latest');

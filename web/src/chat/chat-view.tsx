@@ -25,6 +25,7 @@ import { CadreChatTransport } from './chat-transport.ts';
 import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
 import { answerElementId, MessageView, rootRunIdOf } from './message-view.tsx';
+import { useFollow } from './use-follow.ts';
 
 /** How often, and how many times, a page looks for the answer to a question that has none yet. */
 const ATTACH_LOOK_MS = 1000;
@@ -122,6 +123,10 @@ export function ChatView({
   onResumed?: () => void;
 }) {
   const liveRoot = useRef<string | undefined>(undefined);
+  const scroller = useRef<HTMLDivElement>(null);
+  const content = useRef<HTMLDivElement>(null);
+  // "Jump to latest" shows while the answer grows below the part the person scrolled back to.
+  const { away: awayFromLatest, jumpToLatest, release } = useFollow(scroller, content);
   /** A resumed answer being followed, and how following it has gone so far. */
   const following = useRef<Following | undefined>(undefined);
   const [resumed, setResumed] = useState<ReadonlySet<string>>(() => new Set());
@@ -186,10 +191,16 @@ export function ChatView({
     }
   }, [messages, stop]);
 
+  // Esc stops the answer from the conversation (the message box has its own Esc, which does the same).
+  // Anywhere else Esc belongs to what has focus: clearing a search, closing a menu or a dialog.
   useEffect(() => {
     if (!busy) return;
     const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape' && !document.querySelector('dialog[open]')) void cancel();
+      if (event.key !== 'Escape' || event.defaultPrevented) return;
+      const target = event.target as HTMLElement | null;
+      if (!target || !scroller.current?.contains(target)) return;
+      if (target.closest('input, textarea, select, dialog, [role="dialog"], [role="menu"]')) return;
+      void cancel();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -290,16 +301,6 @@ export function ChatView({
     [clearError, sendMessage],
   );
 
-  const scroller = useRef<HTMLDivElement>(null);
-  const pinned = useRef(true);
-  // Shown while the answer grows below the part of the conversation the person scrolled back to.
-  const [awayFromLatest, setAwayFromLatest] = useState(false);
-  const jumpToLatest = () => {
-    const element = scroller.current;
-    if (element) element.scrollTo({ top: element.scrollHeight, behavior: 'smooth' });
-    pinned.current = true;
-    setAwayFromLatest(false);
-  };
   const [attachNote, setAttachNote] = useState<string | undefined>();
   const attach = async (files: File[]) => {
     setAttachNote(`Adding ${files.map((file) => file.name).join(', ')} to your documents…`);
@@ -318,11 +319,6 @@ export function ChatView({
       setAttachNote(`Not added: ${(caught as Error).message}`);
     }
   };
-  // biome-ignore lint/correctness/useExhaustiveDependencies: follow the conversation as it grows
-  useEffect(() => {
-    const element = scroller.current;
-    if (element && pinned.current) element.scrollTop = element.scrollHeight;
-  }, [messages]);
 
   const noModel = noModelMessage ?? (failure?.code === 'no_model' ? failure.message : undefined);
   const lastIndex = messages.length - 1;
@@ -332,13 +328,10 @@ export function ChatView({
         <div
           className="messages"
           ref={scroller}
-          onScroll={(event) => {
-            const element = event.currentTarget;
-            pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
-            setAwayFromLatest(!pinned.current);
-          }}
+          // Focusable, so a click in the conversation puts the keys (scrolling, Esc) there.
+          tabIndex={-1}
         >
-          <div className="messages-inner">
+          <div className="messages-inner" ref={content}>
             {noModel && <SetupNotice message={noModel} />}
             {messages.length === 0 && !noModel && (
               <div className="empty">
@@ -426,7 +419,10 @@ export function ChatView({
           rootRunId={inspecting}
           rootCalls={rootCallsOf(messages.find((message) => rootRunIdOf(message) === inspecting))}
           onClose={() => setInspecting(undefined)}
-          onOpenRun={(runId) => showRun(store, runId)}
+          onOpenRun={(runId) => {
+            release();
+            showRun(store, runId);
+          }}
         />
       )}
     </div>
