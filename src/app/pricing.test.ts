@@ -53,6 +53,32 @@ describe('pricing', () => {
     expect(costOf(undefined, 'openai:gpt-5-mini', usage(10, 10))).toBeUndefined();
   });
 
+  it('prices cache writes and reads apart from plain input, as Anthropic bills them', () => {
+    // Anthropic reports input_tokens 50, cache_creation 2,000, cache_read 6,000: AI SDK's input total is
+    // their sum. At 3 input, 3.75 cache write, 0.30 cache read, 15 output per million:
+    // 50×3 + 2000×3.75 + 6000×0.3 + 400×15 = 15,450 → 0.01545.
+    const sonnet = {
+      inputPerMillion: 3,
+      outputPerMillion: 15,
+      cachedInputPerMillion: 0.3,
+      cacheWritePerMillion: 3.75,
+    };
+    const used = {
+      inputTokens: 8050,
+      outputTokens: 400,
+      totalTokens: 8450,
+      cacheReadTokens: 6000,
+      cacheWriteTokens: 2000,
+    };
+    expect(costOf({ 'anthropic:claude-sonnet-4-5': sonnet }, 'anthropic:claude-sonnet-4-5', used)).toEqual({
+      amount: 0.01545,
+      currency: 'USD',
+    });
+    // No cache-write price: written tokens are plain input (OpenAI and Gemini bill no write surcharge).
+    const { cacheWritePerMillion: _, ...plain } = sonnet;
+    expect(costOf({ m: plain }, 'm', used)?.amount).toBe(0.01395);
+  });
+
   it('adds costs, saying when the sum leaves tokens unpriced or mixes currencies', () => {
     const usd = { amount: 0.1, currency: 'USD' };
     expect(

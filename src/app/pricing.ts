@@ -1,15 +1,27 @@
 /**
  * What tokens cost in money, for the models whose prices the configuration gives (`pricing`, per
- * "provider:model": `{inputPerMillion, outputPerMillion, currency?}`). Nothing is built in: prices change
- * and differ by account, so a model without a configured price has no cost, never a guessed one.
+ * "provider:model": `{inputPerMillion, outputPerMillion, cachedInputPerMillion?, cacheWritePerMillion?,
+ * reasoningPerMillion?, currency?}`). Nothing is built in: prices change and differ by account, so a model
+ * without a configured price has no cost, never a guessed one.
+ *
+ * Cost is computed as the providers bill: input tokens read from the prompt cache at the cached-input
+ * price, tokens written to it at the cache-write price, the rest of the input at the input price; reasoning
+ * tokens at the reasoning price where one is given (else they are output tokens, as OpenAI, Anthropic and
+ * Gemini bill them), the rest of the output at the output price.
  */
 import type { RunTree } from '../core/run-tree.ts';
-import type { Usage } from '../core/usage.ts';
+import { type Usage, uncachedInputTokens } from '../core/usage.ts';
 
 /** One model's price per million tokens, in `currency` (an ISO 4217 code; USD when not given). */
 export interface ModelPrice {
   inputPerMillion: number;
   outputPerMillion: number;
+  /** Input tokens read from the prompt cache; without it they are unpriced and the cost is `partial`. */
+  cachedInputPerMillion?: number | undefined;
+  /** Input tokens written to the prompt cache; without it they are billed as plain input. */
+  cacheWritePerMillion?: number | undefined;
+  /** Reasoning tokens, where a provider prices them apart from output; without it, the output price. */
+  reasoningPerMillion?: number | undefined;
   currency?: string | undefined;
 }
 
@@ -29,9 +41,20 @@ export interface Cost {
 export function costOf(pricing: Pricing | undefined, model: string, usage: Usage): Cost | undefined {
   const price = pricing?.[model];
   if (!price) return undefined;
-  const amount =
-    (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000;
-  return { amount: round(amount), currency: price.currency ?? 'USD' };
+  const cacheRead = usage.cacheReadTokens ?? 0;
+  const cacheWrite = usage.cacheWriteTokens ?? 0;
+  const reasoning = usage.reasoningTokens ?? 0;
+  const perMillion =
+    uncachedInputTokens(usage) * price.inputPerMillion +
+    cacheRead * (price.cachedInputPerMillion ?? 0) +
+    cacheWrite * (price.cacheWritePerMillion ?? price.inputPerMillion) +
+    (usage.outputTokens - reasoning) * price.outputPerMillion +
+    reasoning * (price.reasoningPerMillion ?? price.outputPerMillion);
+  const cost: Cost = { amount: round(perMillion / 1_000_000), currency: price.currency ?? 'USD' };
+  // Cache reads without a cached-input price are left out, not billed at the full input price (which
+  // overstates the bill by the cache's whole discount): the amount is then a lower bound.
+  if (cacheRead > 0 && price.cachedInputPerMillion === undefined) cost.partial = true;
+  return cost;
 }
 
 /**

@@ -119,7 +119,8 @@ export const configSchema = z.strictObject({
   mcpServers: z.record(mcpServerNameSchema, mcpServerSchema).optional(),
   /**
    * What each model's tokens cost, per million, by "provider:model" (none built in): runs on a priced
-   * model show their cost beside their tokens. `currency` is an ISO 4217 code (default USD).
+   * model show their cost beside their tokens. Cache reads, cache writes and reasoning have their own
+   * prices (see app/pricing.ts for how a cost is computed). `currency` is an ISO 4217 code (default USD).
    */
   pricing: z
     .record(
@@ -127,6 +128,9 @@ export const configSchema = z.strictObject({
       z.strictObject({
         inputPerMillion: z.number().min(0),
         outputPerMillion: z.number().min(0),
+        cachedInputPerMillion: z.number().min(0).optional(),
+        cacheWritePerMillion: z.number().min(0).optional(),
+        reasoningPerMillion: z.number().min(0).optional(),
         currency: z
           .string()
           .regex(/^[A-Z]{3}$/, 'an ISO 4217 currency code such as "USD" or "EUR"')

@@ -1,6 +1,6 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 import type { PartMapper } from './map-stream.ts';
-import { estimateTokens, type Usage, usageFromSdk } from './usage.ts';
+import { estimateTokens, type Usage, usageFromStream } from './usage.ts';
 
 export interface UsageMeterOptions {
   /** Each model call's usage, as soon as its `finish` chunk passes; `estimated` when made up from text. */
@@ -44,12 +44,7 @@ export function usageMapper(
           usage = estimatedUsage(promptCharacters(params), outputCharacters);
           options.onEstimated?.();
         }
-        options.onUsage?.(
-          usageFromSdk(
-            { inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total },
-            estimated,
-          ),
-        );
+        options.onUsage?.(usageFromStream(usage, estimated));
         enqueue(estimated ? { ...part, usage } : part);
         return;
       }

@@ -16,7 +16,14 @@ export interface ScriptedReply {
   error?: { status: number; message?: string; headers?: Record<string, string> };
   /** Waits this long (ms) before answering; aborts cut the wait short. */
   delayMs?: number;
-  usage?: { inputTokens?: number; outputTokens?: number };
+  /** The call's usage as a provider reports it: totals, and the cached and reasoning parts of them. */
+  usage?: {
+    inputTokens?: number;
+    outputTokens?: number;
+    cacheReadTokens?: number;
+    cacheWriteTokens?: number;
+    reasoningTokens?: number;
+  };
 }
 
 /** What the script sees of each request. */
@@ -149,9 +156,17 @@ function usageOf(reply: ScriptedReply, options: LanguageModelV4CallOptions) {
   const input = reply.usage?.inputTokens ?? Math.ceil(JSON.stringify(options.prompt).length / 4);
   const output =
     reply.usage?.outputTokens ?? Math.ceil(JSON.stringify(reply.toolCalls ?? reply.text ?? '').length / 4);
+  const cacheRead = reply.usage?.cacheReadTokens;
+  const cacheWrite = reply.usage?.cacheWriteTokens;
+  const reasoning = reply.usage?.reasoningTokens;
   return {
-    inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: output, text: output, reasoning: undefined },
+    inputTokens: {
+      total: input,
+      noCache: input - (cacheRead ?? 0) - (cacheWrite ?? 0),
+      cacheRead,
+      cacheWrite,
+    },
+    outputTokens: { total: output, text: output - (reasoning ?? 0), reasoning },
   };
 }
 

@@ -19,6 +19,38 @@ describe('cadre ask --json with configured prices', () => {
     });
   });
 
+  it('bills cache reads at the cached-input price and reasoning at its own price, as the provider does', async () => {
+    // 1,000 in of which 800 cached, 300 out of which 200 reasoning. At 1.25 input, 0.125 cached, 10
+    // output and 12 reasoning per million: 200×1.25 + 800×0.125 + 100×10 + 200×12 = 3,750 → 0.00375.
+    const cached = () => ({
+      text: 'Four.',
+      usage: {
+        prompt_tokens: 1000,
+        completion_tokens: 300,
+        prompt_tokens_details: { cached_tokens: 800 },
+        completion_tokens_details: { reasoning_tokens: 200 },
+      },
+    });
+    const price = { inputPerMillion: 1.25, outputPerMillion: 10, cachedInputPerMillion: 0.125 };
+    const { env } = await fixtureCadre(cached, {
+      pricing: { 'compatible:fixture': { ...price, reasoningPerMillion: 12 } },
+    });
+    const output = JSON.parse((await cadreInProcess(['ask', '--json', 'What is 2+2?'], env)).stdout);
+    expect(output).toMatchObject({
+      usage: { inputTokens: 1000, outputTokens: 300, cacheReadTokens: 800, reasoningTokens: 200 },
+      cost: { amount: 0.00375, currency: 'USD' },
+      run: { usage: { cacheReadTokens: 800, reasoningTokens: 200 } },
+    });
+    expect(output.cost).not.toHaveProperty('partial');
+
+    // Without a cached-input price the cache reads are unpriced: a lower bound, never the full input price.
+    const unpriced = await fixtureCadre(cached, {
+      pricing: { 'compatible:fixture': { inputPerMillion: 1.25, outputPerMillion: 10 } },
+    });
+    const lower = JSON.parse((await cadreInProcess(['ask', '--json', 'What is 2+2?'], unpriced.env)).stdout);
+    expect(lower.cost).toEqual({ amount: 0.00325, currency: 'USD', partial: true });
+  });
+
   it('gives none for a model without a price, and refuses a price that is not a number', async () => {
     const { env } = await fixtureCadre(answer, {
       pricing: { 'openai:gpt-5-mini': { inputPerMillion: 0.25, outputPerMillion: 2 } },

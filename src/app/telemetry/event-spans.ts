@@ -1,5 +1,6 @@
 import type { Attributes, Context, Span, SpanStatusCode, Tracer } from '@opentelemetry/api';
 import type { CadreEvent, RunStartEvent } from '../../core/events.ts';
+import type { Usage } from '../../core/usage.ts';
 
 /** The parts of `@opentelemetry/api` the span builder uses, handed in so this file loads nothing itself. */
 export interface TraceApi {
@@ -78,8 +79,7 @@ export class EventSpans {
               ...modelAttributes(run.model),
               'gen_ai.operation.name': 'chat',
               'gen_ai.agent.id': event.runId,
-              'gen_ai.usage.input_tokens': event.usage.inputTokens,
-              'gen_ai.usage.output_tokens': event.usage.outputTokens,
+              ...usageAttributes(event.usage),
               'gen_ai.response.finish_reasons': [event.finishReason],
               ...(run.conversationId ? { 'gen_ai.conversation.id': run.conversationId } : {}),
             },
@@ -95,8 +95,7 @@ export class EventSpans {
         return;
       case 'run-finish': {
         run.span.setAttributes({
-          'gen_ai.usage.input_tokens': event.usage.inputTokens,
-          'gen_ai.usage.output_tokens': event.usage.outputTokens,
+          ...usageAttributes(event.usage),
           'cadre.run.status': event.status,
           'cadre.subtree.total_tokens': event.subtreeUsage.totalTokens,
         });
@@ -152,6 +151,20 @@ export class EventSpans {
     span.setStatus({ code: this.#api.statusCodes.ERROR, message });
     span.setAttribute('error.type', type);
   }
+}
+
+/**
+ * A usage as the GenAI conventions name it: the totals, and the cache and reasoning parts of them (each
+ * included in its total, as the conventions say) when the provider reported any.
+ */
+function usageAttributes(usage: Usage): Attributes {
+  return {
+    'gen_ai.usage.input_tokens': usage.inputTokens,
+    'gen_ai.usage.output_tokens': usage.outputTokens,
+    ...(usage.cacheReadTokens ? { 'gen_ai.usage.cache_read.input_tokens': usage.cacheReadTokens } : {}),
+    ...(usage.cacheWriteTokens ? { 'gen_ai.usage.cache_creation.input_tokens': usage.cacheWriteTokens } : {}),
+    ...(usage.reasoningTokens ? { 'gen_ai.usage.reasoning.output_tokens': usage.reasoningTokens } : {}),
+  };
 }
 
 /** `openai:gpt-5-mini` → provider `openai`, model `gpt-5-mini`, as the conventions name them. */

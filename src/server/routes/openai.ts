@@ -164,6 +164,11 @@ function openAIUsage(usage: Usage) {
     prompt_tokens: usage.inputTokens,
     completion_tokens: usage.outputTokens,
     total_tokens: usage.totalTokens,
+    // OpenAI's own detail fields, so a client that reads them sees the cache and reasoning parts.
+    ...(usage.cacheReadTokens ? { prompt_tokens_details: { cached_tokens: usage.cacheReadTokens } } : {}),
+    ...(usage.reasoningTokens
+      ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }
+      : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import { Markdown } from '../chat/markdown.tsx';
 import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
 import { PlanChecklist } from './plan-checklist.tsx';
-import { runTokens } from './run-fold.ts';
+import { type RunView, runTokens } from './run-fold.ts';
 import { useRunInputs } from './run-inputs.ts';
 import type { RunStore } from './run-store.ts';
 import { useChildren, useRun, useRunOpen } from './run-store.ts';
@@ -130,7 +130,7 @@ export const RunCard = memo(function RunCard({
             <dt>Own usage</dt>
             <dd>
               {run.usage
-                ? `${formatTokens(run.usage.totalTokens)} (${run.usage.inputTokens} in, ${run.usage.outputTokens} out)`
+                ? `${formatTokens(run.usage.totalTokens)} (${usageParts(run.usage)})`
                 : formatTokens(tokens)}
               {run.cost ? ` · ${formatCost(run.cost)}` : ''}
             </dd>
@@ -163,4 +163,17 @@ function withoutError(response: string, error: string | undefined): string {
   if (!error) return response;
   if (response.trim() === error.trim()) return '';
   return response.replace(`\n\n[stopped by an error: ${error}]`, '').trim();
+}
+
+/**
+ * "1200 in (900 cached, 100 written to cache), 300 out (120 reasoning)": the parts a provider bills apart.
+ */
+function usageParts(usage: NonNullable<RunView['usage']>): string {
+  const cached = [
+    usage.cacheReadTokens ? `${usage.cacheReadTokens} cached` : '',
+    usage.cacheWriteTokens ? `${usage.cacheWriteTokens} written to cache` : '',
+  ].filter(Boolean);
+  const input = `${usage.inputTokens} in${cached.length ? ` (${cached.join(', ')})` : ''}`;
+  const reasoning = usage.reasoningTokens ? ` (${usage.reasoningTokens} reasoning)` : '';
+  return `${input}, ${usage.outputTokens} out${reasoning}`;
 }
