@@ -6,6 +6,7 @@ import { streamTurns, type TurnResult } from './stream-turns.ts';
 export interface RepairCall {
   model: LanguageModel;
   instructions: string;
+  /** The run's tools, declared but not callable (see declaredOnly): the history holds calls to them. */
   tools: ToolSet;
   temperature: number | undefined;
   maxOutputTokens: number;
@@ -21,7 +22,7 @@ export function repairPrompt(error: string): string {
 }
 
 /**
- * One more model call, without tools, telling the model what was wrong with its structured answer. Models
+ * One more model call, its tools declared with `toolChoice: 'none'`, telling the model what was wrong with its structured answer. Models
  * usually fix a missing field or a wrong type when told which; one attempt bounds the cost.
  */
 export function repairStructuredOutput(
@@ -34,7 +35,6 @@ export function repairStructuredOutput(
   return streamTurns(frame, {
     ...call,
     messages: [...transcript, { role: 'user', content: repairPrompt(error) }],
-    activeTools: [],
     toolChoice: 'none',
     stopWhen: [isStepCount(1)],
     stepOffset,

@@ -19,6 +19,7 @@ import type { RunStatus } from './status.ts';
 import { budgetExhausted, stopReasonAfter, stopWhenOf, turnLimitReached } from './stop-conditions.ts';
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
+import { declaredOnly } from './tool-bindings.ts';
 import { externalKnowledgeSection } from './untrusted.ts';
 import { zeroUsage } from './usage.ts';
 import { gate } from './usage-meter.ts';
@@ -35,7 +36,7 @@ export type { LoopServices, PrepareAgent, RunSpec } from './loop-services.ts';
  * 3. Bind exactly the allowed tools; agent tools only where depth allows.
  * 4. Prefetch: run a configured sub-agent first and add its result as "External knowledge".
  * 5. Stream the tool loop, translating SDK parts to events; stop on maxTurns or budget.
- * 6. Out of turns with tool calls pending: one last call with no tools for a final answer.
+ * 6. Out of turns with tool calls pending: one last call that may call no tool, for a final answer.
  * 7. Validate structured output (one repair call if it fails), verify cited sources, wait for children, close the run (`run-finish`).
  */
 export async function runAgent(
@@ -277,8 +278,7 @@ async function runWithin(
         ...turn.responseMessages,
         { role: 'user', content: FINAL_ANSWER_PROMPT },
       ],
-      tools,
-      activeTools: [],
+      tools: declaredOnly(tools),
       toolChoice: 'none',
       temperature: definition.temperature,
       maxOutputTokens: limits.maxOutputTokens,
@@ -308,7 +308,7 @@ async function runWithin(
         {
           model,
           instructions,
-          tools,
+          tools: declaredOnly(tools),
           temperature: definition.temperature,
           maxOutputTokens: limits.maxOutputTokens,
           metered: budgeted,

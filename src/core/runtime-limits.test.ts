@@ -4,10 +4,12 @@ import { FINAL_ANSWER_PROMPT } from './limits.ts';
 import { buildRunTree } from './run-tree.ts';
 
 describe('limits: turns, time, budget and cancellation', () => {
-  it('ends a run out of turns with one final call without tools, status max_turns', async () => {
+  it('ends a run out of turns with one final call that may call no tool, status max_turns', async () => {
     const { runtime, model } = setup(
       (request) => {
-        if (request.lastUserText === FINAL_ANSWER_PROMPT) return { text: 'best effort answer' };
+        // Even if the model calls a tool anyway, nothing runs: the final call's tools are declared only.
+        if (request.lastUserText === FINAL_ANSWER_PROMPT)
+          return { text: 'best effort answer', toolCalls: [{ name: 'echo', input: { text: 'late' } }] };
         return { toolCalls: [{ name: 'echo', input: { text: String(request.index) } }] };
       },
       [agent({ name: 'main', tools: ['echo'], maxTurns: 3 })],
@@ -17,7 +19,10 @@ describe('limits: turns, time, budget and cancellation', () => {
     expect(envelope.summary).toBe('best effort answer');
     expect(tree.toolCalls).toHaveLength(3);
     expect(model.calls).toHaveLength(4);
-    expect(model.calls[3]!.toolNames).toEqual([]);
+    // The history holds tool calls, so the tools stay declared (Anthropic and Gemini refuse it otherwise),
+    // with a tool choice of none.
+    expect(model.calls[3]!.toolNames).toEqual(['echo']);
+    expect(model.calls[3]!.toolChoice).toEqual({ type: 'none' });
     expect(tree.turns).toBe(4);
   });
 

@@ -11,6 +11,7 @@ import { describeError } from './errors.ts';
 import type { StepFinishEvent } from './events.ts';
 import { countUsage, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { type Usage, usageFromSdk } from './usage.ts';
+import { needsDeclaredCalls, withDeclaredCallsOnly } from './valid-history.ts';
 
 /**
  * One AI SDK tool loop for a run, read once: text and reasoning deltas, refused calls and step usage become
@@ -61,7 +62,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
     temperature: options.temperature,
     maxOutputTokens: options.maxOutputTokens,
     stopWhen: options.stopWhen,
-    ...(options.prepareStep ? { prepareStep: options.prepareStep as never } : {}),
+    prepareStep: validSteps(frame, options) as never,
     abortSignal: frame.signal,
     maxRetries: 0,
     onError: () => {},
@@ -111,6 +112,22 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
   }
   if (frame.signal.aborted) closeCutStep(frame, options, result);
   return result;
+}
+
+/**
+ * The run's own `prepareStep`, and before every step a history its provider accepts: on a provider that
+ * refuses calls to undeclared tools in the history, such calls are rewritten as text (see
+ * withDeclaredCallsOnly); the rewritten messages carry forward to later steps.
+ */
+function validSteps(frame: RunFrame, options: TurnOptions) {
+  const declared = new Set(Object.keys(options.tools));
+  const rewrite = needsDeclaredCalls(frame.modelRef);
+  return (step: { stepNumber: number; messages: ModelMessage[]; responseMessages: ModelMessage[] }) => {
+    const own = options.prepareStep?.(step);
+    if (!rewrite) return own;
+    const messages = withDeclaredCallsOnly(step.messages, declared);
+    return messages === step.messages ? own : { ...own, messages };
+  };
 }
 
 /**

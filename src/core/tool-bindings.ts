@@ -266,3 +266,20 @@ export function bindDirectTool(frame: RunFrame, registry: ToolRegistry, cadreToo
     },
   } as any) as Tool;
 }
+
+/**
+ * The same tools, declared (name, description, input schema) but with nothing to run: for calls made with
+ * `toolChoice: 'none'` (the last call after `maxTurns`, the structured-output repair). Their history holds
+ * calls to these tools, and Anthropic ("Requests which include `tool_use` blocks must define tools") and
+ * Gemini refuse such a history when the tools are not declared; a call the model makes anyway is not run.
+ */
+export function declaredOnly(tools: Record<string, Tool>): Record<string, Tool> {
+  const declared: Record<string, Tool> = {};
+  for (const [name, bound] of Object.entries(tools)) {
+    declared[name] = tool({
+      ...(bound.description !== undefined ? { description: bound.description } : {}),
+      inputSchema: bound.inputSchema,
+    } as never);
+  }
+  return declared;
+}

@@ -139,7 +139,9 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     const mathRequests = server.requests.filter((request) => isMath(request.system));
     expect(mathRequests).toHaveLength(7);
     const final = mathRequests.at(-1)!.body;
-    expect(final.tools ?? []).toHaveLength(0);
+    // Its history holds tool calls: the tools stay declared, and may not be called.
+    expect(final.tools?.length).toBeGreaterThan(0);
+    expect(final.tool_choice).toBe('none');
   });
 
   it('runs four sub-agents asked in one step at the same time', async () => {

@@ -46,11 +46,12 @@ async function askExplorer(repaired: boolean) {
 }
 
 describe('an explorer whose answer does not match its output schema', () => {
-  it('gets one repair attempt, told what was wrong, without tools', async () => {
+  it('gets one repair attempt, told what was wrong, its tools declared but not callable', async () => {
     const { run, repairs } = await askExplorer(true);
     expect(repairs).toHaveLength(1);
     expect(contentText(repairs[0]!.body.messages.at(-1)?.content)).toMatch(/relevantFiles/);
-    expect(repairs[0]!.body.tools ?? []).toHaveLength(0);
+    expect(repairs[0]!.body.tools?.length).toBeGreaterThan(0);
+    expect(repairs[0]!.body.tool_choice).toBe('none');
     expect(run.children[0]).toMatchObject({ agent: 'explorer', status: 'ok', data: findings });
   });
 
