@@ -70,18 +70,20 @@ async function buildModel(
   switch (provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
-      return createOpenAI({ apiKey: requireKey(env, 'OPENAI_API_KEY', provider), ...fetchOption })(modelId);
+      const apiKey = requireKey(env, 'OPENAI_API_KEY', provider);
+      return createOpenAI({ apiKey, ...baseUrlFrom(env, 'OPENAI_BASE_URL'), ...fetchOption })(modelId);
     }
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
-      return createAnthropic({ apiKey: requireKey(env, 'ANTHROPIC_API_KEY', provider), ...fetchOption })(
-        modelId,
-      );
+      const apiKey = requireKey(env, 'ANTHROPIC_API_KEY', provider);
+      return createAnthropic({ apiKey, ...baseUrlFrom(env, 'ANTHROPIC_BASE_URL'), ...fetchOption })(modelId);
     }
     case 'google': {
       const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
       const apiKey = requireKey(env, 'GOOGLE_GENERATIVE_AI_API_KEY', provider);
-      return createGoogleGenerativeAI({ apiKey, ...fetchOption })(modelId);
+      // Google's package reads no base URL from the environment; Cadre's variable names it as the others do.
+      const baseURL = baseUrlFrom(env, 'GOOGLE_GENERATIVE_AI_BASE_URL');
+      return createGoogleGenerativeAI({ apiKey, ...baseURL, ...fetchOption })(modelId);
     }
     case 'openrouter': {
       const { createOpenRouter } = await import('@openrouter/ai-sdk-provider');
@@ -120,6 +122,18 @@ async function buildModel(
       })(modelId);
     }
   }
+}
+
+/**
+ * A provider's base URL from Cadre's environment (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+ * `GOOGLE_GENERATIVE_AI_BASE_URL`): for gateways and proxies. Passed explicitly because a provider package
+ * reads only the process's own environment, not the one a command or a test gives Cadre.
+ */
+function baseUrlFrom(env: Record<string, string | undefined>, variable: string): { baseURL?: string } {
+  const value = env[variable];
+  if (!value) return {};
+  checkBaseUrl(value, variable);
+  return { baseURL: value.replace(/\/+$/, '') };
 }
 
 /** A base URL from the environment must be an http(s) URL: else the mistake is the configuration's. */

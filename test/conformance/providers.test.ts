@@ -1,0 +1,170 @@
+/**
+ * Cadre on the three big providers' real wire protocols: the same cases run against strict fixture servers
+ * for OpenAI's Responses API, Anthropic's Messages API and Gemini's streamGenerateContent
+ * (test/fixtures/providers/), reached through each provider's base URL variable as a user's gateway would
+ * be. Every request must be one the real API accepts, and every run's cost must equal what the provider
+ * would bill from the usage it reported.
+ */
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { RunTree } from '../../src/core/run-tree.ts';
+import { type Provider, price, providerBill, providers } from '../fixtures/providers/provider-setups.ts';
+import type { WireCall, WireReply, WireScript } from '../fixtures/providers/wire-server.ts';
+import { tempHome } from '../helpers/cli.ts';
+import { cadreInProcess } from '../helpers/cli-in-process.ts';
+
+const isMain = (call: WireCall) => call.system.includes('## When to delegate');
+const isMath = (call: WireCall) => call.system.includes("Cadre's maths sub-agent");
+
+interface Answer {
+  code: number;
+  stderr: string;
+  output: {
+    answer: string;
+    status: string;
+    sessionId: string;
+    run: RunTree & { subtreeCost?: { amount: number } };
+    cost?: { amount: number };
+  };
+}
+
+/** A Cadre on `provider` with `script` answering, and `ask` to put questions to it. */
+async function onProvider(provider: Provider, script: WireScript, config: Record<string, unknown> = {}) {
+  const server = await provider.start(script);
+  onTestFinished(() => server.close());
+  const home = tempHome();
+  writeFileSync(
+    join(home, 'config.json'),
+    JSON.stringify({
+      pricing: { [provider.model]: price },
+      retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 },
+      ...config,
+    }),
+  );
+  const env = { CADRE_HOME: home, CADRE_MODEL: provider.model, ...provider.env(server.url) };
+  const ask = async (...args: string[]): Promise<Answer> => {
+    const result = await cadreInProcess(['ask', '--json', ...args], env);
+    return { code: result.code, stderr: result.stderr, output: JSON.parse(result.stdout || '{}') };
+  };
+  return { server, env, home, ask };
+}
+
+/** Main delegates one maths task; math calculates and answers. */
+const delegation: WireScript = (call): WireReply => {
+  if (isMain(call)) {
+    if (call.toolResults.length === 0)
+      return { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }] };
+    return { text: `The product is ${call.toolResults[0]?.output.match(/391/)?.[0] ?? '?'}.` };
+  }
+  if (isMath(call)) {
+    if (call.toolResults.length === 0)
+      return { toolCalls: [{ name: 'calculate', input: { expression: '17 * 23' } }] };
+    return { text: '17 * 23 = 391' };
+  }
+  return { error: { status: 400, message: `unexpected request ${call.index}` } };
+};
+
+describe.each(providers)('Cadre on $name', (provider) => {
+  it('delegates, and its cost is what the provider bills, cache reads included', async () => {
+    const { server, ask } = await onProvider(provider, delegation);
+    const { code, output } = await ask('What is 17 * 23?');
+    expect(server.refusals()).toEqual([]);
+    expect(code).toBe(0);
+    expect(output.answer).toBe('The product is 391.');
+    const math = output.run.children[0]!;
+    expect(math).toMatchObject({ agent: 'math', status: 'ok', summary: '17 * 23 = 391' });
+    const billed = server.requests.reduce(
+      (sum, request) =>
+        sum + (request.usage ? request.usage.input + request.usage.cacheRead + request.usage.cacheWrite : 0),
+      0,
+    );
+    expect(output.run.subtreeUsage.inputTokens).toBe(billed);
+    expect(output.cost?.amount).toBeCloseTo(providerBill(server), 8);
+    if (provider.name !== 'Anthropic Messages') {
+      // The main agent's second step re-sends its long prefix: the automatic cache reads it.
+      expect(output.run.usage.cacheReadTokens).toBeGreaterThan(0);
+    }
+  });
+
+  it('runs two delegations of one step side by side', async () => {
+    const { server, ask } = await onProvider(provider, (call) => {
+      if (isMain(call)) {
+        if (call.toolResults.length === 0)
+          return {
+            toolCalls: [
+              { name: 'math', input: { task: 'Compute 17 * 23.' } },
+              { name: 'math', input: { task: 'Compute 6 * 7.' } },
+            ],
+          };
+        return { text: `Results: ${call.toolResults.length}` };
+      }
+      if (call.toolResults.length === 0)
+        return { toolCalls: [{ name: 'calculate', input: { expression: '1 + 1' } }] };
+      return { text: 'done' };
+    });
+    const { code, output } = await ask('Two sums.');
+    expect(server.refusals()).toEqual([]);
+    expect(code).toBe(0);
+    expect(output.answer).toBe('Results: 2');
+    expect(output.run.children.map((child) => child.status)).toEqual(['ok', 'ok']);
+  });
+
+  it('ends an agent out of turns with a final answer the provider accepts', async () => {
+    const { server, ask } = await onProvider(provider, (call) => {
+      if (call.toolsForbidden) return { text: 'Best effort: 42' };
+      return { toolCalls: [{ name: 'calculate', input: { expression: '40 + 2' } }] };
+    });
+    const { output } = await ask('--agent', 'math', '--max-turns', '2', 'Loop forever.');
+    expect(server.refusals()).toEqual([]);
+    expect(output.run).toMatchObject({ status: 'max_turns', summary: 'Best effort: 42' });
+    // The last call declares the tools, forbidden, because its history holds calls to them.
+    expect(server.requests.at(-1)?.body).toHaveProperty('tools');
+  });
+
+  it('answers a call to a tool that does not exist, and the next request is accepted', async () => {
+    const { server, ask } = await onProvider(provider, (call) => {
+      if (isMain(call))
+        return call.toolResults.length === 0 && call.index === 0
+          ? { toolCalls: [{ name: 'made_up_tool', input: { q: 1 } }] }
+          : { text: 'Recovered.' };
+      return { text: 'unused' };
+    });
+    const { code, output } = await ask('Use a tool.');
+    expect(server.refusals()).toEqual([]);
+    expect(code).toBe(0);
+    expect(output.answer).toBe('Recovered.');
+    expect(output.run.toolCalls[0]).toMatchObject({ name: 'made_up_tool', ok: false });
+  });
+
+  it('takes a second turn on the same session', async () => {
+    const { server, ask } = await onProvider(provider, delegation);
+    const first = await ask('What is 17 * 23?');
+    expect(first.code).toBe(0);
+    const second = await ask('--session', first.output.sessionId, 'And again?');
+    expect(server.refusals()).toEqual([]);
+    expect(second.code).toBe(0);
+    expect(second.output.answer).toBe('The product is 391.');
+  });
+
+  it('retries a rate limit, and reports a stream that breaks once', async () => {
+    let limited = false;
+    const { server, ask } = await onProvider(provider, () => {
+      if (!limited) {
+        limited = true;
+        return { error: { status: 429, message: 'Rate limit reached', headers: { 'retry-after': '0' } } };
+      }
+      return { text: 'After the wait.' };
+    });
+    const { code, output } = await ask('Hello?');
+    expect(code).toBe(0);
+    expect(output.answer).toBe('After the wait.');
+    expect(server.requests).toHaveLength(2);
+
+    const broken = await onProvider(provider, () => ({ breakAfter: 'found: 39' }));
+    const cut = await broken.ask('Count.');
+    expect(cut.code).not.toBe(0);
+    expect(cut.output.status).toBe('error');
+  });
+});
