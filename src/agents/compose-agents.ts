@@ -1,11 +1,26 @@
 import type { AgentDefinition } from '../core/agent-definition.ts';
+import type { ProviderOptionsSetting, ReasoningSetting } from '../core/model-options.ts';
 import type { LoadedAgent } from './loader.ts';
+
+/** Provider options of `over` merged into `base`, provider by provider. */
+function mergeProviderOptions(
+  base: ProviderOptionsSetting | undefined,
+  over: ProviderOptionsSetting,
+): ProviderOptionsSetting {
+  const merged = { ...base };
+  for (const [name, options] of Object.entries(over)) merged[name] = { ...merged[name], ...options };
+  return merged;
+}
 
 export interface AgentSettings {
   enabled?: boolean;
   model?: string;
   /** Wall-clock limit for each run, over the definition's `timeout` (config or the agents panel). */
   timeoutSeconds?: number;
+  /** Reasoning effort or thinking budget, over the definition's (config or the agents panel). */
+  reasoning?: ReasoningSetting;
+  /** Provider options merged over the definition's, by provider (config). */
+  providerOptions?: ProviderOptionsSetting;
 }
 
 export interface Composition {
@@ -38,6 +53,10 @@ export function composeAgents(composition: Composition): Map<string, AgentDefini
       ...(setting.enabled !== undefined ? { enabled: setting.enabled } : {}),
       ...(setting.model ? { model: setting.model } : {}),
       ...(setting.timeoutSeconds ? { timeout: setting.timeoutSeconds } : {}),
+      ...(setting.reasoning ? { reasoning: setting.reasoning } : {}),
+      ...(setting.providerOptions
+        ? { providerOptions: mergeProviderOptions(definition.providerOptions, setting.providerOptions) }
+        : {}),
       ...(composition.idleTools?.size
         ? { tools: definition.tools.filter((tool) => !composition.idleTools?.has(tool)) }
         : {}),

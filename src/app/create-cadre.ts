@@ -396,6 +396,12 @@ export class Cadre {
       prepareAgent,
       approvals: this.approvalSettings(),
       beforeModelRequest: () => this.store.runs.secure(),
+      modelSettings: {
+        reasoning: this.config.reasoning,
+        providerOptions: this.config.providerOptions,
+        promptCaching: this.config.promptCaching,
+        zeroDataRetention: this.config.zeroDataRetention,
+      },
     });
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ruleEntryProblem } from '../core/approval-rules.ts';
+import { providerOptionsSchema, reasoningSchema } from '../core/model-options.ts';
 import { mcpServerNameSchema, mcpServerSchema } from '../tools/mcp/server-config.ts';
 import { toolSettingsSchema } from '../tools/settings.ts';
 import { isPrefetchTrigger } from './prefetch-trigger.ts';
@@ -61,6 +62,10 @@ export const configSchema = z.strictObject({
         model: modelRef.optional(),
         /** Wall-clock limit for each run of this agent, over its definition's `timeout`. */
         timeoutSeconds: z.number().positive().optional(),
+        /** This agent's reasoning effort or thinking budget, over its definition's and the global one. */
+        reasoning: reasoningSchema.optional(),
+        /** This agent's provider options, merged over the global ones. */
+        providerOptions: providerOptionsSchema.optional(),
       }),
     )
     .optional(),
@@ -117,6 +122,14 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   mcpServers: z.record(mcpServerNameSchema, mcpServerSchema).optional(),
+  /** Every agent's reasoning effort (`"low"`…) or thinking budget (`{budgetTokens: N}`) unless it sets its own. */
+  reasoning: reasoningSchema.optional(),
+  /** Provider options for every agent's calls, by provider name, passed through as AI SDK takes them. */
+  providerOptions: providerOptionsSchema.optional(),
+  /** Cache breakpoints (Anthropic) and a cache key per agent (OpenAI); default true. */
+  promptCaching: z.boolean().optional(),
+  /** An OpenAI organisation with Zero Data Retention: `store: false` with encrypted reasoning. */
+  zeroDataRetention: z.boolean().optional(),
   /**
    * What each model's tokens cost, per million, by "provider:model" (none built in): runs on a priced
    * model show their cost beside their tokens. Cache reads, cache writes and reasoning have their own

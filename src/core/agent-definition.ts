@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { providerOptionsSchema, reasoningSchema } from './model-options.ts';
 
 /** Names models see as tool names: providers accept `[a-zA-Z0-9_-]{1,64}`. */
 export const agentNameSchema = z
@@ -74,6 +75,10 @@ export const agentDefinitionSchema = z
     /** JSON Schema of the structured `data` the agent returns; validated before the parent sees it. */
     output: z.record(z.string(), z.unknown()).optional(),
     enabled: z.boolean().default(true),
+    /** Reasoning effort (`low`, `high`…) or a thinking budget (`{budgetTokens: 8000}`), mapped per provider. */
+    reasoning: reasoningSchema.optional(),
+    /** Passed to the provider as they are, by provider name: `{anthropic: {...}}`, `{openai: {...}}`. */
+    providerOptions: providerOptionsSchema.optional(),
   })
   .refine((definition) => definition.approval.every((name) => definition.tools.includes(name)), {
     message: "every tool in approval must be one of the agent's tools",

@@ -2,6 +2,7 @@ import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ChildRunner } from './child-runs.ts';
 import type { RuntimeLimits } from './limits.ts';
+import type { ModelSettings } from './model-options.ts';
 import type { ParentRun } from './run-frame.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
@@ -22,6 +23,8 @@ export interface LoopServices {
   childRunner?: (inProcess: ChildRunner) => ChildRunner;
   /** Awaited before each model request: the store's durability barrier (see RuntimeOptions). */
   beforeModelRequest?: () => void | Promise<void>;
+  /** The configuration's reasoning, caching and provider options (an agent's own win). */
+  modelSettings?: ModelSettings;
 }
 
 /** Adds run-specific instructions (e.g. a document's text) or refuses the run with a clear error. */

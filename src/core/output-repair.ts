@@ -1,4 +1,5 @@
 import { isStepCount, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import type { CallSettings } from './model-options.ts';
 import type { RunFrame } from './run-frame.ts';
 import { streamTurns, type TurnResult } from './stream-turns.ts';
 
@@ -11,6 +12,7 @@ export interface RepairCall {
   temperature: number | undefined;
   maxOutputTokens: number;
   metered: boolean;
+  call?: CallSettings | undefined;
 }
 
 /** Asked of a model whose final answer did not match its agent's output schema. */

@@ -9,6 +9,7 @@ import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
 import type { LoopServices, RunSpec } from './loop-services.ts';
 import { isModelCallTimeout } from './model-call-timeout.ts';
 import { describeModelError } from './model-errors.ts';
+import { callSettingsFor } from './model-options.ts';
 import { repairStructuredOutput } from './output-repair.ts';
 import { bindTools, prefetch } from './run-children.ts';
 import { closeRun, finishInterrupted, interruption } from './run-close.ts';
@@ -21,7 +22,7 @@ import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
 import { declaredOnly } from './tool-bindings.ts';
 import { externalKnowledgeSection } from './untrusted.ts';
-import { zeroUsage } from './usage.ts';
+import { type Usage, zeroUsage } from './usage.ts';
 import { gate } from './usage-meter.ts';
 import { Vault } from './vault.ts';
 
@@ -225,6 +226,7 @@ async function runWithin(
   }
 
   // 5.
+  const call = callSettingsFor(modelRef, definition, services.modelSettings);
   const stops = [turnLimitReached(limits.maxTurns), budgetExhausted(frame)];
   const turn = await streamTurns(frame, {
     model,
@@ -234,6 +236,7 @@ async function runWithin(
     temperature: definition.temperature,
     maxOutputTokens: limits.maxOutputTokens,
     metered: budgeted,
+    call,
     stopWhen: stopWhenOf(stops),
     prepareStep: ({ stepNumber, responseMessages: soFar }) => {
       responseMessages = soFar;
@@ -250,6 +253,7 @@ async function runWithin(
     },
   });
   let answer = turn.answer;
+  let last = turn;
   const stopReason = stopReasonAfter(stops, turn.steps);
 
   const interrupted = interruption(frame);
@@ -285,11 +289,13 @@ async function runWithin(
       stopWhen: [isStepCount(1)],
       stepOffset: turn.steps,
       metered: budgeted,
+      call,
     });
     const stopped = interruption(frame);
     if (stopped) return finishInterrupted(frame, stopped, final.answer || answer);
     transcript = [...transcript, { role: 'user', content: FINAL_ANSWER_PROMPT }, ...final.responseMessages];
     steps += final.steps;
+    last = final;
     if (final.error !== undefined) {
       const message = describeModelError(final.error);
       emit(frame, { type: 'run-error', status: 'max_turns', message });
@@ -298,7 +304,7 @@ async function runWithin(
   }
 
   // 7.
-  if (!answer.trim()) return finish('error', 'The agent finished without an answer.');
+  if (!answer.trim()) return finish('error', noAnswer(last, limits.maxOutputTokens + call.reasoningRoom));
   const extra: { data?: unknown; sources?: Source[] } = {};
   if (definition.output) {
     let structured = validateStructuredOutput(answer, definition.output);
@@ -312,6 +318,7 @@ async function runWithin(
           temperature: definition.temperature,
           maxOutputTokens: limits.maxOutputTokens,
           metered: budgeted,
+          call,
         },
         transcript,
         structured.error,
@@ -338,6 +345,22 @@ async function runWithin(
   const sources = citedSources(answer, frame.seenUrls);
   if (sources.length) extra.sources = sources;
   return finish(status, answer, extra);
+}
+
+/**
+ * Why a run ended without an answer: said plainly when the model's output limit cut it, with what reasoning
+ * took of it (a reasoning model can spend the whole limit thinking).
+ */
+function noAnswer(
+  last: { finishReason?: string | undefined; lastUsage?: Usage | undefined },
+  limit: number,
+): string {
+  if (last.finishReason !== 'length') return 'The agent finished without an answer.';
+  const reasoning = last.lastUsage?.reasoningTokens;
+  const spent = reasoning
+    ? `; reasoning took ${reasoning.toLocaleString('en')} of its ${(last.lastUsage?.outputTokens ?? 0).toLocaleString('en')} output tokens`
+    : '';
+  return `The agent reached its output limit of ${limit.toLocaleString('en')} tokens (limits.maxOutputTokens, plus room for reasoning) before it answered${spent}. Raise maxOutputTokens or lower the reasoning effort.`;
 }
 
 /** A structured result's own `summary` field, when it has one: the envelope's summary for people. */

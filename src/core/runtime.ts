@@ -13,6 +13,7 @@ import { EventBus, type EventListener } from './events.ts';
 import type { TreeJournal } from './journal.ts';
 import { namedLimits } from './limit-names.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
+import type { ModelSettings } from './model-options.ts';
 import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
 import { parentOf } from './run-children.ts';
@@ -32,6 +33,8 @@ export interface RuntimeOptions {
   /** Sub-agents' model when their definition names none (else the parent's). */
   subagentModel?: string;
   limits?: Partial<RuntimeLimits>;
+  /** Reasoning, prompt caching, Zero Data Retention and provider options for every agent's calls. */
+  modelSettings?: ModelSettings;
   /** The person's config file (`$CADRE_HOME/config.json`), named in messages about missing settings. */
   configPath?: string;
   /** Every event of every run goes here (the store, the server's live streams). */
@@ -304,6 +307,7 @@ export class Runtime {
       ...(this.options.prepareAgent ? { prepareAgent: this.options.prepareAgent } : {}),
       ...(childRunner ? { childRunner } : {}),
       ...(this.options.beforeModelRequest ? { beforeModelRequest: this.options.beforeModelRequest } : {}),
+      ...(this.options.modelSettings ? { modelSettings: this.options.modelSettings } : {}),
     };
   }
 

@@ -9,6 +9,7 @@ import {
 } from 'ai';
 import { describeError } from './errors.ts';
 import type { StepFinishEvent } from './events.ts';
+import { type CallSettings, cachedInstructions, withConversationBreakpoint } from './model-options.ts';
 import { countUsage, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { type Usage, usageFromSdk } from './usage.ts';
 import { needsDeclaredCalls, withDeclaredCallsOnly } from './valid-history.ts';
@@ -35,6 +36,8 @@ export interface TurnOptions {
   stepOffset?: number;
   /** True when the model reports usage itself as each call ends (see usageMapper in usage-meter.ts). */
   metered: boolean;
+  /** Reasoning, provider options and cache breakpoints for this agent on its provider. */
+  call?: CallSettings | undefined;
 }
 
 export interface TurnResult {
@@ -43,6 +46,9 @@ export interface TurnResult {
   endedWithToolCalls: boolean;
   responseMessages: ModelMessage[];
   error?: unknown;
+  /** How the last step ended, and its usage: a step cut by the output limit says so. */
+  finishReason?: StepFinishEvent['finishReason'];
+  lastUsage?: Usage;
 }
 
 /** One streamText loop, its parts translated to events and its usage added to the run and the tree. */
@@ -54,13 +60,19 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
   // The single-consumer engine: Cadre reads each stream once, so the SDK need not keep a replay buffer.
   const stream = streamTextOnce({
     model: options.model,
-    instructions: options.instructions || undefined,
+    instructions: !options.instructions
+      ? undefined
+      : options.call?.cacheBreakpoints
+        ? cachedInstructions(options.instructions)
+        : options.instructions,
+    ...(options.call?.reasoning ? { reasoning: options.call.reasoning } : {}),
+    ...(options.call?.providerOptions ? { providerOptions: options.call.providerOptions } : {}),
     messages: options.messages,
     tools: options.tools,
     ...(options.activeTools ? { activeTools: options.activeTools as never[] } : {}),
     ...(options.toolChoice ? { toolChoice: options.toolChoice } : {}),
     temperature: options.temperature,
-    maxOutputTokens: options.maxOutputTokens,
+    maxOutputTokens: options.maxOutputTokens + (options.call?.reasoningRoom ?? 0),
     stopWhen: options.stopWhen,
     prepareStep: validSteps(frame, options) as never,
     abortSignal: frame.signal,
@@ -122,10 +134,11 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
 function validSteps(frame: RunFrame, options: TurnOptions) {
   const declared = new Set(Object.keys(options.tools));
   const rewrite = needsDeclaredCalls(frame.modelRef);
+  const breakpoints = options.call?.cacheBreakpoints === true;
   return (step: { stepNumber: number; messages: ModelMessage[]; responseMessages: ModelMessage[] }) => {
     const own = options.prepareStep?.(step);
-    if (!rewrite) return own;
-    const messages = withDeclaredCallsOnly(step.messages, declared);
+    let messages = rewrite ? withDeclaredCallsOnly(step.messages, declared) : step.messages;
+    if (breakpoints) messages = withConversationBreakpoint(messages);
     return messages === step.messages ? own : { ...own, messages };
   };
 }
@@ -161,6 +174,8 @@ function closeStep(
   });
   result.steps++;
   result.endedWithToolCalls = finishReason === 'tool-calls';
+  result.finishReason = finishReason;
+  result.lastUsage = usage;
 }
 
 /** A call the model made to a tool it was not given, or with arguments that do not parse: never run. */

@@ -88,6 +88,25 @@ describe.each(providers)('Cadre on $name', (provider) => {
     }
   });
 
+  it('reasons as configured, replays its reasoning across steps, and bills reasoning as the provider does', async () => {
+    const reasoning = provider.name === 'OpenAI Responses' ? 'low' : { budgetTokens: 2048 };
+    const { server, ask } = await onProvider(provider, delegation, { reasoning });
+    const { code, output } = await ask('What is 17 * 23?');
+    expect(server.refusals()).toEqual([]);
+    expect(code).toBe(0);
+    expect(output.answer).toBe('The product is 391.');
+    expect(output.run.subtreeUsage.reasoningTokens).toBeGreaterThan(0);
+    expect(output.cost?.amount).toBeCloseTo(providerBill(server), 8);
+    const first = server.requests[0]!.body;
+    if (provider.name === 'OpenAI Responses') expect(first.reasoning).toMatchObject({ effort: 'low' });
+    if (provider.name === 'Anthropic Messages')
+      expect(first.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    if (provider.name === 'Gemini')
+      expect(first.generationConfig).toMatchObject({
+        thinkingConfig: { thinkingBudget: 2048, includeThoughts: true },
+      });
+  });
+
   it('runs two delegations of one step side by side', async () => {
     const { server, ask } = await onProvider(provider, (call) => {
       if (isMain(call)) {
