@@ -39,6 +39,10 @@ const families: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'workers', run: async () => (await import('./workers.ts')).runWorkersBench() },
   { name: 'context', run: async () => (await import('./context-efficiency.ts')).runContextEfficiencyBench() },
   {
+    name: 'prompt-cache',
+    run: async () => void (await (await import('./prompt-cache.ts')).runPromptCacheBench()),
+  },
+  {
     name: 'documents',
     run: async () => {
       const { benchDocuments, printDocuments } = await import('./documents.ts');
