@@ -375,7 +375,10 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     const prompts = page.getByRole('region', { name: 'Waiting for your approval' });
     await prompts.getByText('wants to run').waitFor({ timeout: 15_000 });
     await page.getByRole('button', { name: /^math: running\./ }).click();
-    await page.getByRole('list', { name: 'math tool calls' }).getByText('waiting for approval').waitFor();
+    await page
+      .getByRole('list', { name: 'math tool calls' })
+      .getByText('waiting for your approval')
+      .waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'approval.png') });
     await prompts.getByRole('button', { name: 'Allow calculate for math' }).click();
     await page.getByRole('button', { name: /^math: done\./ }).waitFor({ timeout: 15_000 });

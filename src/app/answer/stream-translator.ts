@@ -1,3 +1,4 @@
+import type { JSONObject } from '@ai-sdk/provider';
 import type { InferUIMessageChunk } from 'ai';
 import type { ResultEnvelope } from '../../core/envelope.ts';
 import type { CadreEvent, RunStartEvent } from '../../core/events.ts';
@@ -76,8 +77,9 @@ export class ChatStreamTranslator {
           toolName: event.name,
           input: event.input,
           dynamic: true,
-          // An earlier question's result answered this delegation: the web app marks it, the store keeps it.
-          ...(event.reused ? { toolMetadata: { reused: event.reused } } : {}),
+          // How the call was answered besides running (an earlier question's result reused, the same request
+          // earlier in this answer, refused before it ran): the web app says it in words, the store keeps it.
+          ...toolMetadataOf(event),
         });
         return chunks;
       case 'tool-result':
@@ -203,4 +205,18 @@ function isEnvelope(output: unknown): output is ResultEnvelope {
     typeof candidate.status === 'string' &&
     typeof candidate.summary === 'string'
   );
+}
+
+/** What a root tool call carries beside its input: reused, deduplicated or refused (absent when none). */
+function toolMetadataOf(event: {
+  reused?: { runId: string; finishedAt: string } | undefined;
+  deduplicated?: boolean | undefined;
+  refused?: string | undefined;
+}): { toolMetadata?: JSONObject } {
+  const metadata: JSONObject = {
+    ...(event.reused ? { reused: event.reused } : {}),
+    ...(event.deduplicated ? { deduplicated: true } : {}),
+    ...(event.refused ? { refused: event.refused } : {}),
+  };
+  return Object.keys(metadata).length ? { toolMetadata: metadata } : {};
 }

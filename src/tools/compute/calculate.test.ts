@@ -16,6 +16,11 @@ describe('calculate', () => {
     expect((await calculateTool.execute({ expression: '5 km to mile' }, context())).result).toMatch(
       /^3\.10685\d* mile$/,
     );
+    // Plain notation where it fits, for the card and the model: 350826.2, not 3.508262e+5 (issue 33).
+    expect((await calculateTool.execute({ expression: '1234 * 284.3' }, context())).result).toBe('350826.2');
+    expect((await calculateTool.execute({ expression: '350826 km to m' }, context())).result).toBe(
+      '350826000 m',
+    );
   });
 
   it('answers plain arithmetic without a worker, and boots one in the background when warmed', async () => {

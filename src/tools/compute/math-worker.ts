@@ -4,6 +4,7 @@
  * terminate it. The worker loads mathjs once and then answers one expression at a time.
  */
 import { parentPort } from 'node:worker_threads';
+import { RESULT_FORMAT } from './plain-arithmetic.ts';
 import { createSafeMath } from './safe-math.ts';
 
 /** A job from the host. */
@@ -39,7 +40,7 @@ function run(job: MathJob): MathReply {
   }
   if (typeof value === 'function')
     return { id: job.id, ok: false, error: `"${job.expression}" is a function, not a value` };
-  const result = math.format(value as never, { precision: 14 });
+  const result = math.format(value as never, RESULT_FORMAT);
   if (result.length > job.maxResultChars) {
     return {
       id: job.id,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { evaluatePlainArithmetic, formatNumber, MAX_PLAIN_LENGTH } from './plain-arithmetic.ts';
+import {
+  evaluatePlainArithmetic,
+  formatNumber,
+  MAX_PLAIN_LENGTH,
+  RESULT_FORMAT,
+} from './plain-arithmetic.ts';
 import { createSafeMath } from './safe-math.ts';
 
 // The worker's own mathjs, to compare with.
@@ -7,7 +12,7 @@ const math = createSafeMath();
 const byMathjs = (expression: string): string | Error => {
   try {
     const value = math.evaluate(expression, {});
-    return math.format(value as never, { precision: 14 });
+    return math.format(value as never, RESULT_FORMAT);
   } catch (error) {
     return error as Error;
   }
@@ -73,9 +78,10 @@ describe('plain arithmetic without the worker', () => {
     const { next } = random(7);
     const values = [0, -0, 1, -1, 0.1 + 0.2, 1 / 3, 2 / 3, 99_999.5, 99_999.99999999999, 100_000, 123_456];
     values.push(0.001, 0.000999, 0.00099999999999999, 1e21, 1e-7, 5e-324, 1.7976931348623157e308);
+    values.push(350_826, 350_826.2, 123_456_789_012, 999_999_999_999_999, 1e15, 1e-8);
     for (let i = 0; i < 2_000; i++) values.push((next() - 0.5) * 10 ** Math.floor(next() * 40 - 20));
     for (const value of values)
-      expect([value, formatNumber(value)]).toEqual([value, math.format(value, { precision: 14 })]);
+      expect([value, formatNumber(value)]).toEqual([value, math.format(value, RESULT_FORMAT)]);
   });
 
   it('reads mathjs precedence: unary minus below ^, ^ from the right', () => {

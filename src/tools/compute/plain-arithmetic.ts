@@ -1,7 +1,7 @@
 /**
  * Plain arithmetic answered at once, without the mathjs worker: numbers, `+ - * / ^`, parentheses, the
  * usual functions and constants, evaluated with the same double-precision operations mathjs uses for
- * numbers and formatted as `math.format(value, { precision: 14 })` does (a test compares the two over a
+ * numbers and formatted as `math.format(value, RESULT_FORMAT)` does (a test compares the two over a
  * generated set). Anything else (units, matrices, implicit multiplication, `%`, complex results, a value
  * out of bounds) is not answered here: `undefined` sends it to mathjs, which has the final word.
  */
@@ -16,6 +16,12 @@ const MAX_LITERAL = 1e15;
 const MAX_VALUE = 1e300;
 /** Significant digits of the formatted result, as the worker formats it. */
 const PRECISION = 14;
+/**
+ * How every result is formatted (here and by mathjs in the worker): 14 significant digits, and plain
+ * notation from 1e-7 up to 1e15 (350826, not mathjs's default 3.50826e+5), so the card and the model read
+ * the number as a person writes it; only very large or very small values keep an exponent.
+ */
+export const RESULT_FORMAT = { precision: PRECISION, lowerExp: -7, upperExp: 15 } as const;
 
 /** The constants mathjs knows by these names, as numbers. */
 const CONSTANTS: Record<string, number> = {
@@ -244,7 +250,7 @@ export function formatNumber(value: number): string {
   }
   ({ figures, exponent } = roundDigits(figures, exponent));
   let text: string;
-  if (exponent < -3 || exponent >= 5) {
+  if (exponent < RESULT_FORMAT.lowerExp || exponent >= RESULT_FORMAT.upperExp) {
     const [first, ...rest] = padded(figures);
     text = `${sign}${first}${rest.length ? `.${rest.join('')}` : ''}e${exponent >= 0 ? '+' : ''}${exponent}`;
   } else {

@@ -5,13 +5,13 @@
  */
 import { type KeyboardEvent, memo, useEffect, useRef, useState } from 'react';
 import { CopyButton } from '../controls/copy-button.tsx';
-import { formatCost, formatTokens, PARTIAL_COST_NOTE } from '../format.ts';
+import { formatCost, formatTokens, PARTIAL_COST_NOTE, truncate } from '../format.ts';
 import { PencilIcon, RefreshIcon } from '../icons.tsx';
 import type { CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunCard } from '../runs/run-card.tsx';
 import { type RunStore, useChildren, useRun } from '../runs/run-store.ts';
 import { SourcesList } from '../runs/sources-list.tsx';
-import { STATUS_LABELS } from '../runs/status-icon.tsx';
+import { CallIcon, STATUS_LABELS } from '../runs/status-icon.tsx';
 import { ToolCallView } from '../runs/tool-call-view.tsx';
 import { Markdown } from './markdown.tsx';
 
@@ -32,8 +32,12 @@ interface ToolPartLike {
   input?: unknown;
   output?: unknown;
   errorText?: string;
-  /** Set by the server when an earlier question's result answered this delegation. */
-  toolMetadata?: { reused?: { runId: string; finishedAt: string } };
+  /** Set by the server: how the call was answered besides running (see stream-translator.ts). */
+  toolMetadata?: {
+    reused?: { runId: string; finishedAt: string };
+    deduplicated?: boolean;
+    refused?: string;
+  };
 }
 
 function toolName(part: ToolPartLike): string {
@@ -98,7 +102,7 @@ export const MessageView = memo(function MessageView({
           const childRunId = store.runForToolCall(tool.toolCallId);
           if (childRunId)
             return <RunCard key={key} store={store} runId={childRunId} callInput={tool.input} />;
-          return <DelegationOrTool key={key} store={store} tool={tool} />;
+          return <DelegationOrTool key={key} store={store} tool={tool} rootRunId={rootRunId} />;
         }
         return null;
       })}
@@ -220,12 +224,29 @@ function UserMessage({
   );
 }
 
-/** A tool part whose run has not been announced yet shows as a plain tool call (it re-renders when it is). */
-function DelegationOrTool({ store, tool }: { store: RunStore; tool: ToolPartLike }) {
+/**
+ * A tool part whose run has not been announced yet (it re-renders when it is): a delegation still waiting
+ * for a free place beside its running siblings shows as queued, anything else as a plain tool call.
+ */
+function DelegationOrTool({
+  store,
+  tool,
+  rootRunId,
+}: {
+  store: RunStore;
+  tool: ToolPartLike;
+  rootRunId: string | undefined;
+}) {
+  // The main agent's approvals travel as its run's events: the call waits for, or got, the person's word.
+  const root = useRun(store, rootRunId ?? '');
+  const approval = root?.toolCalls.find((call) => call.id === tool.toolCallId)?.approval;
   const childRunId = store.runForToolCall(tool.toolCallId);
   if (childRunId) return <RunCard store={store} runId={childRunId} callInput={tool.input} />;
   const done = tool.state === 'output-available';
   const failed = tool.state === 'output-error';
+  const metadata = tool.toolMetadata;
+  const task = delegationTask(tool.input);
+  if (task !== undefined && !done && !failed) return <QueuedDelegation agent={toolName(tool)} task={task} />;
   return (
     <ToolCallView
       call={{
@@ -234,9 +255,34 @@ function DelegationOrTool({ store, tool }: { store: RunStore; tool: ToolPartLike
         input: tool.input,
         ...(done ? { ok: true, output: tool.output } : {}),
         ...(failed ? { ok: false, error: tool.errorText ?? 'failed' } : {}),
-        ...(tool.toolMetadata?.reused ? { reused: tool.toolMetadata.reused } : {}),
+        ...(metadata?.refused ? { refused: metadata.refused } : {}),
+        ...(metadata?.reused ? { reused: metadata.reused } : {}),
+        ...(metadata?.deduplicated ? { deduplicated: true } : {}),
+        ...(approval ? { approval } : {}),
       }}
     />
+  );
+}
+
+/** The task of a delegation's input (sub-agents take `{task, …}`); undefined for other tools. */
+function delegationTask(input: unknown): string | undefined {
+  const task = (input as { task?: unknown } | undefined)?.task;
+  return typeof task === 'string' ? task : undefined;
+}
+
+/** A delegation the main agent asked for whose run has not started: it waits for a free place. */
+function QueuedDelegation({ agent, task }: { agent: string; task: string }) {
+  const words = 'queued: starts when one of the sub-agents running now ends';
+  return (
+    <section className="run run-queued" aria-label={`${agent} run`}>
+      <div className="run-header">
+        <span className="chevron" aria-hidden="true" />
+        <CallIcon kind="queued" label={`${agent}: queued`} />
+        <span className="run-agent">{agent}</span>
+        <span className="run-task">{truncate(task, 120)}</span>
+        <span className="run-words">{words}</span>
+      </div>
+    </section>
   );
 }
 

@@ -1,12 +1,13 @@
 /**
- * Tool calls waiting for the person (writing a file, running a command): what is asked, by which agent,
+ * Tool calls waiting for the person (writing a file, running a command): what is asked, whole and as it
+ * will run (a command with its quotes and newlines, not JSON), by which agent,
  * with Allow and Deny, the time left before it is denied on its own, and "Allow <tool> in this chat" so
  * five identical calls need one click: while this chat is open, later calls of that tool are allowed as
  * they arrive (each one still recorded as allowed in its run). Only the asking run waits meanwhile.
  */
 import { useEffect, useRef, useState } from 'react';
 import { apiJson } from '../api/client.ts';
-import { formatValue, truncate } from '../format.ts';
+import { InputFields } from './input-fields.tsx';
 import type { RunStore } from './run-store.ts';
 import { usePendingApprovals } from './run-store.ts';
 import { useNow } from './use-now.ts';
@@ -46,11 +47,9 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
       {approvals.map((approval) => (
         <div key={approval.approvalId} className="approval">
           <div className="approval-text">
-            <strong>{approval.agent}</strong> wants to run <code>{approval.name}</code>
-            <details>
-              <summary>{truncate(JSON.stringify(approval.input ?? {}), 90)}</summary>
-              <pre>{formatValue(approval.input)}</pre>
-            </details>
+            <strong>{approval.agent}</strong> wants to run <code>{approval.name}</code>:
+            {/* The whole of what will run, as it will run: never escaped, never cut. */}
+            <InputFields input={approval.input} label={`What ${approval.name} would run`} />
             {approval.warning && <p className="approval-warning">{approval.warning}</p>}
             <p className="approval-countdown" aria-live="off">
               {countdown(approval.expiresAt - (now || Date.now()))}

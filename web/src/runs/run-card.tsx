@@ -42,8 +42,16 @@ export const RunCard = memo(function RunCard({
   const attached = new Set(run.toolCalls.map((call) => store.runForToolCall(call.id)).filter(Boolean));
   const loose = children.filter((child) => !attached.has(child));
   const response = withoutError(run.summary || run.text, run.error);
-  // While it runs, the header names the tool it is waiting on (one line: nothing below it moves).
-  const waitingOn = running ? run.toolCalls.findLast((call) => call.ok === undefined)?.name : undefined;
+  // The header says in words what the run is doing or how it ended, on its one line (nothing below moves):
+  // the tool it waits on, the person's approval it waits for, or why it ended other than done.
+  const pending = running ? run.toolCalls.findLast((call) => call.ok === undefined) : undefined;
+  const words = pending
+    ? pending.approval && pending.approval.approved === undefined
+      ? 'waiting for your approval'
+      : `${pending.name}…`
+    : !running && run.status !== 'ok'
+      ? STATUS_LABELS[run.status]
+      : undefined;
   return (
     <section className={`run run-${run.status}`} aria-label={`${run.agent} run`} id={runElementId(runId)}>
       <button
@@ -61,7 +69,7 @@ export const RunCard = memo(function RunCard({
         <StatusIcon status={run.status} />
         <span className="run-agent">{run.agent}</span>
         <span className="run-task">{truncate(run.task, 120)}</span>
-        {waitingOn && <span className="run-waiting">{waitingOn}…</span>}
+        {words && <span className={`run-words run-words-${run.status}`}>{words}</span>}
         <span className="run-meta">
           <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
           <span className="run-tokens">{formatTokens(tokens)}</span>

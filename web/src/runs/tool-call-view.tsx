@@ -1,8 +1,11 @@
 import { useState } from 'react';
-import { formatDuration, formatValue, truncate } from '../format.ts';
+import { formatDuration, formatValue } from '../format.ts';
+import { callState, inputPreview, plainValue, resultPreview } from './call-words.ts';
+import { InputFields } from './input-fields.tsx';
 import type { RunToolCallView } from './protocol.ts';
+import { CallIcon } from './status-icon.tsx';
 
-/** Past this many characters an input or result shows folded, with a button to see all of it. */
+/** Past this many characters a result shows folded, with a button to see all of it. */
 const LONG = 1200;
 
 function FoldedText({ label, text }: { label: string; text: string }) {
@@ -23,38 +26,34 @@ function FoldedText({ label, text }: { label: string; text: string }) {
   );
 }
 
-/** One tool call: a line with its name, input and outcome; opened, the full input and result. */
+/**
+ * One tool call: a line with its name, its input as plain text, its state in words (and a short result);
+ * opened, the full input field by field and the full result.
+ */
 export function ToolCallView({ call }: { call: RunToolCallView }) {
-  const state = call.ok === undefined ? 'running' : call.ok ? 'ok' : 'error';
-  const input = formatValue(call.input);
-  const result = call.refused ?? call.error ?? formatValue(call.output);
+  const state = callState(call);
+  const shortResult = state.kind === 'ok' || state.kind === 'reused' ? resultPreview(call.output) : undefined;
+  const result =
+    call.refused ??
+    call.error ??
+    (typeof call.output === 'number' ? plainValue(call.output) : formatValue(call.output));
   return (
-    <details className={`tool-call tool-${state}`}>
+    <details
+      className={`tool-call tool-${state.kind === 'ok' || state.kind === 'reused' ? 'ok' : state.kind}`}
+    >
       <summary>
-        <span className="tool-state" role="img" aria-label={state === 'ok' ? 'succeeded' : state}>
-          {state === 'running' ? <span className="spinner small" /> : state === 'ok' ? '✓' : '✕'}
-        </span>
+        <CallIcon kind={state.kind} label={state.kind === 'ok' ? 'done' : state.words || state.kind} />
         <span className="tool-name">{call.name}</span>
-        <span className="tool-input-preview">
-          {truncate(typeof call.input === 'string' ? call.input : JSON.stringify(call.input ?? {}), 80)}
-        </span>
-        {call.ms !== undefined && <span className="tool-ms">{formatDuration(call.ms)}</span>}
-        {(call.deduplicated || call.reused) && (
-          <span
-            className="badge"
-            title={call.reused ? `from run ${call.reused.runId}, ${call.reused.finishedAt}` : undefined}
-          >
-            reused
-          </span>
-        )}
-        {call.approval && call.approval.approved === undefined && (
-          <span className="badge">waiting for approval</span>
-        )}
-        {call.approval?.approved === false && <span className="badge">denied</span>}
-        {call.approval?.approved === true && <span className="badge">allowed by you</span>}
+        <span className="tool-input-preview">{inputPreview(call.input)}</span>
+        {shortResult !== undefined && <span className="tool-result-preview">→ {shortResult}</span>}
+        {call.ms !== undefined && call.ms > 0 && <span className="tool-ms">{formatDuration(call.ms)}</span>}
+        {state.words && <span className={`tool-words tool-words-${state.kind}`}>{state.words}</span>}
       </summary>
       <div className="tool-body">
-        <FoldedText label="Input" text={input} />
+        <div className="tool-io">
+          <div className="tool-io-label">Input</div>
+          <InputFields input={call.input} label={`${call.name} input`} />
+        </div>
         {call.ok !== undefined && (
           <FoldedText label={call.refused ? 'Refused' : call.ok ? 'Result' : 'Error'} text={result} />
         )}
