@@ -66,7 +66,8 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
         ? cachedInstructions(options.instructions)
         : options.instructions,
     ...(options.call?.reasoning ? { reasoning: options.call.reasoning } : {}),
-    ...(options.call?.providerOptions ? { providerOptions: options.call.providerOptions } : {}),
+    // Cadre's own entry: the run's deadline, up to which the retry policy honours a provider's wait.
+    providerOptions: { ...options.call?.providerOptions, cadre: { deadline: frame.deadline } },
     messages: options.messages,
     tools: options.tools,
     ...(options.activeTools ? { activeTools: options.activeTools as never[] } : {}),

@@ -2,6 +2,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { UserError } from '../core/errors.ts';
 import { guardedModelFetch } from './model-fetch.ts';
 import { DEFAULT_RETRY, type RetryPolicy, withRetryPolicy } from './retry.ts';
+import { detectingZeroDataRetention } from './zero-data-retention.ts';
 
 export const PROVIDERS = ['openai', 'anthropic', 'google', 'openrouter', 'ollama', 'compatible'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -71,7 +72,8 @@ async function buildModel(
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
       const apiKey = requireKey(env, 'OPENAI_API_KEY', provider);
-      return createOpenAI({ apiKey, ...baseUrlFrom(env, 'OPENAI_BASE_URL'), ...fetchOption })(modelId);
+      const openai = createOpenAI({ apiKey, ...baseUrlFrom(env, 'OPENAI_BASE_URL'), ...fetchOption });
+      return detectingZeroDataRetention(openai(modelId));
     }
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');

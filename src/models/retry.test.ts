@@ -1,14 +1,21 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { accountProblem, durationMs, providerDelayMs } from './provider-errors.ts';
 import { isRetryable, requestedDelayMs, withRetries } from './retry.ts';
 
-const apiError = (statusCode: number, headers: Record<string, string> = {}) =>
+const apiError = (
+  statusCode: number,
+  headers: Record<string, string> = {},
+  body?: unknown,
+  url = 'http://x',
+) =>
   new APICallError({
     message: `status ${statusCode}`,
-    url: 'http://x',
+    url,
     requestBodyValues: {},
     statusCode,
     responseHeaders: headers,
+    ...(body ? { responseBody: JSON.stringify(body) } : {}),
   });
 
 describe('retry policy', () => {
@@ -50,6 +57,94 @@ describe('retry policy', () => {
       withRetries(unauthorised, { maxRetries: 5, baseDelayMs: 1, maxDelayMs: 5 }, undefined),
     ).rejects.toThrow();
     expect(calls).toBe(1);
+  });
+
+  it("reads the wait from OpenAI's reset headers and Gemini's RetryInfo", () => {
+    expect(
+      providerDelayMs(
+        apiError(429, { 'x-ratelimit-reset-requests': '6s', 'x-ratelimit-reset-tokens': '1m30s' }),
+      ),
+    ).toBe(90_000);
+    expect(providerDelayMs(apiError(200, { 'x-ratelimit-reset-tokens': '6s' }))).toBeUndefined();
+    const gemini = {
+      error: {
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        message: 'You exceeded your current quota.',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '34s' }],
+      },
+    };
+    expect(providerDelayMs(apiError(429, {}, gemini))).toBe(34_000);
+    expect(durationMs('20ms')).toBe(20);
+    expect(durationMs('0.5s')).toBe(500);
+    expect(durationMs('soon')).toBeUndefined();
+  });
+
+  it('honours a wait the provider asked for past its own cap, and fails at once when it passes the deadline', async () => {
+    let calls = 0;
+    const limited = () => {
+      calls++;
+      return calls === 1 ? Promise.reject(apiError(429, { 'retry-after-ms': '40' })) : Promise.resolve('ok');
+    };
+    const started = performance.now();
+    await expect(
+      withRetries(limited, { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 }, undefined),
+    ).resolves.toBe('ok');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
+    calls = 0;
+    const busy = () => {
+      calls++;
+      return Promise.reject(apiError(429, { 'retry-after': '34' }));
+    };
+    await expect(
+      withRetries(
+        busy,
+        { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 },
+        undefined,
+        undefined,
+        Date.now() + 5_000,
+      ),
+    ).rejects.toThrow(/asked to wait 34 s .* past this run's time limit/);
+    expect(calls).toBe(1);
+  });
+
+  it('never retries a used-up quota, and says what to do', async () => {
+    let calls = 0;
+    const quota = () => {
+      calls++;
+      const body = {
+        error: {
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+        },
+      };
+      return Promise.reject(apiError(429, {}, body, 'https://api.openai.com/v1/responses'));
+    };
+    const error = await withRetries(quota, { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 }, undefined).catch(
+      (caught: unknown) => caught,
+    );
+    expect(calls).toBe(1);
+    expect(error).toMatchObject({ code: 'provider_quota', fault: 'user' });
+    expect(String((error as Error).message)).toMatch(
+      /OpenAI refused: the account's quota is used up.*Add credit/,
+    );
+    expect(
+      accountProblem(
+        apiError(
+          400,
+          {},
+          {
+            type: 'error',
+            error: {
+              type: 'invalid_request_error',
+              message: 'Your credit balance is too low to access the Anthropic API.',
+            },
+          },
+          'https://api.anthropic.com/v1/messages',
+        ),
+      ),
+    ).toMatchObject({ code: 'provider_billing' });
   });
 
   it('stops waiting when the signal aborts', async () => {

@@ -3,6 +3,7 @@ import { APICallError, wrapLanguageModel } from 'ai';
 import { abortableSleep } from '../core/abortable-sleep.ts';
 import { SystemError } from '../core/errors.ts';
 import { describeModelError } from '../core/model-errors.ts';
+import { accountProblem, providerDelayMs } from './provider-errors.ts';
 
 /** How provider calls are retried. All delays in milliseconds. */
 export interface RetryPolicy {
@@ -10,7 +11,10 @@ export interface RetryPolicy {
   maxRetries: number;
   /** First backoff delay; doubles each retry, with jitter. */
   baseDelayMs: number;
-  /** Cap for any single wait, including a provider's Retry-After. */
+  /**
+   * Cap for any single wait of Cadre's own backoff. A wait the provider asked for (Retry-After, OpenAI's
+   * reset headers, Gemini's RetryInfo) is honoured up to the run's deadline instead.
+   */
   maxDelayMs: number;
 }
 
@@ -50,23 +54,14 @@ function isNetworkFailure(error: unknown): boolean {
   return false;
 }
 
-/** The wait a provider asked for (Retry-After seconds or date, or retry-after-ms), capped; else undefined. */
+/** The wait a provider asked for (see providerDelayMs), capped; else undefined. */
 export function requestedDelayMs(error: unknown, capMs: number, now = Date.now()): number | undefined {
-  if (!APICallError.isInstance(error)) return undefined;
-  const headers = Object.fromEntries(
-    Object.entries(error.responseHeaders ?? {}).map(([key, value]) => [key.toLowerCase(), value]),
-  );
-  let ms: number | undefined;
-  const milliseconds = Number.parseFloat(headers['retry-after-ms'] ?? '');
-  if (Number.isFinite(milliseconds)) ms = milliseconds;
-  const after = headers['retry-after'];
-  if (ms === undefined && after) {
-    const seconds = Number(after);
-    ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(after) - now;
-  }
-  if (ms === undefined || !Number.isFinite(ms)) return undefined;
-  return Math.min(Math.max(ms, 0), capMs);
+  const ms = providerDelayMs(error, now);
+  return ms === undefined ? undefined : Math.min(ms, capMs);
 }
+
+/** The longest wait a provider may ask for when the call has no deadline to bound it. */
+const MAX_PROVIDER_WAIT_MS = 600_000;
 
 /** Runs `attempt`, retrying retryable failures with backoff; waits end early when `signal` aborts. */
 export async function withRetries<T>(
@@ -74,12 +69,18 @@ export async function withRetries<T>(
   policy: RetryPolicy,
   signal: AbortSignal | undefined,
   onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void,
+  /** When the run must end (ms since the epoch): a provider's wait past it fails at once, saying so. */
+  deadline?: number,
 ): Promise<T> {
   for (let attemptNumber = 0; ; attemptNumber++) {
     try {
       return await attempt();
     } catch (error) {
-      if (signal?.aborted || !isRetryable(error)) throw error;
+      if (signal?.aborted) throw error;
+      // Quota used up, no credit: no retry can fix it, and the person must act.
+      const account = accountProblem(error);
+      if (account) throw account;
+      if (!isRetryable(error)) throw error;
       if (attemptNumber >= policy.maxRetries) {
         if (attemptNumber === 0) throw error;
         throw new SystemError(
@@ -93,7 +94,17 @@ export async function withRetries<T>(
         policy.baseDelayMs * 2 ** attemptNumber * (0.8 + Math.random() * 0.4),
         policy.maxDelayMs,
       );
-      const delayMs = requestedDelayMs(error, policy.maxDelayMs) ?? backoff;
+      const asked = providerDelayMs(error);
+      const now = Date.now();
+      if (asked !== undefined && deadline !== undefined && now + asked > deadline) {
+        throw new SystemError(
+          'provider_unavailable',
+          `the model provider asked to wait ${Math.ceil(asked / 1000)} s before another attempt, past this run's time limit: ${describeModelError(error)}`,
+          { attempts: attemptNumber + 1, retryAfterMs: asked },
+          error,
+        );
+      }
+      const delayMs = asked === undefined ? backoff : Math.min(asked, MAX_PROVIDER_WAIT_MS);
       onRetry?.({ attempt: attemptNumber + 1, delayMs, error });
       await abortableSleep(delayMs, signal);
     }
@@ -108,8 +119,18 @@ export async function withRetries<T>(
 export function withRetryPolicy(model: LanguageModelV4, policy: RetryPolicy): LanguageModelV4 {
   const middleware: LanguageModelV4Middleware = {
     specificationVersion: 'v4',
-    wrapGenerate: ({ doGenerate, params }) => withRetries(doGenerate, policy, params.abortSignal),
-    wrapStream: ({ doStream, params }) => withRetries(doStream, policy, params.abortSignal),
+    wrapGenerate: ({ doGenerate, params }) =>
+      withRetries(doGenerate, policy, params.abortSignal, undefined, deadlineOf(params)),
+    wrapStream: ({ doStream, params }) =>
+      withRetries(doStream, policy, params.abortSignal, undefined, deadlineOf(params)),
   };
   return wrapLanguageModel({ model, middleware }) as LanguageModelV4;
+}
+
+/** The run's deadline, which the run loop hands every call as `providerOptions.cadre.deadline`. */
+function deadlineOf(params: {
+  providerOptions?: Record<string, Record<string, unknown>> | undefined;
+}): number | undefined {
+  const deadline = params.providerOptions?.cadre?.deadline;
+  return typeof deadline === 'number' && Number.isFinite(deadline) ? deadline : undefined;
 }

@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
+import { startOpenAIResponsesServer } from '../fixtures/providers/openai-responses.ts';
 import { type Provider, price, providerBill, providers } from '../fixtures/providers/provider-setups.ts';
 import type { WireCall, WireReply, WireScript } from '../fixtures/providers/wire-server.ts';
 import { tempHome } from '../helpers/cli.ts';
@@ -185,5 +186,82 @@ describe.each(providers)('Cadre on $name', (provider) => {
     const cut = await broken.ask('Count.');
     expect(cut.code).not.toBe(0);
     expect(cut.output.status).toBe('error');
+  });
+});
+
+describe('what a retry can and cannot do, and Zero Data Retention', () => {
+  const [openai, , gemini] = providers as [Provider, Provider, Provider];
+
+  it('never retries a used-up OpenAI quota, and says what to do', async () => {
+    const { server, ask } = await onProvider(openai, () => ({
+      error: {
+        status: 429,
+        type: 'insufficient_quota',
+        message: 'You exceeded your current quota, please check your plan and billing details.',
+      },
+    }));
+    const { code, output } = await ask('Hello?');
+    expect(code).not.toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(output.answer).toMatch(/quota is used up.*Add credit/);
+  });
+
+  it("waits as long as Gemini's RetryInfo asks, past Cadre's own backoff cap", async () => {
+    let limited = false;
+    const { server, ask } = await onProvider(gemini, () => {
+      if (limited) return { text: 'After the wait.' };
+      limited = true;
+      const details = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0.06s' }];
+      return {
+        error: {
+          status: 429,
+          body: {
+            error: { code: 429, message: 'Resource exhausted.', status: 'RESOURCE_EXHAUSTED', details },
+          },
+        },
+      };
+    });
+    const started = performance.now();
+    const { code, output } = await ask('Hello?');
+    expect(code).toBe(0);
+    expect(output.answer).toBe('After the wait.');
+    expect(server.requests).toHaveLength(2);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(60);
+  });
+
+  const zdrOpenAI: Provider = {
+    ...openai,
+    start: (script) => startOpenAIResponsesServer(script, { zeroDataRetention: true }),
+  };
+
+  it('works for a Zero Data Retention organisation with the setting: store false, encrypted reasoning', async () => {
+    const { server, ask } = await onProvider(zdrOpenAI, delegation, {
+      reasoning: 'low',
+      zeroDataRetention: true,
+    });
+    const { code, output } = await ask('What is 17 * 23?');
+    expect(server.refusals()).toEqual([]);
+    expect(code).toBe(0);
+    expect(output.answer).toBe('The product is 391.');
+    expect(server.requests[0]!.body).toMatchObject({
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    });
+    // The second step sends the first step's reasoning back whole, with the content the server encrypted.
+    const second = server.requests.find((request) =>
+      (request.body.input as Array<{ type?: string }>).some((item) => item.type === 'reasoning'),
+    );
+    expect(second).toBeDefined();
+  });
+
+  it('finds out from the refusal that the organisation keeps no data, and goes on', async () => {
+    const { server, ask } = await onProvider(zdrOpenAI, delegation, { reasoning: 'low' });
+    const { code, output } = await ask('What is 17 * 23?');
+    expect(code).toBe(0);
+    expect(output.answer).toBe('The product is 391.');
+    // One refusal, once: every later request goes with store false.
+    expect(server.refusals()).toHaveLength(1);
+    expect(server.refusals()[0]).toMatch(/not persisted for Zero Data Retention/);
+    expect(server.requests.at(-1)!.body).toMatchObject({ store: false });
   });
 });
