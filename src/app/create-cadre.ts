@@ -20,6 +20,7 @@ import type { Store } from '../store/store.ts';
 import { stopSandboxRuntime } from '../tools/coding/command-sandbox.ts';
 import { McpClients } from '../tools/mcp/mcp-clients.ts';
 import type { Workspaces } from '../tools/workspace/workspaces.ts';
+import { logProviderWarnings } from './provider-warnings.ts';
 
 export type { CadreParts, Store, Wiring };
 
@@ -186,6 +187,7 @@ export class Cadre {
     this.#options = options;
     this.#discovered = wired.discovered;
     this.retry = { ...DEFAULT_RETRY, ...(this.config.retry ?? {}) };
+    logProviderWarnings(this.home);
     this.tracing = startTracing(options.env, this.bus, VERSION);
     const store = this.store;
     // Runs as jobs ask on any worker and are answered from any process: the requests and the signing

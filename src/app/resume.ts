@@ -167,11 +167,14 @@ async function resumeAttempt(
     slot.end();
     throw error;
   });
+  // The tree goes on with the model it ran on, whatever CADRE_MODEL or the config says today: a history
+  // (reasoning signatures, item references) is only valid on the provider that wrote it.
+  const onItsModel = !spec.model && tree?.model ? { ...spec, model: tree.model } : spec;
   const handle = await startAnswer(parts, {
     userId,
     slot,
     runtime,
-    spec,
+    spec: onItsModel,
     journal: { id: found.journalId, spec, resume: true },
     request,
     extra: { resumedFrom: latest },

@@ -6,7 +6,7 @@
  * would bill from the usage it reported.
  */
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
@@ -91,7 +91,7 @@ describe.each(providers)('Cadre on $name', (provider) => {
 
   it('reasons as configured, replays its reasoning across steps, and bills reasoning as the provider does', async () => {
     const reasoning = provider.name === 'OpenAI Responses' ? 'low' : { budgetTokens: 2048 };
-    const { server, ask } = await onProvider(provider, delegation, { reasoning });
+    const { server, ask, home } = await onProvider(provider, delegation, { reasoning });
     const { code, output } = await ask('What is 17 * 23?');
     expect(server.refusals()).toEqual([]);
     expect(code).toBe(0);
@@ -99,7 +99,11 @@ describe.each(providers)('Cadre on $name', (provider) => {
     expect(output.run.subtreeUsage.reasoningTokens).toBeGreaterThan(0);
     expect(output.cost?.amount).toBeCloseTo(providerBill(server), 8);
     const first = server.requests[0]!.body;
-    if (provider.name === 'OpenAI Responses') expect(first.reasoning).toMatchObject({ effort: 'low' });
+    if (provider.name === 'OpenAI Responses') {
+      expect(first.reasoning).toMatchObject({ effort: 'low' });
+      // The SDK's warning about temperature goes to the log, not the person's terminal.
+      expect(readFileSync(join(home, 'cadre.log'), 'utf8')).toMatch(/temperature/);
+    }
     if (provider.name === 'Anthropic Messages')
       expect(first.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     if (provider.name === 'Gemini')
