@@ -44,25 +44,31 @@ export function createEditFileTool(source: Workspaces | Workspace | string) {
       const workspace = workspaceOf(workspaces, context);
       if (input.old === input.new)
         throw new ModelBehaviorError('tool_input', 'old and new are the same text; nothing to change');
-      const file = await workspace.resolve(input.path);
-      const before = await readTextFile(file.absolute, input.path);
-      const first = before.indexOf(input.old);
-      if (first === -1) {
-        throw new ModelBehaviorError(
-          'tool_input',
-          `the text to replace was not found in "${file.relative}"; read the file and copy it exactly`,
-        );
+      // One handle from the read to the write: what is written is the file that was read.
+      const file = await workspace.open(input.path, { write: true });
+      let before: string;
+      let after: string;
+      try {
+        before = await readTextFile(file, input.path);
+        const first = before.indexOf(input.old);
+        if (first === -1) {
+          throw new ModelBehaviorError(
+            'tool_input',
+            `the text to replace was not found in "${file.relative}"; read the file and copy it exactly`,
+          );
+        }
+        const count = countOccurrences(before, input.old);
+        if (count > 1) {
+          throw new ModelBehaviorError(
+            'tool_input',
+            `the text to replace appears ${count} times in "${file.relative}"; include more surrounding lines so it appears once`,
+          );
+        }
+        after = before.slice(0, first) + input.new + before.slice(first + input.old.length);
+        await writeTextFile(file, after);
+      } finally {
+        await file.handle.close();
       }
-      const count = countOccurrences(before, input.old);
-      if (count > 1) {
-        throw new ModelBehaviorError(
-          'tool_input',
-          `the text to replace appears ${count} times in "${file.relative}"; include more surrounding lines so it appears once`,
-        );
-      }
-      const after = before.slice(0, first) + input.new + before.slice(first + input.old.length);
-      const target = await workspace.resolveForWrite(file.relative);
-      await writeTextFile(target.absolute, after);
       const diff = await unifiedDiff(file.relative, before, after);
       return { path: file.relative, diff, ...diffStat(diff) };
     },

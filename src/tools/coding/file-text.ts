@@ -1,6 +1,6 @@
-import { constants } from 'node:fs';
-import { lstat, open, readFile } from 'node:fs/promises';
 import { ModelBehaviorError } from '../../core/errors.ts';
+import type { OpenedPath } from '../workspace/confine.ts';
+import { readAtMost } from '../workspace/held-open.ts';
 
 /** Files larger than this are neither edited nor diffed: a coding tool is for source, not data dumps. */
 export const MAX_EDIT_BYTES = 5 * 1024 * 1024;
@@ -8,50 +8,39 @@ export const MAX_EDIT_BYTES = 5 * 1024 * 1024;
 export const MAX_DIFF_CHARS = 40_000;
 
 /**
- * Reads an existing workspace text file for a coding tool: refuses folders, devices, pipes (a read would
- * block), huge files and binary ones, naming the path the model gave.
+ * Reads an opened workspace text file for a coding tool: refuses folders, huge files and binary ones,
+ * naming the path the model gave. (Pipes and devices never get this far: `Workspace.open` refuses them.)
  */
-export async function readTextFile(absolute: string, requested: string): Promise<string> {
-  const info = await lstat(absolute);
-  if (info.isDirectory()) throw new ModelBehaviorError('tool_input', `"${requested}" is a directory`);
-  if (!info.isFile()) throw new ModelBehaviorError('tool_input', `"${requested}" is not a regular file`);
-  if (info.size > MAX_EDIT_BYTES) {
-    throw new ModelBehaviorError(
+export async function readTextFile(file: OpenedPath, requested: string): Promise<string> {
+  if (file.info.isDirectory()) throw new ModelBehaviorError('tool_input', `"${requested}" is a directory`);
+  const tooLarge = (size: string) =>
+    new ModelBehaviorError(
       'tool_input',
-      `"${requested}" is ${info.size} bytes; files over ${MAX_EDIT_BYTES} bytes are not edited`,
+      `"${requested}" is ${size} bytes; files over ${MAX_EDIT_BYTES} bytes are not edited`,
     );
-  }
-  const buffer = await readFile(absolute);
-  if (buffer.subarray(0, 8192).includes(0))
+  if (file.info.size > MAX_EDIT_BYTES) throw tooLarge(String(file.info.size));
+  const { bytes, more } = await readAtMost(file.handle, MAX_EDIT_BYTES);
+  if (more) throw tooLarge(`over ${MAX_EDIT_BYTES}`);
+  if (bytes.subarray(0, 8192).includes(0))
     throw new ModelBehaviorError('tool_input', `"${requested}" is a binary file`);
-  return buffer.toString('utf8');
+  return bytes.toString('utf8');
 }
 
 /**
- * Writes text to a path already checked by `Workspace.resolveForWrite`. `O_NOFOLLOW` makes the write fail
- * if the last component became a symbolic link after the check, so a swapped-in link cannot redirect it.
- * A file with more than one hard link is refused: the other name may be outside the workspace, and
- * writing in place would change it there. The check is made on the opened file, before it is truncated.
+ * Replaces the content of a file opened by `Workspace.open(…, {write: true})`: the write goes through the
+ * handle that was checked, so no link or rename after the open can redirect it. A file with more than one
+ * hard link is refused: the other name may be outside the workspace, and writing in place would change
+ * it there. The check is made on the opened file, before it is truncated.
  */
-export async function writeTextFile(absolute: string, content: string): Promise<void> {
-  const existing = await lstat(absolute).catch(() => undefined);
-  if (existing && !existing.isFile())
-    throw new ModelBehaviorError('tool_input', 'the path exists and is not a regular file');
-  const handle = await open(absolute, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
-  try {
-    const opened = await handle.stat();
-    if (!opened.isFile())
-      throw new ModelBehaviorError('tool_input', 'the path exists and is not a regular file');
-    if (opened.nlink > 1)
-      throw new ModelBehaviorError(
-        'tool_input',
-        `the file has ${opened.nlink} hard links (another name for it may be outside the workspace); it is not written`,
-      );
-    await handle.truncate(0);
-    await handle.writeFile(content, 'utf8');
-  } finally {
-    await handle.close();
-  }
+export async function writeTextFile(file: OpenedPath, content: string): Promise<void> {
+  const opened = await file.handle.stat();
+  if (opened.nlink > 1)
+    throw new ModelBehaviorError(
+      'tool_input',
+      `the file has ${opened.nlink} hard links (another name for it may be outside the workspace); it is not written`,
+    );
+  await file.handle.truncate(0);
+  await file.handle.write(content, 0, 'utf8');
 }
 
 /** A unified diff of one file's change, as `git diff` prints it, cut at `MAX_DIFF_CHARS`. */

@@ -41,13 +41,18 @@ export function createWriteFileTool(source: Workspaces | Workspace | string) {
     async execute({ path, content }, context): Promise<WriteFileOutput> {
       codingAllowed(workspaces, context, 'write_file');
       const workspace = workspaceOf(workspaces, context);
-      const target = await workspace.resolveForWrite(path);
-      const before = target.exists ? await readTextFile(target.absolute, path) : '';
-      await writeTextFile(target.absolute, content);
+      const target = await workspace.open(path, { write: true, create: true });
+      let before = '';
+      try {
+        if (!target.created) before = await readTextFile(target, path);
+        await writeTextFile(target, content);
+      } finally {
+        await target.handle.close();
+      }
       const diff = await unifiedDiff(target.relative, before, content);
       return {
         path: target.relative,
-        created: !target.exists,
+        created: target.created,
         bytes: Buffer.byteLength(content),
         diff,
         ...diffStat(diff),

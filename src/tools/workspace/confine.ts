@@ -1,7 +1,8 @@
-import { realpathSync } from 'node:fs';
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { realpathSync, type Stats } from 'node:fs';
+import { type FileHandle, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ModelBehaviorError } from '../../core/errors.ts';
+import { HeldFolder, LeavesRootError, type OpenBelowOptions, openBelow } from './held-open.ts';
 
 /** A path the model asked for that lies outside the workspace root (or could not be checked). */
 export class OutsideWorkspaceError extends Error {
@@ -12,6 +13,15 @@ export class OutsideWorkspaceError extends Error {
 export interface ConfinedPath {
   absolute: string;
   relative: string;
+}
+
+/** A file (or, for a read, a folder) opened inside the root, and where it is (links resolved). */
+export interface OpenedPath {
+  handle: FileHandle;
+  info: Stats;
+  relative: string;
+  /** True when a write open made the file. */
+  created: boolean;
 }
 
 /**
@@ -69,55 +79,36 @@ export class Workspace {
   }
 
   /**
-   * Resolves a path a tool will write to. The file may not exist yet: its deepest existing ancestor must
-   * really be inside the root (so a symlinked folder cannot carry the write out), missing folders below
-   * it are created, and an existing file that is a symlink is followed only when its target is inside.
-   * Callers open the returned path with `O_NOFOLLOW`, so a link swapped in after this check fails the write.
+   * Opens a model-given path for a tool that reads or writes it, through `openBelow` (held-open.ts): no
+   * link, `..` or folder renamed meanwhile can carry the open out of the root, and what is opened is a
+   * regular file (or, for a read, a folder), checked on the handle. The caller closes the handle.
    */
-  async resolveForWrite(requested: string): Promise<ConfinedPath & { exists: boolean }> {
-    const lexical = this.#lexical(requested);
-    if (lexical === this.root)
+  async open(requested: string, options: OpenBelowOptions = {}): Promise<OpenedPath> {
+    const parts = this.#parts(requested);
+    if (options.write && !parts.length)
       throw new ModelBehaviorError('tool_input', 'the workspace root is a folder, not a file');
-    const existing = await lstat(lexical).catch(() => undefined);
-    if (existing?.isSymbolicLink()) {
-      let target: string;
-      try {
-        target = await realpath(lexical);
-      } catch {
-        throw new OutsideWorkspaceError(`"${requested}" is a symbolic link to a missing target`);
-      }
-      if (!this.contains(target)) {
-        throw new OutsideWorkspaceError(
-          `"${requested}" resolves outside the workspace (through a symbolic link)`,
-        );
-      }
-      return { absolute: target, relative: this.relative(target), exists: true };
+    try {
+      const opened = await openBelow(this.root, parts, options);
+      return {
+        handle: opened.handle,
+        info: opened.info,
+        relative: opened.parts.join('/') || '.',
+        created: opened.created,
+      };
+    } catch (error) {
+      throw this.#explained(error, requested);
     }
-    // Walk up to the deepest ancestor that exists and check where it really is.
-    let ancestor = path.dirname(lexical);
-    const missing: string[] = [];
-    for (;;) {
-      const info = await lstat(ancestor).catch(() => undefined);
-      if (info) break;
-      missing.unshift(path.basename(ancestor));
-      ancestor = path.dirname(ancestor);
+  }
+
+  /** A workspace folder held open, for listing it and walking below it; the caller closes it. */
+  async holdFolder(requested: string): Promise<HeldFolder> {
+    const opened = await this.open(requested);
+    if (!opened.info.isDirectory()) {
+      await opened.handle.close();
+      throw new ModelBehaviorError('tool_input', `"${requested}" is a file; use read_file`);
     }
-    const realAncestor = await realpath(ancestor);
-    if (!this.contains(realAncestor)) {
-      throw new OutsideWorkspaceError(
-        `"${requested}" resolves outside the workspace (through a symbolic link)`,
-      );
-    }
-    const folder = path.join(realAncestor, ...missing);
-    if (missing.length) {
-      await mkdir(folder, { recursive: true });
-      // A folder swapped for a link while it was being made would carry the write out: check again.
-      if (!this.contains(await realpath(folder))) {
-        throw new OutsideWorkspaceError(`"${requested}" resolves outside the workspace`);
-      }
-    }
-    const absolute = path.join(folder, path.basename(lexical));
-    return { absolute, relative: this.relative(absolute), exists: existing !== undefined };
+    const parts = opened.relative === '.' ? [] : opened.relative.split('/');
+    return new HeldFolder(opened.handle, parts, path.join(this.root, ...parts));
   }
 
   /**
@@ -142,6 +133,31 @@ export class Workspace {
       }
       missing.unshift(path.basename(ancestor));
       ancestor = path.dirname(ancestor);
+    }
+  }
+
+  /** The names below the root that `requested` spells, checked as `#lexical` checks them. */
+  #parts(requested: string): string[] {
+    const relative = path.relative(this.root, this.#lexical(requested));
+    return relative ? relative.split(path.sep) : [];
+  }
+
+  /** A failed open as the model should read it, naming the path it gave. */
+  #explained(error: unknown, requested: string): unknown {
+    if (error instanceof LeavesRootError)
+      return new OutsideWorkspaceError(`"${requested}" resolves outside the workspace (${error.message})`);
+    if (error instanceof ModelBehaviorError)
+      return new ModelBehaviorError('tool_input', `"${requested}": ${error.message}`);
+    switch ((error as NodeJS.ErrnoException).code) {
+      case 'ENOENT':
+      case 'ENOTDIR':
+        return new ModelBehaviorError('tool_input', `no such file or directory: ${requested}`);
+      case 'EISDIR':
+        return new ModelBehaviorError('tool_input', `"${requested}" is a directory`);
+      case 'ELOOP':
+        return new ModelBehaviorError('tool_input', `"${requested}": too many levels of symbolic links`);
+      default:
+        return error;
     }
   }
 

@@ -3,7 +3,7 @@ import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob-pattern.ts';
 import { runScope } from './run-scope.ts';
-import { walkFiles } from './walk.ts';
+import { WALK_TIME_LIMIT_MS, walkFiles } from './walk.ts';
 import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
 const MAX_GLOB_RESULTS = 500;
@@ -26,7 +26,9 @@ export function createGlobTool(source: Workspaces | Workspace | string) {
       const scope = runScope(context);
       const files: string[] = [];
       let truncated = false;
-      for await (const file of walkFiles(workspace, workspace.root, { signal: context.signal })) {
+      let timedOut = false;
+      const walk = walkFiles(workspace, { signal: context.signal, onTimeLimit: () => (timedOut = true) });
+      for await (const file of walk) {
         if (!matches(file.relative) || !scope.includes(file.relative)) continue;
         if (files.length >= MAX_GLOB_RESULTS) {
           truncated = true;
@@ -34,7 +36,13 @@ export function createGlobTool(source: Workspaces | Workspace | string) {
         }
         files.push(file.relative);
       }
-      return { pattern, files, count: files.length, ...(truncated ? { truncated: true } : {}) };
+      return {
+        pattern,
+        files,
+        count: files.length,
+        ...(truncated || timedOut ? { truncated: true } : {}),
+        ...(timedOut ? { timedOut: `the listing stopped after ${WALK_TIME_LIMIT_MS / 1000} s` } : {}),
+      };
     },
   });
 }

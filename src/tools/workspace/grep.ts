@@ -1,12 +1,12 @@
-import { open } from 'node:fs/promises';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { compileGlob } from './glob-pattern.ts';
+import { readAtMost } from './held-open.ts';
 import { runScope } from './run-scope.ts';
-import { walkFiles } from './walk.ts';
+import { WALK_TIME_LIMIT_MS, type WalkedFile, walkFiles } from './walk.ts';
 import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
 const DEFAULT_RESULTS = 100;
@@ -54,9 +54,11 @@ export function createGrepTool(source: Workspaces | Workspace | string) {
       let filesSearched = 0;
       let skippedBinary = 0;
       let truncated = false;
-      search: for await (const file of walkFiles(workspace, workspace.root, { signal: context.signal })) {
+      let timedOut = false;
+      const walk = walkFiles(workspace, { signal: context.signal, onTimeLimit: () => (timedOut = true) });
+      search: for await (const file of walk) {
         if (!matchesGlob(file.relative) || !scope.includes(file.relative)) continue;
-        const text = await readText(file.absolute);
+        const text = await readText(file);
         if (text === undefined) {
           skippedBinary++;
           continue;
@@ -77,24 +79,24 @@ export function createGrepTool(source: Workspaces | Workspace | string) {
         matches,
         filesSearched,
         ...(skippedBinary ? { skippedBinary } : {}),
-        ...(truncated ? { truncated: true } : {}),
+        ...(truncated || timedOut ? { truncated: true } : {}),
+        ...(timedOut ? { timedOut: `the search stopped after ${WALK_TIME_LIMIT_MS / 1000} s` } : {}),
       };
     },
   });
 }
 
-/** The file as UTF-8, or undefined when it is binary (a NUL in its first 8 KB) or too large. */
-async function readText(file: string): Promise<string | undefined> {
-  const handle = await open(file, 'r').catch(() => undefined);
-  if (!handle) return undefined;
+/** The file as UTF-8, or undefined when it is binary (a NUL in its first 8 KB), too large or gone. */
+async function readText(file: WalkedFile): Promise<string | undefined> {
+  const opened = await file.open();
+  if (!opened) return undefined;
   try {
-    const { size } = await handle.stat();
-    if (size > MAX_FILE_BYTES) return undefined;
-    const buffer = await handle.readFile();
-    if (buffer.subarray(0, 8192).includes(0)) return undefined;
-    return buffer.toString('utf8');
+    if (opened.info.size > MAX_FILE_BYTES) return undefined;
+    const { bytes, more } = await readAtMost(opened.handle, MAX_FILE_BYTES);
+    if (more || bytes.subarray(0, 8192).includes(0)) return undefined;
+    return bytes.toString('utf8');
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
 }
 

@@ -1,7 +1,5 @@
-import { readdir, realpath, stat } from 'node:fs/promises';
-import nodePath from 'node:path';
+import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
-import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
 import { outsideScope, runScope } from './run-scope.ts';
@@ -24,37 +22,39 @@ export function createListDirTool(source: Workspaces | Workspace | string) {
     }),
     async execute({ path }, context) {
       const workspace = workspaceOf(workspaces, context);
-      const folder = await workspace.resolve(path);
-      const scope = runScope(context);
-      if (scope.scope && !scope.includesFolder(folder.relative)) throw outsideScope(path, scope.scope);
-      const dirents = await readdir(folder.absolute, { withFileTypes: true }).catch((error) => {
-        if ((error as NodeJS.ErrnoException).code === 'ENOTDIR')
-          throw new ModelBehaviorError('tool_input', `"${path}" is a file; use read_file`);
-        throw error;
-      });
+      const folder = await workspace.holdFolder(path);
       const entries: Array<{ name: string; type: 'file' | 'dir' | 'link'; size?: number; ignored?: true }> =
         [];
-      for (const dirent of dirents) {
-        if (dirent.name === '.git') continue;
-        const absolute = nodePath.join(folder.absolute, dirent.name);
-        const relative = folder.relative === '.' ? dirent.name : `${folder.relative}/${dirent.name}`;
-        let type: 'file' | 'dir' | 'link' = dirent.isDirectory() ? 'dir' : 'file';
-        let size: number | undefined;
-        if (dirent.isSymbolicLink()) {
-          type = 'link';
-          // A link is shown, but its size (which would read the target) only when the target is inside.
-          const target = await realpath(absolute).catch(() => undefined);
-          if (target && workspace.contains(target)) size = (await stat(target)).size;
-        } else if (type === 'file') {
-          size = (await stat(absolute)).size;
+      try {
+        const scope = runScope(context);
+        if (scope.scope && !scope.includesFolder(folder.relative)) throw outsideScope(path, scope.scope);
+        for (const dirent of await folder.entries()) {
+          if (dirent.name === '.git') continue;
+          const relative = folder.relative === '.' ? dirent.name : `${folder.relative}/${dirent.name}`;
+          let type: 'file' | 'dir' | 'link' = dirent.isDirectory() ? 'dir' : 'file';
+          let size: number | undefined;
+          if (dirent.isSymbolicLink()) {
+            type = 'link';
+            // A link is shown, but its size (which would read the target) only when the target is inside.
+            const target = await workspace.open(relative).catch(() => undefined);
+            if (target) {
+              if (target.info.isFile()) size = target.info.size;
+              await target.handle.close();
+            }
+          } else if (type === 'file') {
+            // lstat from the held folder: never follows a link put in the entry's place meanwhile.
+            size = (await lstat(folder.at(dirent.name)).catch(() => undefined))?.size;
+          }
+          const ignored = await isPathIgnored(workspace, relative, type === 'dir');
+          entries.push({
+            name: dirent.name,
+            type,
+            ...(size !== undefined ? { size } : {}),
+            ...(ignored ? { ignored: true as const } : {}),
+          });
         }
-        const ignored = await isPathIgnored(workspace, relative, type === 'dir');
-        entries.push({
-          name: dirent.name,
-          type,
-          ...(size !== undefined ? { size } : {}),
-          ...(ignored ? { ignored: true as const } : {}),
-        });
+      } finally {
+        await folder.close();
       }
       entries.sort((a, b) =>
         (a.type === 'dir') === (b.type === 'dir') ? a.name.localeCompare(b.name) : a.type === 'dir' ? -1 : 1,

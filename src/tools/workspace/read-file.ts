@@ -1,8 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { ModelBehaviorError } from '../../core/errors.ts';
 import { defineTool } from '../../core/tool.ts';
 import type { Workspace } from './confine.ts';
+import { readAtMost } from './held-open.ts';
 import { outsideScope, runScope } from './run-scope.ts';
 import { asWorkspaces, type Workspaces, workspaceOf } from './workspaces.ts';
 
@@ -27,23 +27,22 @@ export function createReadFileTool(source: Workspaces | Workspace | string) {
     }),
     async execute({ path, offset, limit }, context) {
       const workspace = workspaceOf(workspaces, context);
-      const file = await workspace.resolve(path);
-      const scope = runScope(context);
-      if (scope.scope && !scope.includes(file.relative)) throw outsideScope(path, scope.scope);
-      const info = await stat(file.absolute);
-      if (info.isDirectory())
-        throw new ModelBehaviorError('tool_input', `"${path}" is a directory; use list_dir`);
-      // A named pipe or device would block the read (and a libuv thread) until something writes to it.
-      if (!info.isFile()) throw new ModelBehaviorError('tool_input', `"${path}" is not a regular file`);
-      if (info.size > MAX_FILE_BYTES) {
-        throw new ModelBehaviorError(
-          'tool_input',
-          `"${path}" is ${info.size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`,
-        );
+      const file = await workspace.open(path);
+      let buffer: Buffer;
+      try {
+        const scope = runScope(context);
+        if (scope.scope && !scope.includes(file.relative)) throw outsideScope(path, scope.scope);
+        if (file.info.isDirectory())
+          throw new ModelBehaviorError('tool_input', `"${path}" is a directory; use list_dir`);
+        if (file.info.size > MAX_FILE_BYTES) throw tooLarge(path, file.info.size);
+        const refused = scope.noteRead(file.relative);
+        if (refused) throw new ModelBehaviorError('tool_input', refused);
+        const read = await readAtMost(file.handle, MAX_FILE_BYTES);
+        if (read.more) throw tooLarge(path, `over ${MAX_FILE_BYTES}`);
+        buffer = read.bytes;
+      } finally {
+        await file.handle.close();
       }
-      const refused = scope.noteRead(file.relative);
-      if (refused) throw new ModelBehaviorError('tool_input', refused);
-      const buffer = await readFile(file.absolute);
       if (buffer.subarray(0, 8192).includes(0))
         throw new ModelBehaviorError('tool_input', `"${path}" is a binary file`);
       const lines = buffer.toString('utf8').split(/\r?\n/);
@@ -66,4 +65,11 @@ export function createReadFileTool(source: Workspaces | Workspace | string) {
       };
     },
   });
+}
+
+function tooLarge(requested: string, size: number | string): ModelBehaviorError {
+  return new ModelBehaviorError(
+    'tool_input',
+    `"${requested}" is ${size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`,
+  );
 }

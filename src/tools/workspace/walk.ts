@@ -1,16 +1,25 @@
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import path from 'node:path';
+import type { Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
 import type { Workspace } from './confine.ts';
+import { type HeldFolder, readAtMost } from './held-open.ts';
+
+/** How long one walk may take: a huge tree (or a slow disk) ends a grep or glob with what it found. */
+export const WALK_TIME_LIMIT_MS = 20_000;
 
 /** Folders never walked: version-control internals and installed dependencies. */
 const ALWAYS_SKIPPED = new Set(['.git', 'node_modules']);
 const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
 
 export interface WalkedFile {
-  absolute: string;
   /** Relative to the workspace root, forward slashes. */
   relative: string;
+  /**
+   * Opens the file for reading, from the folder the walk holds (so a rename meanwhile cannot put
+   * another file in its place); undefined when it is no longer a regular file. Call it before the walk
+   * moves on; the caller closes the handle.
+   */
+  open(): Promise<{ handle: FileHandle; info: Stats } | undefined>;
 }
 
 interface IgnoreScope {
@@ -20,57 +29,84 @@ interface IgnoreScope {
 }
 
 /**
- * Every file under `start` (a folder inside the workspace), depth first, in name order, skipping what
- * `.gitignore` files along the way exclude. Symbolic links are followed only when their real target is
- * inside the root, and linked folders are not descended into (no cycles, no double counting).
+ * Every file in the workspace, depth first, in name order, skipping what `.gitignore` files along the way
+ * exclude. Each folder is held open while it is walked and its sub-folders are opened from it without
+ * following links (held-open.ts), so a folder swapped for a link while the walk runs is not entered.
+ * A link to a file is followed only when its target is inside the root; linked folders are not descended
+ * into (no cycles, no double counting).
  */
 export async function* walkFiles(
   workspace: Workspace,
-  start: string,
-  options: { signal?: AbortSignal; maxFiles?: number } = {},
+  options: { signal?: AbortSignal; maxFiles?: number; timeLimitMs?: number; onTimeLimit?: () => void } = {},
 ): AsyncGenerator<WalkedFile> {
   const maxFiles = options.maxFiles ?? 50_000;
+  const deadline = performance.now() + (options.timeLimitMs ?? WALK_TIME_LIMIT_MS);
   let seen = 0;
-  const scopes = await inheritedScopes(workspace, start);
+  let stopped = false;
+  const overTime = () => {
+    if (!stopped && performance.now() > deadline) {
+      stopped = true;
+      options.onTimeLimit?.();
+    }
+    return stopped;
+  };
 
-  async function* visit(folder: string, scopes: IgnoreScope[]): AsyncGenerator<WalkedFile> {
+  async function* visit(folder: HeldFolder, scopes: IgnoreScope[]): AsyncGenerator<WalkedFile> {
     options.signal?.throwIfAborted();
-    const folderRelative = relativeOf(workspace, folder);
-    const own = await readIgnoreFile(workspace, folder, folderRelative);
+    const folderRelative = folder.parts.join('/');
+    const own = await readIgnoreFile(workspace, folderRelative);
     const active = own ? [...scopes, own] : scopes;
     let entries: import('node:fs').Dirent[];
     try {
-      entries = await readdir(folder, { withFileTypes: true });
+      entries = await folder.entries();
     } catch {
       return;
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
-      if (seen >= maxFiles) return;
+      if (seen >= maxFiles || overTime()) return;
+      options.signal?.throwIfAborted();
       if (ALWAYS_SKIPPED.has(entry.name)) continue;
-      const absolute = path.join(folder, entry.name);
       const relative = folderRelative ? `${folderRelative}/${entry.name}` : entry.name;
-      let isDirectory = entry.isDirectory();
-      if (entry.isSymbolicLink()) {
-        const target = await realpath(absolute).catch(() => undefined);
-        if (!target || !workspace.contains(target)) continue;
-        const info = await stat(target).catch(() => undefined);
-        if (!info?.isFile()) continue;
-        isDirectory = false;
-      } else if (!isDirectory && !entry.isFile()) {
-        continue;
-      }
-      if (isIgnored(active, relative, isDirectory)) continue;
-      if (isDirectory) {
-        yield* visit(absolute, active);
-      } else {
+      if (entry.isDirectory()) {
+        if (isIgnored(active, relative, true)) continue;
+        const child = await folder.child(entry.name);
+        if (!child) continue;
+        try {
+          yield* visit(child, active);
+        } finally {
+          await child.close();
+        }
+      } else if (entry.isSymbolicLink()) {
+        if (isIgnored(active, relative, false)) continue;
+        // Followed from the root, as any path the model names: only to a regular file inside.
+        const target = await workspace.open(relative).catch(() => undefined);
+        if (!target) continue;
+        await target.handle.close();
+        if (!target.info.isFile()) continue;
         seen++;
-        yield { absolute, relative };
+        yield { relative, open: () => openFile(workspace, relative) };
+      } else if (entry.isFile()) {
+        if (isIgnored(active, relative, false)) continue;
+        seen++;
+        yield { relative, open: () => folder.file(entry.name) };
       }
     }
   }
 
-  yield* visit(start, scopes);
+  const root = await workspace.holdFolder('.');
+  try {
+    yield* visit(root, []);
+  } finally {
+    await root.close();
+  }
+}
+
+async function openFile(workspace: Workspace, relative: string) {
+  const opened = await workspace.open(relative).catch(() => undefined);
+  if (opened?.info.isFile()) return opened;
+  await opened?.handle.close();
+  return undefined;
 }
 
 /** True when the workspace's .gitignore files exclude `relative` (a file or, with `isDirectory`, a folder). */
@@ -82,43 +118,30 @@ export async function isPathIgnored(
   if (relative === '.' || relative === '') return false;
   const parts = relative.split('/');
   if (parts.some((part) => ALWAYS_SKIPPED.has(part))) return true;
-  const scopes = await inheritedScopes(workspace, path.join(workspace.root, path.dirname(relative)), true);
+  const scopes: IgnoreScope[] = [];
+  for (let depth = 0; depth < parts.length; depth++) {
+    const scope = await readIgnoreFile(workspace, parts.slice(0, depth).join('/'));
+    if (scope) scopes.push(scope);
+  }
   return isIgnored(scopes, relative, isDirectory);
 }
 
-async function inheritedScopes(
-  workspace: Workspace,
-  folder: string,
-  includeSelf = false,
-): Promise<IgnoreScope[]> {
-  const relative = relativeOf(workspace, folder);
-  const chain = relative ? relative.split('/') : [];
-  const scopes: IgnoreScope[] = [];
-  const depth = includeSelf ? chain.length : chain.length - 1;
-  for (let index = -1; index < depth; index++) {
-    const base = chain.slice(0, index + 1).join('/');
-    const scope = await readIgnoreFile(workspace, path.join(workspace.root, base), base);
-    if (scope) scopes.push(scope);
-  }
-  return scopes;
-}
-
 /**
- * The rules of `folder`'s .gitignore. Only a regular file inside the root is read: a repository's
- * .gitignore may be a link out of it, or a named pipe or device that a read would block on forever.
+ * The rules of the .gitignore in `base` (root-relative, '' for the root). Only a regular file inside the
+ * root is read: a repository's .gitignore may be a link out of it, or a named pipe or device.
  */
-async function readIgnoreFile(
-  workspace: Workspace,
-  folder: string,
-  base: string,
-): Promise<IgnoreScope | undefined> {
-  const real = await realpath(path.join(folder, '.gitignore')).catch(() => undefined);
-  if (!real || !workspace.contains(real)) return undefined;
-  const info = await stat(real).catch(() => undefined);
-  if (!info?.isFile() || info.size > MAX_IGNORE_FILE_BYTES) return undefined;
-  const text = await readFile(real, 'utf8').catch(() => undefined);
-  if (text === undefined) return undefined;
-  return { base, rules: ignore().add(text) };
+async function readIgnoreFile(workspace: Workspace, base: string): Promise<IgnoreScope | undefined> {
+  const file = await openFile(workspace, base ? `${base}/.gitignore` : '.gitignore');
+  if (!file) return undefined;
+  try {
+    const { bytes, more } = await readAtMost(file.handle, MAX_IGNORE_FILE_BYTES);
+    if (more) return undefined;
+    return { base, rules: ignore().add(bytes.toString('utf8')) };
+  } catch {
+    return undefined;
+  } finally {
+    await file.handle.close();
+  }
 }
 
 function isIgnored(scopes: IgnoreScope[], relative: string, isDirectory: boolean): boolean {
@@ -128,9 +151,4 @@ function isIgnored(scopes: IgnoreScope[], relative: string, isDirectory: boolean
     if (scope.rules.ignores(isDirectory ? `${inner}/` : inner)) return true;
   }
   return false;
-}
-
-function relativeOf(workspace: Workspace, absolute: string): string {
-  const relative = workspace.relative(absolute);
-  return relative === '.' ? '' : relative;
 }
