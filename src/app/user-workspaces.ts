@@ -33,7 +33,11 @@ export function userWorkspaces(options: {
       ),
     ),
   ];
-  const sandbox: SandboxPolicy = { denyRead, allowedDomains: options.config?.sandboxAllowedDomains ?? [] };
+  const sandbox: SandboxPolicy = {
+    denyRead,
+    allowedDomains: options.config?.sandboxAllowedDomains ?? [],
+    passEnv: options.config?.sandboxEnv ?? [],
+  };
   return {
     of(userId) {
       if (userId === OPERATOR) return operator;

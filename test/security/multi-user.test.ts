@@ -183,4 +183,48 @@ describe('a server that strangers share', () => {
     );
     expect((await operator('bash', { command: 'echo operator' })).stdout).toBe('operator\n');
   });
+
+  it("gives a user's bash only PATH, the locale, TERM, TZ, their own HOME and what the operator names", async () => {
+    const folder = path.join(base, 'roots-env');
+    const workspaces = userWorkspaces({
+      workspace: operatorFolder,
+      home,
+      config: { workspaces: folder, codingTools: true, sandboxEnv: ['NPM_CONFIG_REGISTRY'] },
+    });
+    // A sandbox that runs the command as it is: what is under test is the environment it is handed.
+    const call = toolCaller(
+      codingTools({
+        workspace: workspaces,
+        env: {
+          PATH: process.env.PATH,
+          LANG: 'C.UTF-8',
+          LC_ALL: 'C.UTF-8',
+          DATABASE_URL: 'postgres://cadre:DB-PASSWORD@db/cadre',
+          GITHUB_PAT: 'ghp_GITHUB-PAT',
+          SENTRY_DSN: 'https://SENTRY-DSN@sentry.example/1',
+          SLACK_WEBHOOK_URL: 'https://hooks.slack.example/SLACK-HOOK',
+          HOME: '/root',
+          NPM_CONFIG_REGISTRY: 'https://registry.example/',
+        },
+        sandbox: {
+          problem: async () => undefined,
+          wrap: async (command) => ({ line: command, release() {} }),
+        },
+      }),
+      testToolContext({ agent: 'main', userId: 'usr_alice' }),
+    );
+    const { stdout } = await call('bash', { command: 'env' });
+    const names = Object.fromEntries(
+      (stdout as string)
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    for (const secret of ['DB-PASSWORD', 'GITHUB-PAT', 'SENTRY-DSN', 'SLACK-HOOK'])
+      expect(stdout).not.toContain(secret);
+    expect(names.HOME).toBe(path.join(folder, 'usr_alice'));
+    expect(names.NPM_CONFIG_REGISTRY).toBe('https://registry.example/');
+    expect(names.LC_ALL).toBe('C.UTF-8');
+    expect(names.PATH).toBe(process.env.PATH);
+  });
 });

@@ -7,7 +7,7 @@ import { asWorkspaces, codingAllowed, type Workspaces, workspaceOf } from '../wo
 import type { CommandSandbox } from './command-sandbox.ts';
 import { HeadTailBuffer } from './output-buffer.ts';
 import { type StartedGroup, startedGroup, stopInterruptedGroup } from './process-group.ts';
-import { scrubbedEnvironment } from './scrub-env.ts';
+import { sandboxEnvironment, scrubbedEnvironment } from './scrub-env.ts';
 import { readShellCommand } from './shell-command.ts';
 
 export interface BashOptions {
@@ -103,7 +103,9 @@ export function createBashTool(options: BashOptions) {
       return runCommand(line, {
         shown: command,
         cwd: workspace.root,
-        env: scrubbedEnvironment(options.env),
+        env: policy
+          ? sandboxEnvironment(options.env, policy.passEnv, workspace.root)
+          : scrubbedEnvironment(options.env),
         timeoutMs,
         maxChars,
         shell: options.shell ?? '/bin/bash',

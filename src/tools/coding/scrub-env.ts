@@ -37,3 +37,26 @@ export function isSecretName(name: string): boolean {
   const upper = name.toUpperCase();
   return SECRET_PREFIXES.some((prefix) => upper.startsWith(prefix)) || SECRET_PATTERN.test(upper);
 }
+
+/** What a shared server's user's command gets of the server's environment, whatever else it holds. */
+const SANDBOX_BASE_NAMES = ['PATH', 'LANG', 'LANGUAGE', 'TERM', 'TZ'];
+
+/**
+ * The environment of a shared server's user's command: an allow-list, not a scrub. A name pattern cannot
+ * know every credential (`DATABASE_URL`, `GITHUB_PAT`, `SENTRY_DSN`, `SLACK_WEBHOOK_URL` all pass one),
+ * so only `PATH`, the locale (`LANG`, `LC_*`), `TERM`, `TZ` and the names the operator lists
+ * (`multiUser.sandboxEnv`) pass; `HOME` is the user's own root.
+ */
+export function sandboxEnvironment(
+  env: Record<string, string | undefined>,
+  operatorNames: readonly string[],
+  home: string,
+): Record<string, string> {
+  const allowed = new Set([...SANDBOX_BASE_NAMES, ...operatorNames]);
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (allowed.has(name) || name.startsWith('LC_'))) kept[name] = value;
+  }
+  kept.HOME = home;
+  return kept;
+}

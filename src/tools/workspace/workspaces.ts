@@ -12,6 +12,8 @@ export interface SandboxPolicy {
   denyRead: string[];
   /** Hosts (`example.com`, `*.npmjs.org`, `host:port`) the command may reach; none by default. */
   allowedDomains: string[];
+  /** Names of the server's environment variables the command gets besides PATH, the locale, TERM and TZ. */
+  passEnv: string[];
 }
 
 /**
