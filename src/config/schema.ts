@@ -162,6 +162,10 @@ export const configSchema = z.strictObject({
       workspaces: z.string().min(1).optional(),
       codingTools: z.boolean().optional(),
       sandboxAllowedDomains: z.array(z.string().min(1)).optional(),
+      /** Environment variables users' commands get besides PATH, the locale, TERM and TZ (names). */
+      sandboxEnv: z
+        .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'))
+        .optional(),
     })
     .optional(),
   /**
@@ -184,6 +188,8 @@ export const configSchema = z.strictObject({
       allowedHosts: z.array(z.string().min(1)).optional(),
       /** Browser origins, besides the server's own, allowed to call the API. */
       allowedOrigins: z.array(z.string().min(1)).optional(),
+      /** Addresses of reverse proxies whose X-Forwarded-For names the client (else it is ignored). */
+      trustedProxies: z.array(z.string().min(1)).optional(),
       maxBodyBytes: positiveInt.optional(),
       maxUploadBytes: positiveInt.optional(),
       maxConcurrentChats: positiveInt.optional(),
@@ -197,7 +203,7 @@ export const configSchema = z.strictObject({
       maxConcurrentUploads: positiveInt.optional(),
       /** Uploads in progress on the whole server, so parse workers at once (default 6). */
       maxConcurrentUploadsTotal: positiveInt.optional(),
-      /** Wrong tokens one address may send per minute before it is refused with 429 (default 20). */
+      /** Wrong tokens one address (or aimed at one token id) per minute before 429s (default 20). */
       maxFailedAuthPerMinute: positiveInt.optional(),
       /** Seconds a client may take to send a whole request, body included (default 60). */
       requestTimeoutSeconds: z.number().positive().optional(),

@@ -70,23 +70,104 @@ describe('guessing tokens', () => {
     expect(unknown).toBeGreaterThan(known * 0.3);
   });
 
+  const randomToken = (n: number) => `cadre_${String(n).padStart(12, 'Q')}_${'x'.repeat(43)}`;
+  const from = (address: string) => ({ incoming: { socket: { remoteAddress: address } } });
+
   it('answers an address that keeps sending wrong tokens with 429 and Retry-After, without checking them', async () => {
     const { app, cadre } = await testServer([{ text: 'hi' }], {
       server: { limits: { maxFailedAuthPerMinute: 3 } },
     });
-    const { token } = await cadre.users.add('alice');
+    await cadre.users.add('alice');
     for (let i = 0; i < 3; i++) {
-      expect(
-        (await app.request('/api/sessions', { headers: bearer(`cadre_${'Q'.repeat(12)}_${'x'.repeat(43)}`) }))
-          .status,
-      ).toBe(401);
+      expect((await app.request('/api/sessions', { headers: bearer(randomToken(i)) })).status).toBe(401);
     }
-    const limited = await app.request('/api/sessions', { headers: bearer('wrong') });
+    for (const wrong of ['wrong', randomToken(99)]) {
+      const limited = await app.request('/api/sessions', { headers: bearer(wrong) });
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await limited.json()).toMatchObject({ error: { code: 'too_many_failed_logins' } });
+    }
+  });
+
+  it("never locks out the valid users who share a flooder's address (a NAT, a proxy)", async () => {
+    const { app, cadre } = await testServer([{ text: 'hi' }], {
+      server: { limits: { maxFailedAuthPerMinute: 3 } },
+    });
+    const alice = await cadre.users.add('alice');
+    const bob = await cadre.users.add('bob');
+    expect((await app.request('/api/sessions', { headers: bearer(alice.token) })).status).toBe(200);
+    for (let i = 0; i < 25; i++) await app.request('/api/sessions', { headers: bearer(randomToken(i)) });
+    expect((await app.request('/api/sessions', { headers: bearer(randomToken(50)) })).status).toBe(429);
+    // One seen before, one never seen by this server: both still get in from the same address.
+    expect((await app.request('/api/sessions', { headers: bearer(alice.token) })).status).toBe(200);
+    expect((await app.request('/api/sessions', { headers: bearer(bob.token) })).status).toBe(200);
+  });
+
+  it("limits guesses at one user's secret from any address, and keeps that user's known token working", async () => {
+    const { app, cadre } = await testServer([{ text: 'hi' }], {
+      server: { limits: { maxFailedAuthPerMinute: 3 } },
+    });
+    const alice = await cadre.users.add('alice');
+    const bob = await cadre.users.add('bob');
+    expect((await app.request('/api/sessions', { headers: bearer(alice.token) })).status).toBe(200);
+    const guess = (n: number) => alice.token.replace(/.{43}$/, String(n).padStart(43, 'G'));
+    for (let i = 0; i < 3; i++) {
+      const answer = await app.request('/api/sessions', { headers: bearer(guess(i)) }, from(`10.0.0.${i}`));
+      expect(answer.status).toBe(401);
+    }
+    expect((await app.request('/api/sessions', { headers: bearer(guess(9)) }, from('10.0.0.9'))).status).toBe(
+      429,
+    );
+    expect(
+      (await app.request('/api/sessions', { headers: bearer(alice.token) }, from('10.0.0.9'))).status,
+    ).toBe(200);
+    expect(
+      (await app.request('/api/sessions', { headers: bearer(bob.token) }, from('10.0.0.9'))).status,
+    ).toBe(200);
+  });
+
+  it('takes the client address from X-Forwarded-For only from a proxy the operator trusts', async () => {
+    const flood = async (app: Awaited<ReturnType<typeof testServer>>['app']) => {
+      // Each wrong token claims another forwarded address; the peer is always 10.1.1.1.
+      for (let i = 0; i < 5; i++) {
+        await app.request(
+          '/api/sessions',
+          { headers: { ...bearer('wrong'), 'x-forwarded-for': `192.0.2.${i}` } },
+          from('10.1.1.1'),
+        );
+      }
+      return (
+        await app.request(
+          '/api/sessions',
+          { headers: { ...bearer('wrong'), 'x-forwarded-for': '192.0.2.200' } },
+          from('10.1.1.1'),
+        )
+      ).status;
+    };
+    const untrusted = await testServer([{ text: 'hi' }], {
+      server: { limits: { maxFailedAuthPerMinute: 3 } },
+    });
+    await untrusted.cadre.users.add('alice');
+    expect(await flood(untrusted.app)).toBe(429);
+    const behindProxy = await testServer([{ text: 'hi' }], {
+      server: { limits: { maxFailedAuthPerMinute: 3 }, trustedProxies: ['10.1.1.1'] },
+    });
+    await behindProxy.cadre.users.add('alice');
+    expect(await flood(behindProxy.app)).toBe(401);
+    // The forwarded address itself is limited: the same client through the proxy again and again.
+    for (let i = 0; i < 3; i++) {
+      await behindProxy.app.request(
+        '/api/sessions',
+        { headers: { ...bearer('wrong'), 'x-forwarded-for': '198.51.100.7, 10.1.1.1' } },
+        from('::ffff:10.1.1.1'),
+      );
+    }
+    const limited = await behindProxy.app.request(
+      '/api/sessions',
+      { headers: { ...bearer('wrong'), 'x-forwarded-for': '198.51.100.7' } },
+      from('10.1.1.1'),
+    );
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(await limited.json()).toMatchObject({ error: { code: 'too_many_failed_logins' } });
-    // Even a right token waits out the window from that address: the limit is checked before any hash.
-    expect((await app.request('/api/sessions', { headers: bearer(token) })).status).toBe(429);
   });
 });
 

@@ -56,6 +56,8 @@ export interface ServerAppOptions {
   allowedHosts?: string[];
   /** More browser origins allowed to call the API. */
   allowedOrigins?: string[];
+  /** Reverse proxies whose `X-Forwarded-For` names the client (for the failed-token limits). */
+  trustedProxies?: string[];
   users?: UserStore;
   /** `CADRE_TOKEN`: single-user mode. */
   singleUserToken?: string;
@@ -86,6 +88,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
     ...(options.singleUserToken ? { singleUserToken: options.singleUserToken } : {}),
     ...(options.authMode ? { mode: options.authMode } : {}),
     maxFailedAuthPerMinute: limits.maxFailedAuthPerMinute,
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
   });
   const app = new Hono<ServerEnv>();
   if (options.log) app.use('*', requestLog(options.log));

@@ -68,6 +68,7 @@ export const serveCommand: CliCommand = async (args, context) => {
       ...(context.env.CADRE_TOKEN ? { singleUserToken: context.env.CADRE_TOKEN } : {}),
       ...(settings.allowedHosts ? { allowedHosts: settings.allowedHosts } : {}),
       ...(settings.allowedOrigins ? { allowedOrigins: settings.allowedOrigins } : {}),
+      ...(settings.trustedProxies ? { trustedProxies: settings.trustedProxies } : {}),
       limits: {
         ...(settings.maxBodyBytes ? { maxBodyBytes: settings.maxBodyBytes } : {}),
         ...(settings.maxUploadBytes ? { maxUploadBytes: settings.maxUploadBytes } : {}),
