@@ -177,10 +177,27 @@ async function openSession(
   return { sessionId: request.sessionId, history: [] };
 }
 
-/** Stored messages as the model's history. */
+/**
+ * Stored messages as the model's history. A failed answer's stored text is an error message for the
+ * person ("the model provider is not answering…"), not something the model said: it is left out, and only
+ * what the model wrote before an error stopped it is kept.
+ */
 export function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
-  return messages.map((message) => ({ role: message.role, content: message.content }));
+  const history: ModelMessage[] = [];
+  for (const message of messages) {
+    const status = (message.metadata as { status?: unknown } | undefined)?.status;
+    if (message.role === 'assistant' && status === 'error') {
+      const cut = message.content.lastIndexOf(STOPPED_BY_ERROR);
+      if (cut > 0) history.push({ role: 'assistant', content: message.content.slice(0, cut).trim() });
+      continue;
+    }
+    history.push({ role: message.role, content: message.content });
+  }
+  return history;
 }
+
+/** What a run's summary says after the text an error cut short (see run-agent.ts). */
+const STOPPED_BY_ERROR = '\n\n[stopped by an error: ';
 
 /**
  * Stores the person's message. The client's message id is only a hint: an id the session already has

@@ -32,6 +32,35 @@ export function describeModelError(error: unknown): string {
 }
 
 /**
+ * A failure in the middle of a streamed answer that another attempt may not meet: the provider overloaded
+ * or failing on its side (Anthropic's `overloaded_error` event, OpenAI's `server_error`, Gemini's
+ * `UNAVAILABLE`), or the connection cut. Not a refused request, a timeout or a model's misbehaviour.
+ */
+export function isTransientStreamFailure(error: unknown): boolean {
+  if (CadreError.isInstance(error)) return false;
+  if (connectionBrokeOff(error) !== undefined) return true;
+  // AI SDK's StreamProviderError (an `error` event inside a stream) says itself whether a retry may help.
+  const flagged = error as { isRetryable?: unknown; type?: unknown; code?: unknown } | null;
+  if (flagged?.isRetryable === true) return true;
+  if (APICallError.isInstance(error)) {
+    if (error.isRetryable) return true;
+    // A refused request (4xx) is the same the next time.
+    if (error.statusCode !== undefined && error.statusCode < 500) return false;
+  }
+  let text: string;
+  try {
+    const data = APICallError.isInstance(error) ? JSON.stringify(error.data ?? '') : '';
+    text =
+      error instanceof Error
+        ? `${error.message} ${String(error.cause ?? '')} ${data}`
+        : JSON.stringify(error);
+  } catch {
+    text = String(error);
+  }
+  return /overloaded|server_error|api_error|UNAVAILABLE|INTERNAL|ECONNRESET|socket hang up/i.test(text);
+}
+
+/**
  * Why the body of an answer stopped arriving, when it did (undici's "terminated", a reset socket while
  * reading): the server was reached and had started answering, so "could not reach" would be false.
  */

@@ -8,7 +8,7 @@ import { childJournalKey } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
 import type { LoopServices, RunSpec } from './loop-services.ts';
 import { isModelCallTimeout } from './model-call-timeout.ts';
-import { describeModelError } from './model-errors.ts';
+import { describeModelError, isTransientStreamFailure } from './model-errors.ts';
 import { callSettingsFor } from './model-options.ts';
 import { repairStructuredOutput } from './output-repair.ts';
 import { bindTools, prefetch } from './run-children.ts';
@@ -228,30 +228,45 @@ async function runWithin(
   // 5.
   const call = callSettingsFor(modelRef, definition, services.modelSettings);
   const stops = [turnLimitReached(limits.maxTurns), budgetExhausted(frame)];
-  const turn = await streamTurns(frame, {
-    model,
-    instructions,
-    messages: initialMessages,
-    tools,
-    temperature: definition.temperature,
-    maxOutputTokens: limits.maxOutputTokens,
-    metered: budgeted,
-    call,
-    stopWhen: stopWhenOf(stops),
-    prepareStep: ({ stepNumber, responseMessages: soFar }) => {
-      responseMessages = soFar;
-      frame.stepDelegations = 0;
-      if (budgeted) {
-        stepGate = gate();
-        frame.stepUsageKnown = stepGate.promise;
-      }
-      const first = definition.firstTool;
-      if (stepNumber === 0 && first && Object.hasOwn(tools, first)) {
-        return { toolChoice: { type: 'tool' as const, toolName: first } };
-      }
-      return undefined;
-    },
-  });
+  /** The tool loop from `messages`, after `stepsDone` steps whose response messages were `before`. */
+  const loop = (messages: ModelMessage[], before: ModelMessage[], stepsDone: number) =>
+    streamTurns(frame, {
+      model,
+      instructions,
+      messages,
+      tools,
+      temperature: definition.temperature,
+      maxOutputTokens: limits.maxOutputTokens,
+      metered: budgeted,
+      call,
+      stopWhen: stopWhenOf([turnLimitReached(limits.maxTurns - stepsDone), budgetExhausted(frame)]),
+      ...(stepsDone ? { stepOffset: stepsDone } : {}),
+      prepareStep: ({ stepNumber, responseMessages: soFar }) => {
+        responseMessages = [...before, ...soFar];
+        frame.stepDelegations = 0;
+        if (budgeted) {
+          stepGate = gate();
+          frame.stepUsageKnown = stepGate.promise;
+        }
+        const first = definition.firstTool;
+        if (stepsDone + stepNumber === 0 && first && Object.hasOwn(tools, first)) {
+          return { toolChoice: { type: 'tool' as const, toolName: first } };
+        }
+        return undefined;
+      },
+    });
+  let turn = await loop(initialMessages, [], 0);
+  // A transient failure in the middle of an answer (the provider overloaded, a connection reset) is tried
+  // once more from that step's start, rather than keeping the cut answer ("found: 39" of 391).
+  if (turn.error !== undefined && !interruption(frame) && isTransientStreamFailure(turn.error)) {
+    const before = responseMessages;
+    const again = await loop([...initialMessages, ...before], before, turn.steps);
+    turn = {
+      ...again,
+      steps: turn.steps + again.steps,
+      responseMessages: [...before, ...again.responseMessages],
+    };
+  }
   let answer = turn.answer;
   let last = turn;
   const stopReason = stopReasonAfter(stops, turn.steps);

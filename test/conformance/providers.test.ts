@@ -172,7 +172,25 @@ describe.each(providers)('Cadre on $name', (provider) => {
     expect(second.output.answer).toBe('The product is 391.');
   });
 
-  it('retries a rate limit, and reports a stream that breaks once', async () => {
+  it("keeps a failed turn's error text out of the next turn's history", async () => {
+    let failed = false;
+    const { server, ask } = await onProvider(provider, () => {
+      if (failed) return { text: 'Second answer.' };
+      failed = true;
+      return { error: { status: 400, message: 'Scripted refusal XYZZY' } };
+    });
+    const first = await ask('First question?');
+    expect(first.output.status).toBe('error');
+    expect(first.output.answer).toMatch(/XYZZY/);
+    const second = await ask('--session', first.output.sessionId, 'Second question?');
+    expect(second.code).toBe(0);
+    expect(server.refusals()).toEqual([]);
+    const sent = JSON.stringify(server.requests.at(-1)!.body);
+    expect(sent).toContain('First question?');
+    expect(sent).not.toContain('XYZZY');
+  });
+
+  it('retries a rate limit, and a stream that breaks mid-answer once from the step start', async () => {
     let limited = false;
     const { server, ask } = await onProvider(provider, () => {
       if (!limited) {
@@ -186,10 +204,23 @@ describe.each(providers)('Cadre on $name', (provider) => {
     expect(output.answer).toBe('After the wait.');
     expect(server.requests).toHaveLength(2);
 
-    const broken = await onProvider(provider, () => ({ breakAfter: 'found: 39' }));
-    const cut = await broken.ask('Count.');
+    // A stream that breaks in the middle of the answer is tried once more from the step's start; the cut
+    // text is not the answer.
+    let breaks = 0;
+    const broken = await onProvider(provider, () =>
+      breaks++ === 0 ? { breakAfter: 'found: 39' } : { text: 'found: 391' },
+    );
+    const retried = await broken.ask('Count.');
+    expect(retried.code).toBe(0);
+    expect(retried.output.answer).toBe('found: 391');
+    expect(broken.server.requests).toHaveLength(2);
+
+    // Broken twice: reported, once.
+    const twice = await onProvider(provider, () => ({ breakAfter: 'found: 39' }));
+    const cut = await twice.ask('Count.');
     expect(cut.code).not.toBe(0);
     expect(cut.output.status).toBe('error');
+    expect(twice.server.requests).toHaveLength(2);
   });
 });
 
