@@ -56,6 +56,12 @@ export async function startMockApp(options: {
     if (path === '/api/agents') return json(response, { agents: [] });
     if (path === '/api/documents') return json(response, { documents: [] });
     if (path === '/api/approvals') return json(response, { approvals: [] });
+    // Nothing is running to attach to (the page asks on opening a chat).
+    if (/^\/api\/chat\/[^/]+\/stream$/.test(path)) {
+      response.writeHead(204);
+      response.end();
+      return;
+    }
     if (path === '/api/chat') {
       const chunks = options
         .chat()

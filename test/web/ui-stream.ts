@@ -188,3 +188,46 @@ export function wideTree(
   stream.finish({ sessionId: 'bench', rootRunId, status: 'ok', usage: total });
   return { stream, rootRunId };
 }
+
+/** About 20 KB of the Markdown a long answer has: headings, paragraphs, tables, code blocks, lists. */
+export function longMarkdown(): string {
+  const parts: string[] = [];
+  for (let section = 1; parts.join('\n').length < 20_000; section++) {
+    parts.push(`## Section ${section}`, '');
+    parts.push(
+      `This paragraph of section ${section} has **bold words**, *italics*, \`inline code\` and a [link](https://example.org/${section}), as answers do.`,
+      '',
+    );
+    parts.push('| name | value | note |', '|---|---:|---|');
+    for (let row = 1; row <= 6; row++) parts.push(`| item ${row} | ${row * section} | row ${row} |`);
+    parts.push('', '```ts');
+    for (let line = 1; line <= 8; line++)
+      parts.push(`const value${line} = compute(${line}, ${section}); // step ${line}`);
+    parts.push('```', '');
+    for (let item = 1; item <= 4; item++) parts.push(`- point ${item} of section ${section}`);
+    parts.push('');
+  }
+  return parts.join('\n');
+}
+
+/** One answer of `longMarkdown()` text streamed by the main agent, in 24-character deltas. */
+export function longAnswerStream(): UiStream {
+  const stream = new UiStream();
+  const rootRunId = 'run-root';
+  const now = Date.now();
+  stream.start('answer-1', { sessionId: 'bench', rootRunId }).run({
+    runId: rootRunId,
+    parentRunId: null,
+    rootRunId,
+    depth: 0,
+    agent: 'main',
+    task: 'Write a long answer',
+    model: 'compatible:fixture',
+    status: 'running',
+    startedAt: now,
+  });
+  const text = longMarkdown();
+  stream.text('text-1', text);
+  stream.finish({ sessionId: 'bench', rootRunId, status: 'ok' });
+  return stream;
+}

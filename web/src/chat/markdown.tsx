@@ -7,14 +7,15 @@ import ReactMarkdown, { type Components, type Options } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { CopyButton } from '../controls/copy-button.tsx';
 import { closeOpenMarkdown } from './close-open-markdown.ts';
+import { growBlocks } from './markdown-blocks.ts';
 
 type RehypePlugins = NonNullable<Options['rehypePlugins']>;
 let highlightPlugins: RehypePlugins | undefined;
 let highlightLoading: Promise<RehypePlugins> | undefined;
 
 function loadHighlight(): Promise<RehypePlugins> {
-  highlightLoading ??= import('rehype-highlight').then((module) => {
-    highlightPlugins = [[module.default, { detect: false, ignoreMissing: true }]];
+  highlightLoading ??= import('./highlight.ts').then((module) => {
+    highlightPlugins = [module.rehypeCodeHighlight];
     return highlightPlugins;
   });
   return highlightLoading;
@@ -51,9 +52,26 @@ const components: Components = {
   ),
 };
 
+/** One top-level block, rendered once for each text it is given (a settled block is never drawn again). */
+const MarkdownBlock = memo(function MarkdownBlock({
+  text,
+  plugins,
+}: {
+  text: string;
+  plugins: RehypePlugins | undefined;
+}) {
+  return (
+    <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={plugins} components={components}>
+      {text}
+    </ReactMarkdown>
+  );
+});
+
 /**
  * Renders Markdown; `text` may grow while it streams, and then (`streaming`) its open markers are closed
- * for rendering, so no raw `**` shows before the closing one arrives.
+ * for rendering, so no raw `**` shows before the closing one arrives. The text is drawn block by block
+ * (markdown-blocks.ts): as it grows only its last block is parsed and drawn again, so a 20 KB answer costs
+ * each update what its newest paragraph costs, not its whole length.
  */
 export const Markdown = memo(function Markdown({
   text,
@@ -67,15 +85,21 @@ export const Markdown = memo(function Markdown({
   useEffect(() => {
     if (hasCode && !plugins) void loadHighlight().then(setPlugins);
   }, [hasCode, plugins]);
+  const cut = useRef<{ text: string; blocks: string[] }>({ text: '', blocks: [''] });
+  if (cut.current.text !== text)
+    cut.current = { text, blocks: growBlocks(cut.current.text, cut.current.blocks, text) };
+  const { blocks } = cut.current;
+  const last = blocks.length - 1;
   return (
     <div className="markdown">
-      <ReactMarkdown
-        remarkPlugins={remarkPlugins}
-        rehypePlugins={hasCode ? plugins : undefined}
-        components={components}
-      >
-        {streaming ? closeOpenMarkdown(text) : text}
-      </ReactMarkdown>
+      {blocks.map((block, index) => (
+        <MarkdownBlock
+          // biome-ignore lint/suspicious/noArrayIndexKey: blocks only grow at the end; a block keeps its place
+          key={index}
+          text={streaming && index === last ? closeOpenMarkdown(block) : block}
+          plugins={block.includes('```') ? plugins : undefined}
+        />
+      ))}
     </div>
   );
 });

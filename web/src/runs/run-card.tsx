@@ -18,145 +18,154 @@ import { STATUS_LABELS, StatusIcon } from './status-icon.tsx';
 import { ToolCallView } from './tool-call-view.tsx';
 import { useNow } from './use-now.ts';
 
-export const RunCard = memo(function RunCard({
-  store,
-  runId,
-  callInput,
-}: {
-  store: RunStore;
-  runId: string;
-  /** The input of the tool call that started it, when the caller has it (see useRunInputs). */
-  callInput?: unknown;
-}) {
-  const run = useRun(store, runId);
-  const children = useChildren(store, runId);
-  const inputs = useRunInputs(store, runId, callInput);
-  // Kept across reloads: a card the person opened is open again when they come back.
-  const [expanded, setExpanded] = useRunOpen(store, runId);
-  const bodyId = useId();
-  const running = run?.status === 'running';
-  const now = useNow(running);
-  if (!run) return null;
-  const elapsed = (run.endedAt ?? (running ? now || Date.now() : run.startedAt)) - run.startedAt;
-  const tokens = runTokens(run);
-  const attached = new Set(run.toolCalls.map((call) => store.runForToolCall(call.id)).filter(Boolean));
-  const loose = children.filter((child) => !attached.has(child));
-  const response = withoutError(run.summary || run.text, run.error);
-  // The header says in words what the run is doing or how it ended, on its one line (nothing below moves):
-  // the tool it waits on, the person's approval it waits for, or why it ended other than done.
-  const pending = running ? run.toolCalls.findLast((call) => call.ok === undefined) : undefined;
-  const words = pending
-    ? pending.approval && pending.approval.approved === undefined
-      ? 'waiting for your approval'
-      : `${pending.name}…`
-    : !running && run.status !== 'ok'
-      ? STATUS_LABELS[run.status]
-      : undefined;
-  return (
-    <section className={`run run-${run.status}`} aria-label={`${run.agent} run`} id={runElementId(runId)}>
-      <button
-        type="button"
-        className="run-header"
-        aria-expanded={expanded}
-        aria-controls={bodyId}
-        // A stable name (no ticking time): "math: running. Compute 17 * 23."
-        aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
-        onClick={() => setExpanded(!expanded)}
-      >
-        <span className="chevron" aria-hidden="true">
-          {expanded ? '▾' : '▸'}
-        </span>
-        <StatusIcon status={run.status} />
-        <span className="run-agent">{run.agent}</span>
-        <span className="run-task">{truncate(run.task, 120)}</span>
-        {words && <span className={`run-words run-words-${run.status}`}>{words}</span>}
-        <span className="run-meta">
-          <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
-          <span className="run-tokens">{formatTokens(tokens)}</span>
-        </span>
-      </button>
-      {run.plan && run.plan.length > 0 && <PlanChecklist plan={run.plan} />}
-      {run.agent === 'analyze_document' && <DocumentAnalysis run={run} inputs={inputs} />}
-      {expanded && (
-        <div className="run-body" id={bodyId}>
-          <div className="run-field">
-            <div className="section-label">Task</div>
-            <p className="run-full-task">{run.task}</p>
-          </div>
-          {Object.keys(inputs).length > 0 && (
+export const RunCard = memo(
+  function RunCard({
+    store,
+    runId,
+    callInput,
+  }: {
+    store: RunStore;
+    runId: string;
+    /** The input of the tool call that started it, when the caller has it (see useRunInputs). */
+    callInput?: unknown;
+  }) {
+    const run = useRun(store, runId);
+    const children = useChildren(store, runId);
+    const inputs = useRunInputs(store, runId, callInput);
+    // Kept across reloads: a card the person opened is open again when they come back.
+    const [expanded, setExpanded] = useRunOpen(store, runId);
+    const bodyId = useId();
+    const running = run?.status === 'running';
+    const now = useNow(running);
+    if (!run) return null;
+    const elapsed = (run.endedAt ?? (running ? now || Date.now() : run.startedAt)) - run.startedAt;
+    const tokens = runTokens(run);
+    const attached = new Set(run.toolCalls.map((call) => store.runForToolCall(call.id)).filter(Boolean));
+    const loose = children.filter((child) => !attached.has(child));
+    const response = withoutError(run.summary || run.text, run.error);
+    // The header says in words what the run is doing or how it ended, on its one line (nothing below moves):
+    // the tool it waits on, the person's approval it waits for, or why it ended other than done.
+    const pending = running ? run.toolCalls.findLast((call) => call.ok === undefined) : undefined;
+    const words = pending
+      ? pending.approval && pending.approval.approved === undefined
+        ? 'waiting for your approval'
+        : `${pending.name}…`
+      : !running && run.status !== 'ok'
+        ? STATUS_LABELS[run.status]
+        : undefined;
+    return (
+      <section className={`run run-${run.status}`} aria-label={`${run.agent} run`} id={runElementId(runId)}>
+        <button
+          type="button"
+          className="run-header"
+          aria-expanded={expanded}
+          aria-controls={bodyId}
+          // A stable name (no ticking time): "math: running. Compute 17 * 23."
+          aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
+          onClick={() => setExpanded(!expanded)}
+        >
+          <span className="chevron" aria-hidden="true">
+            {expanded ? '▾' : '▸'}
+          </span>
+          <StatusIcon status={run.status} />
+          <span className="run-agent">{run.agent}</span>
+          <span className="run-task">{truncate(run.task, 120)}</span>
+          {words && <span className={`run-words run-words-${run.status}`}>{words}</span>}
+          <span className="run-meta">
+            <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
+            <span className="run-tokens">{formatTokens(tokens)}</span>
+          </span>
+        </button>
+        {run.plan && run.plan.length > 0 && <PlanChecklist plan={run.plan} />}
+        {run.agent === 'analyze_document' && <DocumentAnalysis run={run} inputs={inputs} />}
+        {expanded && (
+          <div className="run-body" id={bodyId}>
             <div className="run-field">
-              <div className="section-label">Inputs</div>
-              <dl className="run-inputs">
-                {Object.entries(inputs).map(([name, value]) => (
-                  <div key={name}>
-                    <dt>{name}</dt>
-                    <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
-                  </div>
-                ))}
-              </dl>
+              <div className="section-label">Task</div>
+              <p className="run-full-task">{run.task}</p>
             </div>
-          )}
-          {run.toolCalls.length > 0 && (
-            <div className="run-field">
-              <div className="section-label">Tool calls</div>
-              <ul className="tool-calls" aria-label={`${run.agent} tool calls`}>
-                {run.toolCalls.map((call) => {
-                  const childRunId = store.runForToolCall(call.id);
-                  return (
-                    <li key={call.id}>
-                      {childRunId ? (
-                        <RunCard store={store} runId={childRunId} />
-                      ) : (
-                        <ToolCallView call={call} />
-                      )}
-                    </li>
-                  );
-                })}
-              </ul>
-            </div>
-          )}
-          {loose.length > 0 && (
-            <div className="run-field run-children">
-              {loose.map((child) => (
-                <RunCard key={child} store={store} runId={child} />
-              ))}
-            </div>
-          )}
-          {response && (
-            <div className="run-field">
-              <div className="section-label">{run.summary ? 'Summary' : 'Response (writing…)'}</div>
-              <Markdown text={response} />
-            </div>
-          )}
-          {run.sources && <SourcesList sources={run.sources} />}
-          {run.error && <p className="run-error-message">{run.error}</p>}
-          <dl className="run-usage">
-            <dt>Status</dt>
-            <dd>{STATUS_LABELS[run.status]}</dd>
-            <dt>Model</dt>
-            <dd>{run.model || '—'}</dd>
-            <dt>Own usage</dt>
-            <dd>
-              {run.usage
-                ? `${formatTokens(run.usage.totalTokens)} (${usageParts(run.usage)})`
-                : formatTokens(tokens)}
-              {run.cost ? ` · ${formatCost(run.cost)}` : ''}
-            </dd>
-            {run.subtreeUsage && run.subtreeUsage.totalTokens !== run.usage?.totalTokens && (
-              <>
-                <dt>With its sub-agents</dt>
-                <dd>
-                  {formatTokens(run.subtreeUsage.totalTokens)}
-                  {run.subtreeCost ? ` · ${formatCost(run.subtreeCost)}` : ''}
-                </dd>
-              </>
+            {Object.keys(inputs).length > 0 && (
+              <div className="run-field">
+                <div className="section-label">Inputs</div>
+                <dl className="run-inputs">
+                  {Object.entries(inputs).map(([name, value]) => (
+                    <div key={name}>
+                      <dt>{name}</dt>
+                      <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+                    </div>
+                  ))}
+                </dl>
+              </div>
             )}
-          </dl>
-        </div>
-      )}
-    </section>
-  );
-});
+            {run.toolCalls.length > 0 && (
+              <div className="run-field">
+                <div className="section-label">Tool calls</div>
+                <ul className="tool-calls" aria-label={`${run.agent} tool calls`}>
+                  {run.toolCalls.map((call) => {
+                    const childRunId = store.runForToolCall(call.id);
+                    return (
+                      <li key={call.id}>
+                        {childRunId ? (
+                          <RunCard store={store} runId={childRunId} />
+                        ) : (
+                          <ToolCallView call={call} />
+                        )}
+                      </li>
+                    );
+                  })}
+                </ul>
+              </div>
+            )}
+            {loose.length > 0 && (
+              <div className="run-field run-children">
+                {loose.map((child) => (
+                  <RunCard key={child} store={store} runId={child} />
+                ))}
+              </div>
+            )}
+            {response && (
+              <div className="run-field">
+                <div className="section-label">{run.summary ? 'Summary' : 'Response (writing…)'}</div>
+                <Markdown text={response} />
+              </div>
+            )}
+            {run.sources && <SourcesList sources={run.sources} />}
+            {run.error && <p className="run-error-message">{run.error}</p>}
+            <dl className="run-usage">
+              <dt>Status</dt>
+              <dd>{STATUS_LABELS[run.status]}</dd>
+              <dt>Model</dt>
+              <dd>{run.model || '—'}</dd>
+              <dt>Own usage</dt>
+              <dd>
+                {run.usage
+                  ? `${formatTokens(run.usage.totalTokens)} (${usageParts(run.usage)})`
+                  : formatTokens(tokens)}
+                {run.cost ? ` · ${formatCost(run.cost)}` : ''}
+              </dd>
+              {run.subtreeUsage && run.subtreeUsage.totalTokens !== run.usage?.totalTokens && (
+                <>
+                  <dt>With its sub-agents</dt>
+                  <dd>
+                    {formatTokens(run.subtreeUsage.totalTokens)}
+                    {run.subtreeCost ? ` · ${formatCost(run.subtreeCost)}` : ''}
+                  </dd>
+                </>
+              )}
+            </dl>
+          </div>
+        )}
+      </section>
+    );
+  },
+  // The answer's message is copied on each of useChat's updates, so the call's input is a new object every
+  // time: compared by content, the eight cards of a streaming answer are not all drawn again each update.
+  (before, after) =>
+    before.store === after.store &&
+    before.runId === after.runId &&
+    (before.callInput === after.callInput ||
+      JSON.stringify(before.callInput) === JSON.stringify(after.callInput)),
+);
 
 /** The id of a run's card on the page (the timeline scrolls to it). */
 export function runElementId(runId: string): string {
