@@ -1,4 +1,5 @@
 import { UserError } from '../core/errors.ts';
+import type { ReasoningSetting } from '../core/model-options.ts';
 import { noModelError } from '../core/runtime.ts';
 import { agentModelChoice } from './agent-model.ts';
 import type { Cadre } from './create-cadre.ts';
@@ -14,6 +15,8 @@ export interface AgentView {
   effectiveModel: string | undefined;
   modelReason: string;
   enabled: boolean;
+  /** Reasoning effort or thinking budget its runs ask for (its definition's, a setting's or the config's). */
+  reasoning?: ReasoningSetting;
   /** Where the definition came from: built-in, user, project, claude. */
   source: string;
   limits: {
@@ -43,6 +46,7 @@ export async function listAgents(cadre: Cadre, userId: string): Promise<AgentVie
       subagentModel: cadre.config.subagentModel,
       declaredModel: loaded.definition.model,
     });
+    const reasoning = definition.reasoning ?? cadre.config.reasoning;
     const limits: AgentView['limits'] = {};
     const keys = [
       'maxTurns',
@@ -67,6 +71,7 @@ export async function listAgents(cadre: Cadre, userId: string): Promise<AgentVie
       effectiveModel: choice.model,
       modelReason: choice.reason,
       enabled: definition.enabled,
+      ...(reasoning ? { reasoning } : {}),
       source: loaded.source.kind,
       limits,
     };
@@ -83,7 +88,7 @@ export async function updateAgent(
   cadre: Cadre,
   userId: string,
   name: string,
-  patch: { enabled?: boolean; model?: string | null },
+  patch: { enabled?: boolean; model?: string | null; timeoutSeconds?: number | null; reasoning?: unknown },
 ): Promise<void> {
   if (!(await cadre.wiring()).catalog.agents.has(name))
     throw new UserError('not_found', `There is no agent "${name}".`, { name });

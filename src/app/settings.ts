@@ -4,6 +4,7 @@ import { formatIssues } from '../config/format-issues.ts';
 import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import { configSchema } from '../config/schema.ts';
 import { UserError } from '../core/errors.ts';
+import { reasoningSchema } from '../core/model-options.ts';
 import { unknownAgentError } from '../core/unknown-agent.ts';
 import type { CadreParts } from './cadre-parts.ts';
 import { OPERATOR } from './user-workspaces.ts';
@@ -17,6 +18,8 @@ export const agentSettingsPatch = z.strictObject({
     .optional(),
   /** Seconds each run of the agent may take; null goes back to its definition's. */
   timeoutSeconds: z.number().positive().max(86_400).nullable().optional(),
+  /** Reasoning effort or thinking budget; null goes back to its definition's (or the config's). */
+  reasoning: reasoningSchema.nullable().optional(),
 });
 export type AgentSettingsPatch = z.infer<typeof agentSettingsPatch>;
 
@@ -99,6 +102,8 @@ export class SettingsUseCases {
     else if (parsed.data.model !== undefined) next.model = parsed.data.model;
     if (parsed.data.timeoutSeconds === null) delete next.timeoutSeconds;
     else if (parsed.data.timeoutSeconds !== undefined) next.timeoutSeconds = parsed.data.timeoutSeconds;
+    if (parsed.data.reasoning === null) delete next.reasoning;
+    else if (parsed.data.reasoning !== undefined) next.reasoning = parsed.data.reasoning;
     await this.#parts.store.settings.put(agentScope(userId), name, next);
     return (await this.agentSettings(userId))[name] ?? {};
   }

@@ -133,6 +133,9 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     await toggle.click();
     await panel.getByRole('status').getByText('Saved research.').waitFor({ state: 'attached' });
     expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    // How much main thinks: an effort from the panel, saved and shown again when the panel reopens.
+    await panel.getByRole('combobox', { name: 'main reasoning' }).selectOption('low');
+    await panel.getByRole('status').getByText('Saved main.').waitFor({ state: 'attached' });
     await page.screenshot({ path: join(SCREENSHOTS, 'agents.png') });
     await panel.getByRole('button', { name: 'Close agents' }).click();
 
@@ -141,6 +144,9 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     const second = model.requests.filter((request) => isMain(request.system)).at(-1)!;
     expect(toolNames(second)).not.toContain('research');
     expect(toolNames(second)).toContain('math');
+    await page.getByRole('button', { name: 'Agents' }).click();
+    const reopened = page.getByRole('dialog', { name: 'Agents' });
+    expect(await reopened.getByRole('combobox', { name: 'main reasoning' }).inputValue()).toBe('low');
     expectNoConsoleErrors(browser);
   }, 60_000);
 

@@ -31,6 +31,28 @@ describe('GET and PATCH /api/agents', () => {
     );
   });
 
+  it("sets an agent's reasoning, which its next run asks the provider for, and refuses an unknown effort", async () => {
+    const seen: unknown[] = [];
+    const { app } = await testServer((request: ScriptedRequest) => {
+      if (isMain(request.system)) seen.push(request.options.reasoning);
+      return { text: 'ok' };
+    });
+    const response = await app.request('/api/agents/main', patch({ reasoning: 'high' }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ agent: { name: 'main', reasoning: 'high' } });
+    await readChunks(
+      await app.request('/api/chat', {
+        method: 'POST',
+        body: chatBody('s1', 'one', 'u1'),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    expect(seen).toEqual(['high']);
+    expect((await app.request('/api/agents/main', patch({ reasoning: 'turbo' }))).status).toBe(400);
+    const reset = await (await app.request('/api/agents/main', patch({ reasoning: null }))).json();
+    expect(reset.agent).not.toHaveProperty('reasoning');
+  });
+
   it('switching an agent off removes it from the main agent’s tools from the next message on', async () => {
     const toolsSeen: string[][] = [];
     const { app } = await testServer((request: ScriptedRequest) => {

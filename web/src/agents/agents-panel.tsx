@@ -53,7 +53,12 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
 
   const change = async (
     agent: AgentSummary,
-    update: { enabled?: boolean; model?: string | null; timeoutSeconds?: number | null },
+    update: {
+      enabled?: boolean;
+      model?: string | null;
+      timeoutSeconds?: number | null;
+      reasoning?: string | null;
+    },
   ) => {
     setError(undefined);
     setAgents((current) =>
@@ -67,6 +72,7 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
                 update.timeoutSeconds === undefined
                   ? each.timeoutSeconds
                   : (update.timeoutSeconds ?? undefined),
+              reasoning: update.reasoning === undefined ? each.reasoning : (update.reasoning ?? undefined),
             }
           : each,
       ),
@@ -106,6 +112,7 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
           </div>
           <div className="agent-row">
             <ModelField agent={main} onSave={(model) => void change(main, { model })} />
+            <ReasoningField agent={main} onSave={(reasoning) => void change(main, { reasoning })} />
             {main.effectiveModel && main.effectiveModel !== main.model && (
               <span className="muted">runs on {main.effectiveModel}</span>
             )}
@@ -208,6 +215,7 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
                 agent={agent}
                 onSave={(timeoutSeconds) => void change(agent, { timeoutSeconds })}
               />
+              <ReasoningField agent={agent} onSave={(reasoning) => void change(agent, { reasoning })} />
               {agent.effectiveModel && agent.effectiveModel !== agent.model && (
                 <span className="muted">runs on {agent.effectiveModel}</span>
               )}
@@ -282,6 +290,43 @@ function TimeoutField({
           if (event.key === 'Enter') save();
         }}
       />
+    </label>
+  );
+}
+
+const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+/**
+ * How much the agent's model thinks before answering: an effort, or the provider's default. A thinking
+ * budget set in the config or the definition shows as it is; choosing an effort here replaces it.
+ */
+function ReasoningField({
+  agent,
+  onSave,
+}: {
+  agent: AgentSummary;
+  onSave: (reasoning: string | null) => void;
+}) {
+  const current = agent.reasoning ?? '';
+  const options = current && !EFFORTS.includes(current) ? [current, ...EFFORTS] : EFFORTS;
+  return (
+    <label className="model-field reasoning-field">
+      <span>Reasoning</span>
+      <select
+        aria-label={`${agent.name} reasoning`}
+        value={current}
+        onChange={(event) => {
+          const value = event.target.value;
+          if (value !== current) onSave(value === '' ? null : value);
+        }}
+      >
+        <option value="">provider default</option>
+        {options.map((option) => (
+          <option key={option} value={option} disabled={!EFFORTS.includes(option)}>
+            {option}
+          </option>
+        ))}
+      </select>
     </label>
   );
 }

@@ -219,6 +219,8 @@ export interface AgentSummary {
   effectiveModel?: string | undefined;
   /** Seconds each run may take, when its definition or a setting limits it. */
   timeoutSeconds?: number | undefined;
+  /** Reasoning it asks for: an effort ("low"…), or "N tokens" for a thinking budget; undefined for the provider's default. */
+  reasoning?: string | undefined;
 }
 
 const LIMIT_FIELDS: Array<[string, string, string]> = [
@@ -248,7 +250,14 @@ function toAgent(item: Json): AgentSummary {
     source: text(item.source),
     effectiveModel: text(item.effectiveModel),
     timeoutSeconds: typeof limitsSource.timeout === 'number' ? limitsSource.timeout : undefined,
+    reasoning: reasoningText(item.reasoning),
   };
+}
+
+function reasoningText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  const budget = (value as { budgetTokens?: unknown } | null | undefined)?.budgetTokens;
+  return typeof budget === 'number' ? `${budget} tokens` : undefined;
 }
 
 export async function listAgents(): Promise<AgentSummary[]> {
@@ -257,7 +266,12 @@ export async function listAgents(): Promise<AgentSummary[]> {
 
 export async function updateAgent(
   name: string,
-  change: { enabled?: boolean; model?: string | null; timeoutSeconds?: number | null },
+  change: {
+    enabled?: boolean;
+    model?: string | null;
+    timeoutSeconds?: number | null;
+    reasoning?: string | null;
+  },
 ): Promise<void> {
   await apiJson(`/api/agents/${encodeURIComponent(name)}`, { method: 'PATCH', json: change });
 }
