@@ -112,6 +112,43 @@ describe.each(providers)('Cadre on $name', (provider) => {
       });
   });
 
+  it('says so when reasoning spends the whole output limit, and how much it took', async () => {
+    const reasoning = provider.name === 'OpenAI Responses' ? 'high' : { budgetTokens: 2048 };
+    const { server, ask } = await onProvider(
+      provider,
+      () => ({ reasoning: 'Thinking at length.', stop: 'length', outputTokens: 4000, reasoningTokens: 4000 }),
+      { reasoning },
+    );
+    const { code, output } = await ask('--agent', 'math', 'A hard one.');
+    expect(server.refusals()).toEqual([]);
+    expect(code).not.toBe(0);
+    expect(output.answer).toMatch(/reached its output limit of [\d,]+ tokens .*reasoning took 4,000 of its 4,000 output tokens/);
+  });
+
+  it('reports a context that is too long once, without retrying it', async () => {
+    const { server, ask } = await onProvider(provider, () => ({
+      error: { status: 400, message: 'prompt is too long: 250000 tokens > 200000 maximum' },
+    }));
+    const { code, output } = await ask('A long one.');
+    expect(code).not.toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(output.answer.match(/prompt is too long/g)).toHaveLength(1);
+  });
+
+  it('repairs a structured answer with its tools still declared, which the provider accepts', async () => {
+    const findings = { summary: 'Found it.', relevantFiles: ['README.md'], keyFindings: ['x'], codeSnippets: [] };
+    const { server, ask } = await onProvider(provider, (call) => {
+      if (call.toolsForbidden) return { text: JSON.stringify(findings) };
+      if (call.toolResults.length === 0) return { toolCalls: [{ name: 'glob', input: { pattern: '*.md' } }] };
+      return { text: 'Not JSON at all.' };
+    });
+    const { code, output } = await ask('--agent', 'explorer', 'Where is the readme?');
+    expect(server.refusals()).toEqual([]);
+    expect(code).toBe(0);
+    expect(output.run).toMatchObject({ status: 'ok', data: findings });
+    expect(server.requests.at(-1)?.body).toHaveProperty('tools');
+  });
+
   it('runs two delegations of one step side by side', async () => {
     const { server, ask } = await onProvider(provider, (call) => {
       if (isMain(call)) {
