@@ -122,7 +122,9 @@ describe.each(providers)('Cadre on $name', (provider) => {
     const { code, output } = await ask('--agent', 'math', 'A hard one.');
     expect(server.refusals()).toEqual([]);
     expect(code).not.toBe(0);
-    expect(output.answer).toMatch(/reached its output limit of [\d,]+ tokens .*reasoning took 4,000 of its 4,000 output tokens/);
+    expect(output.answer).toMatch(
+      /reached its output limit of [\d,]+ tokens .*reasoning took 4,000 of its 4,000 output tokens/,
+    );
   });
 
   it('reports a context that is too long once, without retrying it', async () => {
@@ -136,7 +138,12 @@ describe.each(providers)('Cadre on $name', (provider) => {
   });
 
   it('repairs a structured answer with its tools still declared, which the provider accepts', async () => {
-    const findings = { summary: 'Found it.', relevantFiles: ['README.md'], keyFindings: ['x'], codeSnippets: [] };
+    const findings = {
+      summary: 'Found it.',
+      relevantFiles: ['README.md'],
+      keyFindings: ['x'],
+      codeSnippets: [],
+    };
     const { server, ask } = await onProvider(provider, (call) => {
       if (call.toolsForbidden) return { text: JSON.stringify(findings) };
       if (call.toolResults.length === 0) return { toolCalls: [{ name: 'glob', input: { pattern: '*.md' } }] };
