@@ -22,8 +22,15 @@ describe('OpenTelemetry traces', () => {
     const model = await startOpenAIServer(({ body, system }) => {
       const fromTool = body.messages.at(-1)?.role === 'tool';
       if (isMain(system)) {
+        // Main's second call reads most of its prompt from the provider's cache and reasons a little.
+        const cached = {
+          prompt_tokens: 2000,
+          completion_tokens: 50,
+          prompt_tokens_details: { cached_tokens: 1500 },
+          completion_tokens_details: { reasoning_tokens: 20 },
+        };
         return fromTool
-          ? { text: 'It is 391.' }
+          ? { text: 'It is 391.', usage: cached }
           : { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23.' } }] };
       }
       if (isMath(system)) {
@@ -84,7 +91,13 @@ describe('OpenTelemetry traces', () => {
       'gen_ai.provider.name': 'compatible',
       'gen_ai.usage.input_tokens': run.usage.inputTokens,
       'gen_ai.usage.output_tokens': run.usage.outputTokens,
+      'gen_ai.usage.cache_read.input_tokens': 1500,
+      'gen_ai.usage.reasoning.output_tokens': 20,
     });
+    expect(run.usage).toMatchObject({ cacheReadTokens: 1500, reasoningTokens: 20 });
+    expect(
+      chats.filter((chat) => chat.attributes['gen_ai.usage.cache_read.input_tokens'] === 1500),
+    ).toHaveLength(1);
     expect(mathSpan!.attributes).toMatchObject({
       'gen_ai.agent.name': 'math',
       'gen_ai.agent.id': math.id,
