@@ -18,6 +18,8 @@ import {
   type SessionSummary,
 } from './api/resources.ts';
 import { ChatView } from './chat/chat-view.tsx';
+import { notifyWhenHidden, useTabTitle } from './chat/tab-title.ts';
+import { NotificationsToggle } from './controls/notifications-toggle.tsx';
 import { DocumentsPanel } from './documents/documents-panel.tsx';
 import { CloseIcon, MenuIcon } from './icons.tsx';
 import { newSessionId, sessionIdFromLocation, sessionPath } from './routes.ts';
@@ -181,6 +183,7 @@ export function App() {
     await refreshSessions();
   };
 
+  useTabTitle(store, sessions.find((session) => session.id === loaded.id)?.title);
   const currentId = useRef(loaded.id);
   currentId.current = loaded.id;
 
@@ -237,6 +240,7 @@ export function App() {
             void downloadSession(id, format).catch((caught: Error) => setSessionsError(caught.message))
           }
         />
+        <NotificationsToggle />
       </aside>
       <main className="main">
         {loaded.state === 'loading' && <p className="muted center">Loading the chat…</p>}
@@ -267,6 +271,10 @@ export function App() {
             }}
             onAnswered={(delegationUsed) => {
               setLastDelegationUsed(delegationUsed);
+              notifyWhenHidden(
+                'Your answer is ready',
+                sessions.find((session) => session.id === loaded.id)?.title ?? 'Cadre',
+              );
               void refreshSessions();
             }}
           />

@@ -1,5 +1,8 @@
-import { type FormEvent, type KeyboardEvent, useRef, useState } from 'react';
+import { type FormEvent, type KeyboardEvent, useLayoutEffect, useRef, useState } from 'react';
 import { PaperclipIcon } from '../icons.tsx';
+
+/** The tallest the message box grows (about ten lines); longer text scrolls inside it. */
+const MAX_HEIGHT_PX = 240;
 
 /**
  * The message box: Enter sends, Shift+Enter starts a new line, Esc (or the Stop button) stops the answer
@@ -23,6 +26,14 @@ export function Composer({
   const picker = useRef<HTMLInputElement>(null);
   const [text, setText] = useState('');
   const area = useRef<HTMLTextAreaElement>(null);
+  // The box grows with the text, wrapped lines included, up to MAX_HEIGHT_PX; past it, it scrolls.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: measured again whenever the text changes
+  useLayoutEffect(() => {
+    const element = area.current;
+    if (!element) return;
+    element.style.height = 'auto';
+    element.style.height = `${Math.min(element.scrollHeight + 2, MAX_HEIGHT_PX)}px`;
+  }, [text]);
   const send = () => {
     const trimmed = text.trim();
     if (!trimmed || disabled) return;
@@ -74,15 +85,13 @@ export function Composer({
       <textarea
         ref={area}
         aria-label="Message"
-        placeholder={
-          disabled
-            ? 'Set a model first (see above)'
-            : busy
-              ? 'Follow-up? Sent when this answer ends'
-              : 'Ask anything…'
+        placeholder={disabled ? 'Set a model first (see above)' : busy ? 'Ask a follow-up…' : 'Ask anything…'}
+        title={
+          busy
+            ? 'A follow-up is sent when this answer ends. Esc stops the answer.'
+            : 'Enter sends, Shift+Enter starts a new line, Esc stops the answer'
         }
-        title="Enter sends, Shift+Enter starts a new line, Esc stops the answer"
-        rows={Math.min(8, Math.max(1, text.split('\n').length))}
+        rows={1}
         value={text}
         disabled={disabled}
         onChange={(event) => setText(event.target.value)}

@@ -375,14 +375,15 @@ function AnswerFooter({
             <span>Regenerate</span>
           </button>
         )}
-        {usage && <span>{formatTokens(usage.totalTokens)} in all</span>}
-        {cost && (
+        {/* A run that failed before any model answered used nothing: no "0 tokens · $0.00" under it. */}
+        {usage && usage.totalTokens > 0 && <span>{formatTokens(usage.totalTokens)} in all</span>}
+        {cost && cost.amount > 0 && (
           <span className="cost" title={cost.partial ? PARTIAL_COST_NOTE : 'What these tokens cost'}>
             <span className="visually-hidden">Cost: </span>
             {formatCost(cost)}
           </span>
         )}
-        {message.metadata?.delegationUsed && <span className="badge">delegation mode used</span>}
+        {message.metadata?.delegationUsed && <span className="badge">used sub-agents</span>}
         <button type="button" className="link-button" onClick={() => onInspect(rootRunId)}>
           Inspect runs
         </button>

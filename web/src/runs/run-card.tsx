@@ -73,7 +73,7 @@ export const RunCard = memo(
           {words && <span className={`run-words run-words-${run.status}`}>{words}</span>}
           <span className="run-meta">
             <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
-            <span className="run-tokens">{formatTokens(tokens)}</span>
+            {(running || tokens > 0) && <span className="run-tokens">{formatTokens(tokens)}</span>}
           </span>
         </button>
         {run.plan && run.plan.length > 0 && <PlanChecklist plan={run.plan} />}
