@@ -175,7 +175,7 @@ async function resumeAttempt(
     slot,
     runtime,
     spec: onItsModel,
-    journal: { id: found.journalId, spec, resume: true },
+    journal: { id: found.journalId, spec: onItsModel, resume: true },
     request,
     extra: { resumedFrom: latest },
   });
