@@ -37,6 +37,15 @@ describe('markdownBlocks', () => {
     expect(markdownBlocks(text)).toEqual([text]);
   });
 
+  it('keeps display math with blank lines in it as one block', () => {
+    expect(markdownBlocks('Before.\n\n$$\na = 1\n\nb = 2\n$$\n\nAfter.')).toEqual([
+      'Before.',
+      '$$\na = 1\n\nb = 2\n$$',
+      'After.',
+    ]);
+    expect(markdownBlocks('$$x$$\n\nAfter.')).toEqual(['$$x$$', 'After.']);
+  });
+
   it('keeps an unclosed fence with everything after it, as it is still being written', () => {
     expect(markdownBlocks('Intro.\n\n```js\nlet a;\n\nlet b;')).toEqual([
       'Intro.',

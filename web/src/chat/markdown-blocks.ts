@@ -1,14 +1,15 @@
 /**
  * Markdown cut into its top-level blocks, so a growing answer is parsed and drawn incrementally: the
  * blocks already complete keep the same text (and are not rendered again), only the last one grows. A
- * block ends at a blank line outside a code fence when the next line starts at the margin (an indented
+ * block ends at a blank line outside a code fence (or `$$` display math) when the next line starts at the margin (an indented
  * line continues a list item or an indented block). Text with reference definitions or footnotes
  * (`[id]: …`, `[^1]: …`), whose meaning spans blocks, is kept whole.
  */
 
 /** Whether `text` uses definitions that blocks elsewhere refer to. */
 const SPANNING = /^ {0,3}\[[^\]\n]+\]:/m;
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+/** A code fence, or a `$$` line opening or closing display math (which may hold blank lines too). */
+const FENCE = /^ {0,3}(`{3,}|~{3,}|\$\$)/;
 
 /** The blocks of `text`, in order; joined with the blank lines between them they give `text` back. */
 export function markdownBlocks(text: string): string[] {
@@ -22,7 +23,7 @@ export function markdownBlocks(text: string): string[] {
     const line = lines[index]!;
     const marker = FENCE.exec(line)?.[1];
     if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim().startsWith(marker))
         fence = undefined;
       continue;
     }
@@ -35,7 +36,8 @@ export function markdownBlocks(text: string): string[] {
       start = index;
     }
     blank = false;
-    if (marker) fence = marker;
+    // A `$$` line that also closes its math (`$$x$$`) opens nothing.
+    if (marker && !(marker === '$$' && line.trim().length > 2 && line.trim().endsWith('$$'))) fence = marker;
   }
   blocks.push(lines.slice(start).join('\n'));
   return blocks.filter((block, index) => block.trim() !== '' || index === blocks.length - 1);

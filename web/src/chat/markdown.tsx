@@ -21,7 +21,46 @@ function loadHighlight(): Promise<RehypePlugins> {
   return highlightLoading;
 }
 
-const remarkPlugins = [remarkGfm];
+type RemarkPlugins = NonNullable<Options['remarkPlugins']>;
+const remarkPlugins: RemarkPlugins = [remarkGfm];
+
+interface MathPlugins {
+  remark: RemarkPlugins;
+  rehype: RehypePlugins;
+}
+let mathPlugins: MathPlugins | undefined;
+let mathLoading: Promise<MathPlugins> | undefined;
+
+function loadMath(): Promise<MathPlugins> {
+  mathLoading ??= import('./math.ts').then((module) => {
+    mathPlugins = {
+      remark: [remarkGfm, module.remarkMathPlugin],
+      rehype: [module.rehypeMathPlugin as unknown as RehypePlugins[number]],
+    };
+    return mathPlugins;
+  });
+  return mathLoading;
+}
+
+/** Whether text looks like it has LaTeX: `$$`, `\(`, `\[`, or `$…$` around something that is not a price. */
+export function hasMath(text: string): boolean {
+  return /\$\$|\\\(|\\\[|(?:^|[^\\$\w])\$(?![\s\d])[^$\n]+?(?<![\s\\])\$(?!\d)/.test(text);
+}
+
+/** `\(…\)` and `\[…\]` as remark-math reads them (`$…$`, `$$…$$`), outside code. */
+export function normalizeMath(text: string): string {
+  if (!text.includes('\\(') && !text.includes('\\[')) return text;
+  return text
+    .split(/(```[\s\S]*?(?:```|$)|`[^`\n]*`)/)
+    .map((piece, index) =>
+      index % 2 === 1
+        ? piece
+        : piece
+            .replace(/\\\[([\s\S]+?)\\\]/g, (_all, body: string) => `$$${body}$$`)
+            .replace(/\\\((.+?)\\\)/g, (_all, body: string) => `$${body}$`),
+    )
+    .join('');
+}
 
 /** A code block with a button that copies its code (as it reads, highlighting left out). */
 function CodeBlock({ node: _node, ...props }: ComponentProps<'pre'> & { node?: unknown }) {
@@ -56,13 +95,19 @@ const components: Components = {
 const MarkdownBlock = memo(function MarkdownBlock({
   text,
   plugins,
+  math,
 }: {
   text: string;
   plugins: RehypePlugins | undefined;
+  math: MathPlugins | undefined;
 }) {
   return (
-    <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={plugins} components={components}>
-      {text}
+    <ReactMarkdown
+      remarkPlugins={math ? math.remark : remarkPlugins}
+      rehypePlugins={math ? [...math.rehype, ...(plugins ?? [])] : plugins}
+      components={components}
+    >
+      {math ? normalizeMath(text) : text}
     </ReactMarkdown>
   );
 });
@@ -85,6 +130,11 @@ export const Markdown = memo(function Markdown({
   useEffect(() => {
     if (hasCode && !plugins) void loadHighlight().then(setPlugins);
   }, [hasCode, plugins]);
+  const [math, setMath] = useState(mathPlugins);
+  const withMath = hasMath(text);
+  useEffect(() => {
+    if (withMath && !math) void loadMath().then(setMath);
+  }, [withMath, math]);
   const cut = useRef<{ text: string; blocks: string[] }>({ text: '', blocks: [''] });
   if (cut.current.text !== text)
     cut.current = { text, blocks: growBlocks(cut.current.text, cut.current.blocks, text) };
@@ -98,6 +148,7 @@ export const Markdown = memo(function Markdown({
           key={index}
           text={streaming && index === last ? closeOpenMarkdown(block) : block}
           plugins={block.includes('```') ? plugins : undefined}
+          math={withMath && hasMath(block) ? math : undefined}
         />
       ))}
     </div>
