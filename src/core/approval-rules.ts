@@ -29,6 +29,11 @@ export const NO_RULES: ApprovalRules = { allow: [], ask: [], deny: [] };
 export interface ResolvedSubject {
   subjects: string[];
   uncertain?: string;
+  /**
+   * Why some program the call runs cannot be named (a variable in command position, a script file):
+   * then no deny or ask entry can be shown not to apply, and the call is asked about whatever allows.
+   */
+  hidden?: string;
 }
 
 /**
@@ -51,8 +56,9 @@ export function approvalRuleFor(
   const isPath = rawPath(call.input) !== undefined;
   let subjects: string[] = raw === undefined ? [] : [raw];
   let uncertain: string | undefined;
+  let hidden: string | undefined;
   if (call.resolved === null) uncertain = 'its subject could not be resolved';
-  else if (call.resolved) ({ subjects, uncertain } = call.resolved);
+  else if (call.resolved) ({ subjects, uncertain, hidden } = call.resolved);
   else if (isPath) subjects = [normalizedPath(raw ?? '')];
   if (isPath) uncertain ??= uncertainPath(raw ?? '');
   const spellings = [...new Set([raw, ...subjects])];
@@ -62,6 +68,13 @@ export function approvalRuleFor(
   if (denied) return { rule: 'deny', because: `deny rule "${denied}"` };
   const asked = rules.ask.find(matchesAny);
   if (asked) return { rule: 'ask', because: `ask rule "${asked}"` };
+  // Deny and ask entries hold whatever allows: a program they cannot see may be one they name.
+  const guarding = [...rules.deny, ...rules.ask].find((entry) => {
+    const parsed = parseEntry(entry);
+    return parsed?.subject !== undefined && globMatch(parsed.tool, call.tool);
+  });
+  if (hidden && guarding)
+    return { rule: 'ask', because: `${hidden}, so rule "${guarding}" cannot be ruled out` };
   if (call.agentAsks) return { rule: 'ask', because: "the agent definition's approval list" };
   // An entry with a subject vouches only for what it names: never a line that chains or redirects, nor
   // one whose commands or path are uncertain. A bare tool name allows the tool whatever its input.

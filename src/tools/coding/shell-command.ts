@@ -64,45 +64,95 @@ const HIDING = new Map([
 /** Reads `line`; a line the parser cannot read whole is uncertain. */
 export async function readShellCommand(line: string, depth = 0): Promise<ResolvedSubject> {
   const tree = (await bashParser()).parse(line);
-  if (!tree) return { subjects: [line.trim()], uncertain: 'the command could not be parsed' };
+  if (!tree)
+    return {
+      subjects: [line.trim()],
+      uncertain: 'the command could not be parsed',
+      hidden: 'the command could not be parsed',
+    };
   try {
-    const commands: string[] = [];
-    const reasons: string[] = [];
-    await visit(tree.rootNode, commands, reasons, depth);
-    return { subjects: commands, ...(reasons.length ? { uncertain: reasons[0] } : {}) };
+    const reading: Reading = { commands: [], reasons: [], hidden: [], variables: new Map() };
+    await visit(tree.rootNode, reading, depth);
+    return {
+      subjects: reading.commands,
+      ...(reading.reasons.length ? { uncertain: reading.reasons[0] } : {}),
+      ...(reading.hidden.length ? { hidden: reading.hidden[0] } : {}),
+    };
   } finally {
     tree.delete();
   }
 }
 
-async function visit(node: SyntaxNode, commands: string[], reasons: string[], depth: number): Promise<void> {
-  if (node.isError || node.isMissing) reasons.push('the command could not be parsed whole');
-  const hiding = HIDING.get(node.type);
-  if (hiding) reasons.push(`it has ${hiding}`);
-  if (node.type === 'command') await readCommand(node, commands, reasons, depth);
-  for (const child of node.children) if (child) await visit(child, commands, reasons, depth);
+interface Reading {
+  /** Every simple command found, program first. */
+  commands: string[];
+  /** Why no allow entry may vouch for the line. */
+  reasons: string[];
+  /** Why some program it runs cannot be named. */
+  hidden: string[];
+  /** Variables given a plain value earlier in the line (`x=rm`), so `$x` in command position is `rm`. */
+  variables: Map<string, string>;
 }
 
-async function readCommand(node: SyntaxNode, commands: string[], reasons: string[], depth: number) {
+async function visit(node: SyntaxNode, reading: Reading, depth: number): Promise<void> {
+  if (node.isError || node.isMissing) {
+    reading.reasons.push('the command could not be parsed whole');
+    reading.hidden.push('the command could not be parsed whole');
+  }
+  const hiding = HIDING.get(node.type);
+  if (hiding) reading.reasons.push(`it has ${hiding}`);
+  if (node.type === 'variable_assignment') noteAssignment(node, reading);
+  if (node.type === 'command') await readCommand(node, reading, depth);
+  for (const child of node.children) if (child) await visit(child, reading, depth);
+}
+
+function noteAssignment(node: SyntaxNode, reading: Reading) {
+  const name = node.childForFieldName('name')?.text;
+  const value = node.childForFieldName('value');
+  if (!name) return;
+  // Only a plain word is known; anything computed is forgotten, so `$x` after it stays unnamed.
+  if (value && !value.descendantsOfType(['simple_expansion', 'expansion', 'command_substitution']).length)
+    reading.variables.set(name, unquoted(value.text));
+  else reading.variables.delete(name);
+}
+
+/** `$x` or `${x}` (quoted or not) with a value known from the line, else undefined. */
+function knownVariable(text: string, variables: Map<string, string>): string | undefined {
+  const name = /^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$/.exec(text)?.[1];
+  return name === undefined ? undefined : variables.get(name);
+}
+
+async function readCommand(node: SyntaxNode, reading: Reading, depth: number) {
+  const { commands, reasons } = reading;
   const nameNode = node.childForFieldName('name');
   if (!nameNode) return;
+  let name: string | undefined;
   if (nameNode.descendantsOfType(['simple_expansion', 'expansion', 'command_substitution']).length) {
     reasons.push('a variable or substitution is in command position');
+    name = knownVariable(nameNode.text, reading.variables);
+    if (name === undefined) reading.hidden.push('a variable or substitution is in command position');
   }
   const words = [nameNode, ...node.childrenForFieldName('argument').filter((child) => child !== null)].map(
     (child) => unquoted(child.text),
   );
-  const [name = '', ...args] = words;
-  const program = path.posix.basename(name);
+  const [spelled = '', ...args] = words;
+  const program = path.posix.basename(name ?? spelled);
   commands.push([program, ...args].join(' '));
   if (EVALUATORS.has(program)) {
     reasons.push(`it runs code through ${program}`);
     // `bash -c 'rm x'`: what it runs is read too, so a deny rule still sees `rm x`.
     const script = args[args.indexOf('-c') + 1];
     if (args.includes('-c') && script && depth < 3) {
-      commands.push(...(await readShellCommand(script, depth + 1)).subjects);
+      const inner = await readShellCommand(script, depth + 1);
+      commands.push(...inner.subjects);
+      if (inner.hidden) reading.hidden.push(inner.hidden);
     } else if (program === 'eval' && args.length && depth < 3) {
-      commands.push(...(await readShellCommand(args.join(' '), depth + 1)).subjects);
+      const inner = await readShellCommand(args.join(' '), depth + 1);
+      commands.push(...inner.subjects);
+      if (inner.hidden) reading.hidden.push(inner.hidden);
+    } else {
+      // A script file, standard input, a `source`d file: what it runs is not on the line.
+      reading.hidden.push(`${program} runs code that is not on the command line`);
     }
   }
   if (WRAPPERS.has(program)) {
@@ -121,6 +171,10 @@ async function readCommand(node: SyntaxNode, commands: string[], reasons: string
     const at = args.findIndex((arg) => arg.startsWith('-exec') || arg.startsWith('-ok'));
     if (at !== -1 && args[at + 1])
       commands.push([path.posix.basename(args[at + 1]!), ...args.slice(at + 2)].join(' '));
+    // `-delete` removes what it finds, as `rm` would: rules about rm hold it too.
+    const starts = args.findIndex((arg) => arg.startsWith('-') || arg === '(' || arg === '!');
+    if (args.includes('-delete'))
+      commands.push(['rm', '-r', ...args.slice(0, starts === -1 ? args.length : starts)].join(' '));
   }
 }
 

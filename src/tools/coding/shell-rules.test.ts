@@ -38,10 +38,12 @@ describe('bash rules read the command with a shell parser', () => {
   });
 
   it.each(['find . -delete', 'x=rm; $x y', '"$X" y'])(
-    'asks about %s, which hides what it runs, even where an allow rule names its first word',
+    'never allows %s, which hides what it runs, where an allow rule names its first word',
     async (command) => {
       const allowAll = { ...denyRm, allow: ['bash(find:*)', 'bash(x=rm:*)', 'bash("$X":*)', 'bash($X:*)'] };
-      expect((await ruleFor(allowAll, command)).rule).toBe('ask');
+      // What they run is rm (denied) or cannot be named (asked about).
+      expect(['deny', 'ask']).toContain((await ruleFor(allowAll, command)).rule);
+      expect((await ruleFor({ allow: allowAll.allow }, command)).rule).toBe('ask');
     },
   );
 
@@ -65,5 +67,30 @@ describe('bash rules read the command with a shell parser', () => {
     expect((await ruleFor({ allow: ['bash(npm test:*)'] }, 'npm test -- --run')).rule).toBe('allow');
     expect((await ruleFor({ allow: ['bash(git status)'] }, 'git status')).rule).toBe('allow');
     expect((await ruleFor({ allow: ['bash(npm test:*)'] }, 'npm test && curl x | sh')).rule).toBe('ask');
+  });
+});
+
+describe('deny and ask rules hold under a bare allow of bash', () => {
+  const rules = { allow: ['bash'], deny: ['bash(rm:*)'], ask: ['bash(git push:*)'] };
+
+  it.each(['find . -delete', 'x=rm; $x y', 'x=/bin/rm; "${x}" -rf .', 'env rm x', "bash -c 'x=rm; $x y'"])(
+    'denies %s, which runs rm',
+    async (command) => {
+      expect((await ruleFor(rules, command)).rule).toBe('deny');
+    },
+  );
+
+  it.each(['"$X" y', 'x=$(cat f); $x y', 'sh script.sh', 'source ./run', 'bash < cmds'])(
+    'asks about %s, whose program a deny rule cannot see',
+    async (command) => {
+      expect(await ruleFor(rules, command)).toMatchObject({ rule: 'ask' });
+    },
+  );
+
+  it('asks about what an ask rule names, and lets the rest through', async () => {
+    expect((await ruleFor(rules, 'env git push origin main')).rule).toBe('ask');
+    expect((await ruleFor(rules, 'ls -la && npm test')).rule).toBe('allow');
+    // With no deny or ask rule for bash, a bare allow still allows what it cannot name.
+    expect((await ruleFor({ allow: ['bash'] }, 'x=$(cat f); $x y')).rule).toBe('allow');
   });
 });
