@@ -186,4 +186,19 @@ describe('hardening', () => {
     expect(lines.join('\n')).not.toContain('tok-');
     expect(lines[0]).toMatch(/^GET \/api\/sessions 200 \d+ms$/);
   });
+
+  it('never lets a request path forge a log line or reach the terminal as an escape', async () => {
+    const lines: string[] = [];
+    const { app } = await testServer([{ text: 'hi' }], { server: { log: (line) => lines.push(line) } });
+    await app.request('/x%0a2026-01-01T00:00:00.000Z%20GET%20/admin%20200%201ms');
+    await app.request('/x%1b]0;owned%07%1b[2J%0d');
+    await app.request('/x\u2028y%E2%80%AEz');
+    expect(lines).toHaveLength(3);
+    const controls = (line: string) =>
+      [...line].filter((char) => char < ' ' || char === '\u2028' || char === '\u202e');
+    for (const line of lines) expect(controls(line)).toEqual([]);
+    expect(lines[0]).toMatch(/^GET \/x\\x0a2026-01-01T00:00:00.000Z GET \/admin 200 1ms \d{3} \d+ms$/);
+    expect(lines[2]).toContain('\\u2028y\\u202ez');
+    expect(lines[1]).toContain('\\x1b]0;owned\\x07\\x1b[2J\\x0d');
+  });
 });

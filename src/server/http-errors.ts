@@ -1,5 +1,6 @@
 import { type ErrorBody, errorBody, httpStatusFor } from '../app/error-maps.ts';
 import { CadreError } from '../core/index.ts';
+import { loggedPath } from './request-log.ts';
 
 export type { ErrorBody };
 
@@ -14,5 +15,5 @@ export function httpError(error: unknown): { status: number; body: ErrorBody; in
 
 /** The server log's line for a bug met while answering `method path` (the client only sees "see its log"). */
 export function internalErrorLine(method: string, path: string, error: unknown): string {
-  return `error in ${method} ${path}: ${(error as Error)?.stack ?? error}`;
+  return `error in ${method} ${loggedPath(path)}: ${(error as Error)?.stack ?? error}`;
 }
