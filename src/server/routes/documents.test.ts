@@ -155,6 +155,43 @@ describe('the documents routes', () => {
     expect(performance.now() - started).toBeLessThan(10_000);
   });
 
+  it('counts parts as they arrive: a body of 200,000 empty parts is refused after reading a sliver of it', async () => {
+    const { app } = await testServer([{ text: 'hi' }]);
+    const boundary = 'cadre-many-parts';
+    const part = new TextEncoder().encode(
+      `--${boundary}\r\ncontent-disposition: form-data; name="x"\r\n\r\n\r\n`,
+    );
+    const parts = 200_000;
+    const total = part.byteLength * parts;
+    let pulled = 0;
+    let sent = 0;
+    // Sent 1,000 parts per chunk, as a client would stream it; the server decides how much it reads.
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= parts) {
+          controller.enqueue(new TextEncoder().encode(`--${boundary}--\r\n`));
+          controller.close();
+          return;
+        }
+        const chunk = new Uint8Array(part.byteLength * 1000);
+        for (let index = 0; index < 1000; index++) chunk.set(part, index * part.byteLength);
+        sent += 1000;
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await app.request('/api/documents', {
+      method: 'POST',
+      body,
+      duplex: 'half',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(total) },
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'too_many_files' } });
+    // Parsed whole, the form was read to its end (and built: 1.1 GB for 700,000 parts).
+    expect(pulled).toBeLessThan(total / 20);
+  });
+
   it('caps uploads in progress per user and for the whole server (429), and frees the slot when one ends', async () => {
     const { gate, release } = heldGate();
     const { app, cadre } = await testServer([{ text: 'hi' }], {

@@ -3,6 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import type { AddedDocument, IngestProgress } from '../../app/documents.ts';
 import { CadreError, UserError } from '../../core/index.ts';
 import { httpError } from '../http-errors.ts';
+import { readUploadedFiles } from '../multipart-files.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 /** A refused file: its name, the error's code and message, and the status it alone would have had. */
@@ -98,33 +99,22 @@ export function documentRoutes(limits: UploadLimits = DEFAULT_UPLOAD_LIMITS): Ho
     }
   });
   const upload = async (c: Context<ServerEnv>, handOff: () => void, release: () => void) => {
-    const form = await c.req.parseBody({ all: true }).catch(() => {
-      throw new UserError('bad_request', 'Upload files as multipart/form-data, each in a "file" field.');
-    });
-    const fields = form.file === undefined ? [] : Array.isArray(form.file) ? form.file : [form.file];
-    const files = fields.filter((field): field is File => typeof field !== 'string');
+    const files = await readUploadedFiles(c.req.raw, limits.maxFilesPerUpload);
     if (files.length === 0) throw new UserError('bad_request', 'No files: send each one in a "file" field.');
-    if (files.length > limits.maxFilesPerUpload) {
-      throw new UserError(
-        'too_many_files',
-        `This upload has ${files.length} files; one request may carry at most ${limits.maxFilesPerUpload} (server.maxFilesPerUpload). Send them in several.`,
-        { max: limits.maxFilesPerUpload },
-      );
-    }
     const { cadre, userId } = c.var;
     // One by one, so a refused file (wrong content, too large) does not lose the others.
     const addAll = async (onProgress?: (progress: IngestProgress) => void) => {
       const documents: AddedDocument[] = [];
       const errors: RefusedFile[] = [];
       for (const file of files) {
-        const filename = file.name || 'upload';
+        const filename = file.filename || 'upload';
         try {
-          const bytes = new Uint8Array(await file.arrayBuffer());
+          const { bytes } = file;
           const reportProgress = onProgress && bytes.byteLength >= PROGRESS_FROM_BYTES;
           documents.push(
             await cadre.documents.add(
               userId,
-              { filename, bytes, ...(file.type ? { mimeType: file.type } : {}) },
+              { filename, bytes, ...(file.mimeType ? { mimeType: file.mimeType } : {}) },
               { signal: c.req.raw.signal, ...(reportProgress ? { onProgress } : {}) },
             ),
           );
