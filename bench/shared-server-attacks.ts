@@ -50,7 +50,10 @@ async function pipes() {
     ],
     { stdio: 'ignore' },
   );
-  const call = toolCaller([...workspaceTools(root), ...codingTools({ workspace: root, env: {} })], testToolContext());
+  const call = toolCaller(
+    [...workspaceTools(root), ...codingTools({ workspace: root, env: {} })],
+    testToolContext(),
+  );
   stall.enable();
   const calls = (async () => {
     for (let index = 0; index < 200; index++) {
@@ -119,33 +122,26 @@ async function parts() {
 }
 
 async function mcp() {
-  const { mcpTools } = await import('../src/tools/mcp/index.ts');
-  const { testToolContext } = await import('../src/core/test-tool-context.ts');
-  const script = path.join(folder, 'big-mcp.mjs');
-  const sdk = path.resolve('node_modules/@modelcontextprotocol/sdk/dist/esm');
-  writeFileSync(
-    script,
-    `import { McpServer } from '${sdk}/server/mcp.js';
-import { StdioServerTransport } from '${sdk}/server/stdio.js';
-const server = new McpServer({ name: 'big', version: '1.0.0' });
-server.registerTool('big', { description: 'nine megabytes' }, async () => ({ content: [{ type: 'text', text: 'x'.repeat(9 * 1024 * 1024) }] }));
-await server.connect(new StdioServerTransport());
-`,
-  );
-  const source = await mcpTools({ big: { command: process.execPath, args: [script] } });
-  const tool = source.tools.find((candidate) => candidate.name === 'mcp__big__big');
-  if (!tool) throw new Error('no mcp__big__big tool');
+  const { McpServerConnection } = await import('../src/tools/mcp/server-connection.ts');
+  const { describeResult } = await import('../src/tools/mcp/tool-output.ts');
+  const script = path.resolve('test/fixtures/mcp/big-output-server.ts');
+  const connection = new McpServerConnection('big', { command: process.execPath, args: [script] }, 'bench');
+  await connection.start();
   stall.enable();
+  const signal = new AbortController().signal;
+  // As the tool does: the result described, then kept (stringified) for the run's events.
   const outputs = await Promise.all(
     Array.from({ length: 32 }, () =>
-      Promise.resolve(tool.execute({}, testToolContext())).then(
-        (output) => JSON.stringify(output).length,
-        (error: Error) => `refused: ${error.message.slice(0, 80)}`,
+      connection.call('big', { megabytes: 9 }, signal).then(
+        (result) => `${JSON.stringify(describeResult(result)).length} characters`,
+        (error: Error & { code?: string }) => `refused (${error.code})`,
       ),
     ),
   );
-  report(`32 calls answered; first output ${outputs[0]}${typeof outputs[0] === 'number' ? ' characters' : ''}`);
-  await source.close();
+  const counts = new Map<string, number>();
+  for (const output of outputs) counts.set(output, (counts.get(output) ?? 0) + 1);
+  report(`32 calls of 9 MB: ${[...counts].map(([what, n]) => `${n} × ${what}`).join(', ')}`);
+  await connection.close();
 }
 
 function sleep(ms: number) {

@@ -8,6 +8,7 @@ import { Cadre } from '../../app/create-cadre.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.ts';
+import { McpServerConnection } from './server-connection.ts';
 
 const FILESYSTEM_SERVER = fileURLToPath(
   import.meta.resolve('@modelcontextprotocol/server-filesystem/dist/index.js'),
@@ -15,6 +16,10 @@ const FILESYSTEM_SERVER = fileURLToPath(
 const FLAKY_SERVER = fileURLToPath(new URL('../../../test/fixtures/mcp/flaky-server.ts', import.meta.url));
 const HOSTILE_SERVER = fileURLToPath(
   new URL('../../../test/fixtures/mcp/hostile-server.ts', import.meta.url),
+);
+
+const BIG_OUTPUT_SERVER = fileURLToPath(
+  new URL('../../../test/fixtures/mcp/big-output-server.ts', import.meta.url),
 );
 
 const opened: Cadre[] = [];
@@ -108,7 +113,17 @@ describe('tools from MCP servers', () => {
 
   it("caps a server's tools, marks their descriptions as the server's words, and offers no colliding names", async () => {
     const { cadre, model } = await cadreWith(
-      { mcpServers: { evil: { command: process.execPath, args: [HOSTILE_SERVER], maxTools: 50 } } },
+      // Its listing of 8,002 tools is ~5 MB, one message: past the default maxMessageBytes.
+      {
+        mcpServers: {
+          evil: {
+            command: process.execPath,
+            args: [HOSTILE_SERVER],
+            maxTools: 50,
+            maxMessageBytes: 16 << 20,
+          },
+        },
+      },
       { worker: ['mcp__evil__*'] },
       (request) =>
         request.index === 0 ? { toolCalls: [{ name: 'mcp__evil__a_b', input: {} }] } : { text: 'done' },
@@ -312,5 +327,53 @@ describe('tools from MCP servers', () => {
     expect(cadre.catalog.problems.map((problem) => problem.message).join('\n')).toMatch(
       /x\.md: tools: unknown tool "mcp__nowhere__tool"/,
     );
+  });
+});
+
+describe('an MCP server that answers more than a message may hold', () => {
+  const signal = new AbortController().signal;
+
+  it('over stdio: the call fails at the limit as the bytes arrive, and the server answers again after', async () => {
+    const connection = new McpServerConnection(
+      'big',
+      { command: process.execPath, args: [BIG_OUTPUT_SERVER], maxMessageBytes: 1024 * 1024 },
+      'test',
+    );
+    cleanups.push(() => connection.close());
+    await expect(connection.call('big', { megabytes: 3 }, signal)).rejects.toMatchObject({
+      code: 'mcp_message_too_large',
+    });
+    expect((await connection.call('small', {}, signal)).content).toEqual([
+      { type: 'text', text: 'small answer' },
+    ]);
+  });
+
+  it('over stdio, by default: a 9 MB answer is refused (4 MiB)', async () => {
+    const connection = new McpServerConnection(
+      'big',
+      { command: process.execPath, args: [BIG_OUTPUT_SERVER] },
+      'test',
+    );
+    cleanups.push(() => connection.close());
+    await expect(connection.call('big', { megabytes: 9 }, signal)).rejects.toMatchObject({
+      code: 'mcp_message_too_large',
+    });
+  });
+
+  it('over Streamable HTTP: the response body is cut at the limit', async () => {
+    const server = await startHttpMcpServer('token');
+    cleanups.push(server.close);
+    const connection = new McpServerConnection(
+      'remote',
+      { url: server.url, headers: { authorization: 'Bearer token' }, maxMessageBytes: 1024 * 1024 },
+      'test',
+    );
+    cleanups.push(() => connection.close());
+    await expect(connection.call('big', { megabytes: 3 }, signal)).rejects.toMatchObject({
+      code: 'mcp_message_too_large',
+    });
+    expect((await connection.call('shout', { text: 'hi' }, signal)).content).toEqual([
+      { type: 'text', text: 'HI' },
+    ]);
   });
 });

@@ -15,6 +15,8 @@ const mcpCommon = {
   disabled: z.boolean().optional(),
   /** Tools of this server offered to models (default 64); the rest are left out. */
   maxTools: z.number().int().positive().optional(),
+  /** Largest message the server may send, in bytes (default 4 MiB); a larger one ends its connection. */
+  maxMessageBytes: z.number().int().positive().optional(),
 };
 
 /**

@@ -16,6 +16,13 @@ export type McpServerState = 'stopped' | 'starting' | 'ready' | 'failed';
 
 const DEFAULT_START_TIMEOUT_SECONDS = 30;
 const DEFAULT_CALL_TIMEOUT_SECONDS = 120;
+/**
+ * The largest message a server may send. Bytes are counted as they arrive (the stdio transport's line
+ * buffer, the HTTP response's body), and a server past it has its connection ended, so its calls fail
+ * and it starts again on next use: 32 answers of 9 MB each once took the process to 1.1 GB, received
+ * and parsed whole before the result was cut.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Lines of a server's stderr kept to explain why it failed. */
 const STDERR_LINES = 20;
 
@@ -51,6 +58,8 @@ export class McpServerConnection {
   /** Set by the first start; a call happens only after one. */
   #sdk: Sdk | undefined;
   #stderr: string[] = [];
+  /** Set when the server sent a message past its limit (the reason its calls then fail). */
+  #oversized: string | undefined;
   #closed = false;
   readonly #clientVersion: string;
 
@@ -163,6 +172,11 @@ export class McpServerConnection {
 
   #transport({ StdioClientTransport, StreamableHTTPClientTransport }: Sdk): Transport {
     const config = this.config;
+    const maxBytes = config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const tooLarge = () => {
+      this.#oversized = `sent a message over ${maxBytes} bytes (maxMessageBytes); its connection was ended`;
+    };
+    this.#oversized = undefined;
     if ('command' in config) {
       const transport = new StdioClientTransport({
         command: config.command,
@@ -171,13 +185,19 @@ export class McpServerConnection {
         ...(config.cwd ? { cwd: config.cwd } : {}),
         // Piped, never inherited: under `cadre mcp` stdout and stderr belong to the protocol and its logs.
         stderr: 'pipe',
+        // The SDK's line buffer refuses a line past this as it grows, and closes the transport.
+        maxBufferSize: maxBytes,
       });
+      transport.onerror = (error) => {
+        if (/ReadBuffer exceeded/.test(error.message)) tooLarge();
+      };
       this.#stderr = [];
       transport.stderr?.on('data', (chunk: Buffer) => this.#keepStderr(chunk.toString('utf8')));
       return transport;
     }
     return new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers ?? {} },
+      fetch: boundedFetch(maxBytes, tooLarge),
     });
   }
 
@@ -193,6 +213,14 @@ export class McpServerConnection {
 
   #callError(tool: string, error: unknown, timeoutSeconds: number): SystemError {
     const details = { server: this.name, tool };
+    if (this.#oversized) {
+      this.#lastError = this.#oversized;
+      return new SystemError(
+        'mcp_message_too_large',
+        `MCP server "${this.name}" ${this.#oversized}.`,
+        details,
+      );
+    }
     const { McpError, ErrorCode } = this.#sdk ?? {};
     if (McpError && ErrorCode && error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       this.#lastError = `did not answer ${tool} within ${timeoutSeconds} s`;
@@ -212,6 +240,46 @@ export class McpServerConnection {
       details,
     );
   }
+}
+
+/**
+ * `fetch` whose response bodies fail once one message passes `maxBytes`: a JSON body as a whole, an event
+ * stream per event (bytes since the last blank line), counted as the chunks arrive.
+ */
+function boundedFetch(maxBytes: number, onTooLarge: () => void): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (!response.body) return response;
+    const perEvent = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    let since = 0;
+    let previous = 0;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          if (perEvent) {
+            // Bytes since the last "\n\n" (an event's end), across chunk boundaries.
+            for (const byte of chunk) {
+              since = byte === 10 && previous === 10 ? 0 : since + 1;
+              previous = byte;
+            }
+          } else {
+            since += chunk.byteLength;
+          }
+          if (since > maxBytes) {
+            onTooLarge();
+            controller.error(new Error(`a message over ${maxBytes} bytes`));
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
 }
 
 function toToolInfo(tool: {
