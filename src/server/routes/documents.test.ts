@@ -184,7 +184,10 @@ describe('the documents routes', () => {
       method: 'POST',
       body,
       duplex: 'half',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(total) },
+      headers: {
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(total),
+      },
     } as RequestInit);
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error: { code: 'too_many_files' } });

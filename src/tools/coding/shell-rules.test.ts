@@ -73,6 +73,7 @@ describe('bash rules read the command with a shell parser', () => {
 describe('deny and ask rules hold under a bare allow of bash', () => {
   const rules = { allow: ['bash'], deny: ['bash(rm:*)'], ask: ['bash(git push:*)'] };
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command line, not a template
   it.each(['find . -delete', 'x=rm; $x y', 'x=/bin/rm; "${x}" -rf .', 'env rm x', "bash -c 'x=rm; $x y'"])(
     'denies %s, which runs rm',
     async (command) => {
