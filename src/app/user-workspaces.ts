@@ -37,6 +37,7 @@ export function userWorkspaces(options: {
     denyRead,
     allowedDomains: options.config?.sandboxAllowedDomains ?? [],
     passEnv: options.config?.sandboxEnv ?? [],
+    asRoot: options.config?.sandboxAsRoot === true,
   };
   return {
     of(userId) {

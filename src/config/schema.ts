@@ -163,6 +163,8 @@ export const configSchema = z.strictObject({
       codingTools: z.boolean().optional(),
       sandboxAllowedDomains: z.array(z.string().min(1)).optional(),
       /** Environment variables users' commands get besides PATH, the locale, TERM and TZ (names). */
+      /** Run users' commands even though the server runs as root (refused without it). */
+      sandboxAsRoot: z.boolean().optional(),
       sandboxEnv: z
         .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'))
         .optional(),

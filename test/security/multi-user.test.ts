@@ -120,10 +120,17 @@ describe('a server that strangers share', () => {
       'cat /proc/1/environ',
       `curl --noproxy '*' -s -m 3 http://${fixtureUrl}/ ; curl -s -m 3 http://${fixtureUrl}/`,
       'echo mine > own.txt && cat own.txt',
+      // Deny by default: no password hashes (as root), no other Cadre home in the machine's /tmp.
+      "echo shadow-lines=$(grep -c '^root:' /etc/shadow 2>/dev/null)",
+      `ls -a ${tmpdir()}`,
+      'echo private > /tmp/mine && cat /tmp/mine',
     ].join('; ');
-    const { cadre, alice, bob, runAs } = await sharedServer({ workspaces: folder, codingTools: true }, [
-      { name: 'bash', input: { command: attack } },
-    ]);
+    // CI runs as root: the operator's explicit word lets users' commands run then.
+    const { cadre, alice, bob, runAs } = await sharedServer(
+      { workspaces: folder, codingTools: true, sandboxAsRoot: true },
+      [{ name: 'bash', input: { command: attack } }],
+    );
+    writeFileSync(path.join(tmpdir(), 'OTHER-CADRE-HOME-MARKER'), 'another home');
     // Bob has a root with a secret in it, and Cadre's home holds the database and the approval key.
     const bobRoot = (cadre.workspaces.of(bob.id) as { root: string }).root;
     writeFileSync(path.join(bobRoot, 'bob-secret.txt'), 'BOB-SECRET');
@@ -150,6 +157,12 @@ describe('a server that strangers share', () => {
     expect(output).not.toContain('OPERATOR-ENV-SECRET');
     expect(output).not.toContain('OPERATOR-PRIVATE-KEY');
     expect(output).not.toContain('NETWORK-REACHED');
+    expect(output).not.toContain('shadow-lines=1');
+    expect(output).not.toContain('OTHER-CADRE-HOME-MARKER');
+    if (!problem) {
+      expect(output).toContain('private');
+      expect(() => readFileSync('/tmp/mine')).toThrow();
+    }
   });
 
   it("refuses a user's bash, saying why, when commands cannot be sandboxed here", async () => {
@@ -163,6 +176,7 @@ describe('a server that strangers share', () => {
       codingTools({
         workspace: workspaces,
         env: { PATH: process.env.PATH },
+        runningAsRoot: () => false,
         sandbox: {
           problem: async () => 'bubblewrap (bwrap) is not installed',
           wrap: async () => {
@@ -189,7 +203,12 @@ describe('a server that strangers share', () => {
     const workspaces = userWorkspaces({
       workspace: operatorFolder,
       home,
-      config: { workspaces: folder, codingTools: true, sandboxEnv: ['NPM_CONFIG_REGISTRY'] },
+      config: {
+        workspaces: folder,
+        codingTools: true,
+        sandboxEnv: ['NPM_CONFIG_REGISTRY'],
+        sandboxAsRoot: true,
+      },
     });
     // A sandbox that runs the command as it is: what is under test is the environment it is handed.
     const call = toolCaller(
@@ -226,5 +245,32 @@ describe('a server that strangers share', () => {
     expect(names.NPM_CONFIG_REGISTRY).toBe('https://registry.example/');
     expect(names.LC_ALL).toBe('C.UTF-8');
     expect(names.PATH).toBe(process.env.PATH);
+  });
+
+  it("refuses a user's bash while the server runs as root, unless the operator insists", async () => {
+    const folder = path.join(base, 'roots-root');
+    const sandbox = {
+      problem: async () => undefined,
+      wrap: async (command: string) => ({ line: command, release() {} }),
+    };
+    const asUser = (sandboxAsRoot: boolean) =>
+      toolCaller(
+        codingTools({
+          workspace: userWorkspaces({
+            workspace: operatorFolder,
+            home,
+            config: { workspaces: folder, codingTools: true, sandboxAsRoot },
+          }),
+          env: { PATH: process.env.PATH },
+          runningAsRoot: () => true,
+          sandbox,
+        }),
+        testToolContext({ agent: 'main', userId: 'usr_alice' }),
+      );
+    await expect(asUser(false)('bash', { command: 'echo ran > ran.txt' })).rejects.toMatchObject({
+      code: 'sandbox_as_root',
+    });
+    expect(() => readFileSync(path.join(folder, 'usr_alice', 'ran.txt'))).toThrow();
+    expect((await asUser(true)('bash', { command: 'echo ran' })).stdout).toBe('ran\n');
   });
 });

@@ -23,6 +23,8 @@ export interface BashOptions {
   maxOutputChars?: number;
   /** The shell; `/bin/bash` unless a test or a platform says otherwise. */
   shell?: string;
+  /** Whether this process runs as root (a test may say); `process.getuid() === 0` by default. */
+  runningAsRoot?: () => boolean;
 }
 
 export interface BashOutput {
@@ -85,6 +87,14 @@ export function createBashTool(options: BashOptions) {
       let line = command;
       let release = () => {};
       if (policy) {
+        const asRoot = options.runningAsRoot ?? (() => process.getuid?.() === 0);
+        if (asRoot() && !policy.asRoot) {
+          throw new UserError(
+            'sandbox_as_root',
+            'bash is refused for the users of a shared server while it runs as root: run Cadre as an account of its own (or, knowing the risk, set multiUser.sandboxAsRoot)',
+            {},
+          );
+        }
         // Another person's command: it runs sandboxed in their own root, or not at all.
         const problem = options.sandbox
           ? await options.sandbox.problem()

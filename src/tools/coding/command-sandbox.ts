@@ -1,9 +1,11 @@
 /**
  * Commands of a shared server's users run inside Anthropic's sandbox runtime (`@anthropic-ai/sandbox-runtime`:
  * bubblewrap, a fresh PID and network namespace and a filtering proxy on Linux, Seatbelt on macOS), not a
- * home-made one. Each command may write only to its user's root, reads none of the paths its policy
- * denies (Cadre's home and database, the other users' roots, the operator's home and working folder),
- * sees no host process, and reaches only the hosts the operator listed (none by default).
+ * home-made one. Each command reads only the system's programs, libraries and configuration (`/usr`,
+ * `/bin`, `/lib*`, `/etc` without its secrets) and its user's root, writes only to that root and a
+ * private `/tmp`, sees no host process, and reaches only the hosts the operator listed (none by
+ * default). The paths its policy denies (Cadre's home, the other users' roots, the operator's home and
+ * working folder) stay denied even where they lie inside that view.
  */
 import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
@@ -11,6 +13,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SystemError } from '../../core/errors.ts';
 import type { SandboxPolicy } from '../workspace/workspaces.ts';
+
+/** What a sandboxed command may read of the system: programs, libraries and configuration. */
+export const SYSTEM_VIEW = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+
+/** Files of /etc that stay hidden inside the system view: password hashes, sudo rules, host keys. */
+export const SYSTEM_SECRETS = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/sudoers',
+  '/etc/sudoers.d',
+  '/etc/ssh',
+  '/etc/ssl/private',
+  '/etc/security/opasswd',
+];
 
 /** Turns one command into the command line that runs it sandboxed, or says why it cannot. */
 export interface CommandSandbox {
@@ -80,9 +98,11 @@ export function sandboxRuntime(): CommandSandbox {
         command,
         '/bin/bash',
         {
+          // Deny by default: '/' is hidden (its folders become empty, /tmp a private one), and only the
+          // system's read-only view, the user's root and the runtime's own helper are put back.
           filesystem: {
-            denyRead: policy.denyRead,
-            allowRead: [root, ready.seccomp],
+            denyRead: ['/', ...SYSTEM_SECRETS, ...policy.denyRead],
+            allowRead: [...SYSTEM_VIEW, root, ready.seccomp],
             allowWrite: [root],
             denyWrite: [],
           },

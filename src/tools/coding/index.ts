@@ -18,6 +18,7 @@ export function codingTools(options: {
   workspace: Workspaces | Workspace | string;
   env: Record<string, string | undefined>;
   sandbox?: CommandSandbox;
+  runningAsRoot?: () => boolean;
 }): CadreTool[] {
   const workspaces = asWorkspaces(options.workspace);
   return [
@@ -27,6 +28,7 @@ export function codingTools(options: {
       workspace: workspaces,
       env: options.env,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      ...(options.runningAsRoot ? { runningAsRoot: options.runningAsRoot } : {}),
     }),
   ];
 }

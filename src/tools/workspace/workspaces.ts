@@ -14,6 +14,11 @@ export interface SandboxPolicy {
   allowedDomains: string[];
   /** Names of the server's environment variables the command gets besides PATH, the locale, TERM and TZ. */
   passEnv: string[];
+  /**
+   * The operator's explicit word that users' commands may run while the server runs as root (inside the
+   * sandbox, but as root there too: one kernel or runtime flaw from the whole machine). Refused otherwise.
+   */
+  asRoot: boolean;
 }
 
 /**
