@@ -216,6 +216,25 @@ describe.each(providers)('Cadre on $name', (provider) => {
     expect(second.output.answer).toBe('The product is 391.');
   });
 
+  it('takes the next turn after a step stopped in the middle of a delegation', async () => {
+    let stopped = false;
+    const { server, ask } = await onProvider(provider, (call) => {
+      if (isMain(call))
+        return call.toolResults.length === 0 && !stopped
+          ? { toolCalls: [{ name: 'math', input: { task: 'Compute 17 * 23.' } }] }
+          : { text: 'Here again.' };
+      // The sub-agent never answers: the run's time limit stops the tree in the middle of main's step.
+      return new Promise<WireReply>(() => {});
+    });
+    const first = await ask('--timeout', '0.5', 'What is 17 * 23?');
+    expect(first.output.status).toBe('timeout');
+    stopped = true;
+    const second = await ask('--session', first.output.sessionId, 'Are you there?');
+    expect(server.refusals()).toEqual([]);
+    expect(second.code).toBe(0);
+    expect(second.output.answer).toBe('Here again.');
+  });
+
   it("keeps a failed turn's error text out of the next turn's history", async () => {
     let failed = false;
     const { server, ask } = await onProvider(provider, () => {
