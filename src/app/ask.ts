@@ -11,6 +11,7 @@ import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
+import type { AttachmentData } from './answer/protocol.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
 import type { TreeSlot } from './live-runs.ts';
 import { type Cost, type PricedRunTree, type Pricing, priceTree } from './pricing.ts';
@@ -44,6 +45,8 @@ export interface AskRequest {
   rootLimits?: RunRequest['rootLimits'];
   /** Stops the whole tree; the run ends `cancelled`. */
   signal?: AbortSignal;
+  /** Documents the person attached to this message: the agent is told to read them first. */
+  attachments?: AttachmentData[];
   /** Stored with the person's message (e.g. the chat client's message id and UI parts). */
   messageId?: string;
   messageParts?: unknown;
@@ -93,8 +96,11 @@ export interface AskParts extends TreeParts {
  */
 export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun> {
   const { userId } = request;
-  const text = request.message.trim();
-  if (!text) throw new UserError('empty_message', 'The message has no text.');
+  const written = request.message.trim();
+  if (!written) throw new UserError('empty_message', 'The message has no text.');
+  // The model reads the question with the documents it came with named (kept in the history too, so a
+  // follow-up can still refer to them); the person's message shows them as chips (its parts).
+  const text = withAttachments(written, request.attachments);
   const slot = reserveTree(parts.live, userId, request.maxConcurrent);
   const agent = request.agent ?? 'main';
   const answerId = `msg_${randomUUID()}`;
@@ -262,4 +268,11 @@ export function prefetchFor(delegation: DelegationSettings, question: string): {
   return prefetchTrigger(delegation.prefetch.trigger).test(question)
     ? { agent: delegation.prefetch.agent }
     : undefined;
+}
+
+/** The question as the model reads it: the attached documents named after it, to be read first. */
+export function withAttachments(text: string, attachments: readonly AttachmentData[] | undefined): string {
+  if (!attachments?.length) return text;
+  const named = attachments.map((each) => `"${each.title}" (document id ${each.documentId})`).join(', ');
+  return `${text}\n\n[Attached to this message: ${named}. Read ${attachments.length === 1 ? 'it' : 'them'} first (read_document or search_documents with that document id).]`;
 }

@@ -4,6 +4,9 @@
  * says when an approval waits; an answer that failed before any model answered shows no "0 tokens"; an
  * answer that delegated says "used sub-agents".
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../web/browser.ts';
 import { ask, delegation, expectNoConsoleErrors, screenshots, setup } from '../web/web-app-setup.ts';
@@ -80,5 +83,73 @@ describe.skipIf(!hasChromium)('chat basics', () => {
     expect(await answer.getByText(/\$0\.00/).count()).toBe(0);
     await screenshots(page, '33-16-failed-without-zero-tokens');
     expect(browser.errors.filter((error) => !error.includes('400'))).toEqual([]);
+  }, 90_000);
+
+  it('shows attached documents as chips, on the message too, and the question carries their document ids', async () => {
+    const { page, browser, model } = await setup(() => ({ text: 'I read your notes.' }));
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-attach-'));
+    const file = join(folder, 'heron-notes.md');
+    writeFileSync(file, '# Heron notes\n\nHerons wait in shallow water.\n');
+    await page.getByLabel('Choose documents to attach').setInputFiles(file);
+    const pending = page.getByRole('list', { name: 'Attached to your next message' });
+    await pending.getByText('Heron notes').waitFor({ timeout: 20_000 });
+    // A second one, dropped on the chat.
+    await page.locator('.chat').evaluate((chat) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(
+        new File(['# Owl notes\n\nOwls hunt at night.\n'], 'owl-notes.md', { type: 'text/markdown' }),
+      );
+      chat.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    });
+    await pending.getByText('Owl notes').waitFor({ timeout: 20_000 });
+    await screenshots(page, '33-9-attachments-pending');
+    await ask(page, 'What do my notes say?');
+    const sent = page
+      .getByRole('article', { name: 'Your message' })
+      .getByRole('list', { name: 'Attached documents' });
+    await sent.getByText('Heron notes').waitFor({ timeout: 20_000 });
+    await sent.getByText('Owl notes').waitFor();
+    await page.getByText('I read your notes.').waitFor({ timeout: 20_000 });
+    // Nothing lingers above the message box, and the model was told which documents to read.
+    expect(await pending.count()).toBe(0);
+    const asked = JSON.stringify(model.requests[0]?.body.messages);
+    expect(asked).toMatch(/Heron notes\\" \(document id [^)]+\)/);
+    expect(asked).toMatch(/Owl notes\\" \(document id [^)]+\)/);
+    await screenshots(page, '33-9-attachments-sent');
+    // After a reload the chips are still on the message.
+    await page.reload();
+    await page
+      .getByRole('list', { name: 'Attached documents' })
+      .getByText('Owl notes')
+      .waitFor({ timeout: 20_000 });
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it('puts the copy button of a code block beside the code, never over it', async () => {
+    const code = [
+      '```ts',
+      `const line = '${'a long line of code '.repeat(12)}';`,
+      'const next = 2;',
+      '```',
+    ].join('\n');
+    const { page, browser } = await setup(() => ({ text: `Here:\n\n${code}` }));
+    await ask(page, 'Some code');
+    const answer = page.getByRole('article', { name: 'Answer' });
+    const copy = answer.getByRole('button', { name: 'Copy ts code' });
+    await copy.waitFor({ timeout: 20_000 });
+    const pre = answer.locator('pre');
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 760 });
+      const button = (await copy.boundingBox())!;
+      const block = (await pre.boundingBox())!;
+      const overlaps =
+        button.x < block.x + block.width &&
+        block.x < button.x + button.width &&
+        button.y < block.y + block.height &&
+        block.y < button.y + button.height;
+      expect(overlaps).toBe(false);
+    }
+    await screenshots(page, '33-14-code-copy');
+    expectNoConsoleErrors(browser);
   }, 90_000);
 });

@@ -222,8 +222,8 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     writeFileSync(file, '# Heron notes\n\nHerons wait in shallow water.\n');
     await page.getByLabel('Choose documents to attach').setInputFiles(file);
     await page
-      .getByRole('status')
-      .getByText('Added to your documents: Heron notes.')
+      .getByRole('list', { name: 'Attached to your next message' })
+      .getByText('Heron notes')
       .waitFor({ timeout: 20_000 });
     await screenshots(page, '8-attached');
 

@@ -113,7 +113,15 @@ export interface ChatMessageMetadata {
 export type CadreDataParts = {
   run: RunPartData;
   'run-event': CadreEvent;
+  /** On a person's message: a document attached to it (shown as a chip; the agent reads it first). */
+  attachment: AttachmentData;
 };
+
+/** A document attached to a question (`data-attachment` part). */
+export interface AttachmentData {
+  documentId: string;
+  title: string;
+}
 
 /** A Cadre chat message as `useChat` holds it and `GET /api/sessions/:id` returns it. */
 export type CadreUIMessage = UIMessage<ChatMessageMetadata, CadreDataParts>;

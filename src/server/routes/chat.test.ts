@@ -213,3 +213,33 @@ describe('POST /api/chat', () => {
     expect(large.stored / small.stored).toBeLessThan(6);
   }, 60_000);
 });
+
+describe('POST /api/chat with an attached document', () => {
+  it('names the attached document to the agent, and keeps the chip part with the stored question', async () => {
+    const seen: string[] = [];
+    const { app, cadre } = await testServer((request) => {
+      seen.push(JSON.stringify(request.prompt.filter((message) => message.role === 'user')));
+      return { text: 'Read it.' };
+    });
+    const body = JSON.stringify({
+      id: 's-attach',
+      messages: [
+        {
+          id: 'u-attach',
+          role: 'user',
+          parts: [
+            { type: 'text', text: 'What do my notes say?' },
+            { type: 'data-attachment', data: { documentId: 'doc_123', title: 'Heron notes' } },
+          ],
+        },
+      ],
+    });
+    const response = await app.request('/api/chat', postJson(body));
+    expect(response.status).toBe(200);
+    await readChunks(response);
+    expect(seen[0]).toContain('\\"Heron notes\\" (document id doc_123)');
+    const session = await cadre.sessions.get('local', 's-attach');
+    const question = session?.messages.find((message) => message.id === 'u-attach');
+    expect(JSON.stringify(question?.parts)).toContain('"data-attachment"');
+  });
+});

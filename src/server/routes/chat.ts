@@ -24,6 +24,12 @@ const chatBody = z.object({
   agent: z.string().min(1).max(100).optional(),
 });
 
+/** A document attached to the question: a `data-attachment` part of the person's message. */
+const attachmentPart = z.object({
+  type: z.literal('data-attachment'),
+  data: z.object({ documentId: z.string().min(1).max(200), title: z.string().max(500) }),
+});
+
 export interface ChatRouteOptions {
   maxConcurrentChats: number;
   /** Deepest nesting of arrays and objects a body may have (default 256). */
@@ -67,6 +73,10 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       .filter((part) => part.type === 'text' && typeof part.text === 'string')
       .map((part) => part.text as string)
       .join('\n');
+    const attachments = last.parts.flatMap((part) => {
+      const attached = attachmentPart.safeParse(part);
+      return attached.success ? [attached.data.data] : [];
+    });
 
     // Refusals and set-up errors (unknown session, too many chats, an answer still running in the
     // session, no model) are plain HTTP errors: the tree has not started when they happen.
@@ -77,6 +87,7 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       message: text,
       ...(last.id ? { messageId: last.id } : {}),
       messageParts: last.parts,
+      ...(attachments.length ? { attachments } : {}),
       ...(agent ? { agent } : {}),
       maxConcurrent: options.maxConcurrentChats,
     });

@@ -13,14 +13,15 @@ import {
   unreachableMessage,
 } from '../api/client.ts';
 import type { InterruptedAnswer } from '../api/resources.ts';
-import { resumeRun, uploadDocuments } from '../api/resources.ts';
+import { resumeRun } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
-import type { CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
+import type { AttachmentData, CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
 import { type RootCall, RunInspector } from '../runs/run-inspector.tsx';
 import type { RunStore } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
 import { AnswerAnnouncer } from './answer-announcer.tsx';
+import { attachmentsOf, PendingAttachments, useAttachments } from './attachments.tsx';
 import { CadreChatTransport } from './chat-transport.ts';
 import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
@@ -92,6 +93,20 @@ function showRun(store: RunStore, runId: string) {
     target?.focus({ preventScroll: true });
   };
   requestAnimationFrame(look);
+}
+
+/** A question as the person sent it: its text and the documents attached to it. */
+interface Question {
+  text: string;
+  attachments: AttachmentData[];
+}
+
+/** A question's message parts: its text, then a `data-attachment` part per attached document. */
+function questionParts(question: Question): CadreMessage['parts'] {
+  return [
+    { type: 'text', text: question.text },
+    ...question.attachments.map((data) => ({ type: 'data-attachment' as const, data })),
+  ];
 }
 
 /** How following a resumed answer went: to its end, broken off, or nothing to follow (it had ended). */
@@ -223,16 +238,17 @@ export function ChatView({
 
   // Questions asked while an answer is being written wait here, in order, and go one by one as each
   // answer ends: the server takes one answer at a time per session, so they never interleave.
-  const [queued, setQueued] = useState<string[]>([]);
+  const [queued, setQueued] = useState<Question[]>([]);
   const send = (text: string) => {
+    const question = { text, attachments: attachments.take() };
     if (busy) {
-      setQueued((waiting) => [...waiting, text]);
+      setQueued((waiting) => [...waiting, question]);
       return;
     }
     if (messages.length === 0) onFirstMessage();
     liveRoot.current = undefined;
     clearError();
-    void sendMessage({ text });
+    void sendMessage({ parts: questionParts(question) });
   };
   // An interrupted answer resumed from this page. The new attempt is the session's running answer: it is
   // followed live, as a reloaded page follows one (its notice hidden meanwhile, as every notice is while an
@@ -270,7 +286,7 @@ export function ChatView({
         ? last.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
         : undefined;
     if (last?.role === 'user') setMessages(messages.slice(0, -1));
-    if (text?.trim()) setQueued((waiting) => [text, ...waiting]);
+    if (text?.trim()) setQueued((waiting) => [{ text, attachments: attachmentsOf(last!) }, ...waiting]);
     clearError();
     void resumeStream();
   }, [failure?.code]);
@@ -280,7 +296,7 @@ export function ChatView({
     const [next, ...rest] = queued;
     setQueued(rest);
     liveRoot.current = undefined;
-    void sendMessage({ text: next! });
+    void sendMessage({ parts: questionParts(next!) });
   }, [status, queued.length]);
   // Retry writes the failed answer again in its place: the question is resent under its own id, so the
   // server replaces it and the failed answer (stored with the session) instead of adding a second copy;
@@ -296,34 +312,35 @@ export function ChatView({
     (messageId: string, text: string) => {
       clearError();
       liveRoot.current = undefined;
-      void sendMessage({ text, messageId });
+      // The edited question keeps the documents it was sent with.
+      const edited = messages.find((message) => message.id === messageId);
+      void sendMessage({
+        parts: questionParts({ text, attachments: edited ? attachmentsOf(edited) : [] }),
+        messageId,
+      });
     },
-    [clearError, sendMessage],
+    [clearError, sendMessage, messages],
   );
 
-  const [attachNote, setAttachNote] = useState<string | undefined>();
-  const attach = async (files: File[]) => {
-    setAttachNote(`Adding ${files.map((file) => file.name).join(', ')} to your documents…`);
-    try {
-      const { documents, refused } = await uploadDocuments(files, () => {});
-      const added = documents.map((document) => document.title).join(', ');
-      setAttachNote(
-        [
-          added && `Added to your documents: ${added}.`,
-          refused.length ? `Not added: ${refused.join('; ')}` : '',
-        ]
-          .filter(Boolean)
-          .join(' '),
-      );
-    } catch (caught) {
-      setAttachNote(`Not added: ${(caught as Error).message}`);
-    }
-  };
+  const attachments = useAttachments();
 
   const noModel = noModelMessage ?? (failure?.code === 'no_model' ? failure.message : undefined);
   const lastIndex = messages.length - 1;
   return (
-    <div className="chat">
+    // biome-ignore lint/a11y/noStaticElementInteractions: dropping files is a pointer shortcut for the paperclip button, which every keyboard reaches
+    <div
+      className="chat"
+      // Files dropped anywhere on the chat are attached to the next message, as the paperclip does.
+      onDragOver={(event) => {
+        if (event.dataTransfer.types.includes('Files')) event.preventDefault();
+      }}
+      onDrop={(event) => {
+        const files = [...event.dataTransfer.files];
+        if (files.length === 0) return;
+        event.preventDefault();
+        attachments.add(files);
+      }}
+    >
       <div className="messages-frame">
         <div
           className="messages"
@@ -382,7 +399,7 @@ export function ChatView({
       </div>
       {queued.length > 0 && (
         <ol className="queued" aria-label="Questions waiting for the answer to end">
-          {queued.map((text, index) => (
+          {queued.map(({ text }, index) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: the same text may be queued twice
             <li key={index} className="queued-item">
               <span className="queued-label">Waiting to send</span>
@@ -399,11 +416,7 @@ export function ChatView({
           ))}
         </ol>
       )}
-      {attachNote && (
-        <p className="attach-status" role="status">
-          {attachNote}
-        </p>
-      )}
+      <PendingAttachments pending={attachments.pending} onRemove={attachments.remove} />
       <AnswerAnnouncer messages={messages} busy={busy} failed={Boolean(error)} />
       <ApprovalPrompts store={store} />
       <Composer
@@ -411,7 +424,7 @@ export function ChatView({
         disabled={Boolean(noModel)}
         onSend={send}
         onStop={() => void cancel()}
-        onAttach={(files) => void attach(files)}
+        onAttach={attachments.add}
       />
       {inspecting && (
         <RunInspector

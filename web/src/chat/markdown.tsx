@@ -68,15 +68,19 @@ function CodeBlock({ node: _node, ...props }: ComponentProps<'pre'> & { node?: u
   const language = /language-([\w+-]+)/.exec(
     String((props.children as { props?: { className?: string } } | undefined)?.props?.className ?? ''),
   )?.[1];
+  // The copy button sits in a bar above the code, never over it (a long line scrolls under nothing).
   return (
     <div className="code-block">
+      <div className="code-header">
+        <span className="code-language">{language ?? 'code'}</span>
+        <CopyButton
+          className="icon-button code-copy"
+          label={language ? `Copy ${language} code` : 'Copy code'}
+          text={() => pre.current?.textContent ?? ''}
+          showText={false}
+        />
+      </div>
       <pre ref={pre} {...props} />
-      <CopyButton
-        className="icon-button code-copy"
-        label={language ? `Copy ${language} code` : 'Copy code'}
-        text={() => pre.current?.textContent ?? ''}
-        showText={false}
-      />
     </div>
   );
 }

@@ -13,6 +13,7 @@ import { type RunStore, useChildren, useRun } from '../runs/run-store.ts';
 import { SourcesList } from '../runs/sources-list.tsx';
 import { CallIcon, STATUS_LABELS } from '../runs/status-icon.tsx';
 import { ToolCallView } from '../runs/tool-call-view.tsx';
+import { attachmentsOf, SentAttachments } from './attachments.tsx';
 import { Markdown } from './markdown.tsx';
 
 /** The root run of an answer: from its metadata, else its `data-run` part without a parent. */
@@ -203,6 +204,7 @@ function UserMessage({
       ) : (
         <div className="bubble">{text}</div>
       )}
+      <SentAttachments attachments={attachmentsOf(message)} />
       {!editing && (
         <div className="message-actions">
           <CopyButton label="Copy your message" text={() => text} />

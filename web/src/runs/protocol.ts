@@ -4,6 +4,7 @@
  */
 
 export type {
+  AttachmentData,
   CadreDataParts,
   CadreUIMessage as CadreMessage,
   ChatMessageMetadata,
