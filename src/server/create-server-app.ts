@@ -6,6 +6,7 @@ import { VERSION } from '../app/version.ts';
 import { UserError } from '../core/index.ts';
 import { type AuthMode, authenticate } from './auth.ts';
 import { httpError, internalErrorLine } from './http-errors.ts';
+import { refuseControlCharacters } from './request-guards.ts';
 import { requestLog } from './request-log.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -123,6 +124,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.use('/v1/*', openAIErrorShape());
   for (const prefix of ['/api/*', '/v1/*']) {
     app.use(prefix, auth);
+    app.use(prefix, refuseControlCharacters());
   }
   app.use(
     '/api/documents',

@@ -8,10 +8,15 @@ import type { CadreEvent } from '../../core/index.ts';
 import { nestingDepth, UserError } from '../../core/index.ts';
 import { type CoalescerOptions, DeltaCoalescer } from '../delta-coalescer.ts';
 import { httpError, internalErrorLine } from '../http-errors.ts';
+import { hasControlCharacter } from '../request-guards.ts';
 import type { ServerEnv } from '../server-env.ts';
 
 const chatBody = z.object({
-  id: z.string().min(1).max(200),
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((id) => !hasControlCharacter(id), 'an id without control characters'),
   messages: z
     .array(
       z.looseObject({
