@@ -35,6 +35,11 @@ function ceiling(configured: AgentSettings | undefined): AgentSettings {
     ...(configured?.model !== undefined ? { model: configured.model } : {}),
   };
 }
+
+/** The longest run the operator allows an agent (its own setting, else the global limit), if they set one. */
+function operatorTimeout(config: CadreParts['config'], agent: string): number | undefined {
+  return config.agents?.[agent]?.timeoutSeconds ?? config.limits?.timeoutSeconds;
+}
 const userScope = (userId: string) => `user:${userId}`;
 
 /**
@@ -60,7 +65,14 @@ export class SettingsUseCases {
       settings[name] = { ...settings[name], ...value };
       // For a shared server's users the operator's config is the ceiling: what it disabled stays off,
       // and a model it pinned (and pays for) stays pinned, whatever they saved.
-      if (userId !== OPERATOR) settings[name] = { ...settings[name], ...ceiling(configured[name]) };
+      if (userId !== OPERATOR) {
+        settings[name] = { ...settings[name], ...ceiling(configured[name]) };
+        // A time limit the operator set is the longest a user's run may take, whatever they saved.
+        const longest = operatorTimeout(this.#parts.config, name);
+        const own = settings[name]?.timeoutSeconds;
+        if (longest !== undefined && own !== undefined && own > longest)
+          settings[name] = { ...settings[name], timeoutSeconds: longest };
+      }
     }
     return settings;
   }
@@ -95,6 +107,14 @@ export class SettingsUseCases {
         { agent: name },
       );
     }
+    const longest = userId === OPERATOR ? undefined : operatorTimeout(this.#parts.config, name);
+    if (longest !== undefined && (parsed.data.timeoutSeconds ?? 0) > longest) {
+      throw new UserError(
+        'operator_setting',
+        `The operator allows runs of agent "${name}" at most ${longest} s on this server.`,
+        { agent: name },
+      );
+    }
     const current = ((await this.#parts.store.settings.get(agentScope(userId), name)) ?? {}) as AgentSettings;
     const next: AgentSettings = { ...current };
     if (parsed.data.enabled !== undefined) next.enabled = parsed.data.enabled;
@@ -116,6 +136,8 @@ export class SettingsUseCases {
     const merged = { ...(this.#parts.config.delegation ?? {}), ...(saved ?? {}) };
     // Saved before the mode took the API's name: `on-demand` is `delegate`.
     if ((merged.mode as string | undefined) === 'on-demand') merged.mode = 'delegate';
+    // Delegation the operator turned off stays off for a shared server's users, whatever they saved.
+    if (userId !== OPERATOR && this.#parts.config.delegation?.mode === 'off') merged.mode = 'off';
     return merged;
   }
 
@@ -123,6 +145,14 @@ export class SettingsUseCases {
     const parsed = delegationSchema.safeParse(value);
     if (!parsed.success) {
       throw new UserError('invalid_settings', `Delegation settings: ${formatIssues(parsed.error.issues)}`);
+    }
+    if (
+      userId !== OPERATOR &&
+      this.#parts.config.delegation?.mode === 'off' &&
+      parsed.data.mode !== undefined &&
+      parsed.data.mode !== 'off'
+    ) {
+      throw new UserError('operator_setting', 'The operator has turned delegation off on this server.', {});
     }
     const merged = { ...(await this.delegation(userId)), ...parsed.data };
     if (merged.mode === 'prefetch' && !merged.prefetch) {

@@ -200,4 +200,36 @@ describe('GET and PATCH /api/settings', () => {
     await readChunks(await app.request('/api/chat', postJson(chatBody('m1', 'hello'), mallory)));
     expect(systems.join('\n')).not.toContain('OPERATOR-PRIVATE-PROFILE');
   });
+
+  it("holds a shared server's users to the operator's time limits and to delegation turned off", async () => {
+    const { app, cadre } = await testServer([{ text: 'ok' }], {
+      config: {
+        limits: { timeoutSeconds: 4 },
+        agents: { math: { timeoutSeconds: 2 } },
+        delegation: { mode: 'off' },
+      },
+    });
+    const { token, user } = await cadre.users.add('mallory');
+    const mallory = { authorization: `Bearer ${token}` };
+    const as = (path: string, body: unknown) => {
+      const request = patch(body);
+      return app.request(path, { ...request, headers: { ...request.headers, ...mallory } });
+    };
+    const longer = await as('/api/agents/research', { timeoutSeconds: 86_400 });
+    expect(longer.status).toBe(403);
+    expect(await longer.json()).toMatchObject({ error: { code: 'operator_setting' } });
+    expect((await as('/api/agents/math', { timeoutSeconds: 3 })).status).toBe(403);
+    expect((await as('/api/agents/research', { timeoutSeconds: 3 })).status).toBe(200);
+    // Saved another way, a longer limit is still cut to the operator's.
+    await cadre.store.settings.put(`agent:${user.id}`, 'science', { timeoutSeconds: 86_400 });
+    expect((await cadre.settings.agentSettings(user.id)).science).toMatchObject({ timeoutSeconds: 4 });
+    const on = await as('/api/settings', { delegationMode: 'delegate' });
+    expect(on.status).toBe(403);
+    await cadre.store.settings.put(`user:${user.id}`, 'delegation', { mode: 'delegate' });
+    expect((await cadre.settings.delegation(user.id)).mode).toBe('off');
+    // The operator's own settings are theirs to change.
+    expect(
+      (await cadre.settings.updateAgent('local', 'research', { timeoutSeconds: 600 })).timeoutSeconds,
+    ).toBe(600);
+  });
 });
