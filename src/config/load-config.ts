@@ -69,6 +69,7 @@ export function loadConfig(sources: ConfigSources): LoadedConfig {
   }
   if (projectLayer) {
     warnings.push(...withoutTrustedEndpoint(projectLayer, projectFile));
+    warnings.push(...withoutOperatorSettings(projectLayer, projectFile));
     warnings.push(...projectApprovals(projectLayer, config, projectFile));
     if (project.trust !== 'trusted') warnings.push(...withoutCommands(projectLayer, projectFile, project));
     config = mergeConfig(config, projectLayer);
@@ -161,6 +162,34 @@ function withoutTrustedEndpoint(layer: CadreConfig, file: string): string[] {
     );
   }
   return warnings;
+}
+
+/**
+ * What a shared server's users may do (`multiUser`: their coding tools, their sandbox's hosts and
+ * environment), what runs cost (`pricing`) and whose addresses and origins the server believes
+ * (`server.trustedProxies`, `allowedHosts`, `allowedOrigins`) are the operator's to say: a folder Cadre runs
+ * in may not, trusted or not.
+ */
+function withoutOperatorSettings(layer: CadreConfig, file: string): string[] {
+  const ignored: string[] = [];
+  if (layer.multiUser) {
+    delete layer.multiUser;
+    ignored.push('multiUser');
+  }
+  if (layer.pricing) {
+    delete layer.pricing;
+    ignored.push('pricing');
+  }
+  for (const key of ['trustedProxies', 'allowedHosts', 'allowedOrigins'] as const) {
+    if (layer.server?.[key]) {
+      delete layer.server[key];
+      ignored.push(`server.${key}`);
+    }
+  }
+  return ignored.map(
+    (what) =>
+      `${file}: ${what} ignored: a project's config may not change it; put it in $CADRE_HOME/config.json or pass the file with --config`,
+  );
 }
 
 /**
