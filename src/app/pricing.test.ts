@@ -122,7 +122,13 @@ describe('pricing', () => {
     expect(priced.cost).toEqual({ amount: 0.25, currency: 'USD' });
     expect(priced.subtreeCost).toEqual({ amount: 2.25, currency: 'USD', partial: true });
     expect(priced.children[0]?.subtreeCost).toEqual({ amount: 2, currency: 'USD' });
-    expect(priced.children[1]).not.toHaveProperty('cost');
+    // The run on a model without a price shows what is known: nothing priced, a lower bound.
+    expect(priced.children[1]?.cost).toEqual({ amount: 0, currency: 'USD', partial: true });
+    expect(priceTree(run('alone', 'ollama:qwen3', [10, 10]), pricing).subtreeCost).toEqual({
+      amount: 0,
+      currency: 'USD',
+      partial: true,
+    });
     expect(tree).not.toHaveProperty('cost');
     expect(priceTree(tree, undefined)).not.toHaveProperty('subtreeCost');
   });

@@ -78,6 +78,17 @@ export function addCosts(parts: Array<{ cost: Cost | undefined; tokens: number }
   return sum;
 }
 
+/**
+ * What a run on a model without a price cost, where some model has one: nothing known, shown as a lower
+ * bound of 0 in the configured currency and marked partial, rather than no cost at all (which reads as
+ * "free" beside the priced runs). Undefined when the run used no tokens.
+ */
+export function unpricedCost(pricing: Pricing, tokens: number): Cost | undefined {
+  if (tokens <= 0) return undefined;
+  const currency = Object.values(pricing)[0]?.currency ?? 'USD';
+  return { amount: 0, currency, partial: true };
+}
+
 /** A run tree JSON with `cost` and `subtreeCost` beside `usage` and `subtreeUsage` where a price applies. */
 export type PricedRunTree = RunTree & { cost?: Cost; subtreeCost?: Cost; children: PricedRunTree[] };
 
@@ -85,7 +96,7 @@ export type PricedRunTree = RunTree & { cost?: Cost; subtreeCost?: Cost; childre
 export function priceTree(tree: RunTree, pricing: Pricing | undefined): PricedRunTree {
   const children = tree.children.map((child) => priceTree(child, pricing));
   if (!pricing || Object.keys(pricing).length === 0) return { ...tree, children };
-  const cost = costOf(pricing, tree.model, tree.usage);
+  const cost = costOf(pricing, tree.model, tree.usage) ?? unpricedCost(pricing, tree.usage.totalTokens);
   const subtreeCost = addCosts([
     { cost, tokens: tree.usage.totalTokens },
     ...children.map((child) => ({ cost: child.subtreeCost, tokens: child.subtreeUsage.totalTokens })),

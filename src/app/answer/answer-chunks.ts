@@ -1,5 +1,5 @@
 import type { CadreEvent, RunFinishEvent } from '../../core/events.ts';
-import { addCosts, type Cost, costOf, type Pricing } from '../pricing.ts';
+import { addCosts, type Cost, costOf, type Pricing, unpricedCost } from '../pricing.ts';
 import type { ChatMessageMetadata } from './protocol.ts';
 import { type CadreChunk, ChatStreamTranslator } from './stream-translator.ts';
 
@@ -51,9 +51,13 @@ export class AnswerChunks {
 
   /** Adds what a run cost to its closing `data-run` part: its own tokens, and its subtree's. */
   #price(event: CadreEvent, chunks: CadreChunk[]): void {
+    const pricing = this.#pricing;
+    if (!pricing) return;
     if (event.type === 'run-start') this.#models.set(event.runId, event.model);
     if (event.type !== 'run-finish') return;
-    const cost = costOf(this.#pricing, this.#models.get(event.runId) ?? '', event.usage);
+    const cost =
+      costOf(pricing, this.#models.get(event.runId) ?? '', event.usage) ??
+      unpricedCost(pricing, event.usage.totalTokens);
     const children = this.#childCosts.get(event.runId) ?? [];
     const parts = [{ cost, tokens: event.usage.totalTokens }, ...children];
     // Tokens of the subtree no finished run accounts for (a child that never reported) have no price.
