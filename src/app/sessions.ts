@@ -19,6 +19,14 @@ export interface InterruptedAnswer {
   startedAt: string;
 }
 
+/** A session as the chat list shows it: whether an answer is being written in it right now. */
+export interface SessionListing extends SessionSummary {
+  answering: boolean;
+}
+
+/** How often the list is read again for a page that follows it (another process may change it). */
+const LISTING_POLL_MS = 1000;
+
 /** A user's sessions: list, read, start, delete. Someone else's session is "no such session". */
 export class SessionsUseCases {
   #parts: CadreParts;
@@ -29,6 +37,50 @@ export class SessionsUseCases {
 
   list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
     return this.#parts.store.sessions.list(userId, options);
+  }
+
+  /** The sessions, newest first, each marked when an answer is being written in it (here or elsewhere). */
+  async listing(userId: string): Promise<SessionListing[]> {
+    const [sessions, running] = await Promise.all([
+      this.list(userId),
+      this.#parts.store.runs.listRuns(userId, { status: 'running', limit: 200 }),
+    ]);
+    const answering = new Set(running.map((run) => run.sessionId).filter((id): id is string => id !== null));
+    return sessions.map((session) => ({ ...session, answering: answering.has(session.id) }));
+  }
+
+  /**
+   * The user's chat list, again each time it changes (a chat made, asked in, answered, renamed or deleted,
+   * in this process or another on the same store: a terminal's \`cadre chat\`), first as it is now; until
+   * \`signal\` aborts. The store is read once a second for it, so one page costs one small read a second.
+   */
+  async *changes(
+    userId: string,
+    options: { signal: AbortSignal; pollMs?: number },
+  ): AsyncGenerator<SessionListing[]> {
+    let last = '';
+    let reads = 0;
+    while (!options.signal.aborted) {
+      // Runs of processes that died are closed now and then, so their chats stop showing as answering.
+      if (reads++ % 30 === 0) await this.#parts.store.runs.markInterrupted();
+      const listing = await this.listing(userId);
+      const seen = JSON.stringify(listing);
+      if (seen !== last) {
+        last = seen;
+        yield listing;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.pollMs ?? LISTING_POLL_MS);
+        options.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+    }
   }
 
   /** The session with its messages; `UserError('unknown_session')` when the caller has none by that id. */

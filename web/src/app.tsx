@@ -8,6 +8,7 @@ import { ApiError, getToken, onUnauthorized, setToken } from './api/client.ts';
 import {
   deleteSession,
   downloadSession,
+  followSessions,
   getSession,
   getSettings,
   type InterruptedAnswer,
@@ -83,12 +84,30 @@ export function App() {
 
   const refreshSessions = useCallback(async () => {
     try {
-      setSessions(await listSessions());
+      const listed = await listSessions();
+      // The plain list has no answering marks: those the live list gave are kept until it says otherwise.
+      setSessions((shown) =>
+        listed.map((session) => {
+          const answering = shown.find((each) => each.id === session.id)?.answering;
+          return answering === undefined ? session : { ...session, answering };
+        }),
+      );
       setSessionsError(undefined);
     } catch (caught) {
       if (!(caught instanceof ApiError && caught.status === 401)) setSessionsError((caught as Error).message);
     }
   }, []);
+
+  // The chat list follows what happens anywhere (another tab, a terminal) for as long as the page is open.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: followed again after signing in
+  useEffect(
+    () =>
+      followSessions((listed) => {
+        setSessions(listed);
+        setSessionsError(undefined);
+      }),
+    [authVersion],
+  );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reload everything after signing in
   useEffect(() => {

@@ -170,3 +170,47 @@ describe('a session renamed, exported, and priced', () => {
     expect(tree).not.toHaveProperty('subtreeCost');
   });
 });
+
+describe('GET /api/sessions/events', () => {
+  it('sends the chat list first, then again when a chat is made, with the answering mark while it answers', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { app } = await testServer(async () => {
+      await held;
+      return { text: 'Done.' };
+    });
+    const stop = new AbortController();
+    const response = await app.request('/api/sessions/events', { signal: stop.signal });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffered = '';
+    const nextList = async (): Promise<Array<{ id: string; title: string; answering: boolean }>> => {
+      for (;;) {
+        const end = buffered.indexOf('\n\n');
+        if (end !== -1) {
+          const frame = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          const data = frame.split('\n').find((line) => line.startsWith('data: '));
+          if (data) return (JSON.parse(data.slice(6)) as { sessions: [] }).sessions;
+          continue;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error('the stream ended');
+        buffered += decoder.decode(value, { stream: true });
+      }
+    };
+    expect(await nextList()).toEqual([]);
+    const answer = app.request('/api/chat', postJson(chatBody('s-live', 'Owls at night')));
+    const listed = await nextList();
+    expect(listed).toMatchObject([{ id: 's-live', title: 'Owls at night', answering: true }]);
+    release();
+    await readChunks(await answer);
+    let after = await nextList();
+    while (after[0]?.answering) after = await nextList();
+    expect(after).toMatchObject([{ id: 's-live', answering: false }]);
+    stop.abort();
+  });
+});

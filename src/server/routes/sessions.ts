@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import type { CadreUIMessage } from '../../app/answer/protocol.ts';
 import { EXPORT_FORMATS, exportFileName, sessionMarkdown } from '../../app/session-export.ts';
@@ -23,13 +24,23 @@ export function toUIMessage(message: StoredMessage): CadreUIMessage & { createdA
 const sessionPatch = z.strictObject({ title: z.string() });
 
 /**
- * `GET /api/sessions`, `GET /api/sessions/:id` (with UI messages), `PATCH /api/sessions/:id {title}`
+ * `GET /api/sessions`, `GET /api/sessions/events` (SSE: `sessions` events, the list with `answering` marks,
+ * again at each change), `GET /api/sessions/:id` (with UI messages), `PATCH /api/sessions/:id {title}`
  * (rename), `GET /api/sessions/:id/export?format=md|json` (a download: Markdown, or the session with
  * its run trees as JSON), `DELETE /api/sessions/:id`. Each acts on the caller's own sessions only.
  */
 export function sessionRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/', async (c) => c.json({ sessions: await c.var.cadre.sessions.list(c.var.userId) }));
+  // One stream per page: the chat list again, each time it changes (answering marks included).
+  routes.get('/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const stop = new AbortController();
+      stream.onAbort(() => stop.abort());
+      for await (const sessions of c.var.cadre.sessions.changes(c.var.userId, { signal: stop.signal }))
+        await stream.writeSSE({ event: 'sessions', data: JSON.stringify({ sessions }) });
+    }),
+  );
   routes.get('/:id', async (c) => {
     const { cadre, userId } = c.var;
     const session = await cadre.sessions.get(userId, c.req.param('id'));

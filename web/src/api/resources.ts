@@ -31,15 +31,67 @@ export interface SessionSummary {
   id: string;
   title: string;
   updatedAt?: number | undefined;
+  /** An answer is being written in it right now (from the live list, `GET /api/sessions/events`). */
+  answering?: boolean;
 }
 
-export async function listSessions(): Promise<SessionSummary[]> {
-  const sessions = list(await apiJson('/api/sessions'), 'sessions').map((item) => ({
+/** The chat list as the server sends it, newest first. */
+function sessionsFrom(body: unknown): SessionSummary[] {
+  const sessions = list(body as Json, 'sessions').map((item) => ({
     id: String(item.id),
     title: text(item.title) || 'Untitled chat',
     updatedAt: time(item.updatedAt ?? item.updated_at ?? item.createdAt ?? item.created_at),
+    ...(typeof item.answering === 'boolean' ? { answering: item.answering } : {}),
   }));
   return sessions.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+}
+
+export async function listSessions(): Promise<SessionSummary[]> {
+  return sessionsFrom(await apiJson('/api/sessions'));
+}
+
+/**
+ * Follows the chat list live (one server-sent stream per page, `GET /api/sessions/events`): `onList` gets it
+ * first as it is, then at each change made anywhere (another tab, a terminal). Reconnects after a break,
+ * a little later each time; the returned function stops it.
+ */
+export function followSessions(onList: (sessions: SessionSummary[]) => void): () => void {
+  const stop = new AbortController();
+  let delay = 1000;
+  const run = async () => {
+    while (!stop.signal.aborted) {
+      try {
+        const response = await apiFetch('/api/sessions/events', { signal: stop.signal });
+        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+        let buffered = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          delay = 1000;
+          buffered += value;
+          let end = buffered.indexOf('\n\n');
+          while (end !== -1) {
+            const data = buffered
+              .slice(0, end)
+              .split('\n')
+              .filter((line) => line.startsWith('data:'))
+              .map((line) => line.slice(5).trim())
+              .join('\n');
+            buffered = buffered.slice(end + 2);
+            if (data) onList(sessionsFrom(JSON.parse(data)));
+            end = buffered.indexOf('\n\n');
+          }
+        }
+      } catch {
+        // The server went away or the page is signing in again: try again shortly.
+      }
+      if (stop.signal.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  };
+  void run();
+  return () => stop.abort();
 }
 
 /** A stored message as useChat holds it: its own parts when stored, else its text. */

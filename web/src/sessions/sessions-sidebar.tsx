@@ -58,21 +58,50 @@ export function SessionsSidebar({
       {shown.length === 0 && sessions.length > 0 && (
         <p className="muted small-text">No chat title contains “{query.trim()}”.</p>
       )}
-      <ul>
-        {shown.map((session) => (
-          <SessionItem
-            key={session.id}
-            session={session}
-            current={session.id === currentId}
-            onOpen={() => onOpen(session.id)}
-            onDelete={() => onDelete(session.id)}
-            onRename={(title) => onRename(session.id, title)}
-            onExport={(format) => onExport(session.id, format)}
-          />
-        ))}
-      </ul>
+      {groupByDate(shown).map(({ label, sessions: grouped }) => (
+        <section key={label} className="chat-group" aria-label={label}>
+          <h2 className="chat-group-label">{label}</h2>
+          <ul>
+            {grouped.map((session) => (
+              <SessionItem
+                key={session.id}
+                session={session}
+                current={session.id === currentId}
+                onOpen={() => onOpen(session.id)}
+                onDelete={() => onDelete(session.id)}
+                onRename={(title) => onRename(session.id, title)}
+                onExport={(format) => onExport(session.id, format)}
+              />
+            ))}
+          </ul>
+        </section>
+      ))}
     </nav>
   );
+}
+
+/** Today, Yesterday, Previous 7 days, Previous 30 days, then by month ("October 2026"). */
+export function dateGroup(time: number | undefined, now = new Date()): string {
+  if (time === undefined) return 'Older';
+  const day = (date: Date) => new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime();
+  const days = Math.round((day(now) - day(new Date(time))) / 86_400_000);
+  if (days <= 0) return 'Today';
+  if (days === 1) return 'Yesterday';
+  if (days < 7) return 'Previous 7 days';
+  if (days < 30) return 'Previous 30 days';
+  return new Date(time).toLocaleDateString(undefined, { month: 'long', year: 'numeric' });
+}
+
+/** The chats in their date groups, in the list's order (newest first). */
+function groupByDate(sessions: SessionSummary[]): Array<{ label: string; sessions: SessionSummary[] }> {
+  const groups: Array<{ label: string; sessions: SessionSummary[] }> = [];
+  for (const session of sessions) {
+    const label = dateGroup(session.updatedAt);
+    const group = groups.at(-1);
+    if (group?.label === label) group.sessions.push(session);
+    else groups.push({ label, sessions: [session] });
+  }
+  return groups;
 }
 
 /**
@@ -162,7 +191,14 @@ function SessionItem({
               onOpen();
             }}
           >
-            <span className="session-title">{session.title}</span>
+            <span className="session-title">
+              {session.answering && (
+                <span className="session-answering" role="img" aria-label="answering">
+                  <span className="spinner small" />
+                </span>
+              )}
+              {session.title}
+            </span>
             <span className="session-date">{formatDate(session.updatedAt)}</span>
           </a>
           <button
