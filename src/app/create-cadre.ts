@@ -18,6 +18,7 @@ import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { stopSandboxRuntime } from '../tools/coding/command-sandbox.ts';
+import { stopStaleSandboxBridges } from '../tools/coding/sandbox-bridges.ts';
 import { McpClients } from '../tools/mcp/mcp-clients.ts';
 import type { Workspaces } from '../tools/workspace/workspaces.ts';
 import { logProviderWarnings } from './provider-warnings.ts';
@@ -134,6 +135,8 @@ export class Cadre {
 
   /** Reads configuration, opens the store, discovers start-up tools, and wires everything. */
   static async create(options: CadreOptions): Promise<Cadre> {
+    // Sandbox bridges a SIGKILLed Cadre left running (sandbox-bridges.ts) go now, not at the next user's bash.
+    stopStaleSandboxBridges();
     const loaded = loadConfig({
       env: options.env,
       cwd: options.cwd,

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SystemError } from '../../core/errors.ts';
 import type { SandboxPolicy } from '../workspace/workspaces.ts';
+import { forgetSandboxBridges, recordSandboxBridges, stopStaleSandboxBridges } from './sandbox-bridges.ts';
 
 /** What a sandboxed command may read of the system: programs, libraries and configuration. */
 export const SYSTEM_VIEW = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -55,10 +56,13 @@ function start() {
         return { problem: `this platform (${process.platform}) is not supported` };
       const missing = manager.checkDependencies().errors;
       if (missing.length) return { problem: missing.join('; ') };
+      // What a SIGKILLed Cadre's runtime left running is stopped before this one starts its own.
+      stopStaleSandboxBridges();
       await manager.initialize({
         network: { allowedDomains: [], deniedDomains: [] },
         filesystem: { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] },
       });
+      recordSandboxBridges();
       // The runtime's seccomp helper runs inside the sandbox: it must stay readable whatever is denied.
       const entry = fileURLToPath(import.meta.resolve('@anthropic-ai/sandbox-runtime'));
       const seccomp = realpathSync(path.join(path.dirname(entry), '..', 'vendor', 'seccomp'));
@@ -79,6 +83,7 @@ export async function stopSandboxRuntime(): Promise<void> {
   if (!ready || 'problem' in ready) return;
   started = undefined;
   await ready.runtime.SandboxManager.reset().catch(() => {});
+  forgetSandboxBridges();
 }
 
 /** Anthropic's sandbox runtime, started on first use. */
