@@ -16,6 +16,12 @@ const PROCESS_BOUNDARY = [
   'test/**/store-durability.test.ts',
 ];
 
+/**
+ * Tests that measure the main thread's time (the web page's long tasks): they run after every other file and
+ * one at a time, so no other test's processes share the two cores while they measure.
+ */
+const MEASURING = ['test/e2e/web-long-tasks.test.ts'];
+
 const shared = {
   testTimeout: 20_000,
   hookTimeout: 20_000,
@@ -44,7 +50,18 @@ export default defineConfig({
           ...shared,
           name: 'e2e',
           include: PROCESS_BOUNDARY,
+          exclude: MEASURING,
           pool: 'forks',
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'timing',
+          include: MEASURING,
+          pool: 'forks',
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
