@@ -80,6 +80,42 @@ describe.skipIf(!TEST_DATABASE_URL)('cadre serve --no-worker with a cadre worker
     }
   }, 60_000);
 
+  it('a main set aside while its sub-agent runs streams its answer once', async () => {
+    const { server, model, worker } = await setUp(({ body, system }) => {
+      const last = body.messages.at(-1);
+      if (isMain(system) && last?.role === 'user')
+        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23.' } }] };
+      if (isMain(system))
+        return { text: 'The product of seventeen and twenty-three is 391.', pieceDelayMs: 50 };
+      // Longer than a parent waits before its job is set aside.
+      if (isMath(system)) return { text: '17 × 23 = 391', delayMs: 1_500 };
+      return { text: 'unexpected' };
+    }, 'serve_set_aside');
+    try {
+      const response = await fetch(`${server.url}/api/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chatBody('s_pg_set_aside', 'What is 17 × 23?'),
+      });
+      const chunks = await readChunks(response);
+      expect(worker.output()).toMatch(/set aside tree job/);
+      const texts = chunks.flatMap((chunk) => (chunk.type === 'text-start' ? [chunk.id] : []));
+      expect(texts).toHaveLength(1);
+      const message = await readMessage(chunks);
+      const text = message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+      expect(text).toBe('The product of seventeen and twenty-three is 391.');
+      // The stored answer has it once too.
+      const session = (await (await fetch(`${server.url}/api/sessions/s_pg_set_aside`)).json()) as {
+        messages: Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
+      };
+      const stored = session.messages[1]?.parts.filter((part) => part.type === 'text') ?? [];
+      expect(stored.map((part) => part.text)).toEqual(['The product of seventeen and twenty-three is 391.']);
+    } finally {
+      server.child.kill('SIGKILL');
+      await model.close();
+    }
+  }, 60_000);
+
   it('reads and searches on the worker a document another process added', async () => {
     const { server, model, env } = await setUp(({ body, system }) => {
       const last = body.messages.at(-1);

@@ -12,6 +12,7 @@ import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen, findRun } from './close-run.ts';
+import { JobSlot } from './job-slot.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
 import { queuedChildren } from './queued-children.ts';
 import { SharedLedger } from './shared-ledger.ts';
@@ -225,7 +226,7 @@ export class TreeWorker {
     const stopReason = this.#stopped.get(ids.rootRunId) ?? this.#stopped.get(ids.runId);
     if (stopReason !== undefined) active.controller.abort(new Error(stopReason));
     this.onJob?.(job);
-    void slot.then((release) => this.#execute(active, release));
+    void slot.then((release) => this.#execute(active, new JobSlot(this.#slots, release)));
   }
 
   /** Hands the job back to the queue while its run is between steps (the worker is stopping). */
@@ -234,19 +235,15 @@ export class TreeWorker {
       active.controller.abort(new WorkerStopping('the worker is stopping'));
   }
 
-  async #execute(active: ActiveJob, release: () => void): Promise<void> {
+  async #execute(active: ActiveJob, slot: JobSlot): Promise<void> {
     const { job, controller } = active;
     const { jobs } = this.#parts;
     // The job's slot, given back while the run waits for children and taken again when they are done.
-    let held: (() => void) | undefined = release;
     const whileWaiting: WhileWaiting = async (childJobId, stop, wait) => {
       // A run being stopped (cancelled, out of time) waits for its children to stop, then ends here.
       active.runSignal = stop;
-      if (active.waitingOn.size === 0) {
-        held?.();
-        held = undefined;
-        this.#wake.wake();
-      }
+      slot.beginWait();
+      this.#wake.wake();
       active.waitingOn.set(childJobId, (active.waitingOn.get(childJobId) ?? 0) + 1);
       if (this.#yielding) this.#handBack(active);
       active.suspendTimer ??= setTimeout(() => void this.#trySuspend(active), this.#suspendAfterMs);
@@ -256,14 +253,15 @@ export class TreeWorker {
         const left = (active.waitingOn.get(childJobId) ?? 1) - 1;
         if (left) active.waitingOn.set(childJobId, left);
         else active.waitingOn.delete(childJobId);
-        // Handed over (set aside, or the worker stopping): the run unwinds here and takes no slot again.
-        if (active.waitingOn.size === 0 && !(controller.signal.reason instanceof RunHandedOff)) {
+        if (active.waitingOn.size === 0) {
           clearTimeout(active.suspendTimer);
           active.suspendTimer = undefined;
-          const got = await this.#slots.acquire();
-          if (active.waitingOn.size > 0 || held) got();
-          else held = got;
         }
+        // Handed over (set aside, or the worker stopping): the run unwinds here and takes no slot again.
+        if (controller.signal.reason instanceof RunHandedOff) slot.leaveWait();
+        // Else the last wait to end takes a slot again; the run's stop (its time limit, a cancel) or the
+        // worker's ends that wait too.
+        else await slot.endWait(AbortSignal.any([stop, controller.signal]));
       }
     };
     const atBoundary = () => {
@@ -312,7 +310,7 @@ export class TreeWorker {
       clearTimeout(active.suspendTimer);
       // Taken again meanwhile (set aside and put back at once): that attempt is the one held now.
       if (this.#active.get(job.id) === active) this.#active.delete(job.id);
-      held?.();
+      slot.end();
       this.#wake.wake();
     }
   }
