@@ -1,4 +1,4 @@
-import { Semaphore } from '../../core/semaphore.ts';
+import type { Semaphore } from '../../core/semaphore.ts';
 
 /**
  * One job's hold on a worker's slots. The job gives its slot back while any of its calls waits on a child

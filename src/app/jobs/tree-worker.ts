@@ -12,8 +12,8 @@ import { runRequestOf } from '../ask.ts';
 import { Wakeup } from '../follow-events.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen, findRun } from './close-run.ts';
-import { JobSlot } from './job-slot.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
+import { JobSlot } from './job-slot.ts';
 import { queuedChildren } from './queued-children.ts';
 import { SharedLedger } from './shared-ledger.ts';
 
