@@ -100,6 +100,28 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(result.run.status).toBe('ok');
   }, 60_000);
 
+  it('one worker with one slot finishes several trees asked at once, each parent set aside and resumed', async () => {
+    const model = await startOpenAIServer((request) => {
+      if (isMain(request.system) && lastIsUser(request))
+        return {
+          toolCalls: [1, 2].map((n) => ({ name: 'math', arguments: { task: `Compute part ${n}.` } })),
+        };
+      if (isMain(request.system)) return { text: 'Both parts are done.' };
+      if (isMath(request.system)) return { text: 'Part computed.', delayMs: 1_200 };
+      return { text: 'unexpected' };
+    });
+    const env = await cadreEnv(model, 'oneslot_many');
+    const solo = await startWorker(env, 'solo', ['--concurrency', '1']);
+    const asked = await Promise.all(
+      [1, 2, 3].map((n) => runCli(['ask', '--no-worker', '--json', `Compute the parts of ${n}.`], env)),
+    );
+    for (const result of asked) {
+      expect(result.stderr).toBe('');
+      expect(JSON.parse(result.stdout).answer).toBe('Both parts are done.');
+    }
+    expect(solo.output()).toMatch(/took tree job \S+ \(resumed\)/);
+  }, 90_000);
+
   it('one worker with one slot finishes a tree three levels deep: each waiting parent is set aside and put back by its last child', async () => {
     const model = await startOpenAIServer((request) => {
       const fromTool = !lastIsUser(request);
