@@ -89,6 +89,12 @@ export interface JobQueue {
    * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard.
    */
   treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined>;
+  /**
+   * Takes a job no worker has taken yet off the queue (its asker cancelled it, or went away): true when
+   * it was still waiting and is now withdrawn (it ends cancelled and never runs), false when a worker has
+   * it (or had it once) or it has ended: stopping it is then that worker's to do.
+   */
+  withdraw(kind: JobKind, key: string): Promise<boolean>;
   /** Whether a worker other than `workerId` is alive (holds its lease). */
   othersAlive(workerId: string): Promise<boolean>;
   /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first) for worker `workerId`. */

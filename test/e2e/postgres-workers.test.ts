@@ -249,6 +249,46 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(root.run.children.map((child) => child.status)).toEqual(['cancelled']);
   }, 60_000);
 
+  it('Ctrl-C while no worker runs: the tree comes off the queue, the terminal exits at once, and no worker runs it later', async () => {
+    const model = await startOpenAIServer((request) =>
+      isMain(request.system) ? { text: `Answered: ${request.body.messages.at(-1)?.content}` } : { text: '?' },
+    );
+    const env = await cadreEnv(model, 'withdrawn');
+    const store = storeReader(env);
+    const jobsSchema = `${new URL(env.CADRE_DATABASE_URL).searchParams.get('options')?.split('=')[1]}_jobs`;
+    const treeJobs = (state: string) =>
+      store.count(
+        `SELECT COUNT(*) AS n FROM ${jobsSchema}.job WHERE name = 'cadre-tree' AND state = '${state}'`,
+      );
+    let stoppedAt = 0;
+    try {
+      const asked = await runCli(['ask', '--no-worker', '--json', 'First question.'], env, {
+        onSpawn: (child) =>
+          void (async () => {
+            // Stopped once its tree waits on the queue.
+            while (!(await treeJobs('created'))) await new Promise((resolve) => setTimeout(resolve, 50));
+            stoppedAt = Date.now();
+            child.kill('SIGINT');
+          })(),
+      });
+      expect(stoppedAt).toBeGreaterThan(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+      expect(asked.code).toBe(130);
+      const result = JSON.parse(asked.stdout) as { run: RunTree };
+      expect(result.run.status).toBe('cancelled');
+      expect(await treeJobs('cancelled')).toBe(1);
+      // A worker started later runs the next question, and never the withdrawn one.
+      await startWorker(env, 'late', ['--concurrency', '1']);
+      const next = await runCli(['ask', '--no-worker', '--json', 'Second question.'], env);
+      expect(JSON.parse(next.stdout).answer).toBe('Answered: Second question.');
+      expect(model.requests.map((request) => request.body.messages.at(-1)?.content)).toEqual([
+        'Second question.',
+      ]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it('a worker killed while its sub-agent is mid-way: the other worker finishes the tree, no committed step asked again', async () => {
     let releaseSecondStep = () => {};
     const secondStepHeld = new Promise<void>((resolve) => {

@@ -4,6 +4,7 @@ import { SystemError } from '../../core/errors.ts';
 import type { ApprovalRequestEvent, CadreEvent } from '../../core/events.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
+import { zeroUsage } from '../../core/usage.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
 import type { Store } from '../../store/store.ts';
@@ -74,8 +75,20 @@ export async function startQueuedTree<Result>(
     stopWanted = reason;
     if (started) void runs.requestStop(userId, rootRunId, reason).catch(() => {});
   };
-  const onAbort = () =>
-    requestStop(signal.reason instanceof Error ? signal.reason.message : 'stopped by the person');
+  // Stopped before any worker took it: it comes off the queue, and nothing of it ever runs.
+  let withdrawing = false;
+  const withdraw = async (reason: string) => {
+    withdrawing = true;
+    const withdrawn = await parts.jobs.withdraw('tree', key).catch(() => false);
+    if (withdrawn) await recordWithdrawn(runs, { userId, rootRunId, spec: journal.spec, reason });
+    // Taken meanwhile: the worker has it, and the stop reaches it there.
+    else withdrawing = false;
+  };
+  const onAbort = () => {
+    const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped by the person';
+    requestStop(reason);
+    if (!started) void withdraw(reason).catch(() => {});
+  };
   signal.addEventListener('abort', onAbort, { once: true });
 
   let markStarted: () => void = () => {};
@@ -112,7 +125,10 @@ export async function startQueuedTree<Result>(
         ).catch(() => false);
         return;
       }
+      // (Withdrawn: its cancelled root is being recorded here, and the follow ends with it.)
+      if (withdrawing) return;
       const state = await parts.jobs.state('tree', key).catch(() => undefined);
+      if (withdrawing) return;
       if (state?.state === 'failed' || state?.state === 'missing') {
         const why = state.state === 'failed' ? state.error : 'its job is gone from the queue';
         markFailed(
@@ -165,6 +181,40 @@ export async function startQueuedTree<Result>(
   follow.catch(markFailed);
   await rootStarted;
   return { rootRunId, result };
+}
+
+/**
+ * The root of a tree withdrawn before any worker took it, recorded as a cancelled run that did nothing:
+ * the asker's follow ends with it as with any stopped tree, and the session, the CLI and the page say so.
+ */
+async function recordWithdrawn(
+  runs: Store['runs'],
+  tree: { userId: string; rootRunId: string; spec: ResumeSpec; reason: string },
+): Promise<void> {
+  const { userId, rootRunId, spec, reason } = tree;
+  const time = Date.now();
+  const base = { runId: rootRunId, rootRunId, parentRunId: null, depth: 0, agent: spec.agent, time };
+  const summary = `Cancelled before any worker took it (${reason}); nothing ran.`;
+  runs.record({
+    ...base,
+    seq: 0,
+    type: 'run-start',
+    task: spec.task,
+    model: spec.model ?? '',
+    userId,
+    ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
+  });
+  runs.record({ ...base, seq: 1, type: 'run-error', status: 'cancelled', message: summary });
+  runs.record({
+    ...base,
+    seq: 2,
+    type: 'run-finish',
+    status: 'cancelled',
+    summary,
+    usage: zeroUsage(),
+    subtreeUsage: zeroUsage(),
+  });
+  await runs.flush();
 }
 
 /** The approval request an `approval-request` event stands for, as an approver is asked it. */

@@ -47,13 +47,16 @@ const EXPIRE_SECONDS = 24 * 3600;
 export class PgBossJobQueue implements JobQueue {
   #boss: PgBoss;
   #db: Database;
+  /** pg-boss's own schema, beside Cadre's tables. */
+  #bossSchema: string;
   #notifications: Notifications;
   /** Claims held by this process, let go when it closes the queue. */
   #claims = new Set<() => Promise<void>>();
   /** Leases of this process's workers, let go when it closes the queue (what they hold stays theirs to reap). */
   #leases = new Set<WorkerLease>();
 
-  private constructor(boss: PgBoss, db: Database, notifications: Notifications) {
+  private constructor(boss: PgBoss, db: Database, notifications: Notifications, bossSchema: string) {
+    this.#bossSchema = bossSchema;
     this.#boss = boss;
     this.#db = db;
     this.#notifications = notifications;
@@ -65,10 +68,11 @@ export class PgBossJobQueue implements JobQueue {
     notifications: Notifications,
     schema: string,
   ): Promise<PgBossJobQueue> {
+    const bossSchema = `${schema}_jobs`.slice(0, 50);
     const boss = new PgBoss({
       connectionString: url,
       application_name: sessionName(),
-      schema: `${schema}_jobs`.slice(0, 50),
+      schema: bossSchema,
       max: 4,
       superviseIntervalSeconds: MONITOR_SECONDS,
       monitorIntervalSeconds: MONITOR_SECONDS,
@@ -85,7 +89,7 @@ export class PgBossJobQueue implements JobQueue {
     };
     await ensureQueue(boss, DEAD, {});
     for (const name of Object.values(QUEUES)) await ensureQueue(boss, name, options);
-    return new PgBossJobQueue(boss, db, notifications);
+    return new PgBossJobQueue(boss, db, notifications, bossSchema);
   }
 
   jobId(key: string): string {
@@ -112,6 +116,24 @@ export class PgBossJobQueue implements JobQueue {
     const { status, reason } = rows[0] ?? { status: null, reason: null };
     if (status && status !== 'running') return { ended: true };
     return reason ? { ended: false, reason } : undefined;
+  }
+
+  async withdraw(kind: JobKind, key: string): Promise<boolean> {
+    const id = jobUuid(key);
+    const queue = await this.#boss.getQueue(QUEUES[kind]);
+    if (!queue) return false;
+    // Only a job still created and never taken: a worker's fetch locks the row and makes it active in one
+    // statement, so the two cannot both have it. A job set aside or handed back is a worker's (it has run).
+    const { rowCount } = await this.#db.query(
+      `UPDATE ${quoted(this.#bossSchema)}.${quoted(queue.table)} SET state = 'cancelled', completed_on = now()
+       WHERE name = $1 AND id = $2 AND state = 'created' AND retry_count = 0
+         AND NOT EXISTS (SELECT 1 FROM suspended_jobs WHERE job_id = $2)
+         AND NOT EXISTS (SELECT 1 FROM job_holders WHERE job_id = $2)`,
+      [QUEUES[kind], id],
+    );
+    if (!rowCount) return false;
+    await this.signal('ended', id);
+    return true;
   }
 
   async othersAlive(workerId: string): Promise<boolean> {
@@ -569,6 +591,11 @@ function inTransaction(connection: Connection): {
 /** The attempt a worker took, so settling it leaves a later attempt (another worker's) alone. */
 function attempt(job: Job): { id: string; retryCount: number } {
   return { id: job.id, retryCount: job.retryCount };
+}
+
+/** A schema or table name as SQL text. */
+function quoted(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** A job's id as pg-boss wants it (a UUID), the same for the same key wherever it is computed. */
