@@ -1,13 +1,13 @@
 import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
-import type { Session, SessionSummary, StoredMessage } from '../store/store.ts';
+import type { MessageMatch, Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
 import { answerRunId, type SessionWithRuns } from './session-export.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
 
-export type { Session, SessionSummary, StoredMessage };
+export type { MessageMatch, Session, SessionSummary, StoredMessage };
 
 /** Longest title a person may give a chat. */
 export const MAX_TITLE_CHARS = 200;
@@ -81,6 +81,16 @@ export class SessionsUseCases {
         );
       });
     }
+  }
+
+  /**
+   * The caller's messages that say what `query` says, best first, with the matching line: the chat list's
+   * search. The last word counts as a beginning ("hero" finds "herons"), as a person is still typing it.
+   */
+  searchMessages(userId: string, query: string, options: { limit?: number } = {}): Promise<MessageMatch[]> {
+    const typed = query.trim();
+    const asTyped = /[\p{L}\p{N}_]$/u.test(typed) && !/(^|\s)-\S*$/.test(typed) ? `${typed}*` : typed;
+    return this.#parts.store.sessions.searchMessages(userId, asTyped, options);
   }
 
   /** The session with its messages; `UserError('unknown_session')` when the caller has none by that id. */

@@ -126,6 +126,17 @@ export interface SessionSummary {
   updatedAt: string;
 }
 
+/** A message found by `SessionStore.searchMessages`. */
+export interface MessageMatch {
+  sessionId: string;
+  sessionTitle: string;
+  messageId: string;
+  role: string;
+  /** The part of the message around the match, on one line. */
+  line: string;
+  createdAt: string;
+}
+
 export interface Session extends SessionSummary {
   messages: StoredMessage[];
 }
@@ -167,6 +178,12 @@ export interface SessionStore {
   removeFrom(userId: string, sessionId: string, messageId: string): Promise<number>;
   /** Gives one of the caller's sessions a new title; false when they have no session by that id. */
   rename(userId: string, id: string, title: string): Promise<boolean>;
+  /**
+   * The caller's own messages whose text matches `query` (full text: words, "phrases", prefix*, OR,
+   * -excluded; see search-terms.ts), best first, at most `limit` (default 20): each with its session and
+   * the matching line. Nothing of another user's is ever searched.
+   */
+  searchMessages(userId: string, query: string, options?: { limit?: number }): Promise<MessageMatch[]>;
   delete(userId: string, id: string): Promise<boolean>;
 }
 

@@ -179,6 +179,51 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it("finds the caller's own messages by their words, with the matching line, and forgets removed ones", async () => {
+        const store = await open();
+        const owls = await store.sessions.create('alice', { title: 'Owls' });
+        const herons = await store.sessions.create('alice', { title: 'Herons' });
+        const theirs = await store.sessions.create('bob', { title: 'Owls too' });
+        await store.sessions.append('alice', owls.id, { role: 'user', content: 'Where do owls hunt?' });
+        const answer = await store.sessions.append('alice', owls.id, {
+          role: 'assistant',
+          content: 'Barn owls hunt over open fields at night, listening for voles in the grass.',
+        });
+        await store.sessions.append('alice', herons.id, {
+          role: 'user',
+          content: 'Herons wait in shallow water.',
+        });
+        await store.sessions.append('bob', theirs.id, {
+          role: 'user',
+          content: 'Owls hunting voles, again.',
+        });
+
+        const found = await store.sessions.searchMessages('alice', 'voles');
+        expect(found).toEqual([
+          expect.objectContaining({
+            sessionId: owls.id,
+            sessionTitle: 'Owls',
+            messageId: answer.id,
+            role: 'assistant',
+          }),
+        ]);
+        expect(found[0]?.line).toContain('voles');
+        // Prefixes, and nothing of another user's.
+        expect(
+          (await store.sessions.searchMessages('alice', 'her*')).map((match) => match.sessionId),
+        ).toEqual([herons.id]);
+        expect((await store.sessions.searchMessages('bob', 'owls')).map((match) => match.sessionId)).toEqual([
+          theirs.id,
+        ]);
+        expect(await store.sessions.searchMessages('alice', '"":(*')).toEqual([]);
+        // Removed messages and deleted sessions are no longer found.
+        await store.sessions.removeFrom('alice', owls.id, answer.id);
+        expect(await store.sessions.searchMessages('alice', 'voles')).toEqual([]);
+        await store.sessions.delete('alice', herons.id);
+        expect(await store.sessions.searchMessages('alice', 'herons')).toEqual([]);
+        await store.close();
+      });
+
       it('appends a reply only while its question is still in the session as it was stored', async () => {
         const store = await open();
         const session = await store.sessions.create('alice');

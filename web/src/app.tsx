@@ -169,7 +169,10 @@ export function App() {
     return () => window.removeEventListener('popstate', onPop);
   }, [open]);
 
-  const navigate = (id: string | undefined) => {
+  // A message to show once its chat opens (a search result).
+  const [foundMessage, setFoundMessage] = useState<string | undefined>();
+  const navigate = (id: string | undefined, messageId?: string) => {
+    setFoundMessage(messageId);
     setMenuOpen(false);
     setLastDelegationUsed(undefined);
     if (id) {
@@ -252,6 +255,7 @@ export function App() {
           currentId={loaded.id}
           error={sessionsError}
           onOpen={(id) => navigate(id)}
+          onOpenMessage={(id, messageId) => navigate(id, messageId)}
           onNew={() => navigate(undefined)}
           onDelete={(id) => void remove(id)}
           onRename={(id, title) => void rename(id, title)}
@@ -281,6 +285,7 @@ export function App() {
               void refreshSessions();
             }}
             initialMessages={loaded.messages}
+            foundMessageId={foundMessage}
             store={store}
             noModelMessage={noModelMessage}
             onFirstMessage={() => {

@@ -214,3 +214,22 @@ describe('GET /api/sessions/events', () => {
     stop.abort();
   });
 });
+
+describe('GET /api/sessions/search', () => {
+  it("finds the caller's messages by their words as they are typed, with the matching line", async () => {
+    const { app } = await testServer(() => ({ text: 'Barn owls listen for voles at night.' }));
+    await readChunks(await app.request('/api/chat', postJson(chatBody('s-search', 'Where do owls hunt?'))));
+    const response = await app.request('/api/sessions/search?q=vol');
+    expect(response.status).toBe(200);
+    const { matches } = (await response.json()) as { matches: Array<Record<string, string>> };
+    expect(matches).toEqual([
+      expect.objectContaining({
+        sessionId: 's-search',
+        sessionTitle: 'Where do owls hunt?',
+        role: 'assistant',
+      }),
+    ]);
+    expect(matches[0]?.line).toContain('voles');
+    expect((await app.request('/api/sessions/search?q=')).status).toBe(400);
+  });
+});

@@ -22,9 +22,11 @@ export function toUIMessage(message: StoredMessage): CadreUIMessage & { createdA
 }
 
 const sessionPatch = z.strictObject({ title: z.string() });
+const searchQuery = z.object({ q: z.string().trim().min(1).max(500) });
 
 /**
- * `GET /api/sessions`, `GET /api/sessions/events` (SSE: `sessions` events, the list with `answering` marks,
+ * `GET /api/sessions`, `GET /api/sessions/search?q=` (the caller's messages that match, with the matching
+ * line), `GET /api/sessions/events` (SSE: `sessions` events, the list with `answering` marks,
  * again at each change), `GET /api/sessions/:id` (with UI messages), `PATCH /api/sessions/:id {title}`
  * (rename), `GET /api/sessions/:id/export?format=md|json` (a download: Markdown, or the session with
  * its run trees as JSON), `DELETE /api/sessions/:id`. Each acts on the caller's own sessions only.
@@ -32,6 +34,12 @@ const sessionPatch = z.strictObject({ title: z.string() });
 export function sessionRoutes(): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
   routes.get('/', async (c) => c.json({ sessions: await c.var.cadre.sessions.list(c.var.userId) }));
+  routes.get('/search', async (c) => {
+    const parsed = searchQuery.safeParse({ q: c.req.query('q') ?? '' });
+    if (!parsed.success)
+      throw new UserError('bad_request', `q is the text to find: ${z.prettifyError(parsed.error)}`);
+    return c.json({ matches: await c.var.cadre.sessions.searchMessages(c.var.userId, parsed.data.q) });
+  });
   // One stream per page: the chat list again, each time it changes (answering marks included).
   routes.get('/events', (c) =>
     streamSSE(c, async (stream) => {

@@ -290,4 +290,13 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // Full-text search over each user's messages (the chat list's search), stemmed as documents are.
+    id: '008-message-search',
+    sql: `
+      ALTER TABLE messages
+        ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED;
+      CREATE INDEX messages_search ON messages USING GIN (search);
+    `,
+  },
 ];

@@ -2,8 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { UserError } from '../../core/errors.ts';
 import { sessionTitle } from '../../core/session-title.ts';
 import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
-import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
-import { type Connection, type Database, transaction } from './database.ts';
+import type {
+  MessageMatch,
+  NewMessage,
+  Session,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+} from '../store.ts';
+import { type Connection, type Database, Params, transaction } from './database.ts';
+import { toTsQuery } from './documents/ts-query.ts';
 import { decoded, fromPgText, toPgText } from './text.ts';
 
 /**
@@ -55,6 +63,37 @@ export class PostgresSessionStore implements SessionStore {
       [userId, options.limit ?? 100],
     );
     return rows.map((row) => sessionSummary(decoded(row, ['title'])));
+  }
+
+  async searchMessages(
+    userId: string,
+    query: string,
+    options: { limit?: number } = {},
+  ): Promise<MessageMatch[]> {
+    const params = new Params();
+    const tsquery = toTsQuery(query, 'all', params);
+    if (!tsquery) return [];
+    const user = params.add(userId);
+    const limit = params.add(options.limit ?? 20);
+    const { rows } = await this.#db.query(
+      `SELECT m.session_id, m.id AS message_id, s.title, m.role, m.created_at,
+              ts_headline('english', m.content, query.q, 'StartSel="", StopSel="", MaxWords=16, MinWords=6') AS line
+         FROM (SELECT ${tsquery} AS q) AS query
+         JOIN messages m ON m.search @@ query.q
+         JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id
+        WHERE m.user_id = ${user}
+        ORDER BY ts_rank(m.search, query.q) DESC, m.created_at DESC
+        LIMIT ${limit}`,
+      params.values,
+    );
+    return rows.map((row) => ({
+      sessionId: row.session_id,
+      sessionTitle: fromPgText(row.title),
+      messageId: row.message_id,
+      role: row.role,
+      line: fromPgText(String(row.line)).replace(/\s+/g, ' ').trim(),
+      createdAt: iso(Number(row.created_at)),
+    }));
   }
 
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {

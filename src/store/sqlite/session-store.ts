@@ -2,8 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { UserError } from '../../core/errors.ts';
 import { sessionTitle } from '../../core/session-title.ts';
 import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
-import type { NewMessage, Session, SessionStore, SessionSummary, StoredMessage } from '../store.ts';
+import type {
+  MessageMatch,
+  NewMessage,
+  Session,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+} from '../store.ts';
 import { type Database, transaction } from './database.ts';
+import { toMatchExpression } from './documents/fts-query.ts';
 
 /**
  * Sessions and their messages, keyed by user: two users' sessions of the same id are two sessions, and
@@ -54,6 +62,34 @@ export class SqliteSessionStore implements SessionStore {
         )
         .all(userId, limit) as Array<Record<string, any>>
     ).map(sessionSummary);
+  }
+
+  async searchMessages(
+    userId: string,
+    query: string,
+    options: { limit?: number } = {},
+  ): Promise<MessageMatch[]> {
+    const match = toMatchExpression(query);
+    if (!match) return [];
+    const rows = this.#db
+      .prepare(
+        `SELECT f.session_id, f.message_id, s.title, m.role, m.created_at,
+                snippet(message_search, 3, '', '', '…', 16) AS line
+           FROM message_search f
+           JOIN messages m ON m.user_id = f.user_id AND m.session_id = f.session_id AND m.id = f.message_id
+           JOIN sessions s ON s.user_id = f.user_id AND s.id = f.session_id
+          WHERE message_search MATCH ? AND f.user_id = ?
+          ORDER BY rank LIMIT ?`,
+      )
+      .all(match, userId, options.limit ?? 20) as Array<Record<string, any>>;
+    return rows.map((row) => ({
+      sessionId: row.session_id,
+      sessionTitle: row.title,
+      messageId: row.message_id,
+      role: row.role,
+      line: String(row.line).replace(/\s+/g, ' ').trim(),
+      createdAt: iso(row.created_at),
+    }));
   }
 
   async append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {

@@ -46,6 +46,27 @@ function sessionsFrom(body: unknown): SessionSummary[] {
   return sessions.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }
 
+/** A message of the caller's that matches a search of the chat list. */
+export interface MessageMatch {
+  sessionId: string;
+  sessionTitle: string;
+  messageId: string;
+  role: string;
+  line: string;
+}
+
+/** The caller's messages that say what `query` says (`GET /api/sessions/search`), best first. */
+export async function searchMessages(query: string, signal?: AbortSignal): Promise<MessageMatch[]> {
+  const body = await apiJson(`/api/sessions/search?q=${encodeURIComponent(query)}`, signal ? { signal } : {});
+  return list(body, 'matches').map((item) => ({
+    sessionId: String(item.sessionId),
+    sessionTitle: text(item.sessionTitle) || 'Untitled chat',
+    messageId: String(item.messageId),
+    role: String(item.role),
+    line: text(item.line) ?? '',
+  }));
+}
+
 export async function listSessions(): Promise<SessionSummary[]> {
   return sessionsFrom(await apiJson('/api/sessions'));
 }

@@ -124,6 +124,7 @@ export function ChatView({
   onAnswered,
   interrupted = [],
   onResumed,
+  foundMessageId,
 }: {
   sessionId: string;
   initialMessages: CadreMessage[];
@@ -136,6 +137,8 @@ export function ChatView({
   interrupted?: InterruptedAnswer[];
   /** A resumed answer ended before the page could follow it: the chat is read again, where it is stored. */
   onResumed?: () => void;
+  /** A message to show when the chat opens (found by the chat list's search). */
+  foundMessageId?: string | undefined;
 }) {
   const liveRoot = useRef<string | undefined>(undefined);
   const scroller = useRef<HTMLDivElement>(null);
@@ -323,6 +326,22 @@ export function ChatView({
   );
 
   const attachments = useAttachments();
+
+  // A message found by the search is shown where it is in the chat, marked for a moment.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per found message
+  useEffect(() => {
+    if (!foundMessageId) return;
+    const element = scroller.current?.querySelector<HTMLElement>(
+      `[data-message-id="${CSS.escape(foundMessageId)}"]`,
+    );
+    const frame = scroller.current;
+    if (!element || !frame) return;
+    release();
+    frame.scrollTop += element.getBoundingClientRect().top - frame.getBoundingClientRect().top - 12;
+    element.classList.add('found');
+    element.tabIndex = -1;
+    element.focus({ preventScroll: true });
+  }, [foundMessageId]);
 
   const noModel = noModelMessage ?? (failure?.code === 'no_model' ? failure.message : undefined);
   const lastIndex = messages.length - 1;

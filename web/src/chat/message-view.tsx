@@ -83,6 +83,7 @@ export const MessageView = memo(function MessageView({
   return (
     <article
       className="message assistant"
+      data-message-id={message.id}
       aria-label="Answer"
       id={rootRunId ? answerElementId(rootRunId) : undefined}
     >
@@ -172,7 +173,7 @@ function UserMessage({
     }
   };
   return (
-    <article className="message user" aria-label="Your message">
+    <article className="message user" aria-label="Your message" data-message-id={message.id}>
       {editing ? (
         <form
           className="edit-message"

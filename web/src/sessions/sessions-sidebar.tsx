@@ -1,5 +1,5 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
-import type { SessionSummary } from '../api/resources.ts';
+import { type MessageMatch, type SessionSummary, searchMessages } from '../api/resources.ts';
 import { ConfirmDelete } from '../controls/confirm-delete.tsx';
 import { formatDate } from '../format.ts';
 import { MoreIcon } from '../icons.tsx';
@@ -19,6 +19,7 @@ export function SessionsSidebar({
   onDelete,
   onRename,
   onExport,
+  onOpenMessage,
 }: {
   sessions: SessionSummary[];
   currentId: string | undefined;
@@ -28,8 +29,11 @@ export function SessionsSidebar({
   onDelete: (id: string) => void;
   onRename: (id: string, title: string) => void;
   onExport: (id: string, format: ExportFormat) => void;
+  /** Opens a chat at one of its messages (a search result). */
+  onOpenMessage?: (sessionId: string, messageId: string) => void;
 }) {
   const [query, setQuery] = useState('');
+  const matches = useMessageSearch(query);
   const wanted = query.trim().toLocaleLowerCase();
   const shown = wanted
     ? sessions.filter((session) => session.title.toLocaleLowerCase().includes(wanted))
@@ -55,8 +59,33 @@ export function SessionsSidebar({
           onChange={(event) => setQuery(event.target.value)}
         />
       )}
-      {shown.length === 0 && sessions.length > 0 && (
-        <p className="muted small-text">No chat title contains “{query.trim()}”.</p>
+      {shown.length === 0 && sessions.length > 0 && !matches?.length && (
+        <p className="muted small-text">No chat says “{query.trim()}”.</p>
+      )}
+      {matches && matches.length > 0 && (
+        <section className="chat-group" aria-label="In messages">
+          <h2 className="chat-group-label">In messages</h2>
+          <ul className="message-matches">
+            {matches.map((match) => (
+              <li key={`${match.sessionId}/${match.messageId}`}>
+                <a
+                  href={`/s/${encodeURIComponent(match.sessionId)}`}
+                  onClick={(event) => {
+                    if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+                    event.preventDefault();
+                    onOpenMessage?.(match.sessionId, match.messageId);
+                  }}
+                >
+                  <span className="session-title">{match.sessionTitle}</span>
+                  <span className="match-line">
+                    {match.role === 'user' ? 'You: ' : ''}
+                    {match.line}
+                  </span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </section>
       )}
       {groupByDate(shown).map(({ label, sessions: grouped }) => (
         <section key={label} className="chat-group" aria-label={label}>
@@ -78,6 +107,29 @@ export function SessionsSidebar({
       ))}
     </nav>
   );
+}
+
+/** The caller's messages matching what is typed in the search box (from two characters, as they type). */
+function useMessageSearch(query: string): MessageMatch[] | undefined {
+  const [matches, setMatches] = useState<MessageMatch[] | undefined>();
+  const wanted = query.trim();
+  useEffect(() => {
+    if (wanted.length < 2) {
+      setMatches(undefined);
+      return;
+    }
+    const stop = new AbortController();
+    const timer = setTimeout(() => {
+      searchMessages(wanted, stop.signal).then(setMatches, () => {
+        if (!stop.signal.aborted) setMatches([]);
+      });
+    }, 200);
+    return () => {
+      clearTimeout(timer);
+      stop.abort();
+    };
+  }, [wanted]);
+  return matches;
 }
 
 /** Today, Yesterday, Previous 7 days, Previous 30 days, then by month ("October 2026"). */

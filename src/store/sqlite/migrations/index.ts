@@ -51,6 +51,31 @@ const runStopRequestsMigration: Migration = {
 };
 
 /**
+ * Full-text search over each user's messages (the chat list's search): an FTS5 index of message text kept
+ * by triggers as messages are added and removed (a deleted session's messages go with it), filled from
+ * the messages already stored.
+ */
+const messageSearchMigration: Migration = {
+  id: '015-message-search',
+  sql: `
+    CREATE VIRTUAL TABLE message_search USING fts5(
+      user_id UNINDEXED, session_id UNINDEXED, message_id UNINDEXED, content,
+      tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO message_search (user_id, session_id, message_id, content)
+      SELECT user_id, session_id, id, content FROM messages;
+    CREATE TRIGGER messages_search_insert AFTER INSERT ON messages BEGIN
+      INSERT INTO message_search (user_id, session_id, message_id, content)
+        VALUES (new.user_id, new.session_id, new.id, new.content);
+    END;
+    CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
+      DELETE FROM message_search
+        WHERE user_id = old.user_id AND session_id = old.session_id AND message_id = old.id;
+    END;
+  `,
+};
+
+/**
  * A session is its user's: its key is (user, id), so a chat client's id that another user already has
  * makes a session of the caller's own, and nothing answers differently for an id someone else uses.
  * Messages belong to their session the same way. The tables are rebuilt (SQLite cannot change a primary
@@ -207,4 +232,5 @@ export const MIGRATIONS: Migration[] = [
   journalPayloadsMigration,
   runStopRequestsMigration,
   sessionsPerUserMigration,
+  messageSearchMigration,
 ];
