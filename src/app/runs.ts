@@ -1,6 +1,7 @@
 import { UserError } from '../core/errors.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { forgetTreeJobs } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
 import { attachTree, stopTree } from './trees.ts';
 
@@ -86,7 +87,10 @@ export class RunsUseCases {
         { runId },
       );
     }
-    if (await runs.removeTree(userId, runId)) return;
+    if (await runs.removeTree(userId, runId)) {
+      if (tree) await forgetTreeJobs(this.#parts.store, [tree]);
+      return;
+    }
     const root = await runs.rootOf(userId, runId);
     if (root) {
       throw new UserError(

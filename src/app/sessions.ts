@@ -2,6 +2,7 @@ import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { MessageMatch, Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { forgetTreeJobs } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
 import { answerRunId, type SessionWithRuns } from './session-export.ts';
 import type { TreeHandle } from './tree-handle.ts';
@@ -196,7 +197,19 @@ export class SessionsUseCases {
         { sessionId, runId: elsewhere.id },
       );
     }
+    // Their queued jobs (PostgreSQL mode) hold the session's questions and history: they go with it.
+    const ended = this.#parts.store.jobs
+      ? (await this.#parts.store.runs.listRuns(userId, { sessionId, limit: 10_000 })).filter(
+          (run) => run.status !== 'running',
+        )
+      : [];
+    const trees = [];
+    for (const run of ended) {
+      const tree = await this.#parts.store.runs.getRunTree(userId, run.id);
+      if (tree) trees.push(tree);
+    }
     if (!(await this.#parts.store.sessions.delete(userId, sessionId))) throw unknownSession(sessionId);
+    await forgetTreeJobs(this.#parts.store, trees);
     this.#parts.live.cancelSession(userId, sessionId, 'its session was deleted');
   }
 }

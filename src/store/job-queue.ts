@@ -80,6 +80,11 @@ export interface JobQueue {
   /** Adds a job; one with that id already there is left as it is. */
   enqueue(kind: JobKind, id: string, data: unknown): Promise<void>;
   /**
+   * Deletes the jobs enqueued under these keys, whatever their state (their payloads carry questions,
+   * histories and outputs): for data a person removed. Keys of jobs that are not there are ignored.
+   */
+  forget(keys: ReadonlyArray<{ kind: JobKind; key: string }>): Promise<void>;
+  /**
    * Makes a worker known: `standing` workers (serve, `cadre worker`) stay to take what another worker
    * left; a terminal's in-process worker leaves with its answer.
    */

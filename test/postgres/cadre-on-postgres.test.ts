@@ -40,4 +40,42 @@ describe.skipIf(!url)('cadre with CADRE_DATABASE_URL', () => {
     expect(JSON.stringify(found)).toContain('full moon');
     expect(existsSync(join(home, 'cadre.db'))).toBe(false);
   });
+
+  it("deletes a tree's queued jobs (its question, history and outputs) with the run or its session", async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      const { env: base } = await fixtureCadre(() => ({ text: 'Noted.' }));
+      const env = { ...base, CADRE_DATABASE_URL: `${url}?options=-c%20search_path%3D${schema}` };
+      const jobsHolding = async (text: string) =>
+        Number(
+          (
+            await client.query(`SELECT count(*) AS n FROM ${schema}_jobs.job WHERE data::text LIKE $1`, [
+              `%${text}%`,
+            ])
+          ).rows[0].n,
+        );
+
+      expect((await cadreInProcess(['ask', 'RUN-SECRET-QUESTION'], env)).code).toBe(0);
+      expect(await jobsHolding('RUN-SECRET-QUESTION')).toBe(1);
+      const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs as Array<{
+        id: string;
+        task: string;
+      }>;
+      const run = runs.find((candidate) => candidate.task === 'RUN-SECRET-QUESTION')!;
+      expect((await cadreInProcess(['runs', 'rm', run.id], env)).code).toBe(0);
+      expect(await jobsHolding('RUN-SECRET-QUESTION')).toBe(0);
+
+      expect((await cadreInProcess(['ask', 'SESSION-SECRET-QUESTION'], env)).code).toBe(0);
+      expect(await jobsHolding('SESSION-SECRET-QUESTION')).toBe(1);
+      const sessions = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout)
+        .sessions as Array<{ id: string; title: string }>;
+      const session = sessions.find((candidate) => candidate.title.includes('SESSION-SECRET-QUESTION'))!;
+      expect((await cadreInProcess(['sessions', 'rm', session.id], env)).code).toBe(0);
+      expect(await jobsHolding('SESSION-SECRET-QUESTION')).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -6,6 +6,7 @@ import type { RuntimeLimits } from '../../core/limits.ts';
 import { zeroUsage } from '../../core/usage.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
+import { runJobKey } from './forget-jobs.ts';
 import type { RunJobData } from './job-data.ts';
 
 /** How often a parent looks at its child's job when no signal came (a missed NOTIFY, a dead letter). */
@@ -41,7 +42,7 @@ export function queuedChildren(options: {
   return () => ({
     run: async (request, cancellation) => {
       const runId = childRunId(request.parentRunId, request.parentToolCallId);
-      const key = `run:${runId}`;
+      const key = runJobKey(runId);
       const data: RunJobData = {
         request,
         runId,

@@ -13,6 +13,7 @@ import { followStored } from '../follow-events.ts';
 import type { LiveRuns, TreeSlot } from '../live-runs.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen } from './close-run.ts';
+import { treeJobKey } from './forget-jobs.ts';
 import type { TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
@@ -60,7 +61,7 @@ export async function startQueuedTree<Result>(
     ...(start.limits ? { limits: start.limits } : {}),
     ...(start.rootLimits ? { rootLimits: start.rootLimits } : {}),
   };
-  const key = `tree:${rootRunId}`;
+  const key = treeJobKey(rootRunId);
   try {
     await parts.jobs.enqueue('tree', key, data);
   } catch (error) {

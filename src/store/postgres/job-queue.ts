@@ -101,6 +101,13 @@ export class PgBossJobQueue implements JobQueue {
     await this.signal('jobs', kind);
   }
 
+  async forget(keys: ReadonlyArray<{ kind: JobKind; key: string }>): Promise<void> {
+    for (const kind of Object.keys(QUEUES) as JobKind[]) {
+      const ids = keys.filter((entry) => entry.kind === kind).map((entry) => jobUuid(entry.key));
+      if (ids.length) await this.#boss.deleteJob(QUEUES[kind], ids);
+    }
+  }
+
   async enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease> {
     const lease = await WorkerLease.take(this.#db, worker);
     this.#leases.add(lease);
