@@ -144,6 +144,7 @@ async function runWithin(
     tree.maxDepth = limits.maxDepth;
     tree.rootRunId = frame.id;
   }
+  frame.maxDepth = depthBound(frame, tree.maxDepth);
   emit(frame, {
     type: 'run-start',
     task: spec.task,
@@ -389,4 +390,15 @@ function taskMessage(spec: RunSpec): string {
   if (!inputs.length) return spec.task;
   const lines = inputs.map(([key, value]) => `- ${key}: ${JSON.stringify(value)}`);
   return `${spec.task}\n\nInputs:\n${lines.join('\n')}`;
+}
+
+/**
+ * How deep `frame`'s sub-agents may nest: the root's limit is the tree's; below it, a definition's own
+ * `maxDepth` counts from the run's depth and can only narrow what its parent allows, never raise it.
+ */
+function depthBound(frame: RunFrame, treeMaxDepth: number): number {
+  if (!frame.parent) return treeMaxDepth;
+  const inherited = frame.parent.maxDepth ?? treeMaxDepth;
+  const own = frame.definition.maxDepth;
+  return own === undefined ? inherited : Math.min(inherited, frame.depth + own);
 }

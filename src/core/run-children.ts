@@ -25,7 +25,11 @@ export function bindTools(services: LoopServices, tree: TreeState, frame: RunFra
   for (const name of frame.definition.tools.flatMap((entry) => services.tools.expand(entry))) {
     const agent = services.agents.get(name);
     if (agent) {
-      if (agent.enabled && frame.depth + 1 <= tree.maxDepth && agent.name !== frame.definition.name) {
+      if (
+        agent.enabled &&
+        frame.depth + 1 <= (frame.maxDepth ?? tree.maxDepth) &&
+        agent.name !== frame.definition.name
+      ) {
         tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request, run), {
           maxResultChars: services.limitsFor(agent).maxResultChars,
           reuse: reuseFor(services, tree, frame, agent),
@@ -82,7 +86,7 @@ function startChild(
     parentRunId: parent.id,
     ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
     depth: parent.depth + 1,
-    maxDepth: tree.maxDepth,
+    maxDepth: parent.maxDepth ?? tree.maxDepth,
     userId: tree.userId,
     ...(tree.sessionId ? { sessionId: tree.sessionId } : {}),
     ancestors: ancestorsOf(parent),

@@ -67,6 +67,12 @@ export interface ParentRun {
   id: string;
   parent: ParentRun | undefined;
   depth: number;
+  /**
+   * The deepest its sub-agents' runs may sit: the tree's limit, narrowed by its own definition's
+   * `maxDepth` (counted from its own depth) and by every ancestor's. Absent for a parent in another
+   * process, whose bound the tree's `maxDepth` there already is.
+   */
+  maxDepth?: number;
   definition: Pick<AgentDefinition, 'name'>;
   modelRef: string;
   journalKey: string;

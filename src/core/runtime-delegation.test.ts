@@ -134,6 +134,34 @@ describe('delegation: what a child gets and how children run', () => {
     expect(child(child(tree)).agent).toBe('b');
   });
 
+  it("honours a sub-agent definition's maxDepth: counted from its own depth, it narrows what its tree allows for it and below", async () => {
+    const offered: Record<string, string[]> = {};
+    const script = (request: { toolNames: string[]; toolResults: unknown[] }, who: string) => {
+      offered[who] = request.toolNames;
+      const next = { main: 'a', a: 'b', b: 'c' }[who];
+      if (next && request.toolResults.length === 0)
+        return { toolCalls: [{ name: next, input: { task: 't' } }] };
+      return { text: 'ok' };
+    };
+    const agents = (aDepth: number) => [
+      agent({ name: 'main', tools: ['a'] }),
+      agent({ name: 'a', tools: ['b', 'echo'], maxDepth: aDepth }),
+      agent({ name: 'b', tools: ['c', 'echo'] }),
+      agent({ name: 'c' }),
+    ];
+    // The tree allows three levels; `a` allows none below itself.
+    const none = setup(script, agents(0), { maxDepth: 3 });
+    await none.runtime.run({ agent: 'main', task: 'go' });
+    expect(offered.a).toEqual(['echo']);
+    // `a` allows one level below itself: `b` runs, and `b` (no limit of its own) gets no agent tools.
+    for (const name of Object.keys(offered)) delete offered[name];
+    const one = setup(script, agents(1), { maxDepth: 3 });
+    const { tree } = await one.runtime.run({ agent: 'main', task: 'go' });
+    expect(offered.a).toEqual(['b', 'echo']);
+    expect(offered.b).toEqual(['echo']);
+    expect(child(child(tree)).agent).toBe('b');
+  });
+
   it('runs siblings in parallel, bounded by maxConcurrency, and refuses delegations past maxFanOut', async () => {
     let running = 0;
     let peak = 0;
