@@ -139,7 +139,6 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
     // Every completed model step and tool result is committed, so an interrupted tree can resume.
     journal: { id: `jrn_${randomUUID()}`, spec },
     request,
-    ...(request.limits ? { limits: request.limits } : {}),
   });
   return { ...handle, sessionId, answerId };
 }
@@ -158,8 +157,6 @@ export function startAnswer<Extra extends object = object>(
     spec: ResumeSpec;
     journal: { id: string; spec: ResumeSpec; resume?: boolean };
     request: Pick<AskRequest, 'signal' | 'onEvent' | 'approver' | 'rootLimits'>;
-    /** The request's own limits (the runtime was made with them; a worker makes its own). */
-    limits?: Partial<RuntimeLimits>;
     extra?: Extra;
   },
 ): Promise<TreeHandle<AskResult & Extra>> {
@@ -194,7 +191,8 @@ export function startAnswer<Extra extends object = object>(
       };
     },
     queued: {
-      ...(start.limits ? { limits: start.limits } : {}),
+      // The limits this asker composed (its config's, and the request's own), not the worker's config.
+      limits: start.runtime.limits,
       ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
       ...(request.approver ? { approver: request.approver } : {}),
     },

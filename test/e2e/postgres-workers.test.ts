@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { fixtureModelEnv, runCli } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeReader } from '../helpers/store-reader.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
@@ -182,6 +182,39 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(asks((system) => system.includes('You split work into parts.'))).toBe(2);
     expect(asks(isMath)).toBe(4);
   }, 90_000);
+
+  it("a worker runs a tree with the asker's limits (its config's maxDepth), not its own config's", async () => {
+    const model = await startOpenAIServer((request) => {
+      const fromTool = !lastIsUser(request);
+      if (isMain(request.system))
+        return fromTool
+          ? { text: 'The job is done.' }
+          : { toolCalls: [{ name: 'lead', arguments: { task: 'Have math compute it.' } }] };
+      if (request.system.includes('You split work into parts.'))
+        return fromTool
+          ? { text: 'Computed.' }
+          : { toolCalls: [{ name: 'math', arguments: { task: 'Compute it.' } }] };
+      if (isMath(request.system)) return { text: 'Part computed.' };
+      return { text: 'unexpected' };
+    });
+    const env = await cadreEnv(model, 'asker_limits');
+    // The worker has a home of its own (the same agents, no config): only the asker allows depth two.
+    const workerEnv = { ...env, CADRE_HOME: tempHome() };
+    const lead =
+      '---\nname: lead\ndescription: Has math compute a part.\ntools: math\n---\nYou split work into parts.\n';
+    for (const home of [env.CADRE_HOME, workerEnv.CADRE_HOME]) {
+      mkdirSync(join(home, 'agents'), { recursive: true });
+      writeFileSync(join(home, 'agents', 'lead.md'), lead);
+    }
+    writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ limits: { maxDepth: 2 } }));
+    await startWorker(workerEnv, 'solo', ['--concurrency', '2']);
+    const asked = await runCli(['ask', '--no-worker', '--json', 'Do the job.'], env);
+    expect(asked.stderr).toBe('');
+    const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
+    const [leadRun] = result.run.children;
+    expect(leadRun?.children.map((child) => [child.agent, child.status])).toEqual([['math', 'ok']]);
+    expect(result.answer).toBe('The job is done.');
+  }, 60_000);
 
   it("a parent's time limit holds while its job is set aside: its sub-agent is stopped then, and it ends timeout", async () => {
     const model = await startOpenAIServer((request) => {
