@@ -51,6 +51,13 @@ export async function startMockApp(options: {
       // Drain the request body.
     }
     if (path === '/api/sessions') return json(response, { sessions: [] });
+    if (path === '/api/sessions/search') return json(response, { matches: [] });
+    // The live chat list: the empty list once, then nothing (kept open, as the real server keeps it).
+    if (path === '/api/sessions/events') {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      response.write(`event: sessions\ndata: ${JSON.stringify({ sessions: [] })}\n\n`);
+      return;
+    }
     if (path === '/api/settings')
       return json(response, { model: 'compatible:fixture', delegationMode: 'delegate' });
     if (path === '/api/agents') return json(response, { agents: [] });

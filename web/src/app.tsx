@@ -21,6 +21,7 @@ import {
 import { ChatView } from './chat/chat-view.tsx';
 import { notifyWhenHidden, useTabTitle } from './chat/tab-title.ts';
 import { NotificationsToggle } from './controls/notifications-toggle.tsx';
+import { ShortcutsSheet, useShortcuts } from './controls/shortcuts.tsx';
 import { DocumentsPanel } from './documents/documents-panel.tsx';
 import { CloseIcon, MenuIcon } from './icons.tsx';
 import { newSessionId, sessionIdFromLocation, sessionPath } from './routes.ts';
@@ -206,6 +207,16 @@ export function App() {
   };
 
   useTabTitle(store, sessions.find((session) => session.id === loaded.id)?.title);
+  const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  useShortcuts({
+    newChat: () => navigate(undefined),
+    searchChats: () => {
+      setMenuOpen(true);
+      document.querySelector<HTMLInputElement>('input[aria-label="Search chats"]')?.focus();
+    },
+    showSheet: () => setShortcutsOpen(true),
+  });
+  const signedIn = getToken() !== null;
   const currentId = useRef(loaded.id);
   currentId.current = loaded.id;
 
@@ -223,6 +234,17 @@ export function App() {
 
   return (
     <div className={`app${menuOpen ? ' menu-open' : ''}`}>
+      <a
+        className="skip-link"
+        href="#conversation"
+        onClick={(event) => {
+          // Focus moves there at once (a fragment alone moves it only on some browsers, some of the time).
+          event.preventDefault();
+          document.getElementById('conversation')?.focus();
+        }}
+      >
+        Skip to the conversation
+      </a>
       <header className="topbar">
         <button
           type="button"
@@ -247,6 +269,29 @@ export function App() {
           <button type="button" className="button" onClick={() => setPanel('agents')}>
             Agents
           </button>
+          <button
+            type="button"
+            className="icon-button shortcuts-button"
+            aria-label="Keyboard shortcuts"
+            title="Keyboard shortcuts (?)"
+            onClick={() => setShortcutsOpen(true)}
+          >
+            ?
+          </button>
+          {signedIn && (
+            <button
+              type="button"
+              className="button"
+              title="Forget this browser's token and sign in again (with the same or another token)"
+              onClick={() => {
+                setToken(null);
+                setTokenRejected(false);
+                setNeedsToken(true);
+              }}
+            >
+              Sign out
+            </button>
+          )}
         </div>
       </header>
       <aside className="sidebar">
@@ -265,7 +310,7 @@ export function App() {
         />
         <NotificationsToggle />
       </aside>
-      <main className="main">
+      <main className="main" id="conversation" tabIndex={-1}>
         {loaded.state === 'loading' && <p className="muted center">Loading the chat…</p>}
         {loaded.state === 'missing' && (
           <div className="notice notice-error center" role="alert">
@@ -304,6 +349,7 @@ export function App() {
           />
         )}
       </main>
+      {shortcutsOpen && <ShortcutsSheet onClose={() => setShortcutsOpen(false)} />}
       {panel && (
         <PanelDialog
           panel={panel}

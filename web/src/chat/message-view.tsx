@@ -10,7 +10,7 @@ import { PencilIcon, RefreshIcon } from '../icons.tsx';
 import type { CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunCard } from '../runs/run-card.tsx';
 import { type RunStore, useChildren, useRun } from '../runs/run-store.ts';
-import { SourcesList } from '../runs/sources-list.tsx';
+import { mergeSources, SourcesList } from '../runs/sources-list.tsx';
 import { CallIcon, STATUS_LABELS } from '../runs/status-icon.tsx';
 import { ToolCallView } from '../runs/tool-call-view.tsx';
 import { attachmentsOf, SentAttachments } from './attachments.tsx';
@@ -361,7 +361,10 @@ function AnswerFooter({
           )}
         </div>
       )}
-      {root?.sources && <SourcesList sources={root.sources} />}
+      {/* Once per answer: what every run of the tree cited, each address once, verified first. */}
+      {status !== 'running' && (
+        <SourcesList sources={mergeSources(store.tree(rootRunId).map((run) => run.sources))} />
+      )}
       <div className="answer-footer">
         {status !== 'running' && messageText(message).trim() && (
           <CopyButton label="Copy answer" text={() => messageText(message)} />

@@ -22,8 +22,8 @@ export function TokenPrompt({
           <code>cadre users add NAME</code>. It is kept in this browser only.
         </p>
         {rejected && (
-          <p className="panel-error" role="alert">
-            That token was not accepted.
+          <p className="notice notice-error" role="alert">
+            That token was not accepted: the server does not know it. Check it and try again.
           </p>
         )}
         <label className="field">
