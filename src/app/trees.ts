@@ -122,6 +122,7 @@ export async function startTree<Result>(
     .finally(async () => {
       await parts.store.runs.flush();
       slot.end();
+      endStopRelay(parts);
     });
   // Callers that only stream may never await the result; its failure is theirs to see in the events.
   result.catch(() => {});
@@ -136,7 +137,7 @@ export async function startTree<Result>(
 
 /**
  * Stops the user's tree: here when it runs in this process, else by asking the process that runs it
- * through the store (it looks every STOP_POLL_MS). False when it is not running anywhere.
+ * through the store (which wakes it, see `relayStops`). False when it is not running anywhere.
  */
 export async function stopTree(
   parts: TreeParts,
@@ -150,23 +151,26 @@ export async function stopTree(
   return parts.store.runs.requestStop(userId, rootRunId, reason);
 }
 
-/** How often a process with trees running looks for stops other processes asked of them. */
+/** How often a process with trees running looks for stops other processes asked, on a store that cannot tell it. */
 const STOP_POLL_MS = 250;
-const stopRelays = new WeakMap<LiveRuns, NodeJS.Timeout>();
+/** Per process's live trees: how many of its trees the relay serves, and how to end it. */
+const stopRelays = new WeakMap<LiveRuns, { trees: number; end: () => void }>();
 
 /**
  * While this process runs trees, stops asked of them from elsewhere (a page served by another process,
- * `cadre serve` stopping what a terminal's `cadre chat` is writing) reach them within STOP_POLL_MS.
+ * `cadre serve` stopping what a terminal's `cadre chat` is writing) reach them: woken by the store when
+ * it can tell (SQLite: at once in this process, by a watched file across processes), else looked for
+ * every STOP_POLL_MS. Nothing runs for it once the last tree it serves has ended (`endStopRelay`).
  */
 function relayStops(parts: TreeParts): void {
-  if (stopRelays.has(parts.live)) return;
-  const timer = setInterval(async () => {
+  const relay = stopRelays.get(parts.live);
+  if (relay) {
+    relay.trees++;
+    return;
+  }
+  const take = async () => {
     const trees = parts.live.all();
-    if (!trees.length) {
-      clearInterval(timer);
-      stopRelays.delete(parts.live);
-      return;
-    }
+    if (!trees.length) return;
     const stops = await parts.store.runs
       .takeStopRequests(trees.map((tree) => tree.rootRunId))
       .catch(() => new Map<string, string>());
@@ -174,10 +178,24 @@ function relayStops(parts: TreeParts): void {
       const reason = stops.get(tree.rootRunId);
       if (reason !== undefined) parts.live.cancel(tree.userId, tree.rootRunId, reason);
     }
-  }, STOP_POLL_MS);
+  };
+  const { runs } = parts.store;
+  if (runs.watchStops) {
+    stopRelays.set(parts.live, { trees: 1, end: runs.watchStops(() => void take()) });
+    return;
+  }
+  const timer = setInterval(() => void take(), STOP_POLL_MS);
   // Nothing is waited for by this alone: a process whose work is done exits.
   timer.unref();
-  stopRelays.set(parts.live, timer);
+  stopRelays.set(parts.live, { trees: 1, end: () => clearInterval(timer) });
+}
+
+/** One tree the relay served has ended; the relay ends with the last. */
+function endStopRelay(parts: TreeParts): void {
+  const relay = stopRelays.get(parts.live);
+  if (!relay || --relay.trees > 0) return;
+  relay.end();
+  stopRelays.delete(parts.live);
 }
 
 /**

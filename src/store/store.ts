@@ -93,6 +93,11 @@ export interface RunStore {
    * with `takeStopRequests`); false when the caller has no such tree running.
    */
   requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean>;
+  /**
+   * Calls `onRequest` when a stop may have been asked of a tree (a hint to `takeStopRequests`), from this
+   * process or another, with no timer. Where the backend can tell; else a process running trees polls.
+   */
+  watchStops?(onRequest: () => void): () => void;
   /** The stop requests for any of these trees, with their reasons; each is handed out once. */
   takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>>;
   /**

@@ -7,6 +7,7 @@ import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import type { Database } from './database.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import { markInterruptedRuns, pruneRunTrees, removeRunTree } from './run-maintenance.ts';
+import { StopSignals } from './stop-signals.ts';
 
 /**
  * The SQLite run store. Recording only queues: the writer commits in small, time-boxed transactions off
@@ -18,6 +19,7 @@ export class SqliteRunStore implements RunStore {
   #writer: EventWriter;
 
   #recover: () => void;
+  #stops: StopSignals;
 
   /**
    * Writes through `writer` (shared with the journal) or a writer of its own made with these options.
@@ -26,6 +28,7 @@ export class SqliteRunStore implements RunStore {
    */
   constructor(db: Database, writer: EventWriter | EventWriterOptions = {}, recoverDeadSpools = () => {}) {
     this.#db = db;
+    this.#stops = new StopSignals(db.location() ?? undefined);
     this.#writer = writer instanceof EventWriter ? writer : new EventWriter(db, writer);
     this.#recover = recoverDeadSpools;
   }
@@ -132,7 +135,12 @@ export class SqliteRunStore implements RunStore {
         'INSERT INTO run_stop_requests (root_id, user_id, reason, requested_at) VALUES (?, ?, ?, ?) ON CONFLICT (root_id) DO NOTHING',
       )
       .run(rootRunId, userId, reason, Date.now());
+    this.#stops.announce();
     return true;
+  }
+
+  watchStops(onRequest: () => void): () => void {
+    return this.#stops.watch(onRequest);
   }
 
   async takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>> {

@@ -1,0 +1,45 @@
+import { type FSWatcher, watch, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+
+/**
+ * Stop requests announced to the processes running trees on one SQLite file, with no timer: listeners in
+ * this process are called at once; other processes are told through a small file beside the database
+ * (`cadre.db-stops`), whose change the operating system reports to each watcher (inotify, FSEvents). The
+ * request itself is the `run_stop_requests` row; this only says "look now".
+ */
+export class StopSignals {
+  #file: string | undefined;
+  #listeners = new Set<() => void>();
+  #watcher: FSWatcher | undefined;
+
+  /** For the database at `location` (none: an in-memory database, one process only). */
+  constructor(location: string | undefined) {
+    this.#file = location ? `${location}-stops` : undefined;
+  }
+
+  /** Wakes every watcher, here and in other processes. */
+  announce(): void {
+    for (const listener of this.#listeners) listener();
+    if (this.#file) writeFileSync(this.#file, `${process.pid} ${Date.now()}\n`, { mode: 0o600 });
+  }
+
+  /** Calls `onRequest` whenever a stop may have been asked; returns how to stop watching. */
+  watch(onRequest: () => void): () => void {
+    this.#listeners.add(onRequest);
+    if (this.#file && !this.#watcher) {
+      const name = basename(this.#file);
+      // Not persistent: watching keeps no process alive; a process whose work is done exits.
+      this.#watcher = watch(dirname(this.#file), { persistent: false }, (_type, changed) => {
+        // Our own announcement comes back too: the listeners were called already, once more is harmless.
+        if (changed === null || changed === name) for (const listener of this.#listeners) listener();
+      });
+      this.#watcher.on('error', () => {});
+    }
+    return () => {
+      this.#listeners.delete(onRequest);
+      if (this.#listeners.size) return;
+      this.#watcher?.close();
+      this.#watcher = undefined;
+    };
+  }
+}
