@@ -20,7 +20,7 @@ describe.skipIf(!hasChromium)('keys and signing out', () => {
       document.body.removeAttribute('tabindex');
     });
     await page.keyboard.press('Tab');
-    const skip = page.getByRole('link', { name: 'Skip to the conversation' });
+    const skip = page.getByRole('button', { name: 'Skip to the conversation' });
     expect(await skip.evaluate((element) => element === document.activeElement)).toBe(true);
     await page.keyboard.press('Enter');
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('conversation');

@@ -234,17 +234,14 @@ export function App() {
 
   return (
     <div className={`app${menuOpen ? ' menu-open' : ''}`}>
-      <a
+      {/* A button, not a link to #conversation: a fragment moves focus only on some browsers, some of the time. */}
+      <button
+        type="button"
         className="skip-link"
-        href="#conversation"
-        onClick={(event) => {
-          // Focus moves there at once (a fragment alone moves it only on some browsers, some of the time).
-          event.preventDefault();
-          document.getElementById('conversation')?.focus();
-        }}
+        onClick={() => document.getElementById('conversation')?.focus()}
       >
         Skip to the conversation
-      </a>
+      </button>
       <header className="topbar">
         <button
           type="button"
