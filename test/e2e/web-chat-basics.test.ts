@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../web/browser.ts';
-import { ask, delegation, expectNoConsoleErrors, screenshots, setup } from '../web/web-app-setup.ts';
+import { ask, delegation, expectNoConsoleErrors, isMain, screenshots, setup } from '../web/web-app-setup.ts';
 
 describe.skipIf(!hasChromium)('chat basics', () => {
   it('grows the message box with wrapped text, and its placeholders fit a phone', async () => {
@@ -150,6 +150,32 @@ describe.skipIf(!hasChromium)('chat basics', () => {
       expect(overlaps).toBe(false);
     }
     await screenshots(page, '33-14-code-copy');
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it("counts the main agent's tokens as its step ends, before the tree ends", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { page, browser } = await setup(({ body, system }) => {
+      const last = body.messages.at(-1);
+      if (isMain(system))
+        return last?.role === 'user'
+          ? { toolCalls: [{ name: 'math', arguments: { task: 'Add 2 and 2.' } }] }
+          : { text: 'It is 4.', until: held };
+      return { text: '4' };
+    });
+    await ask(page, 'What is 2 + 2?');
+    await page.getByRole('button', { name: /^math: done\./ }).waitFor({ timeout: 20_000 });
+    const answer = page.getByRole('article', { name: 'Answer' });
+    // The main agent's first step (its delegation) has ended and its final answer is still being asked
+    // for: the tokens so far show now, not only when the whole tree ends.
+    await answer.getByText(/^\d+ tokens so far$/).waitFor({ timeout: 10_000 });
+    await screenshots(page, '33-21-tokens-so-far');
+    release();
+    await answer.getByText(/tokens in all$/).waitFor({ timeout: 20_000 });
+    expect(await answer.getByText(/so far$/).count()).toBe(0);
     expectNoConsoleErrors(browser);
   }, 90_000);
 });

@@ -9,6 +9,7 @@ import { formatCost, formatTokens, PARTIAL_COST_NOTE, truncate } from '../format
 import { PencilIcon, RefreshIcon } from '../icons.tsx';
 import type { CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunCard } from '../runs/run-card.tsx';
+import { runTokens } from '../runs/run-fold.ts';
 import { type RunStore, useChildren, useRun } from '../runs/run-store.ts';
 import { mergeSources, SourcesList } from '../runs/sources-list.tsx';
 import { CallIcon, STATUS_LABELS } from '../runs/status-icon.tsx';
@@ -346,6 +347,7 @@ function AnswerFooter({
   const usage = message.metadata?.usage ?? root?.subtreeUsage;
   const cost = message.metadata?.cost ?? root?.subtreeCost;
   const failed = status !== undefined && status !== 'running' && status !== 'ok';
+  const liveTokens = usage ? 0 : store.tree(rootRunId).reduce((sum, run) => sum + runTokens(run), 0);
   return (
     <>
       {failed && (
@@ -383,6 +385,10 @@ function AnswerFooter({
         )}
         {/* A run that failed before any model answered used nothing: no "0 tokens · $0.00" under it. */}
         {usage && usage.totalTokens > 0 && <span>{formatTokens(usage.totalTokens)} in all</span>}
+        {/* While it runs, what each finished model step used so far (the main agent's and its sub-agents'). */}
+        {!usage && status === 'running' && liveTokens > 0 && (
+          <span className="live-usage">{formatTokens(liveTokens)} so far</span>
+        )}
         {cost && cost.amount > 0 && (
           <span className="cost" title={cost.partial ? PARTIAL_COST_NOTE : 'What these tokens cost'}>
             <span className="visually-hidden">Cost: </span>
