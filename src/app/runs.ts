@@ -103,8 +103,26 @@ export class RunsUseCases {
   }
 
   /** Removes the caller's finished trees started more than `olderThanMs` ago; how many went. */
-  prune(userId: string, olderThanMs: number, now = Date.now()): Promise<number> {
-    return this.#parts.store.runs.prune(userId, { before: now - olderThanMs });
+  async prune(userId: string, olderThanMs: number, now = Date.now()): Promise<number> {
+    const { runs } = this.#parts.store;
+    const before = now - olderThanMs;
+    // With a queue (PostgreSQL), the pruned trees' jobs go too: the candidates are read first, and
+    // those gone after the prune are forgotten (the store decides which of them it may remove).
+    const candidates = this.#parts.store.jobs
+      ? (await runs.listRuns(userId, { limit: 100_000 })).filter(
+          (run) => run.status !== 'running' && Date.parse(run.startedAt) < before,
+        )
+      : [];
+    const trees = [];
+    for (const run of candidates) {
+      const tree = await runs.getRunTree(userId, run.id);
+      if (tree) trees.push(tree);
+    }
+    const pruned = await runs.prune(userId, { before });
+    const gone = [];
+    for (const tree of trees) if (!(await runs.getRunTree(userId, tree.id))) gone.push(tree);
+    await forgetTreeJobs(this.#parts.store, gone);
+    return pruned;
   }
 }
 

@@ -74,6 +74,11 @@ describe.skipIf(!url)('cadre with CADRE_DATABASE_URL', () => {
       const session = sessions.find((candidate) => candidate.title.includes('SESSION-SECRET-QUESTION'))!;
       expect((await cadreInProcess(['sessions', 'rm', session.id], env)).code).toBe(0);
       expect(await jobsHolding('SESSION-SECRET-QUESTION')).toBe(0);
+
+      expect((await cadreInProcess(['ask', 'PRUNED-SECRET-QUESTION'], env)).code).toBe(0);
+      expect(await jobsHolding('PRUNED-SECRET-QUESTION')).toBe(1);
+      expect((await cadreInProcess(['runs', 'prune', '--older-than', '0d'], env)).code).toBe(0);
+      expect(await jobsHolding('PRUNED-SECRET-QUESTION')).toBe(0);
     } finally {
       await client.end();
     }
