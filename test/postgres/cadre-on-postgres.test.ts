@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jobUuid } from '../../src/store/postgres/job-queue.ts';
 import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 
 // `cadre` pointed at PostgreSQL by CADRE_DATABASE_URL, through its front door: what one process stores,
@@ -41,7 +42,7 @@ describe.skipIf(!url)('cadre with CADRE_DATABASE_URL', () => {
     expect(existsSync(join(home, 'cadre.db'))).toBe(false);
   });
 
-  it("deletes a tree's queued jobs (its question, history and outputs) with the run or its session", async () => {
+  it("keeps no question in a finished job, and deletes a tree's jobs with the run, its session or a prune", async () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
@@ -56,29 +57,44 @@ describe.skipIf(!url)('cadre with CADRE_DATABASE_URL', () => {
             ])
           ).rows[0].n,
         );
+      const treeJobs = async (rootRunId: string) =>
+        Number(
+          (
+            await client.query(`SELECT count(*) AS n FROM ${schema}_jobs.job WHERE id = $1`, [
+              jobUuid(`tree:${rootRunId}`),
+            ])
+          ).rows[0].n,
+        );
+      /** Asks `question`; the id of the tree that answered it. */
+      const ask = async (question: string) => {
+        expect((await cadreInProcess(['ask', question], env)).code).toBe(0);
+        const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout)
+          .runs as Array<{
+          id: string;
+          task: string;
+        }>;
+        return runs.find((candidate) => candidate.task === question)!.id;
+      };
 
-      expect((await cadreInProcess(['ask', 'RUN-SECRET-QUESTION'], env)).code).toBe(0);
-      expect(await jobsHolding('RUN-SECRET-QUESTION')).toBe(1);
-      const runs = JSON.parse((await cadreInProcess(['runs', 'list', '--json'], env)).stdout).runs as Array<{
-        id: string;
-        task: string;
-      }>;
-      const run = runs.find((candidate) => candidate.task === 'RUN-SECRET-QUESTION')!;
-      expect((await cadreInProcess(['runs', 'rm', run.id], env)).code).toBe(0);
+      const removed = await ask('RUN-SECRET-QUESTION');
+      // Ended: the job's question and history are gone from the queue; the job itself stays with the run.
       expect(await jobsHolding('RUN-SECRET-QUESTION')).toBe(0);
+      expect(await treeJobs(removed)).toBe(1);
+      expect((await cadreInProcess(['runs', 'rm', removed], env)).code).toBe(0);
+      expect(await treeJobs(removed)).toBe(0);
 
-      expect((await cadreInProcess(['ask', 'SESSION-SECRET-QUESTION'], env)).code).toBe(0);
-      expect(await jobsHolding('SESSION-SECRET-QUESTION')).toBe(1);
+      const inSession = await ask('SESSION-SECRET-QUESTION');
+      expect(await treeJobs(inSession)).toBe(1);
       const sessions = JSON.parse((await cadreInProcess(['sessions', 'list', '--json'], env)).stdout)
         .sessions as Array<{ id: string; title: string }>;
       const session = sessions.find((candidate) => candidate.title.includes('SESSION-SECRET-QUESTION'))!;
       expect((await cadreInProcess(['sessions', 'rm', session.id], env)).code).toBe(0);
-      expect(await jobsHolding('SESSION-SECRET-QUESTION')).toBe(0);
+      expect(await treeJobs(inSession)).toBe(0);
 
-      expect((await cadreInProcess(['ask', 'PRUNED-SECRET-QUESTION'], env)).code).toBe(0);
-      expect(await jobsHolding('PRUNED-SECRET-QUESTION')).toBe(1);
+      const pruned = await ask('PRUNED-SECRET-QUESTION');
+      expect(await treeJobs(pruned)).toBe(1);
       expect((await cadreInProcess(['runs', 'prune', '--older-than', '0d'], env)).code).toBe(0);
-      expect(await jobsHolding('PRUNED-SECRET-QUESTION')).toBe(0);
+      expect(await treeJobs(pruned)).toBe(0);
     } finally {
       await client.end();
     }

@@ -50,6 +50,8 @@ export class PgBossJobQueue implements JobQueue {
   /** pg-boss's own schema, beside Cadre's tables. */
   #bossSchema: string;
   #notifications: Notifications;
+  /** The table of each queue, as pg-boss names it. */
+  #tables = new Map<string, string>();
   /** Claims held by this process, let go when it closes the queue. */
   #claims = new Set<() => Promise<void>>();
   /** Leases of this process's workers, let go when it closes the queue (what they hold stays theirs to reap). */
@@ -213,6 +215,7 @@ export class PgBossJobQueue implements JobQueue {
   async complete(job: Job, output: unknown, parent?: JobParent): Promise<void> {
     if (!parent) {
       await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object);
+      await this.#dropPayload(job, this.#db);
       await this.#letGo(job);
     } else {
       // The end and the parent's wake commit together: a worker dying between them would leave the
@@ -220,6 +223,7 @@ export class PgBossJobQueue implements JobQueue {
       const woken = await this.#waking(parent, job.id, async (connection) => {
         const db = { db: inTransaction(connection) };
         const ended = await this.#boss.complete(QUEUES[job.kind], attempt(job), { output } as object, db);
+        await this.#dropPayload(job, connection);
         await connection.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
           job.id,
           job.retryCount,
@@ -230,6 +234,25 @@ export class PgBossJobQueue implements JobQueue {
       if (woken) await this.signal('jobs', parent.kind);
     }
     await this.signal('ended', job.id);
+  }
+
+  /**
+   * A completed job's payload (the question, its history, a sub-agent's request) is needed no more: only
+   * its output is read after it ends. pg-boss would keep it for days (`deleteAfterSeconds`).
+   */
+  async #dropPayload(job: Job, db: { query: Database['query'] }): Promise<void> {
+    const name = QUEUES[job.kind];
+    let table = this.#tables.get(name);
+    if (!table) {
+      table = (await this.#boss.getQueue(name))?.table;
+      if (!table) return;
+      this.#tables.set(name, table);
+    }
+    await db.query(
+      `UPDATE ${quoted(this.#bossSchema)}.${quoted(table)} SET data = NULL
+       WHERE name = $1 AND id = $2 AND state = 'completed'`,
+      [name, job.id],
+    );
   }
 
   async fail(job: Job, error: string): Promise<void> {
