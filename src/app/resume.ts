@@ -2,7 +2,7 @@ import type { Approver } from '../core/approvals.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
-import type { JobQueue } from '../store/job-queue.ts';
+import type { ResumeClaims } from '../store/job-queue.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
@@ -112,7 +112,7 @@ export async function resumeRun(
 
 /** A claim held in the database (runs as jobs): let go by `release`, or by the database if this process dies. */
 async function databaseClaim(
-  jobs: () => Promise<JobQueue>,
+  jobs: () => Promise<ResumeClaims>,
   key: string,
 ): Promise<{ release: () => void } | { heldBy: number }> {
   const claimed = await (await jobs()).claim(key);

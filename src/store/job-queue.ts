@@ -74,11 +74,18 @@ export interface ReapedJobs {
   givenUp: Array<JobPlace & { pid: number; host: string }>;
 }
 
-export interface JobQueue {
+/** The queue itself: trees and sub-agent runs put on it, taken by workers, ended, set aside, handed back, reaped. */
+export interface TreeQueue {
   /** The id a job enqueued under `key` has (what `take` hands out and `ended` signals carry). */
   jobId(key: string): string;
   /** Adds a job; one with that id already there is left as it is. */
   enqueue(kind: JobKind, id: string, data: unknown): Promise<void>;
+  /**
+   * Takes a job no worker has taken yet off the queue (its asker cancelled it, or went away): true when
+   * it was still waiting and is now withdrawn (it ends cancelled and never runs), false when a worker has
+   * it (or had it once) or it has ended: stopping it is then that worker's to do.
+   */
+  withdraw(kind: JobKind, key: string): Promise<boolean>;
   /**
    * Deletes the jobs enqueued under these keys, whatever their state (their payloads carry questions,
    * histories and outputs): for data a person removed. Keys of jobs that are not there are ignored.
@@ -94,12 +101,6 @@ export interface JobQueue {
    * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard.
    */
   treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined>;
-  /**
-   * Takes a job no worker has taken yet off the queue (its asker cancelled it, or went away): true when
-   * it was still waiting and is now withdrawn (it ends cancelled and never runs), false when a worker has
-   * it (or had it once) or it has ended: stopping it is then that worker's to do.
-   */
-  withdraw(kind: JobKind, key: string): Promise<boolean>;
   /** Whether a worker other than `workerId` is alive (holds its lease). */
   othersAlive(workerId: string): Promise<boolean>;
   /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first) for worker `workerId`. */
@@ -139,16 +140,42 @@ export interface JobQueue {
   takeDead(count: number): Promise<DeadJob[]>;
   /** Settles a dead letter; with `parent`, wakes it as `complete` does, in the same transaction. */
   settleDead(job: DeadJob, parent?: JobParent): Promise<void>;
+}
+
+/** What processes say to each other, each heard by every process listening (NOTIFY on PostgreSQL). */
+export interface JobSignals {
+  signal(signal: QueueSignal, payload: string): Promise<void>;
+  /**
+   * Calls `listener` with each signal's payload, and with `*` after the connection was lost and came
+   * back (signals may have been missed: look again). Resolves once listening.
+   */
+  listen(signal: QueueSignal, listener: (payload: string) => void): Promise<() => void>;
+}
+
+/** A tree's shared token budget, charged by every process running a part of it. */
+export interface TreeLedgerStore {
   /** Adds `tokens` to a tree's shared ledger; resolves to what the whole tree has spent. */
   charge(rootRunId: string, tokens: number): Promise<number>;
   spent(rootRunId: string): Promise<number>;
+}
+
+/** Claims held across every process of the database (one resume of a journal at a time). */
+export interface ResumeClaims {
   /**
    * Claims `key` across every process of the database until released (a resume of one journal): resolves
    * to the release, or to the process holding it. A claim whose process dies is let go.
    */
   claim(key: string): Promise<{ release: () => Promise<void> } | { heldBy: { pid: number; host: string } }>;
+}
+
+/** Secrets every process of the database shares. */
+export interface SharedSecrets {
   /** A secret every process of this database shares, made once by whichever asks first (the approval key). */
   sharedSecret(name: string): Promise<Buffer>;
+}
+
+/** Approval requests waiting in the database for a person, answered from any process. */
+export interface ApprovalStore {
   /** Records a request waiting for a decision, so any process can list and answer it. */
   putApproval(approval: StoredApproval): Promise<void>;
   /** The user's waiting requests, oldest first. */
@@ -167,11 +194,19 @@ export interface JobQueue {
   takeDecision(approvalId: string): Promise<string | undefined>;
   /** Withdraws a request nobody answered (its run ended, its wait timed out). */
   dropApproval(approvalId: string): Promise<void>;
-  signal(signal: QueueSignal, payload: string): Promise<void>;
-  /**
-   * Calls `listener` with each signal's payload, and with `*` after the connection was lost and came
-   * back (signals may have been missed: look again). Resolves once listening.
-   */
-  listen(signal: QueueSignal, listener: (payload: string) => void): Promise<() => void>;
+}
+
+/**
+ * Everything a store shared by several processes offers for runs as jobs, by concern: code that needs one
+ * concern takes that interface alone (the ledger, the approvals, the claims…), so each stays small and has
+ * a contract test of its own (test/postgres/job-concerns.test.ts).
+ */
+export interface JobQueue
+  extends TreeQueue,
+    JobSignals,
+    TreeLedgerStore,
+    ResumeClaims,
+    SharedSecrets,
+    ApprovalStore {
   close(): Promise<void>;
 }

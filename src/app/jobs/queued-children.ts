@@ -4,7 +4,7 @@ import type { ResultEnvelope } from '../../core/envelope.ts';
 import { RunHandedOff } from '../../core/errors.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import { zeroUsage } from '../../core/usage.ts';
-import type { JobQueue } from '../../store/job-queue.ts';
+import type { JobSignals, TreeQueue } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
 import { runJobKey } from './forget-jobs.ts';
 import type { RunJobData } from './job-data.ts';
@@ -29,7 +29,7 @@ export function childRunId(parentRunId: string, toolCallId = 'child'): string {
  * parent (cancel, timeout) tells whichever worker runs the child.
  */
 export function queuedChildren(options: {
-  jobs: JobQueue;
+  jobs: TreeQueue & JobSignals;
   journalId: string;
   limits?: Partial<RuntimeLimits>;
   /**
@@ -59,7 +59,7 @@ export function queuedChildren(options: {
 
 /** Waits for a child's job to end and hands back its envelope (an error one when the job failed for good). */
 async function childEnd(
-  jobs: JobQueue,
+  jobs: TreeQueue & JobSignals,
   key: string,
   runId: string,
   signal: AbortSignal,

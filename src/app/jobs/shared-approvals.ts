@@ -1,6 +1,10 @@
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../core/approvals.ts';
 import { UserError } from '../../core/errors.ts';
-import type { JobQueue } from '../../store/job-queue.ts';
+import type { ApprovalStore, JobSignals, SharedSecrets } from '../../store/job-queue.ts';
+
+/** What approvals in the database need of the job engine. */
+type ApprovalParts = ApprovalStore & JobSignals & SharedSecrets;
+
 import { type ApprovalDesk, ApprovalSigner, type SignedDecision } from '../approvals.ts';
 import { Wakeup } from '../follow-events.ts';
 
@@ -14,10 +18,10 @@ const LOOK_EVERY_MS = 2_000;
  * as the embedded mode verifies its own.
  */
 export class SharedApprovals implements ApprovalDesk {
-  #jobs: () => Promise<JobQueue>;
+  #jobs: () => Promise<ApprovalParts>;
   #signer: Promise<ApprovalSigner> | undefined;
 
-  constructor(jobs: () => Promise<JobQueue>) {
+  constructor(jobs: () => Promise<ApprovalParts>) {
     this.#jobs = jobs;
   }
 

@@ -1,5 +1,5 @@
 import type { BudgetLedger } from '../../core/child-runs.ts';
-import type { JobQueue } from '../../store/job-queue.ts';
+import type { TreeLedgerStore } from '../../store/job-queue.ts';
 
 /**
  * A tree's token ledger kept in the database, shared by every worker running a part of the tree: each
@@ -8,17 +8,17 @@ import type { JobQueue } from '../../store/job-queue.ts';
  * answer), which is what a budget check between model calls needs.
  */
 export class SharedLedger implements BudgetLedger {
-  #jobs: JobQueue;
+  #jobs: TreeLedgerStore;
   #rootRunId: string;
   #known = 0;
   #pending = 0;
 
-  private constructor(jobs: JobQueue, rootRunId: string) {
+  private constructor(jobs: TreeLedgerStore, rootRunId: string) {
     this.#jobs = jobs;
     this.#rootRunId = rootRunId;
   }
 
-  static async open(jobs: JobQueue, rootRunId: string): Promise<SharedLedger> {
+  static async open(jobs: TreeLedgerStore, rootRunId: string): Promise<SharedLedger> {
     const ledger = new SharedLedger(jobs, rootRunId);
     ledger.#known = await jobs.spent(rootRunId);
     return ledger;
