@@ -37,7 +37,8 @@ describe.skipIf(!TEST_DATABASE_URL)('the job engine by concern, on PostgreSQL', 
   it("TreeLedgerStore: every process's charges add up per tree", async () => {
     const { first, second, close } = await twoProcesses('ledger');
     try {
-      const [a, b]: TreeLedgerStore[] = [first, second];
+      const a: TreeLedgerStore = first;
+      const b: TreeLedgerStore = second;
       expect(await a.spent('run_tree')).toBe(0);
       expect(await a.charge('run_tree', 120)).toBe(120);
       expect(await b.charge('run_tree', 30)).toBe(150);
@@ -51,7 +52,8 @@ describe.skipIf(!TEST_DATABASE_URL)('the job engine by concern, on PostgreSQL', 
   it('SharedSecrets: made once by whichever asks first, the same for every process, one per name', async () => {
     const { first, second, close } = await twoProcesses('secrets');
     try {
-      const [a, b]: SharedSecrets[] = [first, second];
+      const a: SharedSecrets = first;
+      const b: SharedSecrets = second;
       const key = await a.sharedSecret('approval-key');
       expect(key.length).toBe(32);
       expect((await b.sharedSecret('approval-key')).equals(key)).toBe(true);
@@ -64,7 +66,8 @@ describe.skipIf(!TEST_DATABASE_URL)('the job engine by concern, on PostgreSQL', 
   it('JobSignals: a signal one process sends is heard by the others listening', async () => {
     const { first, second, close } = await twoProcesses('signals');
     try {
-      const [a, b]: JobSignals[] = [first, second];
+      const a: JobSignals = first;
+      const b: JobSignals = second;
       const heard = await nextSignal(b, 'stop');
       await a.signal('stop', '{"root":"run_tree"}');
       expect(await heard.payload).toBe('{"root":"run_tree"}');
@@ -76,7 +79,8 @@ describe.skipIf(!TEST_DATABASE_URL)('the job engine by concern, on PostgreSQL', 
   it('ApprovalStore: a request is listed for its user only, decided once by that user from any process, and taken once', async () => {
     const { first, second, close } = await twoProcesses('approvals');
     try {
-      const [worker, server]: Array<ApprovalStore & JobSignals> = [first, second];
+      const worker: ApprovalStore & JobSignals = first;
+      const server: ApprovalStore & JobSignals = second;
       const request = { approvalId: 'ap_1', userId: 'ada', request: '{"tool":"bash"}' };
       await worker.putApproval(request);
       await worker.putApproval({ approvalId: 'ap_2', userId: 'ada', request: '{"tool":"write"}' });
@@ -110,7 +114,8 @@ describe.skipIf(!TEST_DATABASE_URL)('the job engine by concern, on PostgreSQL', 
   it('TreeQueue.withdraw: a job no worker has taken comes off the queue; one a worker holds stays its', async () => {
     const { first, second, close } = await twoProcesses('withdraw');
     try {
-      const [asker, worker]: TreeQueue[] = [first, second];
+      const asker: TreeQueue = first;
+      const worker: TreeQueue = second;
       const lease = await worker.enlist({ name: 'w', standing: true });
       const place = () => ({ rootRunId: 'run_a', runId: 'run_a' });
       await asker.enqueue('tree', 'tree:run_a', { rootRunId: 'run_a' });
