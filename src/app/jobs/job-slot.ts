@@ -5,7 +5,8 @@ import type { Semaphore } from '../../core/semaphore.ts';
  * job and takes one again once none does. However many calls start and end their waits, and in whatever
  * order, the job asks for at most one slot at a time and holds at most one: a resumed parent whose calls
  * find their children already ended must not queue a second request behind the slot it holds itself
- * (with one slot, that request would wait for ever). Taking a slot again gives way to the job's stop.
+ * (with one slot, that request would wait for ever). Taking a slot again gives way to the job's stop: a
+ * stopped job unwinds without one.
  */
 export class JobSlot {
   #slots: Semaphore;
@@ -38,7 +39,7 @@ export class JobSlot {
 
   /**
    * A call's wait has ended: when it was the last one, resolves once the job holds a slot again (one
-   * request for all the calls that end meanwhile); rejects when `signal` aborts first.
+   * request for all the calls that end meanwhile), or at once, holding none, when `signal` aborts first.
    */
   async endWait(signal: AbortSignal): Promise<void> {
     this.#waits = Math.max(0, this.#waits - 1);
@@ -50,9 +51,10 @@ export class JobSlot {
         if (this.#waits > 0 || this.#ended) release();
         else this.#held = release;
       },
-      (error: unknown) => {
+      () => {
+        // Stopped first: the run unwinds without a slot (it only records how its calls ended, the
+        // children's envelopes included), rather than failing its call with the stop's reason.
         this.#taking = undefined;
-        throw error;
       },
     );
     return this.#taking;
