@@ -210,7 +210,12 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
       });
       await page.goto(`${second.url}${path}`);
       const notice = page.getByRole('status', { name: 'Interrupted answer' });
-      await notice.getByText('was interrupted').waitFor();
+      await notice.getByText('was interrupted: the process running it ended').waitFor();
+      // What its sub-agents had done by then is listed before Resume (here: math, cut off mid-way).
+      await notice
+        .getByRole('list', { name: 'What its sub-agents had done' })
+        .getByText(/^math interrupted: Compute 17 \* 23/)
+        .waitFor();
       // The killed server's cut stream and refused connections were logged by the browser before the restart.
       browser.errors.length = 0;
       await page.screenshot({ path: join(SCREENSHOTS, 'interrupted.png') });

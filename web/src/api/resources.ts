@@ -401,3 +401,25 @@ export async function updateSettings(change: {
 }): Promise<void> {
   await apiJson('/api/settings', { method: 'PATCH', json: change });
 }
+
+/** A sub-agent run of a stored tree, as the interrupted answer's notice lists it. */
+export interface StoredChildRun {
+  id: string;
+  agent: string;
+  task: string;
+  status: string;
+  summary: string;
+}
+
+/** The sub-agent runs directly under a stored tree's root (`GET /api/runs/:id`), in the order they ran. */
+export async function storedChildRuns(rootRunId: string): Promise<StoredChildRun[]> {
+  const tree = await apiJson<Json>(`/api/runs/${encodeURIComponent(rootRunId)}`);
+  const children = Array.isArray(tree.children) ? (tree.children as Json[]) : [];
+  return children.map((child) => ({
+    id: String(child.id),
+    agent: String(child.agent),
+    task: text(child.task) ?? '',
+    status: String(child.status),
+    summary: text(child.summary) ?? '',
+  }));
+}

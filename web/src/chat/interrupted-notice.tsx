@@ -1,8 +1,9 @@
-import { useState } from 'react';
-import type { InterruptedAnswer } from '../api/resources.ts';
+import { useEffect, useState } from 'react';
+import { type InterruptedAnswer, type StoredChildRun, storedChildRuns } from '../api/resources.ts';
 
 /**
- * An answer the server never finished because its process died (a crash, a restart). Resume continues the
+ * An answer never finished because the process running it ended (a closed terminal, a kill, a crash, a
+ * restart), with what its sub-agents had done by then: finished work shows before Resume reuses it. Resume continues the
  * tree from its journal on the server: committed model steps and tool results are reused, not redone.
  * `onResume` starts the new attempt and follows it; the notice says so until the answer shows, and shows
  * the server's refusal (already resumed elsewhere, the question since replaced) in its place.
@@ -18,6 +19,20 @@ export function InterruptedNotice({
   hidden?: boolean;
 }) {
   const [state, setState] = useState<'idle' | 'resuming' | { error: string }>('idle');
+  const [children, setChildren] = useState<StoredChildRun[]>([]);
+  useEffect(() => {
+    let current = true;
+    storedChildRuns(interrupted.runId).then(
+      (runs) => {
+        if (current) setChildren(runs);
+      },
+      // The tree could not be read (gone since): the notice still offers Resume.
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+  }, [interrupted.runId]);
   const resume = async () => {
     setState('resuming');
     try {
@@ -35,8 +50,22 @@ export function InterruptedNotice({
           </>
         ) : (
           <>
-            The answer to “{truncate(interrupted.task)}” was interrupted: the server stopped before it
-            finished.
+            The answer to “{truncate(interrupted.task)}” was interrupted: the process running it ended before
+            it finished.
+            {children.length > 0 && (
+              <ul className="interrupted-runs" aria-label="What its sub-agents had done">
+                {children.map((child) => (
+                  <li key={child.id}>
+                    <strong>{child.agent}</strong>{' '}
+                    {child.status === 'ok'
+                      ? `done${child.summary ? `: ${truncate(child.summary, 140)}` : ''} (kept; Resume reuses it)`
+                      : child.status === 'running' || child.status === 'interrupted'
+                        ? `interrupted: ${truncate(child.task, 100)}`
+                        : `${child.status}: ${truncate(child.task, 100)}`}
+                  </li>
+                ))}
+              </ul>
+            )}
             {typeof state === 'object' && <> {state.error}</>}
           </>
         )}
