@@ -1,9 +1,11 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import { UserError } from '../core/index.ts';
 import { authModeAtStart } from './auth.ts';
 import { createServerApp, type ServerAppOptions } from './create-server-app.ts';
 import { isLoopbackHost } from './security.ts';
+import { DEFAULT_DISCARD_BYTES, type DiscardLimits, discardUnreadBodies } from './unread-bodies.ts';
 
 export interface StartServerOptions extends Omit<ServerAppOptions, 'boundHost'> {
   host: string;
@@ -12,6 +14,8 @@ export interface StartServerOptions extends Omit<ServerAppOptions, 'boundHost'> 
   requestTimeoutSeconds?: number;
   /** Longest a client may take to send a request's headers (default 15 s). */
   headersTimeoutSeconds?: number;
+  /** What is read and thrown away of a refused request's body before its connection closes. */
+  discard?: Partial<DiscardLimits>;
 }
 
 export interface RunningServer {
@@ -53,6 +57,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         fetch: app.fetch,
         hostname: options.host,
         port: options.port,
+        // discardUnreadBodies below reads the rest of a refused body for longer than its 500 ms.
+        autoCleanupIncoming: false,
         // Node's defaults (300 s for a body, 60 s for headers) let a client that sends a byte at a time
         // hold a connection for minutes; a chat request is small and an upload is bounded. Responses
         // (event streams) are not limited by these.
@@ -66,6 +72,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       () => resolve(started),
     );
     started.once('error', reject);
+  });
+  discardUnreadBodies(server as Server, {
+    maxBytes: options.discard?.maxBytes ?? DEFAULT_DISCARD_BYTES,
+    maxMs: options.discard?.maxMs ?? (options.requestTimeoutSeconds ?? 60) * 1000,
   });
   const address = server.address() as AddressInfo;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
