@@ -1,10 +1,22 @@
 import type { AgentCatalog } from '../agents/loader.ts';
 import type { CadreConfig } from '../config/schema.ts';
 import type { EventBus } from '../core/events.ts';
+import type { RuntimeLimits } from '../core/limits.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
 import type { Store } from '../store/store.ts';
 import type { McpClients } from '../tools/mcp/mcp-clients.ts';
+import type { TreeModels } from './jobs/job-data.ts';
 import type { LiveRuns } from './live-runs.ts';
+
+/**
+ * What one runtime is made for: the user, and what the asker composed besides the config (a request's
+ * limits; a queued tree's limits and models, so its worker runs it as it was asked).
+ */
+export interface RuntimeOptions {
+  userId: string;
+  limits?: Partial<RuntimeLimits>;
+  models?: TreeModels;
+}
 
 /** The tool registry and the agent catalog, validated against each other. */
 export interface Wiring {

@@ -8,7 +8,6 @@ import type { CadreConfig } from '../config/schema.ts';
 import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
 import { SystemError, UserError } from '../core/errors.ts';
 import { EventBus } from '../core/events.ts';
-import type { RuntimeLimits } from '../core/limits.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
 import { Runtime } from '../core/runtime.ts';
 import type { CadreTool } from '../core/tool.ts';
@@ -29,7 +28,7 @@ import type { UserStore } from '../store/user-store.ts';
 import { AgentsView } from './agents-view.ts';
 import { type ApprovalDesk, ApprovalSigner, PendingApprovals } from './approvals.ts';
 import { type AskParts, type AskRequest, type AskRun, ask } from './ask.ts';
-import type { CadreParts, Wiring } from './cadre-parts.ts';
+import type { CadreParts, RuntimeOptions, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
 import { instructionFragments, preparers } from './features.ts';
@@ -349,7 +348,7 @@ export class Cadre {
   }
 
   /** The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. */
-  async runtime(options: { userId: string; limits?: Partial<RuntimeLimits> }): Promise<Runtime> {
+  async runtime(options: RuntimeOptions): Promise<Runtime> {
     const { userId } = options;
     const { tools, catalog } = await this.wiring();
     // Delegation off (seed 000's toggle): main answers alone, offered no sub-agent and told of none.
@@ -389,9 +388,13 @@ export class Cadre {
       agents,
       tools,
       resolveModel: this.resolveModel,
-      ...(this.config.model ? { mainModel: this.config.model } : {}),
+      ...(options.models?.main || this.config.model
+        ? { mainModel: options.models?.main ?? this.config.model }
+        : {}),
       configPath: join(this.home, 'config.json'),
-      ...(this.config.subagentModel ? { subagentModel: this.config.subagentModel } : {}),
+      ...(options.models?.subagent || this.config.subagentModel
+        ? { subagentModel: options.models?.subagent ?? this.config.subagentModel }
+        : {}),
       limits: { ...limitsFromConfig(this.config.limits ?? {}), ...options.limits },
       bus: this.bus,
       resultMemory: this.store.results,

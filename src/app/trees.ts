@@ -56,7 +56,7 @@ export interface TreeStart<Result> {
   /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
   finish: (outcome: RunOutcome) => Promise<Result>;
   /** What a worker needs besides the journal's spec when the tree runs as a job (see `run` otherwise). */
-  queued?: Pick<QueuedTreeStart<Result>, 'limits' | 'rootLimits' | 'approver'>;
+  queued?: Pick<QueuedTreeStart<Result>, 'limits' | 'models' | 'rootLimits' | 'approver'>;
 }
 
 /**

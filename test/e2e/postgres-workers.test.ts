@@ -216,6 +216,22 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(result.answer).toBe('The job is done.');
   }, 60_000);
 
+  it('a worker runs a tree on the models its asker composed it with, not its own CADRE_MODEL', async () => {
+    const model = await startOpenAIServer((request) => {
+      if (isMain(request.system) && lastIsUser(request))
+        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 6 * 7.' } }] };
+      if (isMain(request.system)) return { text: 'It is 42.' };
+      if (isMath(request.system)) return { text: '42' };
+      return { text: 'unexpected' };
+    });
+    const env = { ...(await cadreEnv(model, 'asker_models')), CADRE_MODEL: 'compatible:asked-model' };
+    await startWorker({ ...env, CADRE_MODEL: 'compatible:worker-model' }, 'solo', ['--concurrency', '1']);
+    const asked = await runCli(['ask', '--no-worker', '--json', 'What is 6 times 7?'], env);
+    expect(JSON.parse(asked.stdout).answer).toBe('It is 42.');
+    expect(new Set(model.requests.map((request) => request.body.model))).toEqual(new Set(['asked-model']));
+    expect(model.requests).toHaveLength(3);
+  }, 60_000);
+
   it("a parent's time limit holds while its job is set aside: its sub-agent is stopped then, and it ends timeout", async () => {
     const model = await startOpenAIServer((request) => {
       const fromTool = !lastIsUser(request);

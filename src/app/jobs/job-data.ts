@@ -2,6 +2,14 @@ import type { ChildRunRequest } from '../../core/child-runs.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
 
+/** The models the asker composed the tree with (its config's or CADRE_MODEL), so a worker runs it on them. */
+export interface TreeModels {
+  /** The root's model, unless its agent names one. */
+  main?: string;
+  /** Sub-agents' model, unless their definition names one (else each inherits its parent's). */
+  subagent?: string;
+}
+
 /** What a `tree` job carries: the tree as its journal's spec says, with the ids decided when it was asked. */
 export interface TreeJobData {
   journalId: string;
@@ -9,6 +17,7 @@ export interface TreeJobData {
   rootRunId: string;
   spec: ResumeSpec;
   limits?: Partial<RuntimeLimits>;
+  models?: TreeModels;
   rootLimits?: Partial<Pick<RuntimeLimits, 'maxTurns' | 'timeoutMs'>>;
 }
 
@@ -18,4 +27,5 @@ export interface RunJobData {
   runId: string;
   journalId: string;
   limits?: Partial<RuntimeLimits>;
+  models?: TreeModels;
 }

@@ -7,7 +7,7 @@ import { zeroUsage } from '../../core/usage.ts';
 import type { JobSignals, TreeQueue } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
 import { runJobKey } from './forget-jobs.ts';
-import type { RunJobData } from './job-data.ts';
+import type { RunJobData, TreeModels } from './job-data.ts';
 
 /** How often a parent looks at its child's job when no signal came (a missed NOTIFY, a dead letter). */
 const LOOK_EVERY_MS = 2_000;
@@ -32,6 +32,7 @@ export function queuedChildren(options: {
   jobs: TreeQueue & JobSignals;
   journalId: string;
   limits?: Partial<RuntimeLimits>;
+  models?: TreeModels;
   /**
    * Runs the wait for child job `childJobId` (the worker gives the parent's slot back meanwhile); `stop`
    * is the parent's signal: a parent being stopped is not set aside.
@@ -48,6 +49,7 @@ export function queuedChildren(options: {
         runId,
         journalId: options.journalId,
         ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.models ? { models: options.models } : {}),
       };
       await jobs.enqueue('run', key, data);
       return options.whileWaiting(jobs.jobId(key), cancellation.signal, () =>

@@ -14,7 +14,7 @@ import type { LiveRuns, TreeSlot } from '../live-runs.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
-import type { TreeJobData } from './job-data.ts';
+import type { TreeJobData, TreeModels } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
 /** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
@@ -25,6 +25,7 @@ export interface QueuedTreeStart<Result> {
   onEvent?: (event: CadreEvent) => void;
   journal: { id: string; spec: ResumeSpec };
   limits?: Partial<RuntimeLimits>;
+  models?: TreeModels;
   rootLimits?: TreeJobData['rootLimits'];
   /** The caller's own approver (a terminal's prompt or flags): it answers the tree's approvals from here. */
   approver?: Approver;
@@ -59,6 +60,7 @@ export async function startQueuedTree<Result>(
     rootRunId,
     spec: journal.spec,
     ...(start.limits ? { limits: start.limits } : {}),
+    ...(start.models ? { models: start.models } : {}),
     ...(start.rootLimits ? { rootLimits: start.rootLimits } : {}),
   };
   const key = treeJobKey(rootRunId);

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
-import type { RuntimeLimits } from '../../core/limits.ts';
 import { replayKey } from '../../core/run-frame.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
@@ -9,6 +8,7 @@ import { zeroUsage } from '../../core/usage.ts';
 import type { Job, JobKind, JobParent, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import { runRequestOf } from '../ask.ts';
+import type { RuntimeOptions } from '../cadre-parts.ts';
 import { Wakeup } from '../follow-events.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen, findRun } from './close-run.ts';
@@ -21,7 +21,7 @@ import { SharedLedger } from './shared-ledger.ts';
 export interface WorkerParts {
   store: Pick<Store, 'runs' | 'journal'>;
   jobs: JobQueue;
-  runtime: (options: { userId: string; limits?: Partial<RuntimeLimits> }) => Promise<Runtime>;
+  runtime: (options: RuntimeOptions) => Promise<Runtime>;
 }
 
 export interface WorkerOptions {
@@ -405,8 +405,9 @@ export class TreeWorker {
     const { store, jobs } = this.#parts;
     const { userId, rootRunId } = idsOf(job.kind, data);
     const limits = data.limits ? { limits: data.limits } : {};
+    const models = data.models ? { models: data.models } : {};
     const [runtime, journal, ledger, resumed] = await Promise.all([
-      this.#parts.runtime({ userId, ...limits }),
+      this.#parts.runtime({ userId, ...limits, ...models }),
       store.journal.open(data.journalId),
       SharedLedger.open(jobs, rootRunId),
       job.retryCount > 0 || job.resumed ? this.#storedSeqs(userId, rootRunId) : undefined,
@@ -419,7 +420,7 @@ export class TreeWorker {
       ...(resumed
         ? { resumeSeqs: resumed.next, resumeToolSeqs: resumed.toolSeqs, resumeStartedAt: resumed.startedAt }
         : {}),
-      childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, whileWaiting }),
+      childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, ...models, whileWaiting }),
     };
     return { runtime, hooks };
   }
