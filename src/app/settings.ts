@@ -36,9 +36,16 @@ function ceiling(configured: AgentSettings | undefined): AgentSettings {
   };
 }
 
-/** The longest run the operator allows an agent (its own setting, else the global limit), if they set one. */
-function operatorTimeout(config: CadreParts['config'], agent: string): number | undefined {
-  return config.agents?.[agent]?.timeoutSeconds ?? config.limits?.timeoutSeconds;
+/**
+ * The longest run the operator allows an agent: its setting in the config, else the config's global limit,
+ * else the agent definition's own `timeout` (the definitions a server loads are the operator's too).
+ */
+function operatorTimeout(
+  config: CadreParts['config'],
+  agent: string,
+  definitionTimeout: number | undefined,
+): number | undefined {
+  return config.agents?.[agent]?.timeoutSeconds ?? config.limits?.timeoutSeconds ?? definitionTimeout;
 }
 const userScope = (userId: string) => `user:${userId}`;
 
@@ -61,6 +68,7 @@ export class SettingsUseCases {
     >;
     const configured = this.#parts.config.agents ?? {};
     const settings: Record<string, AgentSettings> = { ...configured };
+    const definitions = userId === OPERATOR ? undefined : (await this.#parts.wiring()).catalog.agents;
     for (const [name, value] of Object.entries(saved)) {
       settings[name] = { ...settings[name], ...value };
       // For a shared server's users the operator's config is the ceiling: what it disabled stays off,
@@ -68,7 +76,7 @@ export class SettingsUseCases {
       if (userId !== OPERATOR) {
         settings[name] = { ...settings[name], ...ceiling(configured[name]) };
         // A time limit the operator set is the longest a user's run may take, whatever they saved.
-        const longest = operatorTimeout(this.#parts.config, name);
+        const longest = operatorTimeout(this.#parts.config, name, definitions?.get(name)?.definition.timeout);
         const own = settings[name]?.timeoutSeconds;
         if (longest !== undefined && own !== undefined && own > longest)
           settings[name] = { ...settings[name], timeoutSeconds: longest };
@@ -107,7 +115,10 @@ export class SettingsUseCases {
         { agent: name },
       );
     }
-    const longest = userId === OPERATOR ? undefined : operatorTimeout(this.#parts.config, name);
+    const longest =
+      userId === OPERATOR
+        ? undefined
+        : operatorTimeout(this.#parts.config, name, agents.get(name)?.definition.timeout);
     if (longest !== undefined && (parsed.data.timeoutSeconds ?? 0) > longest) {
       throw new UserError(
         'operator_setting',

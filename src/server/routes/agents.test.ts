@@ -232,4 +232,25 @@ describe('GET and PATCH /api/settings', () => {
       (await cadre.settings.updateAgent('local', 'research', { timeoutSeconds: 600 })).timeoutSeconds,
     ).toBe(600);
   });
+
+  it("holds a shared server's users to an agent definition's own time limit when the config sets none", async () => {
+    const { app, cadre } = await testServer([{ text: 'ok' }]);
+    const { token, user } = await cadre.users.add('mallory');
+    const request = patch({ timeoutSeconds: 86_400 });
+    const longer = await app.request('/api/agents/research', {
+      ...request,
+      headers: { ...request.headers, authorization: `Bearer ${token}` },
+    });
+    // research.md says `timeout: 240`.
+    expect(longer.status).toBe(403);
+    expect(await longer.json()).toMatchObject({
+      error: { code: 'operator_setting', message: /at most 240 s/ },
+    });
+    await cadre.store.settings.put(`agent:${user.id}`, 'research', { timeoutSeconds: 86_400 });
+    expect((await cadre.settings.agentSettings(user.id)).research).toMatchObject({ timeoutSeconds: 240 });
+    // The operator may still give it longer.
+    expect(
+      (await cadre.settings.updateAgent('local', 'research', { timeoutSeconds: 600 })).timeoutSeconds,
+    ).toBe(600);
+  });
 });
