@@ -178,4 +178,36 @@ describe.skipIf(!hasChromium)('chat basics', () => {
     expect(await answer.getByText(/so far$/).count()).toBe(0);
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it('notifies, while the tab is hidden, that an approval waits and that the answer ended', async () => {
+    const { page, browser } = await setup(delegation(), { config: { approvals: { ask: ['calculate'] } } });
+    // A tab in the background, with notifications allowed: the browser's Notification is recorded.
+    await page.addInitScript(() => {
+      const shown: Array<{ title: string; body: string }> = [];
+      (window as unknown as { __notifications: typeof shown }).__notifications = shown;
+      Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' });
+      class RecordedNotification {
+        static permission = 'granted';
+        static requestPermission = async () => 'granted';
+        constructor(title: string, options?: { body?: string }) {
+          shown.push({ title, body: options?.body ?? '' });
+        }
+      }
+      (window as unknown as { Notification: unknown }).Notification = RecordedNotification;
+    });
+    await page.reload();
+    await ask(page, 'What is 17 times 23?');
+    const shown = () =>
+      page.evaluate(
+        () => (window as unknown as { __notifications: Array<{ title: string }> }).__notifications,
+      );
+    await expect
+      .poll(shown, { timeout: 20_000 })
+      .toEqual([{ title: 'math wants to run calculate', body: expect.any(String) }]);
+    await page.getByRole('button', { name: 'Allow calculate for math' }).click();
+    await expect
+      .poll(async () => (await shown()).map((note) => note.title), { timeout: 20_000 })
+      .toEqual(['math wants to run calculate', 'Your answer is ready']);
+    expectNoConsoleErrors(browser);
+  }, 90_000);
 });
