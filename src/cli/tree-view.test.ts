@@ -132,6 +132,25 @@ describe('edits in the tree', () => {
     expect(terminal.screen().at(-2)).toMatch(/more lines below/);
   });
 
+  it('redraws in place when it starts at the top row, where tmux keeps a cleared screen in its scrollback', () => {
+    const terminal = fakeTerminal(100, 30);
+    let seconds = 0;
+    const tree = () =>
+      run({
+        id: 'r',
+        agent: 'main',
+        status: 'running',
+        endedAt: undefined,
+        children: [run({ id: 'c', agent: 'math', status: 'running', endedAt: undefined })],
+      });
+    const live = new LiveTree(terminal as never, tree, () => `line ${seconds++}\n`.repeat(3));
+    for (let frame = 0; frame < 100; frame++) live.draw();
+    expect(terminal.scrolledAway()).toBe(0);
+    live.stop();
+    expect(terminal.scrolledAway()).toBe(0);
+    expect(terminal.screen().filter((line) => line.includes('main'))).toHaveLength(1);
+  });
+
   it('cuts lines at a generous width when the terminal reports none, not to stubs', () => {
     for (const columns of [0, undefined]) {
       const written: string[] = [];
@@ -143,12 +162,14 @@ describe('edits in the tree', () => {
   });
 });
 
-/** Cursor-up and clear-to-end, the two sequences a redraw writes. */
-const CONTROL = new RegExp(`^${String.fromCharCode(27)}\\[(\\d*)([AJ])`);
+/** Cursor-up, clear-to-end of screen and clear-to-end of line, the sequences a redraw writes. */
+const CONTROL = new RegExp(`^${String.fromCharCode(27)}\\[(\\d*)([AJK])`);
 
 /**
  * A terminal as far as redrawing needs: rows that scroll away at the bottom, lines that wrap at the
  * width, cursor-up that stops at the top row, clear-to-end. Counts the rows pushed into scrollback.
+ * Like tmux (its `scroll-on-clear` option, on by default), clearing to the end of the screen from the
+ * top-left corner clears the whole screen, so it first pushes what the screen shows into the scrollback.
  */
 function fakeTerminal(columns: number, rows: number) {
   const screen: string[] = [''];
@@ -173,7 +194,9 @@ function fakeTerminal(columns: number, rows: number) {
         const sequence = CONTROL.exec(text.slice(index));
         if (sequence) {
           if (sequence[2] === 'A') row = Math.max(0, row - Number(sequence[1] || 1));
+          else if (sequence[2] === 'K') screen[row] = screen[row]!.slice(0, column);
           else {
+            if (row === 0 && column === 0) scrolled += screen.filter((line) => line !== '').length;
             screen.splice(row + 1);
             screen[row] = screen[row]!.slice(0, column);
           }

@@ -179,6 +179,7 @@ export class LiveTree {
    * would leave its top in the scrollback once per redraw (hundreds of lines in tmux). So lines are cut
    * to the width, and a running frame keeps to the terminal's height, the rest counted in one line.
    * Without a known width (0 or none reported) lines are cut at a generous UNKNOWN_WIDTH, never to stubs.
+   * The old frame is overwritten line by line, then cleared below the new one (see the note on tmux).
    */
   draw(): void {
     const tree = this.#tree();
@@ -194,8 +195,11 @@ export class LiveTree {
         lines = [...kept, clip(more, width)];
       }
     }
-    const clear = this.#drawn ? `\x1b[${this.#drawn}A\r\x1b[J` : '';
-    this.#stream.write(`${clear}${lines.join('\n')}\n`);
+    // Each line overwrites the old one and clears what is left of it; the old frame's rows below the new
+    // one are cleared from the line under it. Never clear-to-end-of-screen from the top-left corner: tmux
+    // (scroll-on-clear, on by default) first pushes the whole screen into its scrollback, once per frame.
+    const up = this.#drawn ? `\x1b[${this.#drawn}A\r` : '';
+    this.#stream.write(`${up}${lines.map((line) => `${line}\x1b[K`).join('\n')}\n\x1b[J`);
     this.#drawn = lines.length;
   }
 

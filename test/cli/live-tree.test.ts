@@ -12,10 +12,16 @@ afterEach(async () => {
   close = undefined;
 });
 
-/** Frames the live view drew: each redraw starts after a cursor-up (+ carriage return) + clear sequence. */
+const ESC = String.fromCharCode(27);
+
+/**
+ * Frames the live view drew: each redraw starts after a cursor-up + carriage return; each line ends with
+ * clear-to-end-of-line and a frame with clear-to-end-of-screen, which are dropped here.
+ */
 function frames(stderr: string): string[][] {
-  const redraw = new RegExp(`${String.fromCharCode(27)}\\[\\d+A\r?${String.fromCharCode(27)}\\[J`);
-  return stderr.split(redraw).map((frame) => frame.split('\n').filter(Boolean));
+  const redraw = new RegExp(`${ESC}\\[\\d+A\r`);
+  const clears = new RegExp(`${ESC}\\[[JK]`, 'g');
+  return stderr.split(redraw).map((frame) => frame.replace(clears, '').split('\n').filter(Boolean));
 }
 
 describe('the live tree on a terminal', () => {
