@@ -1,4 +1,4 @@
-import type { RunTree } from '../core/index.ts';
+import { type RunTree, sumTreeUsage } from '../core/index.ts';
 import { printableLine, withoutControls } from './terminal-text.ts';
 
 const MARKS: Record<string, string> = {
@@ -74,7 +74,9 @@ function runLine(node: RunTree, prefix: string, now: number, width: number): str
   const started = Date.parse(node.startedAt);
   const ended = node.endedAt ? Date.parse(node.endedAt) : now;
   const seconds = ((ended - started) / 1000).toFixed(1);
-  const usage = node.status === 'running' ? node.usage : node.subtreeUsage;
+  // A running run counts every step that ended so far, its own and its sub-agents'; a finished one its
+  // subtree's total, so the number grows at each step's end rather than jumping when the tree ends.
+  const usage = node.status === 'running' ? sumTreeUsage(node) : node.subtreeUsage;
   // "~": estimated from the text because the provider reported no usage.
   const tokens = `${usage.estimated ? '~' : ''}${usage.totalTokens}`;
   const stats = `${node.status}  ${node.turns} turn${node.turns === 1 ? '' : 's'}  ${tokens} tok  ${seconds}s`;

@@ -72,3 +72,34 @@ describe('the live tree on a terminal', () => {
     expect(final[0]).toMatch(/^✓ main {2}"What is th.*…" {2}ok {2}2 turns {2}\d+ tok {2}\d+\.\ds/);
   });
 });
+
+describe('the main agent’s tokens in the live tree', () => {
+  it('count each step as it ends, its sub-agents’ too, not only when the tree ends', async () => {
+    const server = await startOpenAIServer(({ body, system }) => {
+      const last = body.messages.at(-1);
+      const usage = (prompt_tokens: number) => ({ prompt_tokens, completion_tokens: 0 });
+      if (isMain(system))
+        return last?.role === 'user'
+          ? { toolCalls: [{ name: 'math', arguments: { task: 'Add 40 and 2.' } }], usage: usage(1000) }
+          : { text: 'The total is 42, as the math agent found. '.repeat(6), pieceDelayMs: 40, usage: usage(4000) };
+      if (last?.role === 'user')
+        return { toolCalls: [{ name: 'calculate', arguments: { expression: '40 + 2' } }], usage: usage(200) };
+      return { text: 'The total is 42.', usage: usage(300) };
+    });
+    close = server.close;
+    const stdout = captureStream();
+    const stderr = captureStream({ tty: true, columns: 100 });
+    const code = await main(['ask', 'What is 40 + 2?'], {
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      env: { CADRE_HOME: tempHome(), CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL },
+    });
+    expect(code).toBe(0);
+    const mainLines = frames(stderr.text()).map((frame) => frame.find((line) => /^[◌✓] main/.test(line)) ?? '');
+    // While the answer is written: the main agent's first step (1000) and the math agent's two (500).
+    const writing = mainLines.filter((line) => line.includes('running  1 turn '));
+    expect(writing.length).toBeGreaterThan(0);
+    for (const line of writing) expect(line).toMatch(/ 1500 tok /);
+    expect(mainLines.at(-1)).toMatch(/ok {2}2 turns {2}5500 tok /);
+  });
+});
