@@ -80,11 +80,16 @@ describe.skipIf(!TEST_DATABASE_URL)('cadre serve --no-worker with a cadre worker
     }
   }, 60_000);
 
-  it('a main set aside while its sub-agent runs streams its answer once', async () => {
+  // Going on from its journal, main replays its first step: those events are stored already, and the
+  // store's cursors must not skip them, or the asker, which numbers the events it follows as it reads
+  // them, reads the tree's last events (the answer) a second time once the tree has ended.
+  it('a main set aside while its sub-agents run streams its answer once', async () => {
     const { server, model, worker } = await setUp(({ body, system }) => {
       const last = body.messages.at(-1);
       if (isMain(system) && last?.role === 'user')
-        return { toolCalls: [{ name: 'math', arguments: { task: 'Compute 17 * 23.' } }] };
+        return {
+          toolCalls: [1, 2, 3, 4].map((n) => ({ name: 'math', arguments: { task: `Compute part ${n}.` } })),
+        };
       if (isMain(system))
         return { text: 'The product of seventeen and twenty-three is 391.', pieceDelayMs: 50 };
       // Longer than a parent waits before its job is set aside.

@@ -92,6 +92,50 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it('numbers an event recorded again (a replayed one) nothing: the cursors have no gap', async () => {
+        const store = await open();
+        const base = {
+          rootRunId: 'run_gapless',
+          runId: 'run_gapless',
+          parentRunId: null,
+          depth: 0,
+          agent: 'main',
+        };
+        const start = {
+          ...base,
+          time: 1,
+          seq: 0,
+          type: 'run-start' as const,
+          task: 't',
+          model: 'm:x',
+          userId: 'alice',
+        };
+        const delta = (seq: number, text: string) => ({
+          ...base,
+          time: 1 + seq,
+          seq,
+          type: 'text-delta' as const,
+          delta: text,
+        });
+        store.runs.record(start);
+        store.runs.record(delta(1, 'a'));
+        await store.runs.flush();
+        // Going on from its journal, the run records its first events again, then new ones.
+        store.runs.record(delta(1, 'a'));
+        store.runs.record(delta(2, 'b'));
+        store.runs.record(delta(2, 'b'));
+        store.runs.record(delta(3, 'c'));
+        await store.runs.flush();
+        const stored = await store.runs.events('alice', 'run_gapless');
+        expect(stored.map((entry) => [entry.cursor, entry.event.seq])).toEqual([
+          [1, 0],
+          [2, 1],
+          [3, 2],
+          [4, 3],
+        ]);
+        await store.close();
+      });
+
       it('keeps large tool outputs whole', async () => {
         const store = await open();
         const output = { text: 'x'.repeat(50_000), items: Array.from({ length: 200 }, (_, index) => index) };

@@ -204,7 +204,22 @@ export class EventWriter {
       [roots],
     );
     const cursors = new Map(rows.map((row) => [row.root_id, row.last]));
-    const eventRows = events.map((event) => {
+    // A repeat (a replayed event, a second closer's) is numbered nothing: the cursors stay gapless, as
+    // a process following the tree numbers the events it reads (the asker of a queued tree: a gap there
+    // read the tree's last events, its answer, a second time).
+    const present = await connection.query<{ run_id: string; seq: number }>(
+      `SELECT e.run_id, e.seq FROM events e
+       JOIN unnest($1::text[], $2::int[]) AS b(run_id, seq) ON e.run_id = b.run_id AND e.seq = b.seq`,
+      [events.map((event) => event.runId), events.map((event) => event.seq)],
+    );
+    const seen = new Set(present.rows.map((row) => `${row.run_id}:${row.seq}`));
+    const fresh = events.filter((event) => {
+      const key = `${event.runId}:${event.seq}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    const eventRows = fresh.map((event) => {
       const rootId = event.rootRunId || event.runId;
       const cursor = (cursors.get(rootId) ?? 0) + 1;
       cursors.set(rootId, cursor);

@@ -111,7 +111,7 @@ export class EventRows {
     const cursor = this.#nextCursor(rootId);
     const split = splitBefore ?? this.split(event);
     if (split.payload) this.#insertPayload.run(split.payload.hash, split.payload.json);
-    this.#insertEvent.run(
+    const { changes } = this.#insertEvent.run(
       event.runId,
       rootId,
       event.seq,
@@ -121,6 +121,9 @@ export class EventRows {
       cursor,
       split.payload?.hash ?? null,
     );
+    // Recorded again (a run going on from its journal replays its events): its cursor is given back, so
+    // the tree's cursors stay gapless, as a process following it numbers the events it reads.
+    if (!changes) this.#cursors.set(rootId, cursor - 1);
     if (event.type === 'run-start') {
       this.#insertRun.run(
         event.runId,
