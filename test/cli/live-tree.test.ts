@@ -81,7 +81,11 @@ describe('the main agent’s tokens in the live tree', () => {
       if (isMain(system))
         return last?.role === 'user'
           ? { toolCalls: [{ name: 'math', arguments: { task: 'Add 40 and 2.' } }], usage: usage(1000) }
-          : { text: 'The total is 42, as the math agent found. '.repeat(6), pieceDelayMs: 40, usage: usage(4000) };
+          : {
+              text: 'The total is 42, as the math agent found. '.repeat(6),
+              pieceDelayMs: 40,
+              usage: usage(4000),
+            };
       if (last?.role === 'user')
         return { toolCalls: [{ name: 'calculate', arguments: { expression: '40 + 2' } }], usage: usage(200) };
       return { text: 'The total is 42.', usage: usage(300) };
@@ -95,7 +99,9 @@ describe('the main agent’s tokens in the live tree', () => {
       env: { CADRE_HOME: tempHome(), CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL },
     });
     expect(code).toBe(0);
-    const mainLines = frames(stderr.text()).map((frame) => frame.find((line) => /^[◌✓] main/.test(line)) ?? '');
+    const mainLines = frames(stderr.text()).map(
+      (frame) => frame.find((line) => /^[◌✓] main/.test(line)) ?? '',
+    );
     // While the answer is written: the main agent's first step (1000) and the math agent's two (500).
     const writing = mainLines.filter((line) => line.includes('running  1 turn '));
     expect(writing.length).toBeGreaterThan(0);
