@@ -77,7 +77,7 @@ export class PostgresSessionStore implements SessionStore {
     const limit = params.add(options.limit ?? 20);
     const { rows } = await this.#db.query(
       `SELECT m.session_id, m.id AS message_id, s.title, m.role, m.created_at,
-              ts_headline('english', m.content, query.q, 'StartSel="", StopSel="", MaxWords=24, MinWords=12') AS line
+              ts_headline('english', m.content, query.q, 'StartSel="", StopSel="", MaxWords=24, MinWords=12, MaxFragments=1') AS line
          FROM (SELECT ${tsquery} AS q) AS query
          JOIN messages m ON m.search @@ query.q
          JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id
