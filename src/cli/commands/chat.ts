@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { UserError } from '../../core/index.ts';
+import { answerText } from '../answer-text.ts';
 import { approvalMode } from '../approval-prompt.ts';
 import { askOnce } from '../ask-once.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
@@ -9,6 +10,7 @@ import { checkQuestionLength } from '../question-input.ts';
 import { APPROVAL_FLAGS, NO_WORKER_FLAG, RUN_LIMIT_FLAGS, RUN_SETUP_FLAGS, runLimits } from '../run-flags.ts';
 import { sessionReplay } from '../session-replay.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
+import { sourcesReport } from '../sources-report.ts';
 import { workspaceOption } from '../workspace-option.ts';
 
 export const CHAT = {
@@ -125,7 +127,10 @@ export const chatCommand: CliCommand = async (args, context) => {
           // The conversation owns the terminal's lines, so in chat only the flags decide approvals.
           approval: { mode: approval, stdin: { isTTY: false } as NodeJS.ReadableStream & { isTTY: boolean } },
         });
-        context.stdout.write(`\n${envelope.summary}\n\n`);
+        context.stdout.write(`\n${answerText(envelope.summary, context.stdout)}\n`);
+        // As `cadre ask` does: the answer's cited links on stderr, verified ones marked, the rest flagged.
+        const listed = sourcesReport(envelope.sources);
+        if (listed.length) context.stderr.write(`${listed.join('\n')}\n\n`);
         if (envelope.status !== 'ok') context.stderr.write(`(status: ${envelope.status})\n`);
       } catch (error) {
         reportError(error, context.stderr);
