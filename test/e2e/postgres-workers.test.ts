@@ -122,6 +122,32 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(solo.output()).toMatch(/took tree job \S+ \(resumed\)/);
   }, 90_000);
 
+  it('several trees on one-slot workers, one killed while it runs their sub-agents: the other finishes them all', async () => {
+    const model = await startOpenAIServer((request) => {
+      if (isMain(request.system) && lastIsUser(request))
+        return {
+          toolCalls: [1, 2].map((n) => ({ name: 'math', arguments: { task: `Compute part ${n}.` } })),
+        };
+      if (isMain(request.system)) return { text: 'Both parts are done.' };
+      if (isMath(request.system)) return { text: 'Part computed.', delayMs: 1_500 };
+      return { text: 'unexpected' };
+    });
+    const env = await cadreEnv(model, 'oneslot_killed');
+    const first = await startWorker(env, 'first', ['--concurrency', '1']);
+    const asked = Promise.all(
+      [1, 2, 3].map((n) => runCli(['ask', '--no-worker', '--json', `Compute the parts of ${n}.`], env)),
+    );
+    // Killed once it runs a sub-agent (its parents waiting, set aside or about to be); the other worker
+    // (there, so the killed one's jobs are retried rather than given up) takes them and goes on.
+    await first.waitFor(/took run job/);
+    await startWorker(env, 'second', ['--concurrency', '1']);
+    await first.kill();
+    for (const result of await asked) {
+      expect(result.stderr).toBe('');
+      expect(JSON.parse(result.stdout).answer).toBe('Both parts are done.');
+    }
+  }, 90_000);
+
   it('one worker with one slot finishes a tree three levels deep: each waiting parent is set aside and put back by its last child', async () => {
     const model = await startOpenAIServer((request) => {
       const fromTool = !lastIsUser(request);
