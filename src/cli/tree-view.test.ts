@@ -151,6 +151,25 @@ describe('edits in the tree', () => {
     expect(terminal.screen().filter((line) => line.includes('main'))).toHaveLength(1);
   });
 
+  it('draws the main agent’s answer preview under the main agent, not under its last child', () => {
+    const terminal = fakeTerminal(100, 30);
+    const children = ['first', 'last'].map((task, index) =>
+      run({ id: `c${index}`, parentId: 'r', agent: 'math', task, status: 'ok' }),
+    );
+    const tree = run({ id: 'r', agent: 'main', status: 'running', endedAt: undefined, children });
+    new LiveTree(
+      terminal as never,
+      () => tree,
+      () => 'The total\nis 42.',
+    ).draw();
+    const screen = terminal.screen().filter(Boolean);
+    expect(screen[0]).toMatch(/^◌ main/);
+    expect(screen.slice(1, 3)).toEqual(['│  ┆ The total', '│  ┆ is 42.']);
+    expect(screen[3]).toMatch(/^├─ ✓ math {2}"first"/);
+    expect(screen[4]).toMatch(/^└─ ✓ math {2}"last"/);
+    expect(screen).toHaveLength(5);
+  });
+
   it('cuts lines at a generous width when the terminal reports none, not to stubs', () => {
     for (const columns of [0, undefined]) {
       const written: string[] = [];

@@ -188,9 +188,19 @@ export class LiveTree {
     if (!tree) return;
     const { columns, rows } = this.#stream;
     const width = columns && columns > 1 ? columns - 1 : UNKNOWN_WIDTH;
-    let lines = renderTree(tree, Date.now(), width, this.#final ? {} : this.#options);
+    // The answer being written is the main agent's: its preview goes under the main agent's line, above
+    // the sub-agents, as a sub-agent's latest line goes under its own.
+    const preview = this.#preview();
+    const own = this.#options.details;
+    const options: RenderOptions = {
+      ...this.#options,
+      details: (node, indent) => [
+        ...(own?.(node, indent) ?? []),
+        ...(node.parentId === null ? previewLines(preview, width, 3, indent) : []),
+      ],
+    };
+    let lines = renderTree(tree, Date.now(), width, this.#final ? {} : options);
     if (!this.#final) {
-      lines.push(...previewLines(this.#preview(), width));
       if (rows && rows > 3 && lines.length > rows - 1) {
         const kept = lines.slice(0, rows - 2);
         const more = `  … ${lines.length - kept.length} more lines below (all shown when it ends)`;
@@ -226,13 +236,13 @@ export class LiveTree {
   }
 }
 
-/** The last few lines of an answer being written, indented under the tree. */
-export function previewLines(text: string, width: number, count = 3): string[] {
+/** The last few lines of an answer being written, under its run's line (`indent` is that run's). */
+export function previewLines(text: string, width: number, count = 3, indent = '  '): string[] {
   const flat = withoutControls(text).trimEnd();
   if (!flat) return [];
-  const room = Math.max(20, width - 4);
+  const room = Math.max(20, width - [...indent].length - 2);
   const wrapped = flat
     .split('\n')
     .flatMap((line) => (line.length ? (line.match(new RegExp(`.{1,${room}}`, 'g')) ?? []) : ['']));
-  return wrapped.slice(-count).map((line) => `  ┆ ${line}`);
+  return wrapped.slice(-count).map((line) => `${indent}┆ ${line}`);
 }
