@@ -1,3 +1,4 @@
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../core/run-tree.ts';
 import { LiveTree, previewLines, renderTree } from './tree-view.ts';
@@ -151,6 +152,36 @@ describe('edits in the tree', () => {
     expect(terminal.screen().filter((line) => line.includes('main'))).toHaveLength(1);
   });
 
+  it('redraws in place when tasks and the answer are in a script whose characters take two columns', () => {
+    const terminal = fakeTerminal(60, 20);
+    const children = [0, 1].map((index) =>
+      run({
+        id: `c${index}`,
+        parentId: 'r',
+        agent: 'research',
+        status: 'running',
+        task: '東京の人口を調べる'.repeat(4),
+      }),
+    );
+    const tree = run({
+      id: 'r',
+      agent: 'main',
+      status: 'running',
+      task: '東京と大阪の人口は？'.repeat(4),
+      children,
+    });
+    const live = new LiveTree(
+      terminal as never,
+      () => tree,
+      () => '東京の人口は約千四百万人です。'.repeat(8),
+    );
+    for (let frame = 0; frame < 30; frame++) live.draw();
+    expect(terminal.scrolledAway()).toBe(0);
+    expect(terminal.screen().filter((line) => line.startsWith('◌ main'))).toHaveLength(1);
+    // The task gives way to the status, tokens and time, as it does in a Latin script.
+    expect(terminal.screen()[0]).toMatch(/^◌ main {2}"東京.*…" {2}running {2}1 turn {2}\d+ tok {2}\d+\.\ds$/);
+  });
+
   it('draws the main agent’s answer preview under the main agent, not under its last child', () => {
     const terminal = fakeTerminal(100, 30);
     const children = ['first', 'last'].map((task, index) =>
@@ -191,7 +222,8 @@ const CONTROL = new RegExp(`^${String.fromCharCode(27)}\\[(\\d*)([AJK])`);
  * top-left corner clears the whole screen, so it first pushes what the screen shows into the scrollback.
  */
 function fakeTerminal(columns: number, rows: number) {
-  const screen: string[] = [''];
+  // Each row is its cells; a character two columns wide fills its cell and an empty one after it.
+  const screen: string[][] = [[]];
   let row = 0;
   let column = 0;
   let scrolled = 0;
@@ -203,7 +235,7 @@ function fakeTerminal(columns: number, rows: number) {
       scrolled++;
       row = rows - 1;
     }
-    screen[row] ??= '';
+    screen[row] ??= [];
   };
   return {
     columns,
@@ -215,7 +247,7 @@ function fakeTerminal(columns: number, rows: number) {
           if (sequence[2] === 'A') row = Math.max(0, row - Number(sequence[1] || 1));
           else if (sequence[2] === 'K') screen[row] = screen[row]!.slice(0, column);
           else {
-            if (row === 0 && column === 0) scrolled += screen.filter((line) => line !== '').length;
+            if (row === 0 && column === 0) scrolled += screen.filter((line) => line.length).length;
             screen.splice(row + 1);
             screen[row] = screen[row]!.slice(0, column);
           }
@@ -223,14 +255,18 @@ function fakeTerminal(columns: number, rows: number) {
         } else if (text[index] === '\n') newline();
         else if (text[index] === '\r') column = 0;
         else {
-          if (column >= columns) newline();
-          screen[row] = screen[row]!.slice(0, column) + text[index];
-          column++;
+          // Characters of East Asian scripts take two columns; one that does not fit wraps whole.
+          const cells = stringWidth(text[index]!);
+          if (column + cells > columns) newline();
+          const line = screen[row]!;
+          while (line.length < column) line.push(' ');
+          line.splice(column, cells, text[index]!, ...(cells === 2 ? [''] : []));
+          column += cells;
         }
       }
       return true;
     },
     scrolledAway: () => scrolled,
-    screen: () => [...screen],
+    screen: () => screen.map((line) => line.join('')),
   };
 }

@@ -1,3 +1,4 @@
+import stringWidth from 'string-width';
 import { type RunTree, sumTreeUsage } from '../core/index.ts';
 import { printableLine, withoutControls } from './terminal-text.ts';
 
@@ -95,8 +96,30 @@ function runLine(node: RunTree, prefix: string, now: number, width: number): str
   return left >= 4 || length(extra) <= left ? `${line}${clip(extra, left)}` : line;
 }
 
+/** Columns `text` takes on a terminal: two for each character of East Asian scripts and most emoji. */
 function length(text: string): number {
-  return [...text].length;
+  return stringWidth(text);
+}
+
+const graphemes = new Intl.Segmenter();
+
+/** `text` cut into pieces of at most `width` columns, never inside a character. */
+function pieces(text: string, width: number): string[] {
+  const cut: string[] = [];
+  let piece = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const cells = stringWidth(segment);
+    if (used + cells > width && piece) {
+      cut.push(piece);
+      piece = '';
+      used = 0;
+    }
+    piece += segment;
+    used += cells;
+  }
+  if (piece) cut.push(piece);
+  return cut;
 }
 
 function summarizeCalls(calls: RunTree['toolCalls']): string {
@@ -128,14 +151,17 @@ function editLine(diff: string): string {
   return `${oneLine(file, 60)}  +${added} −${removed}`;
 }
 
-/** One printable line: whitespace collapsed, terminal control sequences (from models, tasks) removed. */
+/**
+ * One printable line of at most `max` columns: whitespace collapsed, terminal control sequences (from
+ * models, tasks) removed.
+ */
 function oneLine(text: string, max: number): string {
-  const flat = printableLine(text);
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return clip(printableLine(text), max);
 }
 
+/** `line` cut to `width` columns (wide characters count two), a `…` saying so. */
 function clip(line: string, width: number): string {
-  return [...line].length > width ? `${[...line].slice(0, width - 1).join('')}…` : line;
+  return length(line) > width ? `${pieces(line, Math.max(1, width - 1))[0] ?? ''}…` : line;
 }
 
 /**
@@ -238,11 +264,14 @@ export class LiveTree {
 
 /** The last few lines of an answer being written, under its run's line (`indent` is that run's). */
 export function previewLines(text: string, width: number, count = 3, indent = '  '): string[] {
-  const flat = withoutControls(text).trimEnd();
+  // A tab would move to a tab stop the width does not count: it is spaces here.
+  const flat = withoutControls(text).replace(/\t/g, '    ').trimEnd();
   if (!flat) return [];
-  const room = Math.max(20, width - [...indent].length - 2);
+  const room = Math.max(20, width - length(indent) - 2);
+  // Only the last `count` lines can be shown, so only they are wrapped (a long answer is not, every frame).
   const wrapped = flat
     .split('\n')
-    .flatMap((line) => (line.length ? (line.match(new RegExp(`.{1,${room}}`, 'g')) ?? []) : ['']));
+    .slice(-count)
+    .flatMap((line) => (line.length ? pieces(line, room) : ['']));
   return wrapped.slice(-count).map((line) => `${indent}┆ ${line}`);
 }
