@@ -59,6 +59,7 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     () => answer,
     {
       activity: (runId) => activity.latest(runId),
+      notice: (runId) => activity.notice(runId),
     },
   );
   const stopped = new AbortController();

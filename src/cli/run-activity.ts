@@ -9,8 +9,19 @@ const KEEP = 400;
  */
 export class RunActivity {
   #recent = new Map<string, string>();
+  #retrying = new Map<string, string>();
 
   apply(event: CadreEvent): void {
+    // A retry is told until the run's next event (any run, the root's too).
+    if (event.type === 'model-retry') {
+      const seconds = Math.max(1, Math.round(event.delayMs / 1000));
+      this.#retrying.set(
+        event.runId,
+        `the provider is busy, retrying ${event.attempt}/${event.maxAttempts} in ${seconds}s: ${event.reason}`,
+      );
+      return;
+    }
+    this.#retrying.delete(event.runId);
     if (event.depth === 0) return;
     if (event.type === 'text-delta') {
       const text = (this.#recent.get(event.runId) ?? '') + event.delta;
@@ -18,6 +29,11 @@ export class RunActivity {
     } else if (event.type === 'run-finish') {
       this.#recent.delete(event.runId);
     }
+  }
+
+  /** What the run waits on when its provider asked it to wait (a retry), or undefined. */
+  notice(runId: string): string | undefined {
+    return this.#retrying.get(runId);
   }
 
   /** The last non-empty line the run wrote, or undefined. */

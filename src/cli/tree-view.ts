@@ -25,6 +25,8 @@ const PLAN_MARKS: Record<string, string> = {
 export interface RenderOptions {
   /** The latest line a running run wrote, shown under it (the live view's sub-agent activity). */
   activity?: (runId: string) => string | undefined;
+  /** What a running run waits on besides its work (a retry of its model call), shown under it. */
+  notice?: (runId: string) => string | undefined;
   /** Extra lines under a run (a stored run's tool outputs and summary), already indented by `indent`. */
   details?: (node: RunTree, indent: string) => string[];
 }
@@ -46,6 +48,8 @@ export function renderTree(
     const latest =
       node.status === 'running' && node.parentId !== null ? options.activity?.(node.id) : undefined;
     if (latest) lines.push(clip(`${indent}┆ ${printableLine(latest)}`, width));
+    const notice = node.status === 'running' ? options.notice?.(node.id) : undefined;
+    if (notice) lines.push(clip(`${indent}↻ ${printableLine(notice)}`, width));
     for (const step of node.plan ?? []) {
       lines.push(clip(`${indent}${PLAN_MARKS[step.status] ?? '[ ]'} ${oneLine(step.title, 80)}`, width));
     }

@@ -127,6 +127,20 @@ export interface RunResumeEvent extends EventBase {
   /** The worker the run continues on. */
   worker?: string;
 }
+/**
+ * A model call failed in a way a retry may fix (the provider busy, rate-limited, a connection reset) and is
+ * tried again after `delayMs`: attempt `attempt` of at most `maxAttempts`. Nothing else of the run changes;
+ * a view says so until the run's next event.
+ */
+export interface ModelRetryEvent extends EventBase {
+  type: 'model-retry';
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  /** What the provider said, in a sentence. */
+  reason: string;
+}
 export interface RunErrorEvent extends EventBase {
   type: 'run-error';
   status: RunStatus;
@@ -145,6 +159,7 @@ export type CadreEvent =
   | ApprovalResultEvent
   | RunFinishEvent
   | RunResumeEvent
+  | ModelRetryEvent
   | RunErrorEvent;
 
 export type CadreEventType = CadreEvent['type'];

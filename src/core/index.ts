@@ -23,6 +23,7 @@ export type {
   CadreEvent,
   CadreEventType,
   EventListener,
+  ModelRetryEvent,
   PlanStep,
   PlanUpdateEvent,
   ReasoningDeltaEvent,
@@ -36,6 +37,7 @@ export type {
 } from './events.ts';
 export { EventBus } from './events.ts';
 export { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
+export { type CadreCallOptions, cadreCallOptionsOf, type ModelRetryNotice } from './model-call-options.ts';
 export { describeModelError } from './model-errors.ts';
 export { buildRunTree, type RunTree, RunTreeBuilder, sumTreeUsage, type ToolCallRecord } from './run-tree.ts';
 export {

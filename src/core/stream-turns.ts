@@ -9,6 +9,7 @@ import {
 } from 'ai';
 import { describeError } from './errors.ts';
 import type { StepFinishEvent } from './events.ts';
+import type { CadreCallOptions } from './model-call-options.ts';
 import { type CallSettings, cachedInstructions, withConversationBreakpoint } from './model-options.ts';
 import { countUsage, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { type Usage, usageFromSdk } from './usage.ts';
@@ -66,8 +67,14 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
         ? cachedInstructions(options.instructions)
         : options.instructions,
     ...(options.call?.reasoning ? { reasoning: options.call.reasoning } : {}),
-    // Cadre's own entry: the run's deadline, up to which the retry policy honours a provider's wait.
-    providerOptions: { ...options.call?.providerOptions, cadre: { deadline: frame.deadline } },
+    // Cadre's own entry (see model-call-options.ts): the run's deadline, and where a retry is told.
+    providerOptions: {
+      ...options.call?.providerOptions,
+      cadre: {
+        deadline: frame.deadline,
+        onRetry: (notice) => emit(frame, { type: 'model-retry', ...notice }),
+      } satisfies CadreCallOptions as never,
+    },
     messages: options.messages,
     tools: options.tools,
     ...(options.activeTools ? { activeTools: options.activeTools as never[] } : {}),

@@ -2,6 +2,7 @@ import type { LanguageModelV4, LanguageModelV4Middleware } from '@ai-sdk/provide
 import { APICallError, wrapLanguageModel } from 'ai';
 import { abortableSleep } from '../core/abortable-sleep.ts';
 import { SystemError } from '../core/errors.ts';
+import { cadreCallOptionsOf } from '../core/model-call-options.ts';
 import { describeModelError } from '../core/model-errors.ts';
 import { accountProblem, providerDelayMs } from './provider-errors.ts';
 
@@ -119,18 +120,30 @@ export async function withRetries<T>(
 export function withRetryPolicy(model: LanguageModelV4, policy: RetryPolicy): LanguageModelV4 {
   const middleware: LanguageModelV4Middleware = {
     specificationVersion: 'v4',
-    wrapGenerate: ({ doGenerate, params }) =>
-      withRetries(doGenerate, policy, params.abortSignal, undefined, deadlineOf(params)),
-    wrapStream: ({ doStream, params }) =>
-      withRetries(doStream, policy, params.abortSignal, undefined, deadlineOf(params)),
+    wrapGenerate: ({ doGenerate, params }) => retried(doGenerate, policy, params),
+    wrapStream: ({ doStream, params }) => retried(doStream, policy, params),
   };
   return wrapLanguageModel({ model, middleware }) as LanguageModelV4;
 }
 
-/** The run's deadline, which the run loop hands every call as `providerOptions.cadre.deadline`. */
-function deadlineOf(params: {
-  providerOptions?: Record<string, Record<string, unknown>> | undefined;
-}): number | undefined {
-  const deadline = params.providerOptions?.cadre?.deadline;
-  return typeof deadline === 'number' && Number.isFinite(deadline) ? deadline : undefined;
+/**
+ * One call under `policy`, with what the run handed it (core/model-call-options.ts): its deadline, and
+ * where each retry is told, as attempt N of at most maxRetries + 1.
+ */
+function retried<T>(
+  attempt: () => PromiseLike<T>,
+  policy: RetryPolicy,
+  params: { abortSignal?: AbortSignal | undefined; providerOptions?: Record<string, unknown> | undefined },
+): Promise<T> {
+  const { deadline, onRetry } = cadreCallOptionsOf(params.providerOptions);
+  const tell = onRetry
+    ? (info: { attempt: number; delayMs: number; error: unknown }) =>
+        onRetry({
+          attempt: info.attempt + 1,
+          maxAttempts: policy.maxRetries + 1,
+          delayMs: Math.round(info.delayMs),
+          reason: describeModelError(info.error),
+        })
+    : undefined;
+  return withRetries(attempt, policy, params.abortSignal, tell, deadline);
 }

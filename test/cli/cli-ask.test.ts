@@ -179,6 +179,33 @@ describe('cadre ask against an OpenAI-compatible server', () => {
     expect(server.requests[1]!.receivedAt - server.requests[0]!.receivedAt).toBeGreaterThanOrEqual(950);
   });
 
+  it('tells each retry as an event while it waits: attempt, of how many, and what the provider said', async () => {
+    const { env } = await setup(({ index }) => (index < 2 ? { status: 503 } : { text: 'Back again.' }), {
+      retry: { maxRetries: 3, baseDelayMs: 20 },
+    });
+    const result = await cadreInProcess(['ask', '--events', 'Hi'], env);
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
+    const retries = events.filter((event) => event.type === 'model-retry');
+    expect(retries).toEqual([
+      expect.objectContaining({
+        attempt: 2,
+        maxAttempts: 4,
+        agent: 'main',
+        reason: expect.stringMatching(/503/),
+      }),
+      expect.objectContaining({ attempt: 3, maxAttempts: 4 }),
+    ]);
+    expect(retries[0]!.delayMs).toBeGreaterThan(0);
+    // Told before the answer that followed them.
+    expect(events.findIndex((event) => event.type === 'model-retry')).toBeLessThan(
+      events.findIndex((event) => event.type === 'text-delta'),
+    );
+  });
+
   it('fails cleanly when the provider stays down', async () => {
     const { server, env } = await setup(() => ({ status: 503 }), {
       retry: { maxRetries: 2, baseDelayMs: 20 },

@@ -9,7 +9,7 @@ import { formatCost, formatTokens, PARTIAL_COST_NOTE, truncate } from '../format
 import { PencilIcon, RefreshIcon } from '../icons.tsx';
 import type { CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { RunCard } from '../runs/run-card.tsx';
-import { runTokens } from '../runs/run-fold.ts';
+import { type RetryNotice, retryWords, runTokens } from '../runs/run-fold.ts';
 import { type RunStore, useChildren, useRun } from '../runs/run-store.ts';
 import { mergeSources, SourcesList } from '../runs/sources-list.tsx';
 import { CallIcon, STATUS_LABELS } from '../runs/status-icon.tsx';
@@ -110,6 +110,7 @@ export const MessageView = memo(function MessageView({
         return null;
       })}
       {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} place="after" />}
+      {streaming && rootRunId && <RetryNote store={store} rootRunId={rootRunId} message={message} />}
       {streaming && message.parts.every((part) => part.type !== 'text') && (
         <p className="thinking" aria-live="polite">
           <span className="spinner small" aria-hidden="true" /> Working…
@@ -128,6 +129,37 @@ export const MessageView = memo(function MessageView({
     </article>
   );
 });
+
+/**
+ * While the main agent's model call waits to be tried again, says so under the answer. The main agent's
+ * own text and calls reach the page as the message's parts, not as run events, so the note ends when the
+ * answer grows after it (or another retry replaces it).
+ */
+function RetryNote({
+  store,
+  rootRunId,
+  message,
+}: {
+  store: RunStore;
+  rootRunId: string;
+  message: CadreMessage;
+}) {
+  const retry = useRun(store, rootRunId)?.retry;
+  const progress = answerProgress(message);
+  const seen = useRef<{ retry: RetryNotice; progress: number } | undefined>(undefined);
+  if (retry && seen.current?.retry !== retry) seen.current = { retry, progress };
+  if (!retry || seen.current?.progress !== progress) return null;
+  return (
+    <p className="retry-note" role="status" title={retry.reason}>
+      {retryWords(retry).replace(/^t/, 'T')}…
+    </p>
+  );
+}
+
+/** How far an answer has come: its parts, and the characters of its text parts. */
+function answerProgress(message: CadreMessage): number {
+  return message.parts.reduce((sum, part) => sum + 1 + (part.type === 'text' ? part.text.length : 0), 0);
+}
 
 /**
  * The person's message, with Copy and Edit under it. Edit turns the bubble into a text box in place:

@@ -9,7 +9,7 @@ import { Markdown } from '../chat/markdown.tsx';
 import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
 import { PlanChecklist } from './plan-checklist.tsx';
-import { type RunView, runTokens } from './run-fold.ts';
+import { type RunView, retryWords, runTokens } from './run-fold.ts';
 import { useRunInputs } from './run-inputs.ts';
 import type { RunStore } from './run-store.ts';
 import { useChildren, useRun, useRunOpen } from './run-store.ts';
@@ -46,13 +46,15 @@ export const RunCard = memo(
     // The header says in words what the run is doing or how it ended, on its one line (nothing below moves):
     // the tool it waits on, the person's approval it waits for, or why it ended other than done.
     const pending = running ? run.toolCalls.findLast((call) => call.ok === undefined) : undefined;
-    const words = pending
-      ? pending.approval && pending.approval.approved === undefined
-        ? 'waiting for your approval'
-        : `${pending.name}…`
-      : !running && run.status !== 'ok'
-        ? STATUS_LABELS[run.status]
-        : undefined;
+    const words = run.retry
+      ? retryWords(run.retry)
+      : pending
+        ? pending.approval && pending.approval.approved === undefined
+          ? 'waiting for your approval'
+          : `${pending.name}…`
+        : !running && run.status !== 'ok'
+          ? STATUS_LABELS[run.status]
+          : undefined;
     return (
       <section className={`run run-${run.status}`} aria-label={`${run.agent} run`} id={runElementId(runId)}>
         <button
@@ -70,7 +72,14 @@ export const RunCard = memo(
           <StatusIcon status={run.status} />
           <span className="run-agent">{run.agent}</span>
           <span className="run-task">{truncate(run.task, 120)}</span>
-          {words && <span className={`run-words run-words-${run.status}`}>{words}</span>}
+          {words && (
+            <span
+              className={`run-words run-words-${run.retry ? 'retry' : run.status}`}
+              title={run.retry?.reason}
+            >
+              {words}
+            </span>
+          )}
           <span className="run-meta">
             <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
             {(running || tokens > 0) && <span className="run-tokens">{formatTokens(tokens)}</span>}

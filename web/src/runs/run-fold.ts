@@ -28,6 +28,16 @@ export interface LiveRun {
   /** Model steps finished so far. */
   steps: number;
   events: number;
+  /** The provider asked the run to wait and its model call will be tried again (until its next event). */
+  retry?: RetryNotice;
+}
+
+/** A model call about to be tried again: attempt `attempt` of at most `maxAttempts`, after `delayMs`. */
+export interface RetryNotice {
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  reason: string;
 }
 
 /** A run as the page shows it: the header, the history, and what is still unknown left out. */
@@ -39,6 +49,8 @@ export interface RunView extends RunPartData {
   liveTokens: number;
   /** Model steps (calls) the run has made. */
   steps: number;
+  /** Set while a running run's model call waits to be tried again. */
+  retry?: RetryNotice;
 }
 
 /** Applies one event to a run's live state, returning a new object (React compares by identity). */
@@ -57,6 +69,8 @@ export function foldEvent(previous: LiveRun | undefined, event: CadreEvent): Liv
         steps: 0,
         events: 1,
       };
+  // A retry is told until the run's next event.
+  if (run.retry && event.type !== 'model-retry') delete run.retry;
   switch (event.type) {
     case 'run-start':
       run.task = event.task;
@@ -126,6 +140,14 @@ export function foldEvent(previous: LiveRun | undefined, event: CadreEvent): Liv
     case 'plan-update':
       run.plan = event.steps;
       break;
+    case 'model-retry':
+      run.retry = {
+        attempt: event.attempt,
+        maxAttempts: event.maxAttempts,
+        delayMs: event.delayMs,
+        reason: event.reason,
+      };
+      break;
     case 'run-finish':
       run.status = event.status;
       run.summary = event.summary;
@@ -174,6 +196,7 @@ export function mergeRun(header: RunPartData | undefined, live: LiveRun | undefi
     view.summary = summaryChars === 0 ? '' : view.text.trimEnd().slice(-summaryChars);
   const plan = live?.plan ?? header?.plan;
   if (plan) view.plan = plan;
+  if (live?.retry && !ended) view.retry = live.retry;
   if (!ended && live?.status && live.status !== 'running') {
     // The run's last event came before its closing header: show the outcome already.
     view.status = live.status;
@@ -182,6 +205,11 @@ export function mergeRun(header: RunPartData | undefined, live: LiveRun | undefi
     if (live.error !== undefined && view.error === undefined) view.error = live.error;
   }
   return view;
+}
+
+/** A retry in words: "the provider is busy, retrying 2/4". */
+export function retryWords(retry: RetryNotice): string {
+  return `the provider is busy, retrying ${retry.attempt}/${retry.maxAttempts}`;
 }
 
 /** Total tokens of a run's own work: the final figure when known, else what its steps reported. */
