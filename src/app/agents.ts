@@ -104,6 +104,8 @@ export async function updateAgent(
     // A provider no run could use is refused now, not at the next message.
     const unknown = cadre.unknownProvider(patch.model);
     if (unknown) throw new UserError('bad_request', `model "${patch.model}": ${unknown}`, { field: 'model' });
+    // So is one whose provider has no key (or base URL) here: the person learns it when choosing.
+    cadre.models.checkUsable(patch.model);
   }
   await cadre.settings.updateAgent(userId, name, patch);
 }

@@ -37,6 +37,7 @@ import { TreeWorker } from './jobs/tree-worker.ts';
 import { limitsFromConfig } from './limit-names.ts';
 import { LiveRuns } from './live-runs.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
+import { ModelsUseCases } from './models.ts';
 import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
 import { SettingsUseCases } from './settings.ts';
@@ -105,6 +106,8 @@ export class Cadre {
   readonly agents: AgentsView;
   readonly documents: DocumentsUseCases;
   readonly runs: RunsUseCases;
+  /** The models the set-up providers offer (`GET /api/models`), and whether a chosen one can run. */
+  readonly models: ModelsUseCases;
   readonly sessions: SessionsUseCases;
   readonly settings: SettingsUseCases;
   /** OpenTelemetry export of every run's spans, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
@@ -217,6 +220,10 @@ export class Cadre {
     this.documents = new DocumentsUseCases(parts);
     this.sessions = new SessionsUseCases(parts);
     this.runs = new RunsUseCases(parts);
+    this.models = new ModelsUseCases(parts, this.settings, {
+      env: options.env,
+      ...(options.models ? { overrides: options.models } : {}),
+    });
   }
 
   /**

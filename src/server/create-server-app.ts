@@ -12,6 +12,7 @@ import { agentRoutes } from './routes/agents.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { DEFAULT_UPLOAD_LIMITS, documentRoutes } from './routes/documents.ts';
+import { modelRoutes } from './routes/models.ts';
 import { openAIErrorShape, openAIRoutes } from './routes/openai.ts';
 import { runRoutes } from './routes/runs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -148,6 +149,7 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/api/runs', runRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/v1', openAIRoutes({ maxConcurrentChats: limits.maxConcurrentChats }));
   app.route('/api/agents', agentRoutes());
+  app.route('/api/models', modelRoutes());
   app.route('/api/settings', settingsRoutes());
   app.route('/api/approvals', approvalRoutes());
   app.route('/api/documents', documentRoutes(limits));

@@ -42,12 +42,17 @@ export function heldGate(): { gate: Promise<void>; release: () => void } {
 /** A Cadre on an in-memory store whose every agent runs on one scripted model, and its HTTP app. */
 export async function testServer(
   script: Script,
-  options: { config?: CadreConfig; server?: Partial<Omit<ServerAppOptions, 'cadre'>> } = {},
+  options: {
+    config?: CadreConfig;
+    server?: Partial<Omit<ServerAppOptions, 'cadre'>>;
+    /** Variables besides CADRE_HOME and CADRE_MODEL (provider keys and base URLs). */
+    env?: Record<string, string>;
+  } = {},
 ) {
   const model = new ScriptedModel(script);
   const store = openSqliteStore(':memory:');
   const cadre = await Cadre.create({
-    env: { CADRE_HOME: tempHome(), CADRE_MODEL: 'scripted:test' },
+    env: { CADRE_HOME: tempHome(), CADRE_MODEL: 'scripted:test', ...options.env },
     cwd: tempHome(),
     store,
     models: { 'scripted:test': model },

@@ -82,7 +82,7 @@ describe('GET and PATCH /api/agents', () => {
   });
 
   it('saves a model, returns to the definition’s with null, and refuses bad input with the field named', async () => {
-    const { app } = await testServer([{ text: 'hi' }]);
+    const { app } = await testServer([{ text: 'hi' }], { env: { OPENAI_API_KEY: 'sk-test' } });
     const saved = await (await app.request('/api/agents/math', patch({ model: 'openai:gpt-5-nano' }))).json();
     expect(saved).toMatchObject({
       agent: { model: 'openai:gpt-5-nano', effectiveModel: 'openai:gpt-5-nano' },
@@ -117,6 +117,7 @@ describe("a per-agent timeout and main's own model", () => {
         : isMain(request.system)
           ? { text: `main read: ${JSON.stringify(request.toolResults[0]?.output)}` }
           : { text: 'never', delayMs: 5_000 },
+      { env: { OPENAI_API_KEY: 'sk-test' } },
     );
     const saved = await (await app.request('/api/agents/math', patch({ timeoutSeconds: 0.2 }))).json();
     expect(saved).toMatchObject({ agent: { limits: { timeout: 0.2 } } });
@@ -177,6 +178,7 @@ describe('GET and PATCH /api/settings', () => {
           agents: { science: { enabled: false }, research: { model: 'scripted:test' } },
           person: { location: 'Operator Town', profile: 'OPERATOR-PRIVATE-PROFILE' },
         },
+        env: { OPENAI_API_KEY: 'sk-test' },
       },
     );
     const { token } = await cadre.users.add('mallory');
