@@ -4,6 +4,7 @@
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { AgentsPanel } from './agents/agents-panel.tsx';
+import { ModelPicker } from './agents/model-picker.tsx';
 import { ApiError, getToken, onUnauthorized, setToken } from './api/client.ts';
 import {
   deleteSession,
@@ -253,12 +254,7 @@ export function App() {
           <MenuIcon />
         </button>
         <h1 className="brand">Cadre</h1>
-        {mainModel && (
-          <span className="model-indicator" title="The main agent's model (change it under Agents)">
-            <span className="visually-hidden">Model: </span>
-            {mainModel}
-          </span>
-        )}
+        <ModelPicker agent="main" current={mainModel} onChosen={setMainModel} />
         <div className="topbar-actions">
           <button type="button" className="button" onClick={() => setPanel('documents')}>
             Documents

@@ -1,7 +1,7 @@
 /**
  * The agents: what each does, its tools, model and limits; a switch to offer it to the main agent or not
  * and a model field, both saved at once (the next message uses them); and the delegation mode with an
- * indicator of whether the last answer used it.
+ * indicator of whether the last answer used it. Model fields suggest the models the set-up providers offer.
  */
 import { useCallback, useEffect, useState } from 'react';
 import {
@@ -9,6 +9,7 @@ import {
   type DelegationMode,
   getSettings,
   listAgents,
+  listModels,
   updateAgent,
   updateSettings,
 } from '../api/resources.ts';
@@ -23,6 +24,9 @@ const MODES: Array<{ value: DelegationMode; label: string; help: string }> = [
   },
 ];
 
+/** The id of the list of models every model field suggests. */
+const MODEL_CHOICES = 'agent-model-choices';
+
 export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolean | undefined }) {
   const [agents, setAgents] = useState<AgentSummary[] | undefined>();
   const [mode, setMode] = useState<DelegationMode | undefined>();
@@ -32,6 +36,13 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
   });
   const [error, setError] = useState<string | undefined>();
   const [saved, setSaved] = useState<string | undefined>();
+  // What each model field offers: the models the set-up providers list (GET /api/models).
+  const [models, setModels] = useState<string[]>([]);
+  useEffect(() => {
+    listModels()
+      .then((choices) => setModels(choices.providers.flatMap((group) => group.models)))
+      .catch(() => undefined);
+  }, []);
 
   const refresh = useCallback(async () => {
     try {
@@ -104,6 +115,11 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
   const main = agents?.find((agent) => agent.name === 'main');
   return (
     <div className="panel-content">
+      <datalist id={MODEL_CHOICES}>
+        {models.map((model) => (
+          <option key={model} value={model} />
+        ))}
+      </datalist>
       {main && (
         <section className="agent main-agent" aria-label="Main agent">
           <div className="agent-head">
@@ -245,6 +261,7 @@ function ModelField({ agent, onSave }: { agent: AgentSummary; onSave: (model: st
       <span>Model</span>
       <input
         aria-label={`${agent.name} model`}
+        list={MODEL_CHOICES}
         value={value}
         placeholder="inherit"
         onChange={(event) => setValue(event.target.value)}

@@ -349,6 +349,34 @@ export async function updateAgent(
   await apiJson(`/api/agents/${encodeURIComponent(name)}`, { method: 'PATCH', json: change });
 }
 
+/** One set-up provider's models ("provider:model"), and why it is the config's list when its own failed. */
+export interface ProviderModels {
+  provider: string;
+  models: string[];
+  error?: string | undefined;
+}
+
+/** What can be chosen: the set-up providers' models, and the variable each other provider needs. */
+export interface ModelChoices {
+  providers: ProviderModels[];
+  unconfigured: Array<{ provider: string; variable: string }>;
+}
+
+export async function listModels(): Promise<ModelChoices> {
+  const body = (await apiJson('/api/models')) as Json;
+  return {
+    providers: list(body, 'providers').map((item) => ({
+      provider: String(item.provider),
+      models: Array.isArray(item.models) ? item.models.map(String) : [],
+      error: text(item.error),
+    })),
+    unconfigured: list(body, 'unconfigured').map((item) => ({
+      provider: String(item.provider),
+      variable: String(item.variable),
+    })),
+  };
+}
+
 /** Tool calls waiting for this user's decision (after a reload the stream no longer tells). */
 export async function listPendingApprovals(): Promise<PendingApproval[]> {
   return list(await apiJson('/api/approvals'), 'approvals').map((item) => {
