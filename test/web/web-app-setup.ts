@@ -43,11 +43,13 @@ export interface SetupOptions {
   colorScheme?: 'light' | 'dark';
   env?: Record<string, string>;
   config?: object;
+  /** The model ids the fixture model server lists at `GET /models`. */
+  models?: string[];
 }
 
 /** A model server playing `script`, a `cadre serve` on a fresh home using it, and Chromium on its page. */
 export async function setup(script: FixtureScript, options: SetupOptions = {}) {
-  const model = await startOpenAIServer(script);
+  const model = await startOpenAIServer(script, options.models ? { models: options.models } : {});
   cleanups.push(() => model.close());
   const home = tempHome();
   if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
