@@ -111,12 +111,13 @@ describe('GET and PATCH /api/agents', () => {
 
 describe("a per-agent timeout and main's own model", () => {
   it("saves a timeout that limits every run of the agent, and lets main's model be chosen", async () => {
-    const { app } = await testServer((request: ScriptedRequest) =>
-      isMain(request.system) && request.prompt.at(-1)?.role === 'user'
-        ? { toolCalls: [{ name: 'math', input: { task: 'slow' } }] }
-        : isMain(request.system)
-          ? { text: `main read: ${JSON.stringify(request.toolResults[0]?.output)}` }
-          : { text: 'never', delayMs: 5_000 },
+    const { app } = await testServer(
+      (request: ScriptedRequest) =>
+        isMain(request.system) && request.prompt.at(-1)?.role === 'user'
+          ? { toolCalls: [{ name: 'math', input: { task: 'slow' } }] }
+          : isMain(request.system)
+            ? { text: `main read: ${JSON.stringify(request.toolResults[0]?.output)}` }
+            : { text: 'never', delayMs: 5_000 },
       { env: { OPENAI_API_KEY: 'sk-test' } },
     );
     const saved = await (await app.request('/api/agents/math', patch({ timeoutSeconds: 0.2 }))).json();
