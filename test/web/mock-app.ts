@@ -61,6 +61,7 @@ export async function startMockApp(options: {
     if (path === '/api/settings')
       return json(response, { model: 'compatible:fixture', delegationMode: 'delegate' });
     if (path === '/api/agents') return json(response, { agents: [] });
+    if (path === '/api/models') return json(response, { providers: [], unconfigured: [] });
     if (path === '/api/documents') return json(response, { documents: [] });
     if (path === '/api/approvals') return json(response, { approvals: [] });
     // Nothing is running to attach to (the page asks on opening a chat).
