@@ -59,7 +59,8 @@ export async function storeQuestion(
       // finds its question gone and is not kept (appendAnswer).
       const { ended } = parts.live.cancelSession(userId, sessionId, 'its question was sent again', questions);
       await withinMs(ended, RESEND_WAIT_MS);
-      await parts.store.sessions.removeFrom(userId, sessionId, replaced[0]!);
+      // What it replaces is kept as an earlier version of the answer (or of the question and answer).
+      await parts.store.sessions.removeFrom(userId, sessionId, replaced[0]!, { keep: true });
     } else if (request.sessionId) {
       await refuseWhileAnswering(parts, userId, sessionId);
     }

@@ -1,5 +1,5 @@
 import type { CadreEvent } from '../core/events.ts';
-import type { RunSummary, SessionSummary, StoredMessage } from './store.ts';
+import type { MessageVersion, RunSummary, SessionSummary, StoredMessage } from './store.ts';
 
 // Rows of the runs and sessions tables as the interfaces' objects, the same for every backend (the
 // column names are the same in each); values are converted, as drivers hand numbers back differently.
@@ -50,6 +50,16 @@ export function storedMessage(row: Row): StoredMessage {
     ...(row.metadata ? { metadata: JSON.parse(row.metadata) } : {}),
     ...(row.run_id ? { runId: row.run_id } : {}),
     createdAt: iso(row.created_at),
+  };
+}
+
+/** A stored earlier version (`message_versions` row): its messages are kept as one JSON list. */
+export function messageVersion(row: Row): MessageVersion {
+  return {
+    id: row.id,
+    afterId: row.after_id ?? null,
+    messages: JSON.parse(row.messages) as StoredMessage[],
+    replacedAt: iso(row.replaced_at),
   };
 }
 

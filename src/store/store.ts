@@ -143,7 +143,23 @@ export interface MessageMatch {
 }
 
 export interface Session extends SessionSummary {
+  /** The current branch: what the model is given as history and what a new question follows. */
   messages: StoredMessage[];
+  /**
+   * Earlier versions: messages a question sent again (regenerate) or edited replaced, oldest first. Each
+   * is an alternative to what follows `afterId` in its branch (the current one or another version's).
+   */
+  versions: MessageVersion[];
+}
+
+/** Messages a resend or an edit replaced, kept as an earlier version of what followed `afterId`. */
+export interface MessageVersion {
+  id: string;
+  /** The message the replaced ones followed; null when they began the session. */
+  afterId: string | null;
+  /** The replaced question, its answer and whatever followed them, as they were. */
+  messages: StoredMessage[];
+  replacedAt: string;
 }
 
 export interface NewMessage {
@@ -178,9 +194,15 @@ export interface SessionStore {
    * Removes message `messageId` of one of the caller's sessions and every message after it (a message sent
    * again, regenerated or edited replaces what followed it); resolves to how many went, 0 when the session
    * has no such message. `UserError('unknown_session')` when the session is not theirs. When the session's
-   * first message goes, so does the title it gave the session: the next question titles it again.
+   * first message goes, so does the title it gave the session: the next question titles it again. With
+   * `keep`, the removed messages are kept as an earlier version (`Session.versions`) instead of deleted.
    */
-  removeFrom(userId: string, sessionId: string, messageId: string): Promise<number>;
+  removeFrom(
+    userId: string,
+    sessionId: string,
+    messageId: string,
+    options?: { keep?: boolean },
+  ): Promise<number>;
   /** Gives one of the caller's sessions a new title; false when they have no session by that id. */
   rename(userId: string, id: string, title: string): Promise<boolean>;
   /**

@@ -361,6 +361,51 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it('keeps what a resend or an edit replaced as an earlier version, after the message it followed', async () => {
+        const store = await open();
+        const session = await store.sessions.create('alice');
+        for (const [id, role, content, runId] of [
+          ['q1', 'user', 'first', undefined],
+          ['a1', 'assistant', 'one', 'run_a1'],
+          ['q2', 'user', 'second', undefined],
+          ['a2', 'assistant', 'two\u0000 🦉', 'run_a2'],
+        ] as const) {
+          await store.sessions.append('alice', session.id, { id, role, content, ...(runId ? { runId } : {}) });
+        }
+        expect((await store.sessions.get('alice', session.id))?.versions).toEqual([]);
+        // Regenerate the second answer: q2 and a2 become version 1 of what follows a1.
+        expect(await store.sessions.removeFrom('alice', session.id, 'q2', { keep: true })).toBe(2);
+        await store.sessions.append('alice', session.id, { id: 'q2', role: 'user', content: 'second' });
+        await store.sessions.append('alice', session.id, { id: 'a2b', role: 'assistant', content: 'two again' });
+        // Edit the first question: everything becomes a version of the session's start.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(await store.sessions.removeFrom('alice', session.id, 'q1', { keep: true })).toBe(4);
+        await store.sessions.append('alice', session.id, { id: 'q1', role: 'user', content: 'first, edited' });
+
+        const read = await store.sessions.get('alice', session.id);
+        expect(read?.messages.map((message) => message.content)).toEqual(['first, edited']);
+        expect(read?.versions.map((version) => version.afterId)).toEqual(['a1', null]);
+        const [regenerated, edited] = read!.versions;
+        expect(regenerated!.messages.map((message) => [message.id, message.content, message.runId])).toEqual([
+          ['q2', 'second', undefined],
+          ['a2', 'two\u0000 🦉', 'run_a2'],
+        ]);
+        expect(edited!.messages.map((message) => message.content)).toEqual(['first', 'one', 'second', 'two again']);
+        expect(edited!.messages[1]).toMatchObject({ id: 'a1', role: 'assistant', runId: 'run_a1' });
+        expect(Date.parse(edited!.replacedAt)).toBeGreaterThanOrEqual(Date.parse(regenerated!.replacedAt));
+        expect(regenerated!.id).not.toBe(edited!.id);
+        // Without keep, nothing is kept; versions are the caller's only and go with their session.
+        await store.sessions.removeFrom('alice', session.id, 'q1');
+        expect((await store.sessions.get('alice', session.id))?.versions).toHaveLength(2);
+        expect(await store.sessions.get('bob', session.id)).toBeUndefined();
+        const bobs = await store.sessions.create('bob', { id: session.id });
+        expect((await store.sessions.get('bob', bobs.id))?.versions).toEqual([]);
+        await store.sessions.delete('alice', session.id);
+        await store.sessions.create('alice', { id: session.id });
+        expect((await store.sessions.get('alice', session.id))?.versions).toEqual([]);
+        await store.close();
+      });
+
       it('keeps text exactly as written, whatever characters it holds (NUL, controls, emoji)', async () => {
         const store = await open();
         const odd = 'a\u0000b \u0001c\u0001\u0000 \u{1F30A} \u202Eevil';

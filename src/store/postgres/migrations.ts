@@ -299,4 +299,21 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX messages_search ON messages USING GIN (search);
     `,
   },
+  {
+    // Earlier versions of a session's answers: the messages a regenerate or an edit replaced, kept as one
+    // JSON list after the message they followed (null: the session's start); they go with their session.
+    id: '009-message-versions',
+    sql: `
+      CREATE TABLE message_versions (
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        after_id TEXT,
+        messages TEXT NOT NULL,
+        replaced_at BIGINT NOT NULL,
+        PRIMARY KEY (user_id, session_id, id),
+        FOREIGN KEY (user_id, session_id) REFERENCES sessions(user_id, id) ON DELETE CASCADE
+      );
+    `,
+  },
 ];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../../core/errors.ts';
 import { sessionTitle } from '../../core/session-title.ts';
-import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
+import { iso, messageVersion, sessionSummary, storedMessage } from '../run-rows.ts';
 import type {
   MessageMatch,
   NewMessage,
@@ -51,9 +51,15 @@ export class PostgresSessionStore implements SessionStore {
        WHERE user_id = $2 AND session_id = $1 ORDER BY seq`,
       [id, userId],
     );
+    const { rows: versions } = await this.#db.query(
+      `SELECT id, after_id, messages, replaced_at FROM message_versions
+       WHERE user_id = $2 AND session_id = $1 ORDER BY replaced_at, id`,
+      [id, userId],
+    );
     return {
       ...sessionSummary(decoded(rows[0], ['title'])),
       messages: messages.map((message) => storedMessage(decoded(message, ['content']))),
+      versions: versions.map(messageVersion),
     };
   }
 
@@ -120,7 +126,12 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
+  removeFrom(
+    userId: string,
+    sessionId: string,
+    messageId: string,
+    options: { keep?: boolean } = {},
+  ): Promise<number> {
     return transaction(this.#db, async (connection) => {
       const owner = await owned(connection, userId, sessionId);
       const { rows } = await connection.query<{ seq: number; first: number; content: string }>(
@@ -130,6 +141,29 @@ export class PostgresSessionStore implements SessionStore {
       );
       const from = rows[0];
       if (!from) return 0;
+      if (options.keep) {
+        const { rows: replaced } = await connection.query(
+          `SELECT id, role, content, parts, metadata, run_id, created_at FROM messages
+           WHERE user_id = $3 AND session_id = $1 AND seq >= $2 ORDER BY seq`,
+          [sessionId, from.seq, userId],
+        );
+        const { rows: before } = await connection.query<{ id: string }>(
+          `SELECT id FROM messages WHERE user_id = $3 AND session_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1`,
+          [sessionId, from.seq, userId],
+        );
+        await connection.query(
+          `INSERT INTO message_versions (user_id, session_id, id, after_id, messages, replaced_at)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [
+            userId,
+            sessionId,
+            `ver_${randomUUID()}`,
+            before[0]?.id ?? null,
+            JSON.stringify(replaced.map((message) => storedMessage(decoded(message, ['content'])))),
+            Date.now(),
+          ],
+        );
+      }
       const { rowCount } = await connection.query(
         'DELETE FROM messages WHERE user_id = $3 AND session_id = $1 AND seq >= $2',
         [sessionId, from.seq, userId],

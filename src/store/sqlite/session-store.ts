@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../../core/errors.ts';
 import { sessionTitle } from '../../core/session-title.ts';
-import { iso, sessionSummary, storedMessage } from '../run-rows.ts';
+import { iso, messageVersion, sessionSummary, storedMessage } from '../run-rows.ts';
 import type {
   MessageMatch,
   NewMessage,
@@ -50,7 +50,14 @@ export class SqliteSessionStore implements SessionStore {
         )
         .all(userId, id) as Array<Record<string, any>>
     ).map(storedMessage);
-    return { ...sessionSummary(row), messages };
+    const versions = (
+      this.#db
+        .prepare(
+          'SELECT id, after_id, messages, replaced_at FROM message_versions WHERE user_id = ? AND session_id = ? ORDER BY replaced_at, rowid',
+        )
+        .all(userId, id) as Array<Record<string, any>>
+    ).map(messageVersion);
+    return { ...sessionSummary(row), messages, versions };
   }
 
   async list(userId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
@@ -154,7 +161,12 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
-  async removeFrom(userId: string, sessionId: string, messageId: string): Promise<number> {
+  async removeFrom(
+    userId: string,
+    sessionId: string,
+    messageId: string,
+    options: { keep?: boolean } = {},
+  ): Promise<number> {
     return transaction(this.#db, () => {
       const owner = this.#owned(userId, sessionId);
       const from = this.#db
@@ -164,6 +176,32 @@ export class SqliteSessionStore implements SessionStore {
       const first = this.#db
         .prepare('SELECT MIN(seq) AS seq FROM messages WHERE user_id = ? AND session_id = ?')
         .get(userId, sessionId) as { seq: number };
+      if (options.keep) {
+        const replaced = (
+          this.#db
+            .prepare(
+              'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ? ORDER BY seq',
+            )
+            .all(userId, sessionId, from.seq) as Array<Record<string, any>>
+        ).map(storedMessage);
+        const before = this.#db
+          .prepare(
+            'SELECT id FROM messages WHERE user_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1',
+          )
+          .get(userId, sessionId, from.seq) as { id: string } | undefined;
+        this.#db
+          .prepare(
+            'INSERT INTO message_versions (user_id, session_id, id, after_id, messages, replaced_at) VALUES (?, ?, ?, ?, ?, ?)',
+          )
+          .run(
+            userId,
+            sessionId,
+            `ver_${randomUUID()}`,
+            before?.id ?? null,
+            JSON.stringify(replaced),
+            Date.now(),
+          );
+      }
       const removed = this.#db
         .prepare('DELETE FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ?')
         .run(userId, sessionId, from.seq).changes;

@@ -138,6 +138,26 @@ const sessionsPerUserMigration: Migration = {
 };
 
 /**
+ * Earlier versions of a session's answers: the messages a regenerate or an edit replaced, kept as one
+ * JSON list after the message they followed (null: the session's start); they go with their session.
+ */
+const messageVersionsMigration: Migration = {
+  id: '016-message-versions',
+  sql: `
+    CREATE TABLE message_versions (
+      user_id TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      id TEXT NOT NULL,
+      after_id TEXT,
+      messages TEXT NOT NULL,
+      replaced_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, session_id, id),
+      FOREIGN KEY (user_id, session_id) REFERENCES sessions(user_id, id) ON DELETE CASCADE
+    );
+  `,
+};
+
+/**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
  * Documents, the HTTP cache, result memory and the journal have their migrations in their own files
  * here; runs, sessions and settings have theirs in this list.
@@ -233,4 +253,5 @@ export const MIGRATIONS: Migration[] = [
   runStopRequestsMigration,
   sessionsPerUserMigration,
   messageSearchMigration,
+  messageVersionsMigration,
 ];
