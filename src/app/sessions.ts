@@ -1,6 +1,6 @@
 import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
-import type { MessageMatch, Session, SessionSummary, StoredMessage } from '../store/store.ts';
+import type { MessageMatch, MessageVersion, Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
 import { forgetTreeJobs } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
@@ -8,7 +8,7 @@ import { answerRunId, type SessionWithRuns } from './session-export.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
 
-export type { MessageMatch, Session, SessionSummary, StoredMessage };
+export type { MessageMatch, MessageVersion, Session, SessionSummary, StoredMessage };
 
 /** Longest title a person may give a chat. */
 export const MAX_TITLE_CHARS = 200;

@@ -370,17 +370,30 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
           ['q2', 'user', 'second', undefined],
           ['a2', 'assistant', 'two\u0000 🦉', 'run_a2'],
         ] as const) {
-          await store.sessions.append('alice', session.id, { id, role, content, ...(runId ? { runId } : {}) });
+          await store.sessions.append('alice', session.id, {
+            id,
+            role,
+            content,
+            ...(runId ? { runId } : {}),
+          });
         }
         expect((await store.sessions.get('alice', session.id))?.versions).toEqual([]);
         // Regenerate the second answer: q2 and a2 become version 1 of what follows a1.
         expect(await store.sessions.removeFrom('alice', session.id, 'q2', { keep: true })).toBe(2);
         await store.sessions.append('alice', session.id, { id: 'q2', role: 'user', content: 'second' });
-        await store.sessions.append('alice', session.id, { id: 'a2b', role: 'assistant', content: 'two again' });
+        await store.sessions.append('alice', session.id, {
+          id: 'a2b',
+          role: 'assistant',
+          content: 'two again',
+        });
         // Edit the first question: everything becomes a version of the session's start.
         await new Promise((resolve) => setTimeout(resolve, 5));
         expect(await store.sessions.removeFrom('alice', session.id, 'q1', { keep: true })).toBe(4);
-        await store.sessions.append('alice', session.id, { id: 'q1', role: 'user', content: 'first, edited' });
+        await store.sessions.append('alice', session.id, {
+          id: 'q1',
+          role: 'user',
+          content: 'first, edited',
+        });
 
         const read = await store.sessions.get('alice', session.id);
         expect(read?.messages.map((message) => message.content)).toEqual(['first, edited']);
@@ -390,7 +403,12 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
           ['q2', 'second', undefined],
           ['a2', 'two\u0000 🦉', 'run_a2'],
         ]);
-        expect(edited!.messages.map((message) => message.content)).toEqual(['first', 'one', 'second', 'two again']);
+        expect(edited!.messages.map((message) => message.content)).toEqual([
+          'first',
+          'one',
+          'second',
+          'two again',
+        ]);
         expect(edited!.messages[1]).toMatchObject({ id: 'a1', role: 'assistant', runId: 'run_a1' });
         expect(Date.parse(edited!.replacedAt)).toBeGreaterThanOrEqual(Date.parse(regenerated!.replacedAt));
         expect(regenerated!.id).not.toBe(edited!.id);

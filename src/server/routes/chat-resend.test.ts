@@ -107,6 +107,57 @@ describe('a message of the session sent again', () => {
     expect(session.title).toBe('Q: uno');
   });
 
+  it('keeps what regenerate and edit replaced as versions, each answer with its own run tree', async () => {
+    const { app, cadre } = await testServer(answering());
+    const first = await conversation(app, { id: 's9', messages: [user('u1', 'Q: one')] });
+    const regenerated = await conversation(app, {
+      id: 's9',
+      trigger: 'regenerate-message',
+      messageId: first.id,
+      messages: [user('u1', 'Q: one')],
+    });
+    await conversation(app, { id: 's9', messages: [user('u1', 'Q: uno')] });
+    expect(await stored(cadre, 's9')).toEqual([
+      'user:u1:Q: uno',
+      'assistant:answer 3 to uno (1 questions seen)',
+    ]);
+
+    const body = (await (await app.request('/api/sessions/s9')).json()) as {
+      messages: Array<{ id: string; parts: Array<{ text?: string }> }>;
+      versions: Array<{
+        id: string;
+        afterId: string | null;
+        messages: Array<{
+          id: string;
+          role: string;
+          parts: Array<{ text?: string }>;
+          metadata?: { rootRunId?: string };
+        }>;
+      }>;
+    };
+    // The current branch as before; both earlier versions begin the session (afterId null), oldest first.
+    expect(body.messages.map((message) => message.parts.find((part) => part.text)?.text)).toEqual([
+      'Q: uno',
+      'answer 3 to uno (1 questions seen)',
+    ]);
+    expect(body.versions.map((version) => version.afterId)).toEqual([null, null]);
+    const texts = body.versions.map((version) =>
+      version.messages.map((message) => message.parts.find((part) => part.text)?.text),
+    );
+    expect(texts).toEqual([
+      ['Q: one', 'answer 1 to one (1 questions seen)'],
+      ['Q: one', 'answer 2 to one (1 questions seen)'],
+    ]);
+    expect(body.versions[1]!.messages[1]!.id).toBe(regenerated.id);
+    // Each version's answer keeps its own run, still reachable.
+    const runIds = body.versions.map((version) => version.messages[1]!.metadata?.rootRunId);
+    expect(new Set(runIds).size).toBe(2);
+    for (const runId of runIds) {
+      const tree = await (await app.request(`/api/runs/${runId}`)).json();
+      expect(JSON.stringify(tree)).toContain('Q: one');
+    }
+  });
+
   it('a question sent again while its first answer still runs stops that answer, which never lands after it', async () => {
     const { app, cadre, release } = await firstAnswerHeld();
     const firstResponse = await app.request(

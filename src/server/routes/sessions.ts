@@ -3,7 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import type { CadreUIMessage } from '../../app/answer/protocol.ts';
 import { EXPORT_FORMATS, exportFileName, sessionMarkdown } from '../../app/session-export.ts';
-import type { StoredMessage } from '../../app/sessions.ts';
+import type { MessageVersion, StoredMessage } from '../../app/sessions.ts';
 import { UserError } from '../../core/index.ts';
 import type { ServerEnv } from '../server-env.ts';
 
@@ -53,7 +53,12 @@ export function sessionRoutes(): Hono<ServerEnv> {
     const { cadre, userId } = c.var;
     const session = await cadre.sessions.get(userId, c.req.param('id'));
     const interrupted = await cadre.sessions.interrupted(userId, session.id);
-    return c.json({ ...session, messages: session.messages.map(toUIMessage), interrupted });
+    return c.json({
+      ...session,
+      messages: session.messages.map(toUIMessage),
+      versions: session.versions.map(toUIVersion),
+      interrupted,
+    });
   });
   routes.patch('/:id', async (c) => {
     const parsed = sessionPatch.safeParse(await c.req.json().catch(() => undefined));
@@ -76,6 +81,7 @@ export function sessionRoutes(): Hono<ServerEnv> {
         exportedAt: new Date().toISOString(),
         ...session,
         messages: session.messages.map(toUIMessage),
+        versions: session.versions.map(toUIVersion),
         runs,
       });
     }
@@ -87,4 +93,9 @@ export function sessionRoutes(): Hono<ServerEnv> {
     return c.json({ deleted: true });
   });
   return routes;
+}
+
+/** An earlier version of what followed `afterId`, its messages as the page shows them. */
+function toUIVersion(version: MessageVersion) {
+  return { ...version, messages: version.messages.map(toUIMessage) };
 }
