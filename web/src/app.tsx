@@ -16,6 +16,7 @@ import {
   listAgents,
   listPendingApprovals,
   listSessions,
+  type MessageVersion,
   renameSession,
   type SessionSummary,
 } from './api/resources.ts';
@@ -39,6 +40,7 @@ type Loaded =
       messages: CadreMessage[];
       isNew: boolean;
       interrupted?: InterruptedAnswer[];
+      versions?: MessageVersion[];
     }
   | { state: 'missing'; id: string; message: string };
 
@@ -128,7 +130,11 @@ export function App() {
       setLoaded({ state: 'loading', id });
       try {
         const session = await getSession(id);
-        for (const message of session.messages)
+        // Earlier versions' answers keep their run cards too: their headers are known as the current ones'.
+        for (const message of [
+          ...session.messages,
+          ...session.versions.flatMap((version) => version.messages),
+        ])
           for (const part of message.parts)
             if (part.type === 'data-run') store.putHeader(part.data as RunPartData);
         // What the Agents panel says of the last answer holds after a reload: from the stored answer.
@@ -140,6 +146,7 @@ export function App() {
           messages: session.messages,
           isNew: false,
           interrupted: session.interrupted,
+          versions: session.versions,
         });
       } catch (caught) {
         if (caught instanceof ApiError && caught.status === 401) return;
@@ -323,6 +330,7 @@ export function App() {
               void refreshSessions();
             }}
             initialMessages={loaded.messages}
+            initialVersions={loaded.versions ?? []}
             foundMessageId={foundMessage}
             store={store}
             noModelMessage={noModelMessage}

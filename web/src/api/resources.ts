@@ -137,15 +137,31 @@ export interface InterruptedAnswer {
   task: string;
 }
 
-export async function getSession(
-  id: string,
-): Promise<{ id: string; title: string; messages: CadreMessage[]; interrupted: InterruptedAnswer[] }> {
+/** An earlier version of what followed `afterId` (null: the chat's start), replaced by a regenerate or an edit. */
+export interface MessageVersion {
+  id: string;
+  afterId: string | null;
+  messages: CadreMessage[];
+}
+
+export async function getSession(id: string): Promise<{
+  id: string;
+  title: string;
+  messages: CadreMessage[];
+  versions: MessageVersion[];
+  interrupted: InterruptedAnswer[];
+}> {
   const body = await apiJson<Json>(`/api/sessions/${encodeURIComponent(id)}`);
   const session = (body.session as Json | undefined) ?? body;
   return {
     id: String(session.id ?? id),
     title: text(session.title) || 'Untitled chat',
     messages: list(session.messages ?? body.messages, 'messages').map(toMessage),
+    versions: (Array.isArray(session.versions) ? (session.versions as Json[]) : []).map((version) => ({
+      id: String(version.id),
+      afterId: text(version.afterId) ?? null,
+      messages: list(version.messages, 'messages').map(toMessage),
+    })),
     interrupted: (Array.isArray(body.interrupted) ? (body.interrupted as Json[]) : []).map((item) => ({
       runId: String(item.runId),
       task: String(item.task ?? ''),

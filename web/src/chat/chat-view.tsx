@@ -12,7 +12,7 @@ import {
   isNetworkFailure,
   unreachableMessage,
 } from '../api/client.ts';
-import type { InterruptedAnswer } from '../api/resources.ts';
+import type { InterruptedAnswer, MessageVersion } from '../api/resources.ts';
 import { resumeRun } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { AttachmentData, CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
@@ -27,6 +27,7 @@ import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
 import { answerElementId, MessageView, rootRunIdOf } from './message-view.tsx';
 import { useFollow } from './use-follow.ts';
+import { type ChosenVersions, replacedVersion, shownMessages, versionKey } from './versions.ts';
 
 /** How often, and how many times, a page looks for the answer to a question that has none yet. */
 const ATTACH_LOOK_MS = 1000;
@@ -125,9 +126,12 @@ export function ChatView({
   interrupted = [],
   onResumed,
   foundMessageId,
+  initialVersions = [],
 }: {
   sessionId: string;
   initialMessages: CadreMessage[];
+  /** Earlier versions of the chat's answers (regenerated or edited), as the server keeps them. */
+  initialVersions?: MessageVersion[];
   store: RunStore;
   /** Set when the server has no model: the page explains how to set one instead of failing on send. */
   noModelMessage?: string | undefined;
@@ -156,6 +160,10 @@ export function ChatView({
     [],
   );
   const [inspecting, setInspecting] = useState<string | undefined>();
+  // Earlier versions: the server's, and those this page's regenerates and edits made since it opened (the
+  // server keeps the same ones; they are read from it on the next load).
+  const [versions, setVersions] = useState<MessageVersion[]>(initialVersions);
+  const [chosen, setChosen] = useState<ChosenVersions>({});
   const transport = useMemo(
     () =>
       new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders(), fetch: fetchAskingForToken }),
@@ -251,6 +259,8 @@ export function ChatView({
     if (messages.length === 0) onFirstMessage();
     liveRoot.current = undefined;
     clearError();
+    // A new question follows the current branch: it is shown again, with the question under it.
+    setChosen({});
     void sendMessage({ parts: questionParts(question) });
   };
   // An interrupted answer resumed from this page. The new attempt is the session's running answer: it is
@@ -301,6 +311,16 @@ export function ChatView({
     liveRoot.current = undefined;
     void sendMessage({ parts: questionParts(next!) });
   }, [status, queued.length]);
+  /** What a resend of the question at `index` replaces becomes its earlier version; the new one is shown. */
+  const keepReplaced = useCallback(
+    (index: number) => {
+      const version = index < 0 ? undefined : replacedVersion(messages, index);
+      if (!version) return;
+      setVersions((earlier) => [...earlier, version]);
+      setChosen(({ [versionKey(version.afterId)]: _shown, ...others }) => others);
+    },
+    [messages],
+  );
   // Retry writes the failed answer again in its place: the question is resent under its own id, so the
   // server replaces it and the failed answer (stored with the session) instead of adding a second copy;
   // what a reload shows is what is on screen now. A question whose request failed before any answer
@@ -308,8 +328,9 @@ export function ChatView({
   const retry = useCallback(() => {
     clearError();
     liveRoot.current = undefined;
+    keepReplaced(messages.findLastIndex((message) => message.role === 'user'));
     void regenerate();
-  }, [clearError, regenerate]);
+  }, [clearError, regenerate, messages, keepReplaced]);
   // An edited question is sent in place of the old one: its answer and what followed are replaced.
   const edit = useCallback(
     (messageId: string, text: string) => {
@@ -317,13 +338,18 @@ export function ChatView({
       liveRoot.current = undefined;
       // The edited question keeps the documents it was sent with.
       const edited = messages.find((message) => message.id === messageId);
+      keepReplaced(messages.findIndex((message) => message.id === messageId));
       void sendMessage({
         parts: questionParts({ text, attachments: edited ? attachmentsOf(edited) : [] }),
         messageId,
       });
     },
-    [clearError, sendMessage, messages],
+    [clearError, sendMessage, messages, keepReplaced],
   );
+  const chooseVersion = useCallback((key: string, at: number) => {
+    setChosen((earlier) => ({ ...earlier, [key]: at }));
+  }, []);
+  const shown = useMemo(() => shownMessages(messages, versions, chosen), [messages, versions, chosen]);
 
   const attachments = useAttachments();
 
@@ -344,7 +370,7 @@ export function ChatView({
   }, [foundMessageId]);
 
   const noModel = noModelMessage ?? (failure?.code === 'no_model' ? failure.message : undefined);
-  const lastIndex = messages.length - 1;
+  const lastIndex = shown.length - 1;
   return (
     // biome-ignore lint/a11y/noStaticElementInteractions: dropping files is a pointer shortcut for the paperclip button, which every keyboard reaches
     <div
@@ -378,16 +404,19 @@ export function ChatView({
                 </p>
               </div>
             )}
-            {messages.map((message, index) => (
+            {shown.map(({ message, current, versions: switchable }, index) => (
               <MessageView
-                key={message.id}
+                key={`${current ? '' : 'earlier-'}${message.id}`}
                 message={message}
                 store={store}
-                streaming={busy && index === lastIndex}
+                streaming={current && busy && index === lastIndex}
                 onInspect={setInspecting}
-                onRetry={index === lastIndex && !busy ? retry : undefined}
-                onRegenerate={index === lastIndex && !busy ? retry : undefined}
-                onEdit={busy ? undefined : edit}
+                // An earlier version is read, not asked again: its actions are the current one's.
+                onRetry={current && index === lastIndex && !busy ? retry : undefined}
+                onRegenerate={current && index === lastIndex && !busy ? retry : undefined}
+                onEdit={current && !busy ? edit : undefined}
+                versions={switchable}
+                onVersion={chooseVersion}
               />
             ))}
             {interrupted
@@ -449,7 +478,9 @@ export function ChatView({
         <RunInspector
           store={store}
           rootRunId={inspecting}
-          rootCalls={rootCallsOf(messages.find((message) => rootRunIdOf(message) === inspecting))}
+          rootCalls={rootCallsOf(
+            shown.map(({ message }) => message).find((message) => rootRunIdOf(message) === inspecting),
+          )}
           onClose={() => setInspecting(undefined)}
           onOpenRun={(runId) => {
             release();

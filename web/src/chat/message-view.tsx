@@ -67,6 +67,8 @@ export const MessageView = memo(function MessageView({
   onRetry,
   onEdit,
   onRegenerate,
+  versions,
+  onVersion,
 }: {
   message: CadreMessage;
   store: RunStore;
@@ -77,6 +79,9 @@ export const MessageView = memo(function MessageView({
   onEdit?: ((messageId: string, text: string) => void) | undefined;
   /** Writes this answer again (the last answer only). */
   onRegenerate?: (() => void) | undefined;
+  /** On an answer whose question was regenerated or edited: which version is shown, of how many. */
+  versions?: { key: string; at: number; count: number } | undefined;
+  onVersion?: ((key: string, at: number) => void) | undefined;
 }) {
   if (message.role === 'user')
     return <UserMessage message={message} onEdit={onEdit && ((text) => onEdit(message.id, text))} />;
@@ -116,6 +121,7 @@ export const MessageView = memo(function MessageView({
           <span className="spinner small" aria-hidden="true" /> Working…
         </p>
       )}
+      {versions && onVersion && <VersionSwitch versions={versions} onVersion={onVersion} />}
       {rootRunId && (
         <AnswerFooter
           store={store}
@@ -433,5 +439,45 @@ function AnswerFooter({
         </button>
       </div>
     </>
+  );
+}
+
+/** `< 1/2 >` on an answer that was regenerated or edited: steps through its versions, the newest last. */
+function VersionSwitch({
+  versions: { key, at, count },
+  onVersion,
+}: {
+  versions: { key: string; at: number; count: number };
+  onVersion: (key: string, at: number) => void;
+}) {
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of two buttons and a count, not a form's fieldset
+    <div className="version-switch" role="group" aria-label="Versions of this answer">
+      <button
+        type="button"
+        className="icon-button"
+        aria-label="Earlier version"
+        disabled={at === 0}
+        onClick={() => onVersion(key, at - 1)}
+      >
+        ‹
+      </button>
+      <span aria-live="polite">
+        <span className="visually-hidden">Version </span>
+        {at + 1}
+        <span aria-hidden="true">/</span>
+        <span className="visually-hidden"> of </span>
+        {count}
+      </span>
+      <button
+        type="button"
+        className="icon-button"
+        aria-label="Later version"
+        disabled={at === count - 1}
+        onClick={() => onVersion(key, at + 1)}
+      >
+        ›
+      </button>
+    </div>
   );
 }
