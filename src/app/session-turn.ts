@@ -52,15 +52,16 @@ export async function storeQuestion(
 ): Promise<StoredQuestion> {
   const { userId } = request;
   const work = async (): Promise<StoredQuestion> => {
-    const { sessionId, history, replaced } = await openSession(parts, request, text);
+    const { sessionId, history, replaced, answered } = await openSession(parts, request, text);
     if (replaced) {
       const questions = new Set(replaced);
       // A tool that ignores its abort is not waited for past RESEND_WAIT_MS: its answer, when it comes,
       // finds its question gone and is not kept (appendAnswer).
       const { ended } = parts.live.cancelSession(userId, sessionId, 'its question was sent again', questions);
       await withinMs(ended, RESEND_WAIT_MS);
-      // What it replaces is kept as an earlier version of the answer (or of the question and answer).
-      await parts.store.sessions.removeFrom(userId, sessionId, replaced[0]!, { keep: true });
+      // What it replaces is kept as an earlier version of the answer (or of the question and answer); a
+      // question that never had an answer (its request failed) leaves nothing worth keeping.
+      await parts.store.sessions.removeFrom(userId, sessionId, replaced[0]!, { keep: answered === true });
     } else if (request.sessionId) {
       await refuseWhileAnswering(parts, userId, sessionId);
     }
@@ -142,13 +143,14 @@ function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
 /**
  * The caller's session (made if new and allowed) and its messages so far, as the model's history. When
  * the request's message id names one of the session's own questions, the history is what came before it,
- * and `replaced` the ids of that question and every message after it, in order.
+ * and `replaced` the ids of that question and every message after it, in order (`answered`: one of them
+ * is an answer).
  */
 async function openSession(
   parts: SessionTurnParts,
   request: QuestionRequest,
   text: string,
-): Promise<{ sessionId: string; history: ModelMessage[]; replaced?: string[] }> {
+): Promise<{ sessionId: string; history: ModelMessage[]; replaced?: string[]; answered?: boolean }> {
   const { userId } = request;
   const sessions = parts.store.sessions;
   if (!request.sessionId) {
@@ -161,8 +163,10 @@ async function openSession(
     const ids = clientId ? [clientId, ownIdFor(existing.id, clientId)] : [];
     const at = existing.messages.findIndex((message) => message.role === 'user' && ids.includes(message.id));
     const history = historyOf(at === -1 ? existing.messages : existing.messages.slice(0, at));
-    const replaced = existing.messages.slice(at).map((message) => message.id);
-    return { sessionId: existing.id, history, ...(at === -1 ? {} : { replaced }) };
+    const tail = existing.messages.slice(at);
+    const replaced = tail.map((message) => message.id);
+    const answered = tail.some((message) => message.role === 'assistant');
+    return { sessionId: existing.id, history, ...(at === -1 ? {} : { replaced, answered }) };
   }
   if (!request.createSession) throw unknownSession(request.sessionId);
   try {
