@@ -59,7 +59,10 @@ describe.skipIf(!hasChromium)('versions of an answer', () => {
     await screenshots(page, '33-7-earlier-version');
     await answer.getByRole('button', { name: 'Inspect runs' }).click();
     const timeline = page.getByRole('dialog', { name: 'Run timeline' });
-    await timeline.getByText(/Compute 17 \* 23/).first().waitFor();
+    await timeline
+      .getByText(/Compute 17 \* 23/)
+      .first()
+      .waitFor();
     await timeline.getByRole('button', { name: 'Close run timeline' }).click();
     await versions.getByRole('button', { name: 'Later version' }).click();
     await answer.getByText(/^Second take/).waitFor();
@@ -92,12 +95,18 @@ describe.skipIf(!hasChromium)('versions of an answer', () => {
     await mathCard.waitFor();
     expect(await questions.allTextContents()).toEqual([expect.stringMatching(/^What is 17 times 23\?/)]);
     await answer.getByRole('button', { name: 'Inspect runs' }).click();
-    await timeline.getByText(/Compute 17 \* 23/).first().waitFor();
+    await timeline
+      .getByText(/Compute 17 \* 23/)
+      .first()
+      .waitFor();
     await timeline.getByRole('button', { name: 'Close run timeline' }).click();
 
     // A new question follows the current branch: it is shown again, with the question under it.
     await ask(page, 'And owls by day?');
-    await answer.getByText(/^Owls hunt at night/).nth(1).waitFor({ timeout: 20_000 });
+    await answer
+      .getByText(/^Owls hunt at night/)
+      .nth(1)
+      .waitFor({ timeout: 20_000 });
     expect(await questions.count()).toBe(2);
     expectNoConsoleErrors(browser);
   }, 120_000);
