@@ -59,7 +59,30 @@ describe.skipIf(!hasChromium)('the model picker', () => {
     expect(
       model.requests.slice(requestsBefore).every((request) => request.body.model === 'fixture-large'),
     ).toBe(true);
-    // The refused choice is the one failed request the console may show.
+
+    // Per agent: the Agents panel's model fields offer the same list, and refuse a provider with no key there too.
+    await page.getByRole('button', { name: 'Agents' }).click();
+    const field = page.getByRole('combobox', { name: 'research model' });
+    await field.waitFor({ timeout: 10_000 });
+    await expect
+      .poll(() =>
+        page
+          .locator('#agent-model-choices option')
+          .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value)),
+      )
+      .toEqual(['compatible:fixture', 'compatible:fixture-large']);
+    await field.fill('compatible:fixture-large');
+    await field.press('Enter');
+    await page.getByText('Saved research.').waitFor({ timeout: 10_000 });
+    await field.fill('openai:gpt-5-mini');
+    await field.press('Enter');
+    const panelRefusal = page.getByRole('alert').filter({ hasText: 'OPENAI_API_KEY' });
+    await panelRefusal.waitFor({ timeout: 10_000 });
+    await expect.poll(() => field.inputValue()).toBe('compatible:fixture-large');
+    await panelRefusal.scrollIntoViewIfNeeded();
+    await screenshots(page, '33-8-agent-model-refused');
+
+    // The refused choices are the failed requests the console may show.
     expect(browser.errors.filter((error) => !error.includes('status of 400'))).toEqual([]);
   }, 120_000);
 });
