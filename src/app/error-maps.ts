@@ -8,6 +8,7 @@ const NOT_FOUND = new Set([
   'unknown_session',
   'unknown_run',
   'unknown_document',
+  'unknown_version',
   'unknown_agent',
   'not_found',
 ]);

@@ -159,6 +159,34 @@ export class SessionsUseCases {
     return summary;
   }
 
+  /**
+   * Makes an earlier version of the session current again, so the next question continues from it; what
+   * it replaces is kept as a version in turn. Refused while an answer is being written in the session
+   * (`answer_running`); `unknown_version` when the session has no such version in its current branch.
+   */
+  async restoreVersion(userId: string, sessionId: string, versionId: string): Promise<Session> {
+    await this.get(userId, sessionId);
+    const { live, store } = this.#parts;
+    // Runs of processes that died since are closed first: they are not answering any more.
+    if (!live.answerIn(userId, sessionId)) await store.runs.markInterrupted();
+    const running =
+      live.answerIn(userId, sessionId) ??
+      (await store.runs.listRuns(userId, { sessionId, status: 'running', limit: 1 }))[0];
+    if (running)
+      throw new UserError(
+        'answer_running',
+        `An answer is still being written in session ${sessionId}; wait for it to finish or stop it, then switch versions.`,
+        { sessionId },
+      );
+    if (!(await this.#parts.store.sessions.restoreVersion(userId, sessionId, versionId)))
+      throw new UserError(
+        'unknown_version',
+        `Session ${sessionId} has no earlier version "${versionId}" after a message of its current branch.`,
+        { sessionId, versionId },
+      );
+    return this.get(userId, sessionId);
+  }
+
   /** The session with the run tree of each answer (priced where prices are configured), for an export. */
   async withRuns(userId: string, sessionId: string): Promise<SessionWithRuns> {
     const session = await this.get(userId, sessionId);

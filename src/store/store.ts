@@ -203,6 +203,13 @@ export interface SessionStore {
     messageId: string,
     options?: { keep?: boolean },
   ): Promise<number>;
+  /**
+   * Makes an earlier version current again (the person continues from it): what now follows its
+   * `afterId` becomes a version in its place (when it holds an answer), and the version's messages take
+   * their place as they were stored. False when the session has no such version or its `afterId` message
+   * is not in the current branch; `UserError('unknown_session')` when the session is not the caller's.
+   */
+  restoreVersion(userId: string, sessionId: string, versionId: string): Promise<boolean>;
   /** Gives one of the caller's sessions a new title; false when they have no session by that id. */
   rename(userId: string, id: string, title: string): Promise<boolean>;
   /**

@@ -424,6 +424,49 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         await store.close();
       });
 
+      it('restores an earlier version in place of what follows its message, keeping that as a version', async () => {
+        const store = await open();
+        const session = await store.sessions.create('alice');
+        for (const [id, role, content] of [
+          ['q1', 'user', 'first'],
+          ['a1', 'assistant', 'one'],
+          ['q2', 'user', 'second'],
+          ['a2', 'assistant', 'two 🦉'],
+        ] as const) {
+          await store.sessions.append('alice', session.id, { id, role, content, runId: `run_${id}` });
+        }
+        const before = (await store.sessions.get('alice', session.id))!.messages;
+        await store.sessions.removeFrom('alice', session.id, 'q2', { keep: true });
+        await store.sessions.append('alice', session.id, { id: 'q2', role: 'user', content: 'second' });
+        await store.sessions.append('alice', session.id, {
+          id: 'a2b',
+          role: 'assistant',
+          content: 'two again',
+        });
+        const [kept] = (await store.sessions.get('alice', session.id))!.versions;
+
+        expect(await store.sessions.restoreVersion('alice', session.id, 'ver_nope')).toBe(false);
+        const refused = await rejection(store.sessions.restoreVersion('bob', session.id, kept!.id));
+        expect(refused).toMatchObject({ fault: 'user', code: 'unknown_session' });
+        expect(await store.sessions.restoreVersion('alice', session.id, kept!.id)).toBe(true);
+        const read = (await store.sessions.get('alice', session.id))!;
+        // The restored messages are as they were stored: ids, times, runs.
+        expect(read.messages).toEqual(before);
+        expect(read.versions).toHaveLength(1);
+        expect(read.versions[0]).toMatchObject({ afterId: 'a1' });
+        expect(read.versions[0]!.id).not.toBe(kept!.id);
+        expect(read.versions[0]!.messages.map((message) => message.id)).toEqual(['q2', 'a2b']);
+        // A new question follows the restored version.
+        await store.sessions.append('alice', session.id, { id: 'q3', role: 'user', content: 'third' });
+        expect(
+          (await store.sessions.get('alice', session.id))!.messages.map((message) => message.id),
+        ).toEqual(['q1', 'a1', 'q2', 'a2', 'q3']);
+        // A version whose message left the current branch cannot be restored here.
+        await store.sessions.removeFrom('alice', session.id, 'q1');
+        expect(await store.sessions.restoreVersion('alice', session.id, read.versions[0]!.id)).toBe(false);
+        await store.close();
+      });
+
       it('keeps text exactly as written, whatever characters it holds (NUL, controls, emoji)', async () => {
         const store = await open();
         const odd = 'a\u0000b \u0001c\u0001\u0000 \u{1F30A} \u202Eevil';

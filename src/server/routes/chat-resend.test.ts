@@ -156,6 +156,30 @@ describe('a message of the session sent again', () => {
       const tree = await (await app.request(`/api/runs/${runId}`)).json();
       expect(JSON.stringify(tree)).toContain('Q: one');
     }
+
+    // The first version made current again: the next question continues from it, with its history.
+    const restore = (versionId: string, sessionId = 's9') =>
+      app.request(`/api/sessions/${sessionId}/versions/${versionId}/restore`, { method: 'POST' });
+    expect((await restore('ver_nope')).status).toBe(404);
+    expect((await restore(body.versions[0]!.id, 'nobody')).status).toBe(404);
+    const restored = await restore(body.versions[0]!.id);
+    expect(restored.status).toBe(200);
+    const after = (await restored.json()) as typeof body;
+    expect(after.messages.map((message) => message.parts.find((part) => part.text)?.text)).toEqual([
+      'Q: one',
+      'answer 1 to one (1 questions seen)',
+    ]);
+    expect(after.versions).toHaveLength(2);
+    await conversation(app, {
+      id: 's9',
+      messages: [user('u1', 'Q: one'), assistant(after.messages[1]!.id, 'answer 1'), user('u3', 'Q: three')],
+    });
+    expect(await stored(cadre, 's9')).toEqual([
+      'user:u1:Q: one',
+      'assistant:answer 1 to one (1 questions seen)',
+      'user:u3:Q: three',
+      'assistant:answer 4 to three (2 questions seen)',
+    ]);
   });
 
   it('a question sent again while its first answer still runs stops that answer, which never lands after it', async () => {

@@ -28,7 +28,8 @@ const searchQuery = z.object({ q: z.string().trim().min(1).max(500) });
  * `GET /api/sessions`, `GET /api/sessions/search?q=` (the caller's messages that match, with the matching
  * line), `GET /api/sessions/events` (SSE: `sessions` events, the list with `answering` marks,
  * again at each change), `GET /api/sessions/:id` (with UI messages), `PATCH /api/sessions/:id {title}`
- * (rename), `GET /api/sessions/:id/export?format=md|json` (a download: Markdown, or the session with
+ * (rename), `POST /api/sessions/:id/versions/:versionId/restore` (an earlier version made current
+ * again), `GET /api/sessions/:id/export?format=md|json` (a download: Markdown, or the session with
  * its run trees as JSON), `DELETE /api/sessions/:id`. Each acts on the caller's own sessions only.
  */
 export function sessionRoutes(): Hono<ServerEnv> {
@@ -58,6 +59,15 @@ export function sessionRoutes(): Hono<ServerEnv> {
       messages: session.messages.map(toUIMessage),
       versions: session.versions.map(toUIVersion),
       interrupted,
+    });
+  });
+  routes.post('/:id/versions/:versionId/restore', async (c) => {
+    const { cadre, userId } = c.var;
+    const session = await cadre.sessions.restoreVersion(userId, c.req.param('id'), c.req.param('versionId'));
+    return c.json({
+      ...session,
+      messages: session.messages.map(toUIMessage),
+      versions: session.versions.map(toUIVersion),
     });
   });
   routes.patch('/:id', async (c) => {

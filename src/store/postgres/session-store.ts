@@ -141,33 +141,7 @@ export class PostgresSessionStore implements SessionStore {
       );
       const from = rows[0];
       if (!from) return 0;
-      if (options.keep) {
-        const { rows: replaced } = await connection.query(
-          `SELECT id, role, content, parts, metadata, run_id, created_at FROM messages
-           WHERE user_id = $3 AND session_id = $1 AND seq >= $2 ORDER BY seq`,
-          [sessionId, from.seq, userId],
-        );
-        const { rows: before } = await connection.query<{ id: string }>(
-          `SELECT id FROM messages WHERE user_id = $3 AND session_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1`,
-          [sessionId, from.seq, userId],
-        );
-        await connection.query(
-          `INSERT INTO message_versions (user_id, session_id, id, after_id, messages, replaced_at)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
-          [
-            userId,
-            sessionId,
-            `ver_${randomUUID()}`,
-            before[0]?.id ?? null,
-            JSON.stringify(replaced.map((message) => storedMessage(decoded(message, ['content'])))),
-            Date.now(),
-          ],
-        );
-      }
-      const { rowCount } = await connection.query(
-        'DELETE FROM messages WHERE user_id = $3 AND session_id = $1 AND seq >= $2',
-        [sessionId, from.seq, userId],
-      );
+      const removed = await removeFromSeq(connection, userId, sessionId, from.seq, options.keep === true);
       // Its first question went (edited): the next one titles the session again, as the first did, unless
       // the person gave the session a title of their own.
       const retitle = from.seq === from.first && owner.title === sessionTitle(fromPgText(from.content));
@@ -175,7 +149,64 @@ export class PostgresSessionStore implements SessionStore {
         `UPDATE sessions SET updated_at = $1${retitle ? ", title = ''" : ''} WHERE user_id = $3 AND id = $2`,
         [Date.now(), sessionId, userId],
       );
-      return rowCount ?? 0;
+      return removed;
+    });
+  }
+
+  restoreVersion(userId: string, sessionId: string, versionId: string): Promise<boolean> {
+    return transaction(this.#db, async (connection) => {
+      await owned(connection, userId, sessionId);
+      const { rows: versions } = await connection.query(
+        `SELECT id, after_id, messages, replaced_at FROM message_versions
+         WHERE user_id = $1 AND session_id = $2 AND id = $3`,
+        [userId, sessionId, versionId],
+      );
+      const version = versions[0];
+      if (!version) return false;
+      let from = 0;
+      if (version.after_id !== null) {
+        const { rows } = await connection.query<{ seq: number }>(
+          'SELECT seq FROM messages WHERE user_id = $1 AND session_id = $2 AND id = $3',
+          [userId, sessionId, version.after_id],
+        );
+        if (!rows[0]) return false;
+        from = Number(rows[0].seq) + 1;
+      }
+      await connection.query(
+        'DELETE FROM message_versions WHERE user_id = $1 AND session_id = $2 AND id = $3',
+        [userId, sessionId, versionId],
+      );
+      const { rows: answered } = await connection.query(
+        `SELECT 1 FROM messages WHERE user_id = $1 AND session_id = $2 AND seq >= $3 AND role = 'assistant' LIMIT 1`,
+        [userId, sessionId, from],
+      );
+      // The restored messages reuse ids: what they replace leaves first.
+      await removeFromSeq(connection, userId, sessionId, from, answered.length > 0);
+      let seq = from;
+      for (const message of messageVersion(version).messages) {
+        await connection.query(
+          `INSERT INTO messages (user_id, session_id, id, seq, role, content, parts, metadata, run_id, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [
+            userId,
+            sessionId,
+            message.id,
+            seq++,
+            message.role,
+            toPgText(message.content),
+            message.parts === undefined ? null : JSON.stringify(message.parts),
+            message.metadata === undefined ? null : JSON.stringify(message.metadata),
+            message.runId ?? null,
+            Date.parse(message.createdAt),
+          ],
+        );
+      }
+      await connection.query('UPDATE sessions SET updated_at = $1 WHERE user_id = $2 AND id = $3', [
+        Date.now(),
+        userId,
+        sessionId,
+      ]);
+      return true;
     });
   }
 
@@ -194,6 +225,44 @@ export class PostgresSessionStore implements SessionStore {
     ]);
     return (rowCount ?? 0) > 0;
   }
+}
+
+/** Deletes the session's messages from `seq` on, kept first as a version when `keep`; how many went. */
+async function removeFromSeq(
+  connection: Connection,
+  userId: string,
+  sessionId: string,
+  seq: number,
+  keep: boolean,
+): Promise<number> {
+  if (keep) {
+    const { rows: replaced } = await connection.query(
+      `SELECT id, role, content, parts, metadata, run_id, created_at FROM messages
+       WHERE user_id = $3 AND session_id = $1 AND seq >= $2 ORDER BY seq`,
+      [sessionId, seq, userId],
+    );
+    const { rows: before } = await connection.query<{ id: string }>(
+      'SELECT id FROM messages WHERE user_id = $3 AND session_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1',
+      [sessionId, seq, userId],
+    );
+    await connection.query(
+      `INSERT INTO message_versions (user_id, session_id, id, after_id, messages, replaced_at)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        userId,
+        sessionId,
+        `ver_${randomUUID()}`,
+        before[0]?.id ?? null,
+        JSON.stringify(replaced.map((message) => storedMessage(decoded(message, ['content'])))),
+        Date.now(),
+      ],
+    );
+  }
+  const { rowCount } = await connection.query(
+    'DELETE FROM messages WHERE user_id = $3 AND session_id = $1 AND seq >= $2',
+    [sessionId, seq, userId],
+  );
+  return rowCount ?? 0;
 }
 
 /** The caller's session's row, locked; `unknown_session` when the caller has none by that id. */

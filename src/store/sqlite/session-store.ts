@@ -176,35 +176,7 @@ export class SqliteSessionStore implements SessionStore {
       const first = this.#db
         .prepare('SELECT MIN(seq) AS seq FROM messages WHERE user_id = ? AND session_id = ?')
         .get(userId, sessionId) as { seq: number };
-      if (options.keep) {
-        const replaced = (
-          this.#db
-            .prepare(
-              'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ? ORDER BY seq',
-            )
-            .all(userId, sessionId, from.seq) as Array<Record<string, any>>
-        ).map(storedMessage);
-        const before = this.#db
-          .prepare(
-            'SELECT id FROM messages WHERE user_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1',
-          )
-          .get(userId, sessionId, from.seq) as { id: string } | undefined;
-        this.#db
-          .prepare(
-            'INSERT INTO message_versions (user_id, session_id, id, after_id, messages, replaced_at) VALUES (?, ?, ?, ?, ?, ?)',
-          )
-          .run(
-            userId,
-            sessionId,
-            `ver_${randomUUID()}`,
-            before?.id ?? null,
-            JSON.stringify(replaced),
-            Date.now(),
-          );
-      }
-      const removed = this.#db
-        .prepare('DELETE FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ?')
-        .run(userId, sessionId, from.seq).changes;
+      const removed = this.#removeFromSeq(userId, sessionId, from.seq, options.keep === true);
       // Its first question went (edited): the next one titles the session again, as the first did, unless
       // the person gave the session a title of their own.
       const retitle = from.seq === first.seq && owner.title === sessionTitle(from.content);
@@ -213,8 +185,102 @@ export class SqliteSessionStore implements SessionStore {
           `UPDATE sessions SET updated_at = ?${retitle ? ", title = ''" : ''} WHERE user_id = ? AND id = ?`,
         )
         .run(Date.now(), userId, sessionId);
-      return Number(removed);
+      return removed;
     });
+  }
+
+  async restoreVersion(userId: string, sessionId: string, versionId: string): Promise<boolean> {
+    return transaction(this.#db, () => {
+      this.#owned(userId, sessionId);
+      const version = this.#db
+        .prepare(
+          'SELECT id, after_id, messages, replaced_at FROM message_versions WHERE user_id = ? AND session_id = ? AND id = ?',
+        )
+        .get(userId, sessionId, versionId) as Record<string, any> | undefined;
+      if (!version) return false;
+      let from = 0;
+      if (version.after_id !== null) {
+        const after = this.#db
+          .prepare('SELECT seq FROM messages WHERE user_id = ? AND session_id = ? AND id = ?')
+          .get(userId, sessionId, version.after_id) as { seq: number } | undefined;
+        if (!after) return false;
+        from = after.seq + 1;
+      }
+      const next = this.#db
+        .prepare(
+          'SELECT id FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ? ORDER BY seq LIMIT 1',
+        )
+        .get(userId, sessionId, from) as { id: string } | undefined;
+      this.#db
+        .prepare('DELETE FROM message_versions WHERE user_id = ? AND session_id = ? AND id = ?')
+        .run(userId, sessionId, versionId);
+      if (next) {
+        const answered = this.#db
+          .prepare(
+            "SELECT 1 FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ? AND role = 'assistant' LIMIT 1",
+          )
+          .get(userId, sessionId, from);
+        // The restored messages reuse ids: what they replace leaves first.
+        this.#removeFromSeq(userId, sessionId, from, Boolean(answered));
+      }
+      const restore = this.#db.prepare(
+        'INSERT INTO messages (user_id, session_id, id, seq, role, content, parts, metadata, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      let seq = from;
+      for (const message of messageVersion(version).messages) {
+        restore.run(
+          userId,
+          sessionId,
+          message.id,
+          seq++,
+          message.role,
+          message.content,
+          message.parts === undefined ? null : JSON.stringify(message.parts),
+          message.metadata === undefined ? null : JSON.stringify(message.metadata),
+          message.runId ?? null,
+          Date.parse(message.createdAt),
+        );
+      }
+      this.#db
+        .prepare('UPDATE sessions SET updated_at = ? WHERE user_id = ? AND id = ?')
+        .run(Date.now(), userId, sessionId);
+      return true;
+    });
+  }
+
+  /** Deletes the messages from `seq` on, kept first as a version when `keep`. */
+  #removeFromSeq(userId: string, sessionId: string, seq: number, keep: boolean): number {
+    if (keep) {
+      const replaced = (
+        this.#db
+          .prepare(
+            'SELECT id, role, content, parts, metadata, run_id, created_at FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ? ORDER BY seq',
+          )
+          .all(userId, sessionId, seq) as Array<Record<string, any>>
+      ).map(storedMessage);
+      const before = this.#db
+        .prepare(
+          'SELECT id FROM messages WHERE user_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1',
+        )
+        .get(userId, sessionId, seq) as { id: string } | undefined;
+      this.#db
+        .prepare(
+          'INSERT INTO message_versions (user_id, session_id, id, after_id, messages, replaced_at) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          userId,
+          sessionId,
+          `ver_${randomUUID()}`,
+          before?.id ?? null,
+          JSON.stringify(replaced),
+          Date.now(),
+        );
+    }
+    return Number(
+      this.#db
+        .prepare('DELETE FROM messages WHERE user_id = ? AND session_id = ? AND seq >= ?')
+        .run(userId, sessionId, seq).changes,
+    );
   }
 
   /** The caller's session's row; `unknown_session` when the caller has none by that id. */
