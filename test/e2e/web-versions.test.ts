@@ -93,6 +93,7 @@ describe.skipIf(!hasChromium)('versions of an answer', () => {
     await versions.getByRole('button', { name: 'Earlier version' }).click();
     await answer.getByText(/^First take/).waitFor();
     await mathCard.waitFor();
+    expect(await versionShown(page)).toContain('Version 1/ of 3');
     expect(await questions.allTextContents()).toEqual([expect.stringMatching(/^What is 17 times 23\?/)]);
     await answer.getByRole('button', { name: 'Inspect runs' }).click();
     await timeline
@@ -101,12 +102,20 @@ describe.skipIf(!hasChromium)('versions of an answer', () => {
       .waitFor();
     await timeline.getByRole('button', { name: 'Close run timeline' }).click();
 
-    // A new question follows the current branch: it is shown again, with the question under it.
+    // A new question continues from the version shown: it becomes the current one on the server.
     await ask(page, 'And owls by day?');
-    await answer
-      .getByText(/^Owls hunt at night/)
-      .nth(1)
-      .waitFor({ timeout: 20_000 });
+    await answer.getByText(/^Owls hunt at night/).waitFor({ timeout: 20_000 });
+    expect(await questions.allTextContents()).toEqual([
+      expect.stringMatching(/^What is 17 times 23\?/),
+      expect.stringMatching(/^And owls by day\?/),
+    ]);
+    await answer.getByText(/^First take/).waitFor();
+    await screenshots(page, '33-7-continued');
+    await page.reload();
+    await answer.getByText(/^Owls hunt at night/).waitFor({ timeout: 20_000 });
+    await answer.getByText(/^First take/).waitFor();
+    await mathCard.waitFor();
+    expect(await versionShown(page)).toContain('Version 3/ of 3');
     expect(await questions.count()).toBe(2);
     expectNoConsoleErrors(browser);
   }, 120_000);

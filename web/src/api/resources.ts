@@ -157,17 +157,32 @@ export async function getSession(id: string): Promise<{
     id: String(session.id ?? id),
     title: text(session.title) || 'Untitled chat',
     messages: list(session.messages ?? body.messages, 'messages').map(toMessage),
-    versions: (Array.isArray(session.versions) ? (session.versions as Json[]) : []).map((version) => ({
-      id: String(version.id),
-      afterId: text(version.afterId) ?? null,
-      messages: list(version.messages, 'messages').map(toMessage),
-    })),
+    versions: versionsOf(session),
     interrupted: (Array.isArray(body.interrupted) ? (body.interrupted as Json[]) : []).map((item) => ({
       runId: String(item.runId),
       task: String(item.task ?? ''),
     })),
   };
 }
+
+/** Makes an earlier version current again; answers with the session's messages and versions after it. */
+export async function restoreVersion(
+  sessionId: string,
+  versionId: string,
+): Promise<{ messages: CadreMessage[]; versions: MessageVersion[] }> {
+  const body = await apiJson<Json>(
+    `/api/sessions/${encodeURIComponent(sessionId)}/versions/${encodeURIComponent(versionId)}/restore`,
+    { method: 'POST' },
+  );
+  return { messages: list(body.messages, 'messages').map(toMessage), versions: versionsOf(body) };
+}
+
+const versionsOf = (session: Json): MessageVersion[] =>
+  (Array.isArray(session.versions) ? (session.versions as Json[]) : []).map((version) => ({
+    id: String(version.id),
+    afterId: text(version.afterId) ?? null,
+    messages: list(version.messages, 'messages').map(toMessage),
+  }));
 
 /** Continues an interrupted tree from its journal; answers with the new attempt's root run id. */
 export async function resumeRun(runId: string): Promise<string> {

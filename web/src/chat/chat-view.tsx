@@ -13,7 +13,7 @@ import {
   unreachableMessage,
 } from '../api/client.ts';
 import type { InterruptedAnswer, MessageVersion } from '../api/resources.ts';
-import { resumeRun } from '../api/resources.ts';
+import { getSession, restoreVersion, resumeRun } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import type { AttachmentData, CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
@@ -27,7 +27,13 @@ import { Composer } from './composer.tsx';
 import { InterruptedNotice } from './interrupted-notice.tsx';
 import { answerElementId, MessageView, rootRunIdOf } from './message-view.tsx';
 import { useFollow } from './use-follow.ts';
-import { type ChosenVersions, replacedVersion, shownMessages, versionKey } from './versions.ts';
+import {
+  type ChosenVersions,
+  replacedVersion,
+  shownMessages,
+  shownVersionIds,
+  versionKey,
+} from './versions.ts';
 
 /** How often, and how many times, a page looks for the answer to a question that has none yet. */
 const ATTACH_LOOK_MS = 1000;
@@ -164,6 +170,7 @@ export function ChatView({
   // server keeps the same ones; they are read from it on the next load).
   const [versions, setVersions] = useState<MessageVersion[]>(initialVersions);
   const [chosen, setChosen] = useState<ChosenVersions>({});
+  const [versionError, setVersionError] = useState<string | undefined>();
   const transport = useMemo(
     () =>
       new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders(), fetch: fetchAskingForToken }),
@@ -259,9 +266,31 @@ export function ChatView({
     if (messages.length === 0) onFirstMessage();
     liveRoot.current = undefined;
     clearError();
-    // A new question follows the current branch: it is shown again, with the question under it.
+    if (shown.every(({ current }) => current)) {
+      void sendMessage({ parts: questionParts(question) });
+      return;
+    }
+    // An earlier version is shown: it is made current on the server first, and the question follows it.
+    void continueFromShown().then(
+      () => sendMessage({ parts: questionParts(question) }),
+      (caught: unknown) => setVersionError(caught instanceof Error ? caught.message : String(caught)),
+    );
+  };
+  /** Makes the shown branch the session's current one, as the server keeps it (its version ids). */
+  const continueFromShown = async () => {
+    const server = await getSession(sessionId);
+    let current = server.messages;
+    let kept = server.versions;
+    for (const versionId of shownVersionIds(shownMessages(current, kept, chosen))) {
+      ({ messages: current, versions: kept } = await restoreVersion(sessionId, versionId));
+    }
+    for (const message of kept.flatMap((version) => version.messages))
+      for (const part of message.parts)
+        if (part.type === 'data-run') store.putHeader(part.data as RunPartData);
+    setMessages(current);
+    setVersions(kept);
     setChosen({});
-    void sendMessage({ parts: questionParts(question) });
+    setVersionError(undefined);
   };
   // An interrupted answer resumed from this page. The new attempt is the session's running answer: it is
   // followed live, as a reloaded page follows one (its notice hidden meanwhile, as every notice is while an
@@ -428,6 +457,11 @@ export function ChatView({
               <p className="thinking" aria-live="polite">
                 <span className="spinner small" aria-hidden="true" /> Starting…
               </p>
+            )}
+            {versionError && (
+              <div className="notice notice-error" role="alert">
+                <span>{versionError}</span>
+              </div>
             )}
             {failure && !noModel && (
               <div className="notice notice-error" role="alert">

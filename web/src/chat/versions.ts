@@ -12,7 +12,7 @@ export interface ShownMessage {
   /** Of the current branch (a new question follows it); false for an earlier version's messages. */
   current: boolean;
   /** On the answer after a question that has earlier versions: which of how many is shown (0-based). */
-  versions?: { key: string; at: number; count: number };
+  versions?: { key: string; at: number; count: number; versionId?: string };
 }
 
 /** Where a version goes in `ChosenVersions`: the id of the message it follows, or '' for the start. */
@@ -41,7 +41,7 @@ export function shownMessages(
         const count = earlier.length + 1;
         // A version chosen in another branch may be past this one's count: the current one is shown.
         const at = Math.min(chosen[key] ?? count - 1, count - 1);
-        pending = { key, at, count };
+        pending = { key, at, count, ...(at < count - 1 ? { versionId: earlier[at]!.id } : {}) };
         if (at < count - 1) {
           branch = earlier[at]!.messages;
           isCurrent = false;
@@ -66,4 +66,9 @@ export function replacedVersion(
   // A question whose answer never came (its request failed) leaves nothing worth keeping.
   if (!tail.some((message) => message.role === 'assistant')) return undefined;
   return { id: `local-${crypto.randomUUID()}`, afterId: messages[index - 1]?.id ?? null, messages: tail };
+}
+
+/** The earlier versions shown, top to bottom: restored in this order, they make the shown branch current. */
+export function shownVersionIds(shown: readonly ShownMessage[]): string[] {
+  return shown.flatMap(({ versions }) => (versions?.versionId ? [versions.versionId] : []));
 }
