@@ -1,3 +1,4 @@
+import { SystemError } from '../core/errors.ts';
 import { guardedModelFetch } from './model-fetch.ts';
 import { PROVIDERS, type ProviderName } from './resolve-model.ts';
 
@@ -102,6 +103,10 @@ export async function fetchProviderModels(
   const { url, headers } = listRequest(provider, env);
   const guarded = guardedModelFetch(options.fetch ?? globalThis.fetch);
   const response = await guarded(url, { headers, signal: AbortSignal.timeout(options.timeoutMs) });
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  if (!response.ok)
+    throw new SystemError('provider_unavailable', `${url} answered ${response.status}`, {
+      provider,
+      status: response.status,
+    });
   return [...new Set(modelIds(provider, await response.json()))].sort();
 }
