@@ -119,7 +119,7 @@ describe('retry policy', () => {
           code: 'insufficient_quota',
         },
       };
-      return Promise.reject(apiError(429, {}, body, 'https://api.openai.com/v1/responses'));
+      return Promise.reject(apiError(429, {}, body, 'http://127.0.0.1:4010/openai/v1/responses'));
     };
     const error = await withRetries(quota, { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 }, undefined).catch(
       (caught: unknown) => caught,
@@ -141,7 +141,7 @@ describe('retry policy', () => {
               message: 'Your credit balance is too low to access the Anthropic API.',
             },
           },
-          'https://api.anthropic.com/v1/messages',
+          'http://127.0.0.1:4011/anthropic/v1/messages',
         ),
       ),
     ).toMatchObject({ code: 'provider_billing' });
