@@ -26,6 +26,11 @@ export interface Wiring {
 
 /** What the use cases share: the wired parts of one Cadre. */
 export interface CadreParts {
+  /**
+   * What composes `userId`'s runs changed (their settings, their documents): every process composes them
+   * again at its next request. Awaited before the change is answered.
+   */
+  userChanged: (userId: string) => Promise<void>;
   config: CadreConfig;
   store: Store;
   /** The tools and agents, loaded once on first need. */

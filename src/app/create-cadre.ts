@@ -5,6 +5,7 @@ import { composeAgents } from '../agents/compose-agents.ts';
 import type { AgentCatalog } from '../agents/loader.ts';
 import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
+import type { AgentDefinition } from '../core/agent-definition.ts';
 import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
 import { SystemError, UserError } from '../core/errors.ts';
 import { EventBus } from '../core/events.ts';
@@ -40,10 +41,11 @@ import { ModelsUseCases } from './models.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
 import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
-import { SettingsUseCases } from './settings.ts';
+import { type DelegationSettings, SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
+import { UserCompositions } from './user-runtimes.ts';
 import { OPERATOR, userWorkspaces } from './user-workspaces.ts';
 import { VERSION } from './version.ts';
 
@@ -77,6 +79,15 @@ export interface CadreOptions {
    * true, `--no-worker` false), and with how many slots.
    */
   worker?: boolean | { concurrency: number };
+}
+
+/** One user's agents as composed for their runs, and the runtimes built over them by limits and models. */
+interface Composition {
+  agents: Map<string, AgentDefinition>;
+  tools: ToolRegistry;
+  prepareAgent: PrepareAgent;
+  delegation: DelegationSettings;
+  runtimes: Map<string, Runtime>;
 }
 
 /** Slots of the worker a process runs beside its front door when runs are jobs (`cadre worker` sets its own). */
@@ -134,6 +145,8 @@ export class Cadre {
   #resuming = new Set<string>();
   /** The worker this process runs when runs are jobs (started with the first tree, or by `startWorker`). */
   #worker: Promise<TreeWorker> | undefined;
+  /** Each user's composed agents and runtimes, built again only when what composes them changed. */
+  #compositions: UserCompositions<Composition>;
 
   /** Reads configuration, opens the store, discovers start-up tools, and wires everything. */
   static async create(options: CadreOptions): Promise<Cadre> {
@@ -205,7 +218,9 @@ export class Cadre {
       retry: this.retry,
       ...(options.models ? { overrides: options.models } : {}),
     });
+    this.#compositions = new UserCompositions(this.store.settings, (userId) => this.#compose(userId));
     const parts: CadreParts = {
+      userChanged: (userId) => this.#compositions.changed(userId),
       config: this.config,
       store: this.store,
       wiring: () => this.wiring(),
@@ -319,7 +334,7 @@ export class Cadre {
           }
         : {}),
       runtime: (options) => this.runtime(options),
-      delegation: (userId) => this.settings.delegation(userId),
+      delegation: async (userId) => (await this.#compositions.get(userId)).delegation,
       pricing: this.config.pricing,
       home: this.home,
       resuming: this.#resuming,
@@ -354,12 +369,33 @@ export class Cadre {
     return attachTree(this.#treeParts, userId, runId);
   }
 
-  /** The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. */
+  /**
+   * The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. Built
+   * once per user and set of limits and models, and again only when the user's settings or documents
+   * changed (`UserCompositions`): one store read per request.
+   */
   async runtime(options: RuntimeOptions): Promise<Runtime> {
-    const { userId } = options;
+    const composed = await this.#compositions.get(options.userId);
+    const key = JSON.stringify([options.limits ?? {}, options.models ?? {}]);
+    let runtime = composed.runtimes.get(key);
+    if (!runtime) {
+      runtime = this.#newRuntime(composed, options);
+      composed.runtimes.set(key, runtime);
+      // A server whose requests each name their own limits must not keep one runtime per request.
+      if (composed.runtimes.size > 16) composed.runtimes.delete(composed.runtimes.keys().next().value as string);
+    }
+    return runtime;
+  }
+
+  /** What `userId`'s runs are composed of: their agents over their settings, documents and workspace. */
+  async #compose(userId: string): Promise<Composition> {
     const { tools, catalog } = await this.wiring();
+    const [delegation, agentSettings] = await Promise.all([
+      this.settings.delegation(userId),
+      this.settings.agentSettings(userId),
+    ]);
     // Delegation off (seed 000's toggle): main answers alone, offered no sub-agent and told of none.
-    const delegationOff = (await this.settings.delegation(userId)).mode === 'off';
+    const delegationOff = delegation.mode === 'off';
     const features = {
       documents: this.store.documents,
       userId,
@@ -375,7 +411,7 @@ export class Cadre {
       : fragments.irrelevant;
     const agents = composeAgents({
       catalog: catalog.agents,
-      settings: await this.settings.agentSettings(userId),
+      settings: agentSettings,
       fragments: fragments.text,
       irrelevant,
       idleTools: fragments.idleTools,
@@ -391,9 +427,13 @@ export class Cadre {
       }
       return undefined;
     };
+    return { agents, prepareAgent, delegation, tools, runtimes: new Map() };
+  }
+
+  #newRuntime(composed: Composition, options: RuntimeOptions): Runtime {
     return new Runtime({
-      agents,
-      tools,
+      agents: composed.agents,
+      tools: composed.tools,
       resolveModel: this.resolveModel,
       ...(options.models?.main || this.config.model
         ? { mainModel: options.models?.main ?? this.config.model }
@@ -408,7 +448,7 @@ export class Cadre {
       ...(this.config.delegation?.reuseTtlSeconds !== undefined
         ? { reuseTtlMs: this.config.delegation.reuseTtlSeconds * 1000 }
         : {}),
-      prepareAgent,
+      prepareAgent: composed.prepareAgent,
       approvals: this.approvalSettings(),
       beforeModelRequest: () => this.store.runs.secure(),
       modelSettings: {

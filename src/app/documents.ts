@@ -82,6 +82,7 @@ export class DocumentsUseCases {
       ...options,
       limits: this.#limits(),
     });
+    if (!duplicate) await this.#parts.userChanged(userId);
     return { ...describeDocument(document), duplicate };
   }
 
@@ -98,6 +99,7 @@ export class DocumentsUseCases {
       cwd ? resolve(cwd, path) : path,
       { ...rest, limits: this.#limits() },
     );
+    if (!duplicate) await this.#parts.userChanged(userId);
     return { ...describeDocument(document), duplicate };
   }
 
@@ -150,6 +152,7 @@ export class DocumentsUseCases {
         documentId,
       });
     }
+    await this.#parts.userChanged(userId);
     return describeDocument(document);
   }
 }

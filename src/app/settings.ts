@@ -136,6 +136,7 @@ export class SettingsUseCases {
     if (parsed.data.reasoning === null) delete next.reasoning;
     else if (parsed.data.reasoning !== undefined) next.reasoning = parsed.data.reasoning;
     await this.#parts.store.settings.put(agentScope(userId), name, next);
+    await this.#parts.userChanged(userId);
     return (await this.agentSettings(userId))[name] ?? {};
   }
 
@@ -182,6 +183,7 @@ export class SettingsUseCases {
       }
     }
     await this.#parts.store.settings.put(userScope(userId), 'delegation', merged);
+    await this.#parts.userChanged(userId);
     return merged;
   }
 }
