@@ -382,7 +382,8 @@ export class Cadre {
       runtime = this.#newRuntime(composed, options);
       composed.runtimes.set(key, runtime);
       // A server whose requests each name their own limits must not keep one runtime per request.
-      if (composed.runtimes.size > 16) composed.runtimes.delete(composed.runtimes.keys().next().value as string);
+      if (composed.runtimes.size > 16)
+        composed.runtimes.delete(composed.runtimes.keys().next().value as string);
     }
     return runtime;
   }
