@@ -3,8 +3,10 @@
  * the (local fixture) API, and the per-host rate limiter's accuracy under a burst, measured where the
  * requests arrive: at a fixture server. Run alone with `npx node bench/web-cache.ts`.
  */
+
+import { SqlHttpCache } from '../src/store/sql/http-cache.ts';
 import { openDatabase } from '../src/store/sqlite/database.ts';
-import { SqliteHttpCache } from '../src/store/sqlite/http-cache.ts';
+import { SqliteSqlDatabase } from '../src/store/sqlite/sql-port.ts';
 import { HttpClient } from '../src/tools/http/http-client.ts';
 import { RateLimiter } from '../src/tools/http/rate-limiter.ts';
 import type { NetworkToolDeps } from '../src/tools/http/tool-support.ts';
@@ -49,7 +51,7 @@ async function timeLookups(
 ): Promise<LookupFigures> {
   const db = openDatabase(':memory:');
   const deps: NetworkToolDeps = {
-    http: new HttpClient({ cache: new SqliteHttpCache(db), retry: { retries: 0 } }),
+    http: new HttpClient({ cache: new SqlHttpCache(new SqliteSqlDatabase(db)), retry: { retries: 0 } }),
     env: fixtures.env,
     cacheTtl: () => 3_600,
   };

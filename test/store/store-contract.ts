@@ -608,6 +608,49 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
       });
     });
 
+    describe('users', () => {
+      it('adds a user with a token once per name, verifies the token, and removes the user', async () => {
+        const store = await open();
+        expect(await store.users.hasTokens()).toBe(false);
+        const { user, token } = await store.users.add('carol');
+        expect(await rejection(store.users.add('carol'))).toMatchObject({ code: 'user_exists' });
+        expect(await store.users.hasTokens()).toBe(true);
+        expect((await store.users.list()).map((listed) => listed.name)).toEqual(['carol']);
+        expect(await store.users.verify(token)).toEqual(user);
+        expect(await store.users.verify(`${token}x`)).toBeUndefined();
+        expect(await store.users.remove('carol')).toBe(true);
+        expect(await store.users.remove('carol')).toBe(false);
+        expect(await store.users.verify(token)).toBeUndefined();
+        expect(await store.users.hasTokens()).toBe(false);
+        await store.close();
+      });
+    });
+
+    describe('result memory', () => {
+      it("remembers a result per user and session, and nothing for a session that is not the caller's", async () => {
+        const store = await open();
+        const key = { userId: 'alice', sessionId: 'chat-1', agent: 'math', model: 'm', input: '{}' };
+        const result = (summary: string, finishedAt: number) => ({
+          envelope: { status: 'ok', summary } as never,
+          finishedAt,
+        });
+        // No such session (removed while its tree ran): nothing is kept, and nothing fails.
+        await store.results.remember(key, result('early', 1));
+        expect(await store.results.recall(key)).toBeUndefined();
+        await store.sessions.create('alice', { id: 'chat-1' });
+        await store.results.remember({ ...key, userId: 'bob' }, result('not bob', 1));
+        expect(await store.results.recall({ ...key, userId: 'bob' })).toBeUndefined();
+        await store.results.remember(key, result('first', 1));
+        await store.results.remember(key, result('newer', 2));
+        expect(await store.results.recall(key)).toEqual({
+          envelope: { status: 'ok', summary: 'newer' },
+          finishedAt: 2,
+        });
+        expect(await store.results.recall({ ...key, input: '{"other":1}' })).toBeUndefined();
+        await store.close();
+      });
+    });
+
     describeDocumentStoreContract(open);
     describeHttpCacheContract(open);
     describeJournalStoreContract(open);

@@ -1,18 +1,19 @@
 import type { JobQueue } from '../job-queue.ts';
+import { SqlHttpCache } from '../sql/http-cache.ts';
+import { SqlResultMemory } from '../sql/result-memory.ts';
+import { SqlSettingsStore } from '../sql/settings-store.ts';
+import { SqlUserRows } from '../sql/user-rows.ts';
 import type { Store } from '../store.ts';
 import { TokenUserStore } from '../token-users.ts';
 import { type Database, openDatabase } from './database.ts';
 import { PostgresDocumentStore } from './documents/document-store.ts';
 import { EventWriter } from './event-writer.ts';
-import { PostgresHttpCache } from './http-cache.ts';
 import { PgBossJobQueue } from './job-queue.ts';
 import { PostgresJournalStore } from './journal-store.ts';
 import { Notifications } from './notifications.ts';
-import { PostgresResultMemory } from './result-memory-store.ts';
 import { PostgresRunStore } from './run-store.ts';
 import { PostgresSessionStore } from './session-store.ts';
-import { PostgresSettingsStore } from './settings-store.ts';
-import { PostgresUserRows } from './user-store.ts';
+import { PostgresSqlDatabase } from './sql-port.ts';
 
 /**
  * Every store concern in one PostgreSQL database (`CADRE_DATABASE_URL`), for more than one process or
@@ -22,10 +23,10 @@ export class PostgresStore implements Store {
   readonly runs: PostgresRunStore;
   readonly sessions: PostgresSessionStore;
   readonly documents: PostgresDocumentStore;
-  readonly settings: PostgresSettingsStore;
-  readonly httpCache: PostgresHttpCache;
+  readonly settings: SqlSettingsStore;
+  readonly httpCache: SqlHttpCache;
   readonly users: TokenUserStore;
-  readonly results: PostgresResultMemory;
+  readonly results: SqlResultMemory;
   readonly journal: PostgresJournalStore;
   /** The connection pool, for this room's own tests; nothing outside `store/` uses it. */
   readonly database: Database;
@@ -39,6 +40,7 @@ export class PostgresStore implements Store {
 
   constructor(database: Database, url: string, schema: string) {
     this.database = database;
+    const sql = new PostgresSqlDatabase(database);
     this.#url = url;
     this.#schema = schema;
     this.notifications = new Notifications(url, schema);
@@ -48,10 +50,10 @@ export class PostgresStore implements Store {
     this.runs.reapWith = () => this.jobs();
     this.sessions = new PostgresSessionStore(database);
     this.documents = new PostgresDocumentStore(database);
-    this.settings = new PostgresSettingsStore(database);
-    this.httpCache = new PostgresHttpCache(database);
-    this.users = new TokenUserStore(new PostgresUserRows(database));
-    this.results = new PostgresResultMemory(database);
+    this.settings = new SqlSettingsStore(sql);
+    this.httpCache = new SqlHttpCache(sql);
+    this.users = new TokenUserStore(new SqlUserRows(sql));
+    this.results = new SqlResultMemory(sql);
     this.journal = new PostgresJournalStore(database, this.#writer);
   }
 

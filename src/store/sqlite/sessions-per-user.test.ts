@@ -1,9 +1,10 @@
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
+import { SqlResultMemory } from '../sql/result-memory.ts';
 import { migrate } from './database.ts';
 import { MIGRATIONS } from './migrations/index.ts';
-import { SqliteResultMemory } from './result-memory-store.ts';
 import { SqliteSessionStore } from './session-store.ts';
+import { SqliteSqlDatabase } from './sql-port.ts';
 
 /** A database as a Cadre from before sessions were keyed by user left it. */
 function databaseBeforeSessionsPerUser(): DatabaseSync {
@@ -44,7 +45,7 @@ describe('the migration that keys sessions by user', () => {
       ],
     });
     expect(await sessions.get('bob', 'chat-2')).toMatchObject({ messages: [{ id: 'q2' }] });
-    const results = new SqliteResultMemory(db);
+    const results = new SqlResultMemory(new SqliteSqlDatabase(db));
     const key = { userId: 'alice', sessionId: 'chat-1', agent: 'math', model: 'm', input: '{}' };
     expect(await results.recall(key)).toMatchObject({ finishedAt: 5 });
 

@@ -1,19 +1,20 @@
 import { currentOwner } from '../run-owner.ts';
+import { SqlHttpCache } from '../sql/http-cache.ts';
+import { SqlResultMemory } from '../sql/result-memory.ts';
+import { SqlSettingsStore } from '../sql/settings-store.ts';
+import { SqlUserRows } from '../sql/user-rows.ts';
 import type { Store } from '../store.ts';
 import { TokenUserStore } from '../token-users.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
-import { SqliteHttpCache } from './http-cache.ts';
 import { SqliteJournalStore } from './journal-store.ts';
-import { SqliteResultMemory } from './result-memory-store.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
 import { SqliteRunStore } from './run-store.ts';
 import { SqliteSessionStore } from './session-store.ts';
-import { SqliteSettingsStore } from './settings-store.ts';
 import { Spool, spoolDirFor } from './spool.ts';
-import { SqliteUserRows } from './user-store.ts';
+import { SqliteSqlDatabase } from './sql-port.ts';
 
 export interface SqliteStoreOptions {
   /** How events are written (batching delay, slice length, payload threshold). */
@@ -35,10 +36,10 @@ export class SqliteStore implements Store {
   readonly runs: SqliteRunStore;
   readonly sessions: SqliteSessionStore;
   readonly documents: SqliteDocumentStore;
-  readonly settings: SqliteSettingsStore;
-  readonly httpCache: SqliteHttpCache;
+  readonly settings: SqlSettingsStore;
+  readonly httpCache: SqlHttpCache;
   readonly users: TokenUserStore;
-  readonly results: SqliteResultMemory;
+  readonly results: SqlResultMemory;
   readonly journal: SqliteJournalStore;
   /** The open database, for this room's own tests and benchmarks; nothing outside `store/` uses it. */
   readonly database: Database;
@@ -47,6 +48,7 @@ export class SqliteStore implements Store {
 
   constructor(database: Database, options: SqliteStoreOptions = {}) {
     this.database = database;
+    const sql = new SqliteSqlDatabase(database);
     const location = database.location();
     const owner = options.events?.owner ?? currentOwner();
     // What processes that died left in their spools, applied at open and again before a long-lived
@@ -66,10 +68,10 @@ export class SqliteStore implements Store {
     this.runs = new SqliteRunStore(database, writer, recover);
     this.sessions = new SqliteSessionStore(database);
     this.documents = new SqliteDocumentStore(database);
-    this.settings = new SqliteSettingsStore(database);
-    this.httpCache = new SqliteHttpCache(database);
-    this.users = new TokenUserStore(new SqliteUserRows(database));
-    this.results = new SqliteResultMemory(database);
+    this.settings = new SqlSettingsStore(sql);
+    this.httpCache = new SqlHttpCache(sql);
+    this.users = new TokenUserStore(new SqlUserRows(sql));
+    this.results = new SqlResultMemory(sql);
     this.journal = new SqliteJournalStore(database, writer, recover);
   }
 

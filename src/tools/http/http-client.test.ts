@@ -6,8 +6,9 @@ import {
   startFixtureServer,
 } from '../../../test/fixtures/apis/fixture-server.ts';
 import { answeringLater } from '../../../test/helpers/later-store.ts';
+import { SqlHttpCache } from '../../store/sql/http-cache.ts';
 import { openDatabase } from '../../store/sqlite/database.ts';
-import { SqliteHttpCache } from '../../store/sqlite/http-cache.ts';
+import { SqliteSqlDatabase } from '../../store/sqlite/sql-port.ts';
 import { classifyAddress, isPublicAddress } from './address-policy.ts';
 import { HttpClient } from './http-client.ts';
 import { BlockedUrlError, redact } from './http-errors.ts';
@@ -66,7 +67,10 @@ describe('address policy', () => {
 describe('response cache', () => {
   it('serves hits until the TTL runs out, then fetches again', async () => {
     let now = 1_000_000;
-    const client = new HttpClient({ cache: new SqliteHttpCache(openDatabase(':memory:')), now: () => now });
+    const client = new HttpClient({
+      cache: new SqlHttpCache(new SqliteSqlDatabase(openDatabase(':memory:'))),
+      now: () => now,
+    });
     const request = {
       url: `${server.url}/ttl`,
       trust: 'endpoint' as const,
@@ -85,7 +89,7 @@ describe('response cache', () => {
 
   it('has stored a response by the time the request resolves, whenever the cache answers', async () => {
     const db = openDatabase(':memory:');
-    const client = new HttpClient({ cache: answeringLater(new SqliteHttpCache(db)) });
+    const client = new HttpClient({ cache: answeringLater(new SqlHttpCache(new SqliteSqlDatabase(db))) });
     const request = {
       url: `${server.url}/later`,
       trust: 'endpoint' as const,
@@ -100,7 +104,7 @@ describe('response cache', () => {
     let now = 1_000_000;
     const db = openDatabase(':memory:');
     const client = new HttpClient({
-      cache: new SqliteHttpCache(db),
+      cache: new SqlHttpCache(new SqliteSqlDatabase(db)),
       now: () => now,
       cachePruneIntervalMs: 60_000,
     });
@@ -125,7 +129,9 @@ describe('response cache', () => {
   });
 
   it('keys by namespace and never caches with a TTL of 0', async () => {
-    const client = new HttpClient({ cache: new SqliteHttpCache(openDatabase(':memory:')) });
+    const client = new HttpClient({
+      cache: new SqlHttpCache(new SqliteSqlDatabase(openDatabase(':memory:'))),
+    });
     const url = `${server.url}/keys`;
     await client.request({ url, trust: 'endpoint', cache: { namespace: 'a', ttlSeconds: 60 } });
     expect(
@@ -212,7 +218,7 @@ describe('retry policy and helpers', () => {
 
 describe('guarded requests and the cache', () => {
   it('refuses a guarded URL from the cache once its host is no longer allowed', async () => {
-    const cache = new SqliteHttpCache(openDatabase(':memory:'));
+    const cache = new SqlHttpCache(new SqliteSqlDatabase(openDatabase(':memory:')));
     const port = new URL(server.url).port;
     const request = {
       url: `${server.url}/cached-page`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { SqlHttpCache } from '../../store/sql/http-cache.ts';
 import { openDatabase } from '../../store/sqlite/database.ts';
-import { SqliteHttpCache } from '../../store/sqlite/http-cache.ts';
+import { SqliteSqlDatabase } from '../../store/sqlite/sql-port.ts';
 import { createToolRegistry } from '../index.ts';
 import { createNetworkDeps, DEFAULT_CACHE_TTL } from './network-deps.ts';
 
@@ -26,7 +27,7 @@ describe('network tool wiring', () => {
   it('registers every web and knowledge tool with the built-ins, web and knowledge families', () => {
     const registry = createToolRegistry({
       env: {},
-      httpCache: new SqliteHttpCache(openDatabase(':memory:')),
+      httpCache: new SqlHttpCache(new SqliteSqlDatabase(openDatabase(':memory:'))),
       workspaceRoot: process.cwd(),
     });
     for (const name of NETWORK_TOOLS) expect(registry.has(name), name).toBe(true);

@@ -1,40 +1,40 @@
 import type { CachedResponse, HttpCacheStore } from '../../core/http-cache.ts';
-import type { Database } from './database.ts';
+import type { SqlDatabase } from './sql-database.ts';
 
 /** The HTTP response cache the web and knowledge tools share, in the `http_cache` table. */
-export class PostgresHttpCache implements HttpCacheStore {
-  #db: Database;
+export class SqlHttpCache implements HttpCacheStore {
+  readonly #db: SqlDatabase;
 
-  constructor(db: Database) {
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
   async get(key: string, now: number): Promise<CachedResponse | undefined> {
-    const { rows } = await this.#db.query<{
+    const row = await this.#db.one<{
       url: string;
       status: number;
       content_type: string;
-      body: Buffer;
+      body: Uint8Array;
       stored_at: number;
-    }>(
-      'SELECT url, status, content_type, body, stored_at FROM http_cache WHERE key = $1 AND expires_at > $2',
-      [key, now],
-    );
-    const row = rows[0];
+    }>('SELECT url, status, content_type, body, stored_at FROM http_cache WHERE key = ? AND expires_at > ?', [
+      key,
+      now,
+    ]);
     if (!row) return undefined;
     return {
       url: row.url,
       status: row.status,
       contentType: row.content_type,
+      // A plain view of the bytes, whichever kind the driver read them as (pg gives a Buffer).
       body: new Uint8Array(row.body.buffer, row.body.byteOffset, row.body.byteLength),
       storedAt: row.stored_at,
     };
   }
 
   async put(key: string, namespace: string, response: CachedResponse, expiresAt: number): Promise<void> {
-    await this.#db.query(
+    await this.#db.run(
       `INSERT INTO http_cache (key, namespace, url, status, content_type, body, stored_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET url = excluded.url, status = excluded.status,
          content_type = excluded.content_type, body = excluded.body, stored_at = excluded.stored_at,
          expires_at = excluded.expires_at`,
@@ -44,7 +44,7 @@ export class PostgresHttpCache implements HttpCacheStore {
         response.url,
         response.status,
         response.contentType,
-        Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength),
+        response.body,
         response.storedAt,
         expiresAt,
       ],
@@ -52,7 +52,6 @@ export class PostgresHttpCache implements HttpCacheStore {
   }
 
   async prune(now: number): Promise<number> {
-    const { rowCount } = await this.#db.query('DELETE FROM http_cache WHERE expires_at <= $1', [now]);
-    return rowCount ?? 0;
+    return this.#db.run('DELETE FROM http_cache WHERE expires_at <= ?', [now]);
   }
 }
