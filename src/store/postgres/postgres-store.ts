@@ -1,6 +1,7 @@
 import type { JobQueue } from '../job-queue.ts';
 import { SqlHttpCache } from '../sql/http-cache.ts';
 import { SqlResultMemory } from '../sql/result-memory.ts';
+import { SqlSessionStore } from '../sql/session-store.ts';
 import { SqlSettingsStore } from '../sql/settings-store.ts';
 import { SqlUserRows } from '../sql/user-rows.ts';
 import type { Store } from '../store.ts';
@@ -12,7 +13,6 @@ import { PgBossJobQueue } from './job-queue.ts';
 import { PostgresJournalStore } from './journal-store.ts';
 import { Notifications } from './notifications.ts';
 import { PostgresRunStore } from './run-store.ts';
-import { PostgresSessionStore } from './session-store.ts';
 import { PostgresSqlDatabase } from './sql-port.ts';
 
 /**
@@ -21,7 +21,7 @@ import { PostgresSqlDatabase } from './sql-port.ts';
  */
 export class PostgresStore implements Store {
   readonly runs: PostgresRunStore;
-  readonly sessions: PostgresSessionStore;
+  readonly sessions: SqlSessionStore;
   readonly documents: PostgresDocumentStore;
   readonly settings: SqlSettingsStore;
   readonly httpCache: SqlHttpCache;
@@ -48,7 +48,7 @@ export class PostgresStore implements Store {
     this.#writer.eventsChannel = this.notifications.channel('events');
     this.runs = new PostgresRunStore(database, this.#writer, this.notifications);
     this.runs.reapWith = () => this.jobs();
-    this.sessions = new PostgresSessionStore(database);
+    this.sessions = new SqlSessionStore(sql);
     this.documents = new PostgresDocumentStore(database);
     this.settings = new SqlSettingsStore(sql);
     this.httpCache = new SqlHttpCache(sql);

@@ -12,6 +12,7 @@ import { fromPgText, toPgText } from './text.ts';
 /** PostgreSQL's side of the shared stores' differences. */
 const POSTGRES_DIALECT: SqlDialect = {
   name: 'postgres',
+  rowid: undefined,
   lockRow: ' FOR UPDATE',
   storedText: toPgText,
   readText: fromPgText,

@@ -51,6 +51,11 @@ export interface SqlDialect {
    * take the database's one write lock at BEGIN.
    */
   readonly lockRow: string;
+  /**
+   * The column that orders rows written in the same millisecond as they were written, where the table
+   * has none of its own: SQLite's `rowid`; undefined in PostgreSQL, whose tables have no such column.
+   */
+  readonly rowid: string | undefined;
   /** A person's text as a text column stores it (PostgreSQL's cannot hold NUL: see postgres/text.ts). */
   storedText(text: string): string;
   /** The text `storedText` stored. */

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolResult } from '../../../test/helpers/run-events.ts';
 import type { CadreEvent } from '../../core/events.ts';
+import { SqlSessionStore } from '../sql/session-store.ts';
 import { openDatabase } from './database.ts';
 import { SqliteRunStore } from './run-store.ts';
-import { SqliteSessionStore } from './session-store.ts';
+import { SqliteSqlDatabase } from './sql-port.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 
 const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
@@ -134,10 +135,10 @@ describe('SQLite run store', () => {
 
   it('commits every accepted message at once', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'store-')), 'cadre.db');
-    const sessions = new SqliteSessionStore(openDatabase(path));
+    const sessions = new SqlSessionStore(new SqliteSqlDatabase(openDatabase(path)));
     const session = await sessions.create('local');
     await sessions.append('local', session.id, { role: 'user', content: 'hello' });
-    const reader = new SqliteSessionStore(openDatabase(path));
+    const reader = new SqlSessionStore(new SqliteSqlDatabase(openDatabase(path)));
     expect((await reader.get('local', session.id))!.messages.map((message) => message.content)).toEqual([
       'hello',
     ]);

@@ -1,9 +1,9 @@
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { SqlResultMemory } from '../sql/result-memory.ts';
+import { SqlSessionStore } from '../sql/session-store.ts';
 import { migrate } from './database.ts';
 import { MIGRATIONS } from './migrations/index.ts';
-import { SqliteSessionStore } from './session-store.ts';
 import { SqliteSqlDatabase } from './sql-port.ts';
 
 /** A database as a Cadre from before sessions were keyed by user left it. */
@@ -36,7 +36,7 @@ describe('the migration that keys sessions by user', () => {
   it('keeps every session, message and remembered result with its user', async () => {
     const db = databaseBeforeSessionsPerUser();
     migrate(db);
-    const sessions = new SqliteSessionStore(db);
+    const sessions = new SqlSessionStore(new SqliteSqlDatabase(db));
     expect(await sessions.get('alice', 'chat-1')).toMatchObject({
       title: 'Tides',
       messages: [

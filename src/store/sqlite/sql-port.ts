@@ -12,6 +12,7 @@ import { toMatchExpression } from './documents/fts-query.ts';
 /** SQLite's side of the shared stores' differences. */
 const SQLITE_DIALECT: SqlDialect = {
   name: 'sqlite',
+  rowid: 'rowid',
   lockRow: '',
   storedText: (text) => text,
   readText: (text) => text,

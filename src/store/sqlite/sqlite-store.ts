@@ -1,6 +1,7 @@
 import { currentOwner } from '../run-owner.ts';
 import { SqlHttpCache } from '../sql/http-cache.ts';
 import { SqlResultMemory } from '../sql/result-memory.ts';
+import { SqlSessionStore } from '../sql/session-store.ts';
 import { SqlSettingsStore } from '../sql/settings-store.ts';
 import { SqlUserRows } from '../sql/user-rows.ts';
 import type { Store } from '../store.ts';
@@ -12,7 +13,6 @@ import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import { SqliteJournalStore } from './journal-store.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
 import { SqliteRunStore } from './run-store.ts';
-import { SqliteSessionStore } from './session-store.ts';
 import { Spool, spoolDirFor } from './spool.ts';
 import { SqliteSqlDatabase } from './sql-port.ts';
 
@@ -34,7 +34,7 @@ export interface SqliteStoreOptions {
  */
 export class SqliteStore implements Store {
   readonly runs: SqliteRunStore;
-  readonly sessions: SqliteSessionStore;
+  readonly sessions: SqlSessionStore;
   readonly documents: SqliteDocumentStore;
   readonly settings: SqlSettingsStore;
   readonly httpCache: SqlHttpCache;
@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
       onFirstWrite: () => this.#checkpointer?.start(),
     });
     this.runs = new SqliteRunStore(database, writer, recover);
-    this.sessions = new SqliteSessionStore(database);
+    this.sessions = new SqlSessionStore(sql);
     this.documents = new SqliteDocumentStore(database);
     this.settings = new SqlSettingsStore(sql);
     this.httpCache = new SqlHttpCache(sql);
