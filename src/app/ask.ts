@@ -14,7 +14,6 @@ import type { Store } from '../store/store.ts';
 import type { AttachmentData } from './answer/protocol.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
 import type { RuntimeOptions } from './cadre-parts.ts';
-import type { TreeModels } from './jobs/job-data.ts';
 import type { TreeSlot } from './live-runs.ts';
 import { type Cost, type PricedRunTree, type Pricing, priceTree } from './pricing.ts';
 import { appendAnswer, storeQuestion } from './session-turn.ts';
@@ -192,20 +191,12 @@ export function startAnswer<Extra extends object = object>(
         ...(start.extra as Extra),
       };
     },
+    runtime: start.runtime,
     queued: {
-      // The limits this asker composed (its config's, and the request's own), not the worker's config.
-      limits: start.runtime.limits,
-      models: modelsOf(start.runtime),
       ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
       ...(request.approver ? { approver: request.approver } : {}),
     },
   });
-}
-
-/** The models a runtime was composed with, as a queued tree carries them to its worker. */
-function modelsOf(runtime: Runtime): TreeModels {
-  const { mainModel, subagentModel } = runtime.options;
-  return { ...(mainModel ? { main: mainModel } : {}), ...(subagentModel ? { subagent: subagentModel } : {}) };
 }
 
 /** The run request a journal's spec stands for: how a tree is started, the first time or on resume. */

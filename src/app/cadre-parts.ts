@@ -1,5 +1,6 @@
 import type { AgentCatalog } from '../agents/loader.ts';
 import type { CadreConfig } from '../config/schema.ts';
+import type { AgentDefinition } from '../core/agent-definition.ts';
 import type { EventBus } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { ToolRegistry } from '../core/tool-registry.ts';
@@ -16,6 +17,8 @@ export interface RuntimeOptions {
   userId: string;
   limits?: Partial<RuntimeLimits>;
   models?: TreeModels;
+  /** The agents as a tree's asker composed them (carried by its job), over this process's own. */
+  agents?: AgentDefinition[];
 }
 
 /** The tool registry and the agent catalog, validated against each other. */

@@ -62,6 +62,7 @@ export async function complete(parts: CompleteParts, request: CompleteRequest): 
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.onEvent ? { onEvent: request.onEvent } : {}),
     journal: { id: `jrn_${randomUUID()}`, spec },
+    runtime,
     run: (hooks) => runtime.run({ ...runRequestOf(spec), ...hooks, userId }),
     finish: async (outcome: RunOutcome) => outcome,
   });

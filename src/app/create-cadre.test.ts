@@ -117,3 +117,27 @@ describe('the per-user runtime', () => {
     await there.close();
   });
 });
+
+describe("a tree's carried agents", () => {
+  it('runs on the agents its asker composed, and refuses one whose tool this process lacks, saying which', async () => {
+    const app = await cadre();
+    const asked = await app.runtime({ userId: 'local' });
+    const glossary = {
+      ...asked.options.agents.get('math')!,
+      name: 'glossary',
+      description: 'Defines words.',
+      instructions: 'You define words.',
+    };
+    const carried = [...asked.options.agents.values(), glossary];
+    const runtime = await app.runtime({ userId: 'local', agents: carried });
+    expect(runtime.agent('glossary').instructions).toBe('You define words.');
+    expect(await app.runtime({ userId: 'local', agents: carried })).toBe(runtime);
+    await expect(
+      app.runtime({ userId: 'local', agents: [{ ...glossary, tools: ['calculate', 'ask_the_oracle'] }] }),
+    ).rejects.toThrow(/no tool "ask_the_oracle", which agent "glossary" of the tree uses/);
+    await expect(app.runtime({ userId: 'local', agents: [{ ...glossary, maxTurns: -1 }] })).rejects.toThrow(
+      /agent "glossary" is not a valid definition: maxTurns/,
+    );
+    await app.close();
+  });
+});

@@ -1,18 +1,20 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { composeAgents } from '../agents/compose-agents.ts';
 import type { AgentCatalog } from '../agents/loader.ts';
+import { formatIssues } from '../config/format-issues.ts';
 import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
-import type { AgentDefinition } from '../core/agent-definition.ts';
+import { type AgentDefinition, agentDefinitionSchema } from '../core/agent-definition.ts';
 import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
 import { SystemError, UserError } from '../core/errors.ts';
 import { EventBus } from '../core/events.ts';
 import type { PrepareAgent } from '../core/run-agent.ts';
 import { Runtime } from '../core/runtime.ts';
 import type { CadreTool } from '../core/tool.ts';
-import type { ToolRegistry } from '../core/tool-registry.ts';
+import { isPattern, type ToolRegistry } from '../core/tool-registry.ts';
 import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openStore } from '../store/open-store.ts';
@@ -79,6 +81,11 @@ export interface CadreOptions {
    * true, `--no-worker` false), and with how many slots.
    */
   worker?: boolean | { concurrency: number };
+}
+
+/** Names a set of carried agent definitions: the same definitions, the same key. */
+function agentsKey(agents: AgentDefinition[]): string {
+  return createHash('sha256').update(JSON.stringify(agents)).digest('base64url');
 }
 
 /** One user's agents as composed for their runs, and the runtimes built over them by limits and models. */
@@ -375,7 +382,10 @@ export class Cadre {
    * changed (`UserCompositions`): one store read per request.
    */
   async runtime(options: RuntimeOptions): Promise<Runtime> {
-    const composed = await this.#compositions.get(options.userId);
+    const { userId, agents } = options;
+    const composed = agents
+      ? await this.#compositions.get(userId, agentsKey(agents), () => this.#carried(userId, agents))
+      : await this.#compositions.get(userId);
     const key = JSON.stringify([options.limits ?? {}, options.models ?? {}]);
     let runtime = composed.runtimes.get(key);
     if (!runtime) {
@@ -419,16 +429,54 @@ export class Cadre {
       // Who the operator is (their location, their profile) is for the operator's runs, not their users'.
       ...(this.config.person && userId === OPERATOR ? { person: this.config.person } : {}),
     });
-    const prepareAgent: PrepareAgent = async (request) => {
+    return { agents, prepareAgent: this.#preparer(userId, agents), delegation, tools, runtimes: new Map() };
+  }
+
+  /** Readies what a run of one of `agents` needs before its first step (MCP servers, a document). */
+  #preparer(userId: string, agents: Map<string, AgentDefinition>): PrepareAgent {
+    const prepares = preparers({ documents: this.store.documents, userId });
+    return async (request) => {
       // MCP servers start on first use: before the first run whose allow-list names their tools.
       await this.mcp.prepare(agents.get(request.agent)?.tools ?? []);
-      for (const prepare of preparers(features)) {
+      for (const prepare of prepares) {
         const prepared = await prepare(request);
         if (prepared) return prepared;
       }
       return undefined;
     };
-    return { agents, prepareAgent, delegation, tools, runtimes: new Map() };
+  }
+
+  /**
+   * The composition of a tree another process asked for (a job): the agents as its asker composed them,
+   * checked against the tools here, with this process's preparers. A tool this worker lacks (an MCP server
+   * or a key only the asker has) refuses the tree with that said, rather than running it without the tool.
+   */
+  async #carried(userId: string, carried: AgentDefinition[]): Promise<Composition> {
+    const own = await this.#compositions.get(userId);
+    const agents = new Map<string, AgentDefinition>();
+    for (const value of carried) {
+      const parsed = agentDefinitionSchema.safeParse(value);
+      if (!parsed.success) {
+        throw new SystemError(
+          'job_invalid',
+          `The tree's agent ${JSON.stringify((value as { name?: unknown })?.name)} is not a valid definition: ${formatIssues(parsed.error.issues)}`,
+        );
+      }
+      agents.set(parsed.data.name, parsed.data);
+    }
+    for (const definition of agents.values()) {
+      const missing = definition.tools.filter(
+        (name) => !isPattern(name) && !agents.has(name) && !own.tools.has(name),
+      );
+      if (missing.length) {
+        throw new SystemError(
+          'worker_lacks_tool',
+          `This worker has no tool ${missing.map((name) => `"${name}"`).join(', ')}, which agent "${definition.name}" of the tree uses: every worker needs the MCP servers and keys its askers have.`,
+          { agent: definition.name, tools: missing },
+        );
+      }
+    }
+    return { ...own, agents, prepareAgent: this.#preparer(userId, agents), runtimes: new Map() };
   }
 
   #newRuntime(composed: Composition, options: RuntimeOptions): Runtime {

@@ -88,6 +88,6 @@ export async function instructionFragments(context: FeatureContext): Promise<{
 }
 
 /** Per-agent preparers (e.g. loading a document into analyze_document's context). */
-export function preparers(context: FeatureContext): PrepareAgent[] {
+export function preparers(context: Pick<FeatureContext, 'documents' | 'userId'>): PrepareAgent[] {
   return [documentContextProvider(context.documents)];
 }

@@ -1,13 +1,14 @@
 import { UserError } from '../core/errors.ts';
 import type { CadreEvent, EventListener } from '../core/events.ts';
 import type { TreeJournal } from '../core/journal.ts';
-import type { RunOutcome } from '../core/runtime.ts';
+import type { RunOutcome, Runtime } from '../core/runtime.ts';
 import type { JobQueue } from '../store/job-queue.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store, StoredEvent } from '../store/store.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import { storedEventPages } from './event-pages.ts';
 import { followLive, followStored, stillRunning } from './follow-events.ts';
+import { askedWith } from './jobs/job-data.ts';
 import { type QueuedTreeStart, startQueuedTree } from './jobs/queued-trees.ts';
 import type { LiveRuns, TreeSlot } from './live-runs.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
@@ -55,8 +56,10 @@ export interface TreeStart<Result> {
   run: (hooks: { signal: AbortSignal; onEvent: EventListener; journal: TreeJournal }) => Promise<RunOutcome>;
   /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
   finish: (outcome: RunOutcome) => Promise<Result>;
+  /** The runtime the tree was composed with: a tree run as a job carries its limits, models and agents. */
+  runtime: Runtime;
   /** What a worker needs besides the journal's spec when the tree runs as a job (see `run` otherwise). */
-  queued?: Pick<QueuedTreeStart<Result>, 'limits' | 'models' | 'rootLimits' | 'approver'>;
+  queued?: Pick<QueuedTreeStart<Result>, 'rootLimits' | 'approver'>;
 }
 
 /**
@@ -84,6 +87,7 @@ export async function startTree<Result>(
         ...(start.signal ? { signal: start.signal } : {}),
         ...(start.onEvent ? { onEvent: start.onEvent } : {}),
         journal: start.journal,
+        asked: askedWith(start.runtime),
         ...start.queued,
         ...(parts.approvals ? { approvals: parts.approvals } : {}),
         finish: start.finish,

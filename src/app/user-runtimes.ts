@@ -17,16 +17,20 @@ const USERS = 256;
  */
 export class UserCompositions<T> {
   readonly #settings: SettingsStore;
-  readonly #build: (userId: string, catalogKey: string) => Promise<T>;
+  readonly #build: (userId: string) => Promise<T>;
   readonly #users = new Map<string, { revision: string; built: Map<string, Promise<T>> }>();
 
-  constructor(settings: SettingsStore, build: (userId: string, catalogKey: string) => Promise<T>) {
+  constructor(settings: SettingsStore, build: (userId: string) => Promise<T>) {
     this.#settings = settings;
     this.#build = build;
   }
 
-  /** The user's composition for the agent catalog `catalogKey` names, built now only if it changed. */
-  async get(userId: string, catalogKey = ''): Promise<T> {
+  /**
+   * The user's composition, built now only if it changed. `key` and `build` name another composition of
+   * theirs (agents a tree's asker composed elsewhere), kept beside it under the same revision.
+   */
+  async get(userId: string, key = '', build = () => this.#build(userId)): Promise<T> {
+    const catalogKey = key;
     const revision = String((await this.#settings.get(REVISION_SCOPE, userId)) ?? '');
     let entry = this.#users.get(userId);
     if (!entry || entry.revision !== revision) {
@@ -38,7 +42,7 @@ export class UserCompositions<T> {
     if (this.#users.size > USERS) this.#users.delete(this.#users.keys().next().value as string);
     let built = entry.built.get(catalogKey);
     if (!built) {
-      built = this.#build(userId, catalogKey);
+      built = build();
       entry.built.set(catalogKey, built);
       if (entry.built.size > PER_USER) entry.built.delete(entry.built.keys().next().value as string);
       const kept = entry;

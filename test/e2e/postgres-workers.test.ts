@@ -258,6 +258,38 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     expect(model.requests).toHaveLength(3);
   }, 60_000);
 
+  it('a worker runs a tree with the agents its asker composed, including one written after the worker started', async () => {
+    const model = await startOpenAIServer((request) => {
+      const fromTool = !lastIsUser(request);
+      if (isMain(request.system))
+        return fromTool
+          ? { text: 'The glossary says so.' }
+          : { toolCalls: [{ name: 'glossary', arguments: { task: 'Define tide.' } }] };
+      if (request.system.includes('You define words from the tide glossary.'))
+        return { text: 'A tide is the rise and fall of the sea.' };
+      return { text: 'unexpected' };
+    });
+    const env = await cadreEnv(model, 'asker_agents');
+    // The worker started before the agent file existed, in a home of its own: it has never read it.
+    const workerEnv = { ...env, CADRE_HOME: tempHome() };
+    const worker = await startWorker(workerEnv, 'solo', ['--concurrency', '2']);
+    mkdirSync(join(env.CADRE_HOME, 'agents'), { recursive: true });
+    writeFileSync(
+      join(env.CADRE_HOME, 'agents', 'glossary.md'),
+      '---\nname: glossary\ndescription: Defines words.\n---\nYou define words from the tide glossary.\n',
+    );
+    const asked = await runCli(['ask', '--no-worker', '--json', 'What is a tide?'], env);
+    expect(asked.stderr).toBe('');
+    const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
+    expect(result.run.children.map((child) => [child.agent, child.status])).toEqual([['glossary', 'ok']]);
+    expect(result.answer).toBe('The glossary says so.');
+
+    // Built once for the carried agents: a second question reuses them.
+    const again = await runCli(['ask', '--no-worker', '--json', 'What is a tide?'], env);
+    expect(JSON.parse(again.stdout).answer).toBe('The glossary says so.');
+    expect(worker.output()).not.toMatch(/no tool/);
+  }, 60_000);
+
   it("a parent's time limit holds while its job is set aside: its sub-agent is stopped then, and it ends timeout", async () => {
     const model = await startOpenAIServer((request) => {
       const fromTool = !lastIsUser(request);

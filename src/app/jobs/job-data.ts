@@ -1,5 +1,7 @@
+import type { AgentDefinition } from '../../core/agent-definition.ts';
 import type { ChildRunRequest } from '../../core/child-runs.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
+import type { Runtime } from '../../core/runtime.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
 
 /** The models the asker composed the tree with (its config's or CADRE_MODEL), so a worker runs it on them. */
@@ -10,6 +12,30 @@ export interface TreeModels {
   subagent?: string;
 }
 
+/**
+ * What a tree was asked with, as the asker composed it: its limits (config and request), its models and its
+ * agents (definition files, the user's settings and documents applied). A worker runs the tree on these, not
+ * on its own config and agent files, so a tree runs the same whichever process takes it.
+ */
+export interface TreeAsked {
+  limits?: Partial<RuntimeLimits>;
+  models?: TreeModels;
+  agents?: AgentDefinition[];
+}
+
+/** What `runtime` composes a tree with, as its job carries it to a worker. */
+export function askedWith(runtime: Runtime): TreeAsked {
+  const { mainModel, subagentModel, agents } = runtime.options;
+  return {
+    limits: runtime.limits,
+    models: {
+      ...(mainModel ? { main: mainModel } : {}),
+      ...(subagentModel ? { subagent: subagentModel } : {}),
+    },
+    agents: [...agents.values()],
+  };
+}
+
 /** What a `tree` job carries: the tree as its journal's spec says, with the ids decided when it was asked. */
 export interface TreeJobData {
   journalId: string;
@@ -18,6 +44,8 @@ export interface TreeJobData {
   spec: ResumeSpec;
   limits?: Partial<RuntimeLimits>;
   models?: TreeModels;
+  /** The agents the asker composed (absent in jobs queued before they were carried: the worker's own). */
+  agents?: AgentDefinition[];
   rootLimits?: Partial<Pick<RuntimeLimits, 'maxTurns' | 'timeoutMs'>>;
 }
 
@@ -28,4 +56,5 @@ export interface RunJobData {
   journalId: string;
   limits?: Partial<RuntimeLimits>;
   models?: TreeModels;
+  agents?: AgentDefinition[];
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AgentDefinition } from '../../core/agent-definition.ts';
 import type { ChildRunner } from '../../core/child-runs.ts';
 import type { ResultEnvelope } from '../../core/envelope.ts';
 import { RunHandedOff } from '../../core/errors.ts';
@@ -33,6 +34,7 @@ export function queuedChildren(options: {
   journalId: string;
   limits?: Partial<RuntimeLimits>;
   models?: TreeModels;
+  agents?: AgentDefinition[];
   /**
    * Runs the wait for child job `childJobId` (the worker gives the parent's slot back meanwhile); `stop`
    * is the parent's signal: a parent being stopped is not set aside.
@@ -50,6 +52,7 @@ export function queuedChildren(options: {
         journalId: options.journalId,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.models ? { models: options.models } : {}),
+        ...(options.agents ? { agents: options.agents } : {}),
       };
       await jobs.enqueue('run', key, data);
       return options.whileWaiting(jobs.jobId(key), cancellation.signal, () =>

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalRequest, Approver } from '../../core/approvals.ts';
 import { SystemError } from '../../core/errors.ts';
 import type { ApprovalRequestEvent, CadreEvent } from '../../core/events.ts';
-import type { RuntimeLimits } from '../../core/limits.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
 import { zeroUsage } from '../../core/usage.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
@@ -14,7 +13,7 @@ import type { LiveRuns, TreeSlot } from '../live-runs.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
-import type { TreeJobData, TreeModels } from './job-data.ts';
+import type { TreeAsked, TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
 /** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
@@ -24,8 +23,8 @@ export interface QueuedTreeStart<Result> {
   signal?: AbortSignal;
   onEvent?: (event: CadreEvent) => void;
   journal: { id: string; spec: ResumeSpec };
-  limits?: Partial<RuntimeLimits>;
-  models?: TreeModels;
+  /** What the tree was asked with (limits, models, agents), so any worker runs it as composed here. */
+  asked?: TreeAsked;
   rootLimits?: TreeJobData['rootLimits'];
   /** The caller's own approver (a terminal's prompt or flags): it answers the tree's approvals from here. */
   approver?: Approver;
@@ -59,8 +58,7 @@ export async function startQueuedTree<Result>(
     userId,
     rootRunId,
     spec: journal.spec,
-    ...(start.limits ? { limits: start.limits } : {}),
-    ...(start.models ? { models: start.models } : {}),
+    ...start.asked,
     ...(start.rootLimits ? { rootLimits: start.rootLimits } : {}),
   };
   const key = treeJobKey(rootRunId);

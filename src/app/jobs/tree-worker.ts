@@ -406,8 +406,9 @@ export class TreeWorker {
     const { userId, rootRunId } = idsOf(job.kind, data);
     const limits = data.limits ? { limits: data.limits } : {};
     const models = data.models ? { models: data.models } : {};
+    const agents = data.agents ? { agents: data.agents } : {};
     const [runtime, journal, ledger, resumed] = await Promise.all([
-      this.#parts.runtime({ userId, ...limits, ...models }),
+      this.#parts.runtime({ userId, ...limits, ...models, ...agents }),
       store.journal.open(data.journalId),
       SharedLedger.open(jobs, rootRunId),
       job.retryCount > 0 || job.resumed ? this.#storedSeqs(userId, rootRunId) : undefined,
@@ -420,7 +421,14 @@ export class TreeWorker {
       ...(resumed
         ? { resumeSeqs: resumed.next, resumeToolSeqs: resumed.toolSeqs, resumeStartedAt: resumed.startedAt }
         : {}),
-      childRunner: queuedChildren({ jobs, journalId: data.journalId, ...limits, ...models, whileWaiting }),
+      childRunner: queuedChildren({
+        jobs,
+        journalId: data.journalId,
+        ...limits,
+        ...models,
+        ...agents,
+        whileWaiting,
+      }),
     };
     return { runtime, hooks };
   }
