@@ -1,4 +1,5 @@
 import type { Store, StoredEvent } from '../store/store.ts';
+import { sweepOf } from './interrupted-sweep.ts';
 import type { LiveRuns } from './live-runs.ts';
 
 /**
@@ -77,6 +78,9 @@ export async function* followStored(
   // A store that announces writes wakes the follower; polling stays, slower, in case one is missed.
   const wakeUp = new Wakeup();
   const unwatch = runs.watch ? await runs.watch(rootRunId, () => wakeUp.wake()) : undefined;
+  // The tree's process may die: while this follows, dead processes' runs are closed now and then, and
+  // their closing events end the follow like any other.
+  const release = sweepOf(runs).hold();
   const pollMs = options.pollMs ?? (unwatch ? 1_000 : 150);
   const stateEveryMs = options.stateEveryMs ?? 2000;
   let after = options.after ?? 0;
@@ -107,13 +111,15 @@ export async function* followStored(
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     unwatch?.();
+    release();
   }
 }
 
-/** Whether the stored tree is still recorded as running by a process that is alive. */
+/**
+ * Whether the stored tree is still recorded as running. A read only: runs of a process that died are
+ * closed by the sweep (`InterruptedSweep`), which a follower holds while it follows.
+ */
 export async function stillRunning(runs: Store['runs'], userId: string, rootRunId: string): Promise<boolean> {
-  // A process that died without closing its runs has them closed here, so nobody waits for it for ever.
-  await runs.markInterrupted();
   const tree = await runs.getRunTree(userId, rootRunId);
   return tree?.status === 'running';
 }

@@ -2,6 +2,7 @@ import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { MessageMatch, MessageVersion, Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { sweepOf } from './interrupted-sweep.ts';
 import { forgetTreeJobs } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
 import { answerRunId, type SessionWithRuns } from './session-export.ts';
@@ -60,27 +61,30 @@ export class SessionsUseCases {
     options: { signal: AbortSignal; pollMs?: number },
   ): AsyncGenerator<SessionListing[]> {
     let last = '';
-    let reads = 0;
-    while (!options.signal.aborted) {
-      // Runs of processes that died are closed now and then, so their chats stop showing as answering.
-      if (reads++ % 30 === 0) await this.#parts.store.runs.markInterrupted();
-      const listing = await this.listing(userId);
-      const seen = JSON.stringify(listing);
-      if (seen !== last) {
-        last = seen;
-        yield listing;
+    // Runs of processes that died are closed now and then, so their chats stop showing as answering.
+    const release = sweepOf(this.#parts.store.runs).hold();
+    try {
+      while (!options.signal.aborted) {
+        const listing = await this.listing(userId);
+        const seen = JSON.stringify(listing);
+        if (seen !== last) {
+          last = seen;
+          yield listing;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, options.pollMs ?? LISTING_POLL_MS);
+          options.signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              resolve();
+            },
+            { once: true },
+          );
+        });
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, options.pollMs ?? LISTING_POLL_MS);
-        options.signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+    } finally {
+      release();
     }
   }
 
@@ -114,9 +118,8 @@ export class SessionsUseCases {
     let rootRunId = here?.rootRunId;
     let answerId = here?.answerId;
     if (!here) {
+      // A read only: an answer whose process died is closed by the sweep its follower holds (attachTree).
       const { runs, journal } = this.#parts.store;
-      // Runs of processes that died since are closed first: they are not being written any more.
-      await runs.markInterrupted();
       rootRunId = (await runs.listRuns(userId, { sessionId, status: 'running', limit: 1 }))[0]?.id;
       if (rootRunId) answerId = (await journal.find(userId, rootRunId))?.spec.answerId;
     }
