@@ -126,9 +126,9 @@ describe('a tree run by one process, seen from another', () => {
         messages: [{ role: 'user', content: 'What is 17 × 23?' }],
       }),
     });
+    // The main agent's step is secured (the spool) before any later model request goes out, so once the
+    // sub-agent's request has arrived there is nothing to wait for: a kill now must not lose that step.
     await eventually(async () => (mathCalls > 0 ? true : undefined), 'the sub-agent to start');
-    // The main agent's step is journaled before its delegation runs.
-    await new Promise((resolve) => setTimeout(resolve, 300));
     first.child.kill('SIGKILL');
     await first.exited;
     await completion.catch(() => undefined);
