@@ -124,7 +124,7 @@ async function answer(
       context.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     } else if (!values.events && envelope.status !== 'error') {
       // An error's summary is the reason, which goes to stderr below; anything else is (partial) answer.
-      context.stdout.write(answerText(envelope.summary, context.stdout));
+      context.stdout.write(await answerText(envelope.summary, context.stdout));
       // The list goes to stderr, beside the live tree: stdout stays the answer alone for pipes.
       const listed = sourcesReport(sources);
       if (listed.length) context.stderr.write(`\n${listed.join('\n')}\n`);

@@ -127,7 +127,7 @@ export const chatCommand: CliCommand = async (args, context) => {
           // The conversation owns the terminal's lines, so in chat only the flags decide approvals.
           approval: { mode: approval, stdin: { isTTY: false } as NodeJS.ReadableStream & { isTTY: boolean } },
         });
-        context.stdout.write(`\n${answerText(envelope.summary, context.stdout)}\n`);
+        context.stdout.write(`\n${await answerText(envelope.summary, context.stdout)}\n`);
         // As `cadre ask` does: the answer's cited links on stderr, verified ones marked, the rest flagged.
         const listed = sourcesReport(envelope.sources);
         if (listed.length) context.stderr.write(`${listed.join('\n')}\n\n`);
