@@ -2,21 +2,6 @@ import type { CadreEvent } from '../core/events.ts';
 import { type RunTree, sumTreeUsage } from '../core/run-tree.ts';
 import type { RunStatus } from '../core/status.ts';
 
-/**
- * The events that close a run whose process died: a `run-error` and a `run-finish`, both `interrupted`,
- * with the usage its finished steps recorded, so the rebuilt tree says what happened. Every backend's
- * sweep writes the same ones.
- */
-export function interruptionEvents(
-  node: RunTree,
-  row: { depth: number; owner_pid: number; rootId: string },
-  host: string,
-  seq: number,
-  time: number,
-): CadreEvent[] {
-  return closingEvents(node, row, seq, time, 'interrupted', interruptedMessage(row.owner_pid, host));
-}
-
 /** Why a run whose process died was closed. */
 export function interruptedMessage(pid: number, host: string): string {
   return `Interrupted: the process running it (pid ${pid} on ${host}) ended before it finished.`;

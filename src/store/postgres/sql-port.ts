@@ -55,6 +55,10 @@ export class PostgresSqlDatabase implements SqlDatabase {
     return (await this.#send(this.#db, sql, params)).rows as T[];
   }
 
+  each<T>(sql: string, params: readonly unknown[] = []): Promise<Iterable<T>> {
+    return this.all<T>(sql, params);
+  }
+
   async one<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
     return (await this.all<T>(sql, params))[0];
   }

@@ -73,6 +73,11 @@ export interface SqlDatabase {
   readonly dialect: SqlDialect;
   /** The rows `sql` reads. */
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * The rows `sql` reads, fetched as they are iterated where the driver can (SQLite), for a reader that
+   * may stop early (a page of events up to a size). Iterate it at once, before awaiting anything else.
+   */
+  each<T>(sql: string, params?: readonly unknown[]): Promise<Iterable<T>>;
   /** The first row `sql` reads, if any. */
   one<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   /** Runs a statement; how many rows it changed. */

@@ -50,6 +50,11 @@ export class SqliteSqlDatabase implements SqlDatabase {
     return this.#all(sql, params) as T[];
   }
 
+  async each<T>(sql: string, params: readonly unknown[] = []): Promise<Iterable<T>> {
+    // A statement of its own: a shared one would be reset under this iterator by the next call.
+    return this.#db.prepare(sql).iterate(...(params as SqliteValue[])) as Iterable<T>;
+  }
+
   async one<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
     return this.#prepare(sql).get(...(params as SqliteValue[])) as T | undefined;
   }
