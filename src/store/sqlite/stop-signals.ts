@@ -1,5 +1,5 @@
-import { type FSWatcher, watch, writeFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { onFileChange } from './file-changes.ts';
 
 /**
  * Stop requests announced to the processes running trees on one SQLite file, with no timer: listeners in
@@ -10,7 +10,7 @@ import { basename, dirname } from 'node:path';
 export class StopSignals {
   #file: string | undefined;
   #listeners = new Set<() => void>();
-  #watcher: FSWatcher | undefined;
+  #unwatch: (() => void) | undefined;
 
   /** For the database at `location` (none: an in-memory database, one process only). */
   constructor(location: string | undefined) {
@@ -26,20 +26,16 @@ export class StopSignals {
   /** Calls `onRequest` whenever a stop may have been asked; returns how to stop watching. */
   watch(onRequest: () => void): () => void {
     this.#listeners.add(onRequest);
-    if (this.#file && !this.#watcher) {
-      const name = basename(this.#file);
-      // Not persistent: watching keeps no process alive; a process whose work is done exits.
-      this.#watcher = watch(dirname(this.#file), { persistent: false }, (_type, changed) => {
-        // Our own announcement comes back too: the listeners were called already, once more is harmless.
-        if (changed === null || changed === name) for (const listener of this.#listeners) listener();
+    // Our own announcement comes back too: the listeners were called already, once more is harmless.
+    if (this.#file && !this.#unwatch)
+      this.#unwatch = onFileChange(this.#file, () => {
+        for (const listener of this.#listeners) listener();
       });
-      this.#watcher.on('error', () => {});
-    }
     return () => {
       this.#listeners.delete(onRequest);
       if (this.#listeners.size) return;
-      this.#watcher?.close();
-      this.#watcher = undefined;
+      this.#unwatch?.();
+      this.#unwatch = undefined;
     };
   }
 }
