@@ -10,7 +10,7 @@
  * Gemini bill them), the rest of the output at the output price.
  */
 import type { RunTree } from '../core/run-tree.ts';
-import { type Usage, uncachedInputTokens } from '../core/usage.ts';
+import { type Cost, type Usage, uncachedInputTokens } from '../core/usage.ts';
 
 /** One model's price per million tokens, in `currency` (an ISO 4217 code; USD when not given). */
 export interface ModelPrice {
@@ -27,15 +27,7 @@ export interface ModelPrice {
 
 export type Pricing = Readonly<Record<string, ModelPrice>>;
 
-/**
- * An amount of money. `partial` when some of the tokens it covers came from a model without a price (or
- * priced in another currency): the amount is then what the priced tokens cost, a lower bound.
- */
-export interface Cost {
-  amount: number;
-  currency: string;
-  partial?: true;
-}
+export type { Cost };
 
 /** What `usage` on `model` cost, or undefined when the model has no configured price. */
 export function costOf(pricing: Pricing | undefined, model: string, usage: Usage): Cost | undefined {

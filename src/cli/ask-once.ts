@@ -1,9 +1,9 @@
 import type { AskRequest, AskResult } from '../app/ask.ts';
 import type { Cadre } from '../app/create-cadre.ts';
 import type { CadreEvent } from '../core/index.ts';
-import { RunTreeBuilder } from '../core/index.ts';
+import { RunProjection } from '../core/index.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
-import { RunActivity } from './run-activity.ts';
+import { latestLine, retryNotice } from './run-activity.ts';
 import { LiveTree } from './tree-view.ts';
 
 export interface AskOptions {
@@ -50,24 +50,23 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   if (!options.stderr.isTTY) return run.result;
-  const builder = new RunTreeBuilder();
-  const activity = new RunActivity();
+  // One fold of the tree's events: the tree drawn, each sub-agent's latest line and any retry come from it.
+  const projection = new RunProjection();
   let answer = '';
   live = new LiveTree(
     options.stderr,
-    () => builder.roots()[0],
+    () => projection.tree(),
     () => answer,
     {
-      activity: (runId) => activity.latest(runId),
-      notice: (runId) => activity.notice(runId),
+      activity: (runId) => latestLine(projection.get(runId)),
+      notice: (runId) => retryNotice(projection.get(runId)),
     },
   );
   const stopped = new AbortController();
   // The tree's handle is read like any door reads it: every event from the first, until the tree ends.
   const following = (async () => {
     for await (const { event } of run.events({ signal: stopped.signal })) {
-      builder.apply(event);
-      activity.apply(event);
+      projection.apply(event);
       answer = answerSoFar(answer, event);
     }
   })();

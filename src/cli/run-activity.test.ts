@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { CadreEvent } from '../core/index.ts';
+import { type CadreEvent, RunProjection } from '../core/index.ts';
 import type { RunTree } from '../core/run-tree.ts';
-import { RunActivity } from './run-activity.ts';
+import { retryNotice } from './run-activity.ts';
 import { renderTree } from './tree-view.ts';
 
 const base = { parentRunId: null, rootRunId: 'root', depth: 0, agent: 'main', seq: 0, time: 0 };
 
 describe('a retry in the live tree', () => {
   it('says the provider is busy, which attempt of how many and why, under the run, until its next event', () => {
-    const activity = new RunActivity();
+    const projection = new RunProjection();
     const retry: CadreEvent = {
       ...base,
       runId: 'root',
@@ -18,7 +18,7 @@ describe('a retry in the live tree', () => {
       delayMs: 1500,
       reason: 'HTTP 529: overloaded',
     };
-    activity.apply(retry);
+    projection.apply(retry);
     const tree: RunTree = {
       id: 'root',
       parentId: null,
@@ -36,10 +36,10 @@ describe('a retry in the live tree', () => {
       children: [],
     };
     const lines = renderTree(tree, Date.parse('2026-01-01T00:00:02.000Z'), 120, {
-      notice: (runId) => activity.notice(runId),
+      notice: (runId) => retryNotice(projection.get(runId)),
     });
     expect(lines[1]).toBe('   ↻ the provider is busy, retrying 2/4 in 2s: HTTP 529: overloaded');
-    activity.apply({ ...base, runId: 'root', type: 'text-delta', delta: 'Hello' });
-    expect(activity.notice('root')).toBeUndefined();
+    projection.apply({ ...base, seq: 1, runId: 'root', type: 'text-delta', delta: 'Hello' });
+    expect(retryNotice(projection.get('root'))).toBeUndefined();
   });
 });

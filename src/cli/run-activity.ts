@@ -1,48 +1,31 @@
-import type { CadreEvent } from '../core/index.ts';
-
-/** Characters of recent text kept per run: enough for one line, bounded however much a run writes. */
-const KEEP = 400;
+import type { RunView } from '../core/index.ts';
 
 /**
- * The latest line of text each sub-agent is writing, from the event stream, for the live tree to show
- * under a running sub-agent. The root's text is the answer preview, so it is not kept here.
+ * What the live tree shows under a running sub-agent, read from its view (the projector's, the one fold
+ * of the tree's events): the latest line of text it is writing, or that its provider asked it to wait.
  */
-export class RunActivity {
-  #recent = new Map<string, string>();
-  #retrying = new Map<string, string>();
 
-  apply(event: CadreEvent): void {
-    // A retry is told until the run's next event (any run, the root's too).
-    if (event.type === 'model-retry') {
-      const seconds = Math.max(1, Math.round(event.delayMs / 1000));
-      this.#retrying.set(
-        event.runId,
-        `the provider is busy, retrying ${event.attempt}/${event.maxAttempts} in ${seconds}s: ${event.reason}`,
-      );
-      return;
-    }
-    this.#retrying.delete(event.runId);
-    if (event.depth === 0) return;
-    if (event.type === 'text-delta') {
-      const text = (this.#recent.get(event.runId) ?? '') + event.delta;
-      this.#recent.set(event.runId, text.length > KEEP ? text.slice(-KEEP) : text);
-    } else if (event.type === 'run-finish') {
-      this.#recent.delete(event.runId);
-    }
-  }
-
-  /** What the run waits on when its provider asked it to wait (a retry), or undefined. */
-  notice(runId: string): string | undefined {
-    return this.#retrying.get(runId);
-  }
-
-  /** The last non-empty line the run wrote, or undefined. */
-  latest(runId: string): string | undefined {
-    const lines = (this.#recent.get(runId) ?? '').split('\n');
-    for (let index = lines.length - 1; index >= 0; index--) {
-      const line = lines[index]!.trim();
-      if (line) return line;
-    }
-    return undefined;
-  }
+/** What the run waits on when its provider asked it to wait (a retry), or undefined. */
+export function retryNotice(run: RunView | undefined): string | undefined {
+  const retry = run?.retry;
+  if (!retry) return undefined;
+  const seconds = Math.max(1, Math.round(retry.delayMs / 1000));
+  return `the provider is busy, retrying ${retry.attempt}/${retry.maxAttempts} in ${seconds}s: ${retry.reason}`;
 }
+
+/**
+ * The last non-empty line a running sub-agent wrote, or undefined (the root's text is the answer preview,
+ * and a finished run shows its outcome instead).
+ */
+export function latestLine(run: RunView | undefined): string | undefined {
+  if (!run || run.depth === 0 || run.status !== 'running') return undefined;
+  const lines = run.text.slice(-KEEP).split('\n');
+  for (let index = lines.length - 1; index >= 0; index--) {
+    const line = lines[index]!.trim();
+    if (line) return line;
+  }
+  return undefined;
+}
+
+/** Characters of recent text looked at: enough for one line, however much a run writes. */
+const KEEP = 400;

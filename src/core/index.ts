@@ -41,6 +41,14 @@ export { type CadreCallOptions, cadreCallOptionsOf, type ModelRetryNotice } from
 export { describeModelError } from './model-errors.ts';
 export { buildRunTree, type RunTree, RunTreeBuilder, sumTreeUsage, type ToolCallRecord } from './run-tree.ts';
 export {
+  foldRun,
+  type RetryNotice,
+  RunProjection,
+  type RunToolCall,
+  type RunView,
+  renderRunTree,
+} from './run-view.ts';
+export {
   noModelError,
   type RunOutcome,
   type RunRequest,
@@ -52,4 +60,4 @@ export { type CadreTool, defineTool, type ToolContext } from './tool.ts';
 export { nestingDepth } from './tool-call-bounds.ts';
 export { ToolRegistry, type ToolSource } from './tool-registry.ts';
 export { closestName } from './unknown-agent.ts';
-export { addUsage, type Usage, zeroUsage } from './usage.ts';
+export { addUsage, type Cost, type Usage, zeroUsage } from './usage.ts';

@@ -22,6 +22,16 @@ export interface Usage {
   estimated?: true;
 }
 
+/**
+ * An amount of money. `partial` when some of the tokens it covers came from a model without a price (or
+ * priced in another currency): the amount is then what the priced tokens cost, a lower bound.
+ */
+export interface Cost {
+  amount: number;
+  currency: string;
+  partial?: true;
+}
+
 /** The detail counts of a usage, each part of one of its totals. */
 export const usageDetails = ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
 

@@ -13,5 +13,6 @@ export type {
 } from '../../../src/app/answer/protocol.ts';
 export type { Source } from '../../../src/core/envelope.ts';
 export type { CadreEvent, PlanStep } from '../../../src/core/events.ts';
+export type { RetryNotice, RunToolCall, RunView } from '../../../src/core/run-view.ts';
 export type { RunState, RunStatus } from '../../../src/core/status.ts';
 export type { Usage } from '../../../src/core/usage.ts';

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { CadreEvent, RunPartData } from './protocol.ts';
-import { foldEvent, mergeRun } from './run-fold.ts';
+import type { CadreEvent, RunPartData, RunView } from './protocol.ts';
+import { foldRun, mergeRun } from './run-fold.ts';
+
+/** The page's fold of one run is the server's (`foldRun`, src/core/run-view.ts). */
+const foldEvent = (previous: RunView | undefined, next: CadreEvent) => foldRun(previous, next);
+
 import { RunStore } from './run-store.ts';
 
 const base = { runId: 'child', parentRunId: 'root', depth: 1, agent: 'math' };
@@ -38,13 +42,13 @@ describe('folding run events', () => {
         usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 },
       }),
     ];
-    const live = events.reduce(foldEvent, undefined as ReturnType<typeof foldEvent> | undefined)!;
+    const live = events.reduce<RunView | undefined>(foldEvent, undefined)!;
     expect(live.text).toBe('17 * 23 = 391');
     expect(live.toolCalls).toEqual([
       { id: 't1', name: 'calculate', input: { expression: '17*23' }, ok: true, output: '391', ms: 3 },
     ]);
     expect(live.plan).toEqual([{ title: 'Multiply', status: 'done' }]);
-    expect(live.stepTokens).toBe(7);
+    expect(live.stepUsage.totalTokens).toBe(7);
     expect(live.status).toBe('running');
   });
 

@@ -6,7 +6,7 @@
  */
 import { useCallback, useSyncExternalStore } from 'react';
 import type { CadreEvent, RunPartData } from './protocol.ts';
-import { foldEvent, type LiveRun, mergeRun, type RunView } from './run-fold.ts';
+import { foldRun, mergeRun, type RunView } from './run-fold.ts';
 
 type Listener = () => void;
 
@@ -45,9 +45,8 @@ function readOpen(): string[] {
 
 export class RunStore {
   #headers = new Map<string, RunPartData>();
-  #live = new Map<string, LiveRun>();
-  /** The number of the last event folded for each run (events of one run arrive in order). */
-  #lastSeq = new Map<string, number>();
+  /** The fold of each run's events (the server's fold: an event a run has had already is left out). */
+  #live = new Map<string, RunView>();
   #views = new Map<string, RunView | undefined>();
   #children = new Map<string, readonly string[]>();
   #byToolCall = new Map<string, string>();
@@ -96,11 +95,11 @@ export class RunStore {
    * a delta never shows twice.
    */
   apply(event: CadreEvent): void {
-    const last = this.#lastSeq.get(event.runId);
-    if (last !== undefined && event.seq <= last) return;
-    this.#lastSeq.set(event.runId, event.seq);
     const previous = this.#live.get(event.runId);
-    this.#live.set(event.runId, foldEvent(previous, event));
+    const parent = event.parentRunId ? this.#live.get(event.parentRunId) : undefined;
+    const folded = foldRun(previous, event, parent);
+    if (folded === previous) return;
+    this.#live.set(event.runId, folded);
     if (!previous) this.#link(event.runId, event.parentRunId);
     // run-start names the parent's tool call that started it (so the run can sit in that call's place).
     if (event.type === 'run-start' && event.parentToolCallId)
