@@ -264,6 +264,11 @@ export class RunProjection {
     return this.#runs.get(runId);
   }
 
+  /** Whether the run's `run-start` was folded. */
+  started(runId: string): boolean {
+    return this.#started.has(runId);
+  }
+
   /** The ids of the run's started children, in the order they started. */
   children(runId: string): readonly string[] {
     return this.#children.get(runId) ?? [];

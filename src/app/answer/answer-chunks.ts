@@ -1,4 +1,5 @@
 import type { CadreEvent, RunFinishEvent } from '../../core/events.ts';
+import { RunProjection } from '../../core/run-view.ts';
 import { addCosts, type Cost, costOf, type Pricing, unpricedCost } from '../pricing.ts';
 import type { ChatMessageMetadata } from './protocol.ts';
 import { type CadreChunk, ChatStreamTranslator } from './stream-translator.ts';
@@ -10,15 +11,16 @@ import { type CadreChunk, ChatStreamTranslator } from './stream-translator.ts';
  * are both made of these chunks, so what a reload shows is what was seen live.
  */
 export class AnswerChunks {
-  readonly #translator = new ChatStreamTranslator();
+  /** The one fold of the answer's events: the runs' views the parts are rendered from. */
+  readonly projection = new RunProjection();
+  readonly #translator = new ChatStreamTranslator(this.projection);
   readonly #answerId: string;
   readonly #sessionId: string;
   #rootRunId: string | undefined;
   #rootFinish: RunFinishEvent | undefined;
   #delegated = false;
   readonly #pricing: Pricing | undefined;
-  /** Each running run's model, and the subtree costs of its finished children (for its own subtree's). */
-  readonly #models = new Map<string, string>();
+  /** The subtree costs of each running run's finished children (for its own subtree's). */
   readonly #childCosts = new Map<string, Array<{ cost: Cost | undefined; tokens: number }>>();
   #rootCost: Cost | undefined;
 
@@ -33,7 +35,10 @@ export class AnswerChunks {
     return this.#translator.start(this.#answerId, { sessionId: this.#sessionId });
   }
 
+  /** The chunks for one event; none for an event of a run told again (a replay: its number again). */
   event(event: CadreEvent): CadreChunk[] {
+    const before = this.projection.get(event.runId);
+    if (this.projection.apply(event) === before) return [];
     const chunks = this.#translator.translate(event);
     if (event.type === 'run-start') {
       if (event.parentRunId === null) {
@@ -53,10 +58,9 @@ export class AnswerChunks {
   #price(event: CadreEvent, chunks: CadreChunk[]): void {
     const pricing = this.#pricing;
     if (!pricing) return;
-    if (event.type === 'run-start') this.#models.set(event.runId, event.model);
     if (event.type !== 'run-finish') return;
     const cost =
-      costOf(pricing, this.#models.get(event.runId) ?? '', event.usage) ??
+      costOf(pricing, this.projection.get(event.runId)?.model ?? '', event.usage) ??
       unpricedCost(pricing, event.usage.totalTokens);
     const children = this.#childCosts.get(event.runId) ?? [];
     const parts = [{ cost, tokens: event.usage.totalTokens }, ...children];
@@ -64,7 +68,6 @@ export class AnswerChunks {
     const counted = parts.reduce((sum, part) => sum + part.tokens, 0);
     const rest = event.subtreeUsage.totalTokens - counted;
     const subtreeCost = addCosts(rest > 0 ? [...parts, { cost: undefined, tokens: rest }] : parts);
-    this.#models.delete(event.runId);
     this.#childCosts.delete(event.runId);
     if (event.parentRunId) {
       const siblings = this.#childCosts.get(event.parentRunId) ?? [];

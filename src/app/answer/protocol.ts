@@ -34,66 +34,44 @@
  * (`{approvals: ApprovalRequest[]}`), e.g. after a reload. A denied call's tool-result carries the reason.
  */
 import type { UIMessage } from 'ai';
-import type { Source } from '../../core/envelope.ts';
-import type { CadreEvent, PlanStep } from '../../core/events.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import type { RunToolCall, RunView } from '../../core/run-view.ts';
 import type { RunState } from '../../core/status.ts';
-import type { Usage } from '../../core/usage.ts';
-import type { Cost } from '../pricing.ts';
+import type { Cost, Usage } from '../../core/usage.ts';
 
-/** One tool call of a run as the web app shows it. */
-export interface RunToolCallView {
-  id: string;
-  name: string;
-  input: unknown;
-  /** Absent while the call is running. */
-  ok?: boolean;
-  output?: unknown;
-  error?: string;
-  ms?: number;
-  /** Why the call was refused before it ran (unknown tool, bad arguments, a limit). */
-  refused?: string;
-  /** The call was answered from an earlier identical delegation. */
-  deduplicated?: boolean;
-  /** The call was answered with an earlier question's result of the same request, within its TTL. */
-  reused?: { runId: string; finishedAt: string };
-  /** Set from `approval-request` / `approval-result` events: the call waits for, or got, a decision. */
-  approval?: { approvalId: string; approved?: boolean; by?: string; reason?: string };
-}
+/** One tool call of a run as a `data-run` part stores it: the run view's call (RunToolCall), without the diff. */
+export type RunToolCallView = Omit<RunToolCall, 'diff'>;
 
-/** The data of a `data-run` part (id = runId). */
-export interface RunPartData {
-  runId: string;
-  parentRunId: string | null;
-  rootRunId: string;
-  depth: number;
-  agent: string;
-  task: string;
-  model: string;
-  status: RunState;
-  /** Milliseconds since the epoch. */
-  startedAt: number;
-  endedAt?: number;
-  /** The parent's tool call that started this run (absent at the root). */
-  parentToolCallId?: string;
-  summary?: string;
-  /** Wire only: the summary is the last `summaryChars` characters of the run's streamed text, trimmed. */
-  summaryChars?: number;
-  error?: string;
-  data?: unknown;
-  sources?: Source[];
-  usage?: Usage;
-  subtreeUsage?: Usage;
-  /** What `usage` cost, when the run's model has a configured price (config `pricing`). */
-  cost?: Cost;
-  /** What `subtreeUsage` cost: the run's and its sub-agents', for those with a price. */
-  subtreeCost?: Cost;
-  /** Only in stored sessions (the fold of the run's events); live clients fold `data-run-event` parts. */
-  text?: string;
-  toolCalls?: RunToolCallView[];
-  plan?: PlanStep[];
-  /** Only in stored sessions: how many model steps (calls) the run made. */
-  steps?: number;
-}
+/**
+ * The data of a `data-run` part (id = runId): a part of the run's view (RunView, core/run-view.ts, the one
+ * run shape), rendered by `runPart` (its header and outcome, on the wire) and `storedRunPart` (with its
+ * folded history: `text`, `toolCalls`, `plan`, `steps`, only in stored sessions; live clients fold
+ * `data-run-event` parts into their own views). `summaryChars` is wire only: the summary is the last
+ * `summaryChars` characters of the run's streamed text, trimmed. `cost`/`subtreeCost`: what `usage` and
+ * `subtreeUsage` cost, when the run's model has a configured price (config `pricing`).
+ */
+export type RunPartData = Pick<
+  RunView,
+  'runId' | 'parentRunId' | 'rootRunId' | 'depth' | 'agent' | 'task' | 'model' | 'status' | 'startedAt'
+> &
+  Partial<
+    Pick<
+      RunView,
+      | 'endedAt'
+      | 'parentToolCallId'
+      | 'summary'
+      | 'error'
+      | 'data'
+      | 'sources'
+      | 'usage'
+      | 'subtreeUsage'
+      | 'cost'
+      | 'subtreeCost'
+      | 'text'
+      | 'plan'
+      | 'steps'
+    >
+  > & { summaryChars?: number; toolCalls?: RunToolCallView[] };
 
 /** Message metadata of the assistant message: which tree answered, and how it ended. */
 export interface ChatMessageMetadata {

@@ -1,53 +1,53 @@
 import type { JSONObject } from '@ai-sdk/provider';
 import type { InferUIMessageChunk } from 'ai';
 import type { ResultEnvelope } from '../../core/envelope.ts';
-import type { CadreEvent, RunStartEvent } from '../../core/events.ts';
-import type { CadreUIMessage, ChatMessageMetadata, RunPartData } from './protocol.ts';
+import type { CadreEvent } from '../../core/events.ts';
+import type { RunProjection } from '../../core/run-view.ts';
+import type { CadreUIMessage, ChatMessageMetadata } from './protocol.ts';
+import { runPart } from './run-part.ts';
 
 /** One chunk of Cadre's UI message stream. */
 export type CadreChunk = InferUIMessageChunk<CadreUIMessage>;
-
-interface RunState {
-  header: RunPartData;
-  /** The run's streamed text, kept to tell whether its summary is the end of it. */
-  text: string[];
-}
 
 /**
  * Translates a tree's events into UI message stream chunks, one event at a time and in constant work per
  * event (see protocol.ts for what goes where and why nothing is sent twice). The root run's text and
  * tool calls become text and dynamic tool parts in AI SDK's step structure; every run gets a `data-run`
- * part at its start and end; everything else travels as transient `data-run-event` parts.
+ * part at its start and end, rendered from its view (the projector's, which the caller folded the event
+ * into first: the translator keeps no picture of the runs of its own); everything else travels as
+ * transient `data-run-event` parts.
  */
 export class ChatStreamTranslator {
-  #runs = new Map<string, RunState>();
+  readonly #projection: Pick<RunProjection, 'get' | 'started'>;
   #rootRunId: string | undefined;
   #stepOpen = false;
   #textId: string | undefined;
   #reasoningId: string | undefined;
   #blocks = 0;
-  /** Every run id of the tree, so a tool output that is one of its envelopes is recognised. */
-  #treeRuns = new Set<string>();
+
+  /** `projection`: where the tree's events are folded, each before it is translated. */
+  constructor(projection: Pick<RunProjection, 'get' | 'started'>) {
+    this.#projection = projection;
+  }
 
   /** The chunks that open the message. */
   start(messageId: string, metadata: ChatMessageMetadata): CadreChunk[] {
     return [{ type: 'start', messageId, messageMetadata: metadata }];
   }
 
-  /** The chunks for one event of the tree. */
+  /** The chunks for one event of the tree (already folded into the projection). */
   translate(event: CadreEvent): CadreChunk[] {
     const chunks: CadreChunk[] = [];
+    const run = this.#projection.get(event.runId);
+    if (!run || !this.#projection.started(event.runId)) return chunks;
     if (event.type === 'run-start') {
-      const header = this.#open(event);
-      chunks.push({ type: 'data-run', id: event.runId, data: header });
+      if (!event.parentRunId) this.#rootRunId ??= event.runId;
+      chunks.push({ type: 'data-run', id: event.runId, data: runPart(run) });
       return chunks;
     }
-    const run = this.#runs.get(event.runId);
-    if (!run) return chunks;
     const isRoot = event.runId === this.#rootRunId;
     switch (event.type) {
       case 'text-delta':
-        run.text.push(event.delta);
         if (!isRoot) break;
         this.#openStep(chunks);
         this.#closeReasoning(chunks);
@@ -109,31 +109,13 @@ export class ChatStreamTranslator {
           this.#stepOpen = false;
         }
         break;
-      case 'run-error':
-        run.header = { ...run.header, error: event.message };
-        break;
       case 'run-finish': {
         if (isRoot) this.#closeBlocks(chunks);
-        const text = run.text.join('').trimEnd();
-        const fromText = event.summary.length > 0 && text.endsWith(event.summary);
-        const data: RunPartData = {
-          ...run.header,
-          status: event.status,
-          endedAt: event.time,
-          ...(fromText ? { summaryChars: event.summary.length } : { summary: event.summary }),
-          ...(event.data !== undefined ? { data: event.data } : {}),
-          ...(event.sources ? { sources: event.sources } : {}),
-          usage: event.usage,
-          subtreeUsage: event.subtreeUsage,
-        };
-        run.header = data;
-        chunks.push({ type: 'data-run', id: event.runId, data });
+        chunks.push({ type: 'data-run', id: event.runId, data: runPart(run) });
         if (isRoot && this.#stepOpen) {
           chunks.push({ type: 'finish-step' });
           this.#stepOpen = false;
         }
-        // A finished child's history is no longer needed here: memory follows what is still running.
-        if (!isRoot) this.#runs.delete(event.runId);
         return chunks;
       }
       default:
@@ -143,30 +125,9 @@ export class ChatStreamTranslator {
     return chunks;
   }
 
-  #open(event: RunStartEvent): RunPartData {
-    const parent = event.parentRunId ? this.#runs.get(event.parentRunId) : undefined;
-    if (!event.parentRunId) this.#rootRunId ??= event.runId;
-    const rootRunId = parent?.header.rootRunId ?? this.#rootRunId ?? event.runId;
-    this.#treeRuns.add(event.runId);
-    const header: RunPartData = {
-      runId: event.runId,
-      parentRunId: event.parentRunId,
-      rootRunId,
-      depth: event.depth,
-      agent: event.agent,
-      task: event.task,
-      model: event.model,
-      status: 'running',
-      startedAt: event.time,
-      ...(event.parentToolCallId ? { parentToolCallId: event.parentToolCallId } : {}),
-    };
-    this.#runs.set(event.runId, { header, text: [] });
-    return header;
-  }
-
   /** A delegation's envelope without its summary, which the child's `data-run` part already carries. */
   #wireOutput(output: unknown): unknown {
-    if (!isEnvelope(output) || !this.#treeRuns.has(output.runId)) return output;
+    if (!isEnvelope(output) || !this.#projection.get(output.runId)) return output;
     const { summary: _summary, ...rest } = output;
     return rest;
   }
