@@ -2,6 +2,7 @@ import { SqlRunStore } from '../sql/run-store.ts';
 import type { RunStore } from '../store.ts';
 import type { Database } from './database.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
+import { onFileChange } from './file-changes.ts';
 import { markInterruptedRuns } from './run-maintenance.ts';
 import { SqliteSqlDatabase } from './sql-port.ts';
 import { StopSignals } from './stop-signals.ts';
@@ -15,6 +16,12 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
   readonly #db: Database;
   readonly #writer: EventWriter;
   readonly #stops: StopSignals;
+  /**
+   * Wakes a follower in another process when the file is written (its WAL changes: the operating system
+   * says so), instead of it reading every 150 ms. Any write wakes it, and it reads on from its cursor. A
+   * database in memory has no other process to hear, and no watch.
+   */
+  readonly watch?: (rootRunId: string, onChange: () => void) => Promise<() => void>;
 
   /**
    * Writes through `writer` (shared with the journal) or a writer of its own made with these options.
@@ -34,6 +41,8 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
     this.#db = db;
     this.#writer = events;
     this.#stops = stops;
+    const location = db.location();
+    if (location) this.watch = async (_rootRunId, onChange) => onFileChange(`${location}-wal`, onChange);
   }
 
   /** The writer's longest stalls of the event loop so far. */
