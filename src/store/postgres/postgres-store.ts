@@ -1,5 +1,6 @@
 import type { JobQueue } from '../job-queue.ts';
 import { SqlHttpCache } from '../sql/http-cache.ts';
+import { SqlJournalStore } from '../sql/journal-store.ts';
 import { SqlResultMemory } from '../sql/result-memory.ts';
 import { SqlSessionStore } from '../sql/session-store.ts';
 import { SqlSettingsStore } from '../sql/settings-store.ts';
@@ -10,7 +11,7 @@ import { type Database, openDatabase } from './database.ts';
 import { PostgresDocumentStore } from './documents/document-store.ts';
 import { EventWriter } from './event-writer.ts';
 import { PgBossJobQueue } from './job-queue.ts';
-import { PostgresJournalStore } from './journal-store.ts';
+import { postgresJournalWriting } from './journal-store.ts';
 import { Notifications } from './notifications.ts';
 import { PostgresRunStore } from './run-store.ts';
 import { PostgresSqlDatabase } from './sql-port.ts';
@@ -27,7 +28,7 @@ export class PostgresStore implements Store {
   readonly httpCache: SqlHttpCache;
   readonly users: TokenUserStore;
   readonly results: SqlResultMemory;
-  readonly journal: PostgresJournalStore;
+  readonly journal: SqlJournalStore;
   /** The connection pool, for this room's own tests; nothing outside `store/` uses it. */
   readonly database: Database;
   /** LISTEN/NOTIFY for this process: events stored, jobs waiting, stops. */
@@ -54,7 +55,7 @@ export class PostgresStore implements Store {
     this.httpCache = new SqlHttpCache(sql);
     this.users = new TokenUserStore(new SqlUserRows(sql));
     this.results = new SqlResultMemory(sql);
-    this.journal = new PostgresJournalStore(database, this.#writer);
+    this.journal = new SqlJournalStore(sql, postgresJournalWriting(this.#writer));
   }
 
   /** Called when a batch of events cannot be written (the database gone for longer than the retries). */

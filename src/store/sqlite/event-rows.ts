@@ -5,7 +5,14 @@ import type { RunOwner } from '../run-owner.ts';
 import { finishedEnvelope } from '../run-rows.ts';
 import { safeJson } from '../safe-json.ts';
 import type { Database } from './database.ts';
-import { ATTEMPT_INSERT_SQL, JOURNAL_INSERT_SQL } from './journal-rows.ts';
+
+/** One journal entry, placed after the journal's last. */
+const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, position, run_key, kind, key, body, payload_hash)
+  VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM journal WHERE journal_id = ?), ?, ?, ?, ?, ?)`;
+
+/** One attempt, recorded once (a spool applied twice, or a second `begin`, changes nothing). */
+const ATTEMPT_INSERT_SQL =
+  'INSERT OR IGNORE INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at) VALUES (?, ?, ?, ?, ?)';
 
 /** A journal entry (see journal-store.ts), secured the moment it is put. */
 export interface JournalEntry {

@@ -1,5 +1,6 @@
 import { currentOwner } from '../run-owner.ts';
 import { SqlHttpCache } from '../sql/http-cache.ts';
+import { SqlJournalStore } from '../sql/journal-store.ts';
 import { SqlResultMemory } from '../sql/result-memory.ts';
 import { SqlSessionStore } from '../sql/session-store.ts';
 import { SqlSettingsStore } from '../sql/settings-store.ts';
@@ -10,7 +11,7 @@ import { Checkpointer } from './checkpointer.ts';
 import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
-import { SqliteJournalStore } from './journal-store.ts';
+import { sqliteJournalWriting } from './journal-store.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
 import { SqliteRunStore } from './run-store.ts';
 import { Spool, spoolDirFor } from './spool.ts';
@@ -40,7 +41,7 @@ export class SqliteStore implements Store {
   readonly httpCache: SqlHttpCache;
   readonly users: TokenUserStore;
   readonly results: SqlResultMemory;
-  readonly journal: SqliteJournalStore;
+  readonly journal: SqlJournalStore;
   /** The open database, for this room's own tests and benchmarks; nothing outside `store/` uses it. */
   readonly database: Database;
   #checkpointer: Checkpointer | undefined;
@@ -72,7 +73,7 @@ export class SqliteStore implements Store {
     this.httpCache = new SqlHttpCache(sql);
     this.users = new TokenUserStore(new SqlUserRows(sql));
     this.results = new SqlResultMemory(sql);
-    this.journal = new SqliteJournalStore(database, writer, recover);
+    this.journal = new SqlJournalStore(sql, sqliteJournalWriting(writer, recover));
   }
 
   /** True while a worker thread checkpoints this store's WAL (see checkpointer.ts). */
