@@ -6,6 +6,7 @@ import { CadreError, UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { RunTree } from '../core/run-tree.ts';
+import type { RunProjection } from '../core/run-view.ts';
 import type { RunRequest, Runtime } from '../core/runtime.ts';
 import type { RunStatus } from '../core/status.ts';
 import type { Usage } from '../core/usage.ts';
@@ -77,6 +78,12 @@ export interface AskRun extends TreeHandle<AskResult> {
   sessionId: string;
   /** The id of the answer's stored message (and of the chat stream's message). */
   answerId: string;
+  /**
+   * The tree's runs as its events have told them so far: the one fold of them in this process (the one
+   * the stored answer is made from), folded before any reader of `events` sees an event. A door draws
+   * the tree from it rather than folding the events again.
+   */
+  projection: Pick<RunProjection, 'get' | 'children' | 'roots' | 'tree'>;
 }
 
 /** What `ask` needs of Cadre: the store, the live trees, a runtime per user and their delegation settings. */
@@ -149,7 +156,7 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
  * is recorded from its events and stored in the session when it ends, then the tree's result is
  * `AskResult` (with `extra`).
  */
-export function startAnswer<Extra extends object = object>(
+export async function startAnswer<Extra extends object = object>(
   parts: Pick<AskParts, 'store' | 'live' | 'jobs' | 'approvals' | 'pricing'>,
   start: {
     userId: string;
@@ -160,14 +167,14 @@ export function startAnswer<Extra extends object = object>(
     request: Pick<AskRequest, 'signal' | 'onEvent' | 'approver' | 'rootLimits'>;
     extra?: Extra;
   },
-): Promise<TreeHandle<AskResult & Extra>> {
+): Promise<TreeHandle<AskResult & Extra> & Pick<AskRun, 'projection'>> {
   const { userId, spec, request } = start;
   const recorder = new AnswerRecorder(
     spec.answerId ?? `msg_${start.journal.id}`,
     spec.sessionId ?? '',
     parts.pricing,
   );
-  return startTree(parts, {
+  const handle = await startTree(parts, {
     userId,
     slot: start.slot,
     ...(request.signal ? { signal: request.signal } : {}),
@@ -186,8 +193,10 @@ export function startAnswer<Extra extends object = object>(
       }),
     finish: async ({ envelope, tree }) => {
       await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
+      // The tree as the answer's own fold has it (the same events): no second picture of it is needed.
+      const folded = recorder.projection.tree(envelope.runId) ?? tree;
       return {
-        ...askResult(spec.sessionId ?? '', envelope, tree, parts.pricing),
+        ...askResult(spec.sessionId ?? '', envelope, folded, parts.pricing),
         ...(start.extra as Extra),
       };
     },
@@ -197,6 +206,7 @@ export function startAnswer<Extra extends object = object>(
       ...(request.approver ? { approver: request.approver } : {}),
     },
   });
+  return { ...handle, projection: recorder.projection };
 }
 
 /** The run request a journal's spec stands for: how a tree is started, the first time or on resume. */

@@ -1,7 +1,6 @@
 import type { AskRequest, AskResult } from '../app/ask.ts';
 import type { Cadre } from '../app/create-cadre.ts';
 import type { CadreEvent } from '../core/index.ts';
-import { RunProjection } from '../core/index.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
 import { latestLine, retryNotice } from './run-activity.ts';
 import { LiveTree } from './tree-view.ts';
@@ -50,8 +49,9 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   if (!options.stderr.isTTY) return run.result;
-  // One fold of the tree's events: the tree drawn, each sub-agent's latest line and any retry come from it.
-  const projection = new RunProjection();
+  // The tree drawn, each sub-agent's latest line and any retry come from the answer's own fold of the
+  // tree's events (folded before this reader sees each event): nothing is folded again here.
+  const { projection } = run;
   let answer = '';
   live = new LiveTree(
     options.stderr,
@@ -66,7 +66,6 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
   // The tree's handle is read like any door reads it: every event from the first, until the tree ends.
   const following = (async () => {
     for await (const { event } of run.events({ signal: stopped.signal })) {
-      projection.apply(event);
       answer = answerSoFar(answer, event);
     }
   })();

@@ -23,6 +23,11 @@ export class AnswerRecorder {
     for (const chunk of this.#chunks.start()) this.#builder.apply(chunk);
   }
 
+  /** The answer's runs, folded once from its events (the stored parts and the tree are read from it). */
+  get projection(): RunProjection {
+    return this.#chunks.projection;
+  }
+
   event(event: CadreEvent): void {
     for (const chunk of this.#chunks.event(event)) this.#builder.apply(chunk);
   }
