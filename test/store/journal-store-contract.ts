@@ -5,13 +5,13 @@ import type { Store } from '../../src/store/store.ts';
 
 const spec = (task: string): ResumeSpec => ({ agent: 'main', task, history: [], inputs: {} });
 
-/** A finished root run of alice's, as its events. */
-function finishedRun(runId: string): CadreEvent[] {
+/** A finished root run of alice's, as its events (`interrupted`: closed by the sweep, resumable). */
+function finishedRun(runId: string, status: 'ok' | 'interrupted' = 'ok'): CadreEvent[] {
   const base = { rootRunId: runId, runId, parentRunId: null, depth: 0, agent: 'main', time: 1 };
   const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
   return [
     { ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' },
-    { ...base, seq: 1, type: 'run-finish', status: 'ok', summary: 's', usage, subtreeUsage: usage },
+    { ...base, seq: 1, type: 'run-finish', status, summary: 's', usage, subtreeUsage: usage },
   ];
 }
 
@@ -96,6 +96,34 @@ export function describeJournalStoreContract(open: () => Promise<Store>): void {
       expect(await store.runs.prune('alice', { before: Date.now() + 1_000 })).toBe(1);
       expect(await store.journal.find('alice', 'run_2')).toBeUndefined();
       expect((await store.journal.open('jrn_a')).entries()).toBe(0);
+      await store.close();
+    });
+
+    it('is pruned with finished trees, but an interrupted tree stays until a later attempt of it has finished', async () => {
+      const store = await open();
+      // done: finished, no journal. waiting: interrupted, nothing resumed it yet. first → second:
+      // interrupted, then resumed to the end.
+      for (const [runId, status] of [
+        ['done', 'ok'],
+        ['waiting', 'interrupted'],
+        ['first', 'interrupted'],
+        ['second', 'ok'],
+      ] as const)
+        for (const event of finishedRun(runId, status)) store.runs.record(event);
+      await store.journal.begin('jrn_w', 'waiting', 'alice', spec('t'));
+      await store.journal.begin('jrn_f', 'first', 'alice', spec('t'));
+      await store.journal.begin('jrn_f', 'second', 'alice', spec('t'));
+      await store.journal.create('jrn_w').put('r', 'tool-result', 'call_1', { ok: true, output: 'kept' });
+      await store.runs.flush();
+      expect(await store.runs.prune('bob', { before: Date.now() + 1_000 })).toBe(0);
+      expect(await store.runs.prune('alice', { before: Date.now() + 1_000 })).toBe(3);
+      expect((await store.runs.listRuns('alice')).map((run) => [run.id, run.status])).toEqual([
+        ['waiting', 'interrupted'],
+      ]);
+      // A resume starting now finds it whole.
+      expect((await store.journal.find('alice', 'waiting'))?.attempts).toEqual(['waiting']);
+      expect((await store.journal.open('jrn_w')).entries()).toBe(1);
+      expect(await store.journal.find('alice', 'first')).toBeUndefined();
       await store.close();
     });
   });

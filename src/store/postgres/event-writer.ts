@@ -3,28 +3,9 @@ import { payloadHash, splitPayload } from '../payloads.ts';
 import { currentOwner, type RunOwner, runsStartedHere } from '../run-owner.ts';
 import { finishedEnvelope } from '../run-rows.ts';
 import { safeJson } from '../safe-json.ts';
+import type { AttemptRow, JournalEntryRow as JournalRow } from '../sql/journal-store.ts';
 import { type Connection, type Database, transaction } from './database.ts';
 import { toPgText } from './text.ts';
-
-/** A journal entry as the journal store hands it over: its body's JSON, and a large output's apart. */
-export interface JournalRow {
-  journalId: string;
-  runKey: string;
-  kind: string;
-  key: string;
-  body: string;
-  /** A successful tool result's output JSON (see journal-bodies.ts), stored once when large. */
-  output?: string;
-}
-
-/** An attempt of a journal's tree (see JournalStore.begin). */
-export interface AttemptRow {
-  journalId: string;
-  rootRunId: string;
-  userId: string;
-  spec: string;
-  startedAt: number;
-}
 
 type Item =
   | { kind: 'event'; event: CadreEvent }

@@ -10,10 +10,17 @@ export interface JournalEntryRow {
   runKey: string;
   kind: string;
   key: string;
+  /** JSON. */
   body: string;
-  /** A successful tool result's output JSON (see journal-bodies.ts), stored once when large. */
+  /**
+   * A tool result's output as JSON, when `body` is `{"ok":true,"output":<this>}` (see journal-bodies.ts):
+   * a large one is stored once, shared with the tool-result event that carries it (see payloads.ts).
+   */
   output?: string;
-  /** The output itself, with `output` (the SQLite spool writes a large one once; see WriterSpool). */
+  /**
+   * The output itself, with `output`: SQLite's spool writes a large one once when the tool-result event
+   * that carries the same value goes in the same append (see sqlite/writer-spool.ts).
+   */
   value?: object | string;
 }
 

@@ -4,6 +4,7 @@ import { payloadHash, type SplitEvent, splitPayload } from '../payloads.ts';
 import type { RunOwner } from '../run-owner.ts';
 import { finishedEnvelope } from '../run-rows.ts';
 import { safeJson } from '../safe-json.ts';
+import type { AttemptRow, JournalEntryRow } from '../sql/journal-store.ts';
 import type { Database } from './database.ts';
 
 /** One journal entry, placed after the journal's last. */
@@ -14,35 +15,11 @@ const JOURNAL_INSERT_SQL = `INSERT OR IGNORE INTO journal (journal_id, position,
 const ATTEMPT_INSERT_SQL =
   'INSERT OR IGNORE INTO journal_attempts (root_run_id, journal_id, user_id, spec, started_at) VALUES (?, ?, ?, ?, ?)';
 
-/** A journal entry (see journal-store.ts), secured the moment it is put. */
-export interface JournalEntry {
-  journalId: string;
-  runKey: string;
-  kind: string;
-  key: string;
-  /** JSON. */
-  body: string;
-  /**
-   * A tool result's output as JSON, when `body` is `{"ok":true,"output":<this>}`: a large one is stored
-   * once, shared with the tool-result event that carries it (see payloads.ts).
-   */
-  output?: string;
-  /**
-   * The output itself, with `output`: the spool writes a large one once when the tool-result event that
-   * carries the same value goes in the same append (see WriterSpool.append).
-   */
-  value?: object | string;
-}
+/** A journal entry (see sql/journal-store.ts), secured the moment it is put. */
+export type JournalEntry = JournalEntryRow;
 
 /** An attempt of a journal's tree (see JournalStore.begin), secured with its root run's start. */
-export interface JournalAttempt {
-  journalId: string;
-  rootRunId: string;
-  userId: string;
-  /** JSON of the ResumeSpec. */
-  spec: string;
-  startedAt: number;
-}
+export type JournalAttempt = AttemptRow;
 
 /**
  * The rows an event, a journal entry or an attempt becomes, written inside the caller's transaction (see

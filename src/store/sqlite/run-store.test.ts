@@ -8,7 +8,6 @@ import { SqlSessionStore } from '../sql/session-store.ts';
 import { openDatabase } from './database.ts';
 import { SqliteRunStore } from './run-store.ts';
 import { SqliteSqlDatabase } from './sql-port.ts';
-import { openSqliteStore } from './sqlite-store.ts';
 
 const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
 
@@ -142,56 +141,5 @@ describe('SQLite run store', () => {
     expect((await reader.get('local', session.id))!.messages.map((message) => message.content)).toEqual([
       'hello',
     ]);
-  });
-
-  it('prunes finished trees but keeps an interrupted one until a later attempt of its journal has finished', async () => {
-    const store = openSqliteStore(':memory:');
-    const spec = { agent: 'main', task: 't', history: [], inputs: {} };
-    const tree = (runId: string, finished: boolean): CadreEvent[] => {
-      const run = { ...base, rootRunId: runId, runId };
-      const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
-      return [
-        { ...run, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' },
-        ...(finished
-          ? [
-              {
-                ...run,
-                seq: 1,
-                type: 'run-finish' as const,
-                status: 'ok' as const,
-                summary: 's',
-                usage,
-                subtreeUsage: usage,
-              },
-            ]
-          : []),
-      ];
-    };
-    // done: finished, no journal. waiting: interrupted, nothing resumed it yet. first → second: interrupted,
-    // then resumed to the end.
-    for (const [runId, finished] of [
-      ['done', true],
-      ['waiting', false],
-      ['first', false],
-      ['second', true],
-    ] as const) {
-      for (const event of tree(runId, finished)) store.runs.record(event);
-    }
-    await store.journal.begin('jrn_w', 'waiting', 'local', spec);
-    await store.journal.begin('jrn_f', 'first', 'local', spec);
-    await store.journal.begin('jrn_f', 'second', 'local', spec);
-    store.journal.create('jrn_w').put('r', 'tool-result', 'call_1', { ok: true, output: 'kept' });
-    await store.runs.flush();
-    store.database.prepare("UPDATE runs SET status = 'interrupted' WHERE id IN ('waiting', 'first')").run();
-
-    expect(await store.runs.prune('local', { before: Date.now() + 1_000 })).toBe(3);
-    expect((await store.runs.listRuns('local')).map((run) => [run.id, run.status])).toEqual([
-      ['waiting', 'interrupted'],
-    ]);
-    // A resume starting now finds it whole.
-    expect((await store.journal.find('local', 'waiting'))?.attempts).toEqual(['waiting']);
-    expect((await store.journal.open('jrn_w')).entries()).toBe(1);
-    expect(await store.journal.find('local', 'first')).toBeUndefined();
-    await store.close();
   });
 });
