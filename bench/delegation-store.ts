@@ -153,13 +153,13 @@ export async function benchDelegationStore(
   const runCadre = () => {
     if (!journal) return runtime.run({ agent: 'main', task: 'delegate' });
     if (process.env.BENCH_JOURNAL === 'memory')
-      return runtime.run({ agent: 'main', task: 'delegate', journal: memoryJournal() });
+      return runtime.run({ agent: 'main', task: 'delegate', record: { journal: memoryJournal() } });
     // As `cadre ask` does: a new journal, and the attempt recorded when the root run starts.
     const journalId = `jrn_${randomUUID()}`;
     return runtime.run({
       agent: 'main',
       task: 'delegate',
-      journal: store.journal.create(journalId),
+      record: { journal: store.journal.create(journalId) },
       onEvent: (event) => {
         if (event.type === 'run-start' && event.parentRunId === null)
           void store.journal.begin(journalId, event.runId, 'local', {

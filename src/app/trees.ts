@@ -1,7 +1,7 @@
 import { UserError } from '../core/errors.ts';
 import type { CadreEvent, EventListener } from '../core/events.ts';
-import type { TreeJournal } from '../core/journal.ts';
 import type { RunOutcome, Runtime } from '../core/runtime.ts';
+import type { TreeRecord } from '../core/tree-record.ts';
 import type { JobQueue } from '../store/job-queue.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store, StoredEvent } from '../store/store.ts';
@@ -12,6 +12,7 @@ import { askedWith } from './jobs/job-data.ts';
 import { type QueuedTreeStart, startQueuedTree } from './jobs/queued-trees.ts';
 import type { LiveRuns, TreeSlot } from './live-runs.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
+import { EmbeddedTreeRecord } from './tree-records.ts';
 
 /** What starting and attaching to trees needs: the store (runs and journals) and this process's live trees. */
 export interface TreeParts {
@@ -53,7 +54,7 @@ export interface TreeStart<Result> {
    */
   journal: { id: string; spec: ResumeSpec; resume?: boolean };
   /** Runs the tree with the lifecycle's signal, listener and journal. */
-  run: (hooks: { signal: AbortSignal; onEvent: EventListener; journal: TreeJournal }) => Promise<RunOutcome>;
+  run: (hooks: { signal: AbortSignal; onEvent: EventListener; record: TreeRecord }) => Promise<RunOutcome>;
   /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
   finish: (outcome: RunOutcome) => Promise<Result>;
   /** The runtime the tree was composed with: a tree run as a job carries its limits, models and agents. */
@@ -120,7 +121,8 @@ export async function startTree<Result>(
     if (isRootStart) started(event.runId);
   };
   relayStops(parts);
-  const ran = (async () => start.run({ signal, onEvent, journal }))();
+  const record = new EmbeddedTreeRecord(journal);
+  const ran = (async () => start.run({ signal, onEvent, record }))();
   const result = ran
     .then((outcome) => start.finish(outcome))
     .finally(async () => {

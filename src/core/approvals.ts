@@ -54,7 +54,7 @@ export async function gateToolCall(
     throw new ToolCallDeniedError(`${call.name} was refused by the approval rules (${decision.because})`);
   }
   // A call that was already waiting when its process died waits again under the same id and deadline.
-  const journal = frame.tree.journal;
+  const journal = frame.tree.record.journal;
   const approvalKey = callRunKey(call.toolCallId, rerun?.run ?? 1);
   const earlier = journal?.get(frame.journalKey, 'approval', approvalKey) as
     | { approvalId: string; expiresAt: number }

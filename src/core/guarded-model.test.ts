@@ -49,9 +49,9 @@ describe('the barrier before each model request', () => {
         entries.set(`${runKey} ${kind} ${key}`, JSON.parse(JSON.stringify(body)));
       },
     };
-    await setup([], []).run({ agent: 'main', task: 'go', journal });
+    await setup([], []).run({ agent: 'main', task: 'go', record: { journal } });
     const log: string[] = [];
-    await setup(log, []).run({ agent: 'main', task: 'go', journal });
+    await setup(log, []).run({ agent: 'main', task: 'go', record: { journal } });
     expect(log).toEqual([]);
   });
 });

@@ -103,7 +103,7 @@ describe('a call an interrupted attempt started', () => {
     const { runtime, runs, leftovers, asked, started } = setup({ allow: ['job'], ask: [], deny: [] });
     const journal = new MemoryJournal();
     const stop = new AbortController();
-    const first = runtime.run({ agent: 'main', task: 'go', journal, signal: stop.signal });
+    const first = runtime.run({ agent: 'main', task: 'go', record: { journal }, signal: stop.signal });
     await started;
     // Allowed by a rule: the first run was not asked about.
     expect(asked).toEqual([]);
@@ -112,7 +112,7 @@ describe('a call an interrupted attempt started', () => {
     expect(journal.keys('tool-start')).toHaveLength(1);
     expect(journal.keys('tool-result')).toEqual([]);
 
-    const resumed = await runtime.run({ agent: 'main', task: 'go', journal });
+    const resumed = await runtime.run({ agent: 'main', task: 'go', record: { journal } });
     expect(resumed.envelope.summary).toBe('finished: {"done":2}');
     expect(leftovers).toEqual([{ run: 1 }]);
     expect(runs).toEqual([1, 2]);
@@ -129,7 +129,7 @@ describe('a call an interrupted attempt started', () => {
     expect(request).toMatchObject({ name: 'job', ok: true });
 
     // A third attempt finds the result: nothing runs or is asked again.
-    await runtime.run({ agent: 'main', task: 'go', journal });
+    await runtime.run({ agent: 'main', task: 'go', record: { journal } });
     expect(runs).toEqual([1, 2]);
     expect(asked).toHaveLength(1);
   });
@@ -141,14 +141,14 @@ describe('a call an interrupted attempt started', () => {
     );
     const journal = new MemoryJournal();
     const stop = new AbortController();
-    const first = runtime.run({ agent: 'main', task: 'go', journal, signal: stop.signal });
+    const first = runtime.run({ agent: 'main', task: 'go', record: { journal }, signal: stop.signal });
     await started;
     stop.abort(new Error('the process died'));
     await first;
     const [firstStart] = journal.keys('tool-start');
     expect(firstStart).toMatch(/\/1$/);
 
-    const resumed = await runtime.run({ agent: 'main', task: 'go', journal });
+    const resumed = await runtime.run({ agent: 'main', task: 'go', record: { journal } });
     expect(resumed.envelope.summary).toBe('finished: {"fromCode":{"done":2}}');
     expect(leftovers).toEqual([{ run: 1 }]);
     expect(runs).toEqual([1, 2]);
@@ -161,13 +161,13 @@ describe('a call an interrupted attempt started', () => {
     const { runtime, asked, started, runs } = setup({ allow: [], ask: [], deny: [] });
     const journal = new MemoryJournal();
     const stop = new AbortController();
-    const first = runtime.run({ agent: 'main', task: 'go', journal, signal: stop.signal });
+    const first = runtime.run({ agent: 'main', task: 'go', record: { journal }, signal: stop.signal });
     await started;
     stop.abort(new Error('the process died'));
     await first;
     expect(asked).toHaveLength(1);
     const denying = setup({ allow: [], ask: [], deny: ['job'] });
-    const resumed = await denying.runtime.run({ agent: 'main', task: 'go', journal });
+    const resumed = await denying.runtime.run({ agent: 'main', task: 'go', record: { journal } });
     expect(resumed.tree.toolCalls[0]).toMatchObject({ ok: false });
     expect(denying.asked).toEqual([]);
     expect(denying.runs).toEqual([]);

@@ -39,7 +39,7 @@ export async function interruptedStart(
   tool: Pick<CadreTool, 'interruptedStart'>,
   context: ToolContext,
 ): Promise<InterruptedStart | undefined> {
-  const journal = frame.tree.journal;
+  const journal = frame.tree.record.journal;
   if (!journal) return undefined;
   let runs = 0;
   let started: unknown;
@@ -61,7 +61,7 @@ export async function interruptedStart(
 
 /** `ToolContext.recordStart` for the `run`-th run of a call: secured in the journal when it resolves. */
 export function startRecorder(frame: RunFrame, toolCallId: string, run: number): ToolContext['recordStart'] {
-  const journal = frame.tree.journal;
+  const journal = frame.tree.record.journal;
   if (!journal) return undefined;
   return async (details) => {
     await journal.put(frame.journalKey, 'tool-start', callRunKey(toolCallId, run), details, 'now');

@@ -77,7 +77,7 @@ describe('run journal', () => {
   it('a tree resumed from any prefix of its journal gives the same answer, redoing nothing committed', async () => {
     const first = setup();
     const journal = new MemoryJournal();
-    const reference = await first.runtime.run({ agent: 'main', task: 'sums', journal });
+    const reference = await first.runtime.run({ agent: 'main', task: 'sums', record: { journal } });
     expect(reference.envelope.status).toBe('ok');
     const total = journal.entries.length;
     expect(journal.entries.map((entry) => entry.kind).filter((kind) => kind === 'model-step')).toHaveLength(
@@ -92,7 +92,7 @@ describe('run journal', () => {
       const committedAdds = cut.entries.filter(
         (entry) => entry.kind === 'tool-result' && entry.runKey !== 'r',
       ).length;
-      const resumed = await again.runtime.run({ agent: 'main', task: 'sums', journal: cut });
+      const resumed = await again.runtime.run({ agent: 'main', task: 'sums', record: { journal: cut } });
       expect(resumed.envelope.summary).toBe(reference.envelope.summary);
       // Each model step is asked for exactly once across both attempts; each add runs at most once.
       expect(again.model.calls.length).toBe(6 - committedSteps);
@@ -138,7 +138,7 @@ describe('approvals across a restart', () => {
     await build().run({
       agent: 'ops',
       task: 'deploy',
-      journal,
+      record: { journal },
       signal: stop.signal,
       approver: {
         decide: async (request) => {
@@ -152,7 +152,7 @@ describe('approvals across a restart', () => {
     const resumed = await build().run({
       agent: 'ops',
       task: 'deploy',
-      journal,
+      record: { journal },
       approver: {
         decide: async (request) => {
           asked.push({ approvalId: request.approvalId, expiresAt: request.expiresAt });

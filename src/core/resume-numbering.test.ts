@@ -4,10 +4,10 @@ import { ScriptedModel, type ScriptedRequest } from '../models/scripted-model.ts
 import { agentDefinitionSchema } from './agent-definition.ts';
 import type { CadreEvent } from './events.ts';
 import type { JournalKind, TreeJournal } from './journal.ts';
-import { replayKey } from './run-frame.ts';
 import { Runtime } from './runtime.ts';
 import { defineTool } from './tool.ts';
 import { ToolRegistry } from './tool-registry.ts';
+import { replayKey, resumePointsOf } from './tree-record.ts';
 
 // A run that goes on from an earlier attempt (a job retried, or set aside and put back) replays its
 // journal: the events it repeats carry their stored numbers, so a store keeping one event per (run, seq)
@@ -57,31 +57,15 @@ async function attempt(journal: MemoryJournal, stored?: CadreEvent[]): Promise<C
   });
   const events: CadreEvent[] = [];
   runtime.bus.subscribe((event) => events.push(event));
-  const resumed = stored ? resumeState(stored) : {};
+  // What a job's record works out from the store before going on (see app/jobs/job-record.ts).
+  const points = resumePointsOf(stored ?? []);
   await runtime.run({
     agent: 'main',
     task: 'wait twice',
     userId: 'u',
-    rootRunId: 'run_root',
-    journal,
-    ...resumed,
+    record: { rootRunId: 'run_root', journal, resumePoint: (runId) => points.get(runId) },
   });
   return events.filter((event) => event.runId === 'run_root');
-}
-
-/** What a worker reads back from the store before going on (see tree-worker.ts #storedSeqs). */
-function resumeState(stored: CadreEvent[]) {
-  const resumeSeqs = new Map<string, number>();
-  const resumeToolSeqs = new Map<string, Map<string, number>>();
-  for (const event of stored) {
-    resumeSeqs.set(event.runId, Math.max(resumeSeqs.get(event.runId) ?? 0, event.seq + 1));
-    const key = replayKey(event);
-    if (key === undefined) continue;
-    const seqs = resumeToolSeqs.get(event.runId) ?? new Map<string, number>();
-    resumeToolSeqs.set(event.runId, seqs);
-    if (!seqs.has(key)) seqs.set(key, event.seq);
-  }
-  return { resumeSeqs, resumeToolSeqs };
 }
 
 /** A store that keeps the first event under each (run, seq), as the PostgreSQL store does. */

@@ -21,6 +21,7 @@ import { budgetExhausted, stopReasonAfter, stopWhenOf, turnLimitReached } from '
 import { streamTurns } from './stream-turns.ts';
 import { validateStructuredOutput } from './structured-output.ts';
 import { declaredOnly } from './tool-bindings.ts';
+import { EventNumbering } from './tree-record.ts';
 import { externalKnowledgeSection } from './untrusted.ts';
 import { type Usage, zeroUsage } from './usage.ts';
 import { gate } from './usage-meter.ts';
@@ -48,7 +49,8 @@ export async function runAgent(
   const limits = { ...services.limitsFor(spec.definition), ...spec.limits };
   const now = tree.now();
   // A run going on from an earlier attempt (a job retried, or set aside and put back) keeps its deadline.
-  const startedAt = (spec.runId && tree.resumeStartedAt?.get(spec.runId)) || now;
+  const resumed = spec.runId ? tree.record.resumePoint?.(spec.runId) : undefined;
+  const startedAt = resumed?.startedAt || now;
   const ownDeadline = startedAt + limits.timeoutMs;
   const signals = runSignals(spec.signal, Math.max(0, ownDeadline - now));
   // A parent elsewhere stops its child at its own deadline, as a parent in process would by its signal.
@@ -104,8 +106,9 @@ async function runWithin(
 
   const initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
   let responseMessages: ModelMessage[] = [];
+  const id = spec.runId ?? tree.newId();
   const frame: RunFrame = {
-    id: spec.runId ?? tree.newId(),
+    id,
     parent: spec.parent,
     depth: spec.parent ? spec.parent.depth + 1 : 0,
     definition,
@@ -133,10 +136,8 @@ async function runWithin(
     conversation: () => [...initialMessages, ...responseMessages],
     seenUrls: new Set(),
     directTools: new Set(),
-    seq: 0,
+    numbering: new EventNumbering(tree.record.resumePoint?.(id)),
   };
-  frame.resumeSeq = tree.resumeSeqs?.get(frame.id);
-  frame.toolSeqs = tree.resumeToolSeqs?.get(frame.id);
   tree.frames.set(frame.id, frame);
 
   // 1.
@@ -152,7 +153,7 @@ async function runWithin(
     userId: tree.userId,
     ...(tree.sessionId && !spec.parent ? { sessionId: tree.sessionId } : {}),
     ...(spec.parentToolCallId ? { parentToolCallId: spec.parentToolCallId } : {}),
-    ...(tree.worker ? { worker: tree.worker } : {}),
+    ...(tree.record.worker ? { worker: tree.record.worker } : {}),
   });
   const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
     closeRun(frame, status, summary, extra);
@@ -178,8 +179,8 @@ async function runWithin(
       bounds: limits,
       onRefused: (toolCallId, reason) => frame.refusedCalls.set(toolCallId, reason),
       timeoutMs: limits.modelCallTimeoutMs,
-      ...(tree.journal
-        ? { journal: { journal: tree.journal, runKey: frame.journalKey, onLive: () => goLive(frame) } }
+      ...(tree.record.journal
+        ? { journal: { journal: tree.record.journal, runKey: frame.journalKey, onLive: () => goLive(frame) } }
         : {}),
       ...(services.beforeModelRequest ? { beforeRequest: services.beforeModelRequest } : {}),
       usage: {

@@ -1,5 +1,5 @@
 import type { ResultEnvelope, Source } from './envelope.ts';
-import { emit, pastStored, type RunFrame, subtreeUsage } from './run-frame.ts';
+import { emit, type RunFrame, subtreeUsage } from './run-frame.ts';
 import type { RunStatus } from './status.ts';
 
 /** How a run ends: its interruptions (time limit, cancellation) and the closing `run-finish` with its envelope. */
@@ -14,7 +14,7 @@ export function interruption(frame: RunFrame): 'timeout' | 'cancelled' | undefin
 /** Closes an interrupted run, keeping what it had said so far with the reason after it. */
 export function finishInterrupted(frame: RunFrame, status: 'timeout' | 'cancelled', partial: string) {
   // Stopped while it replayed an earlier attempt: its end is new, numbered after what that attempt stored.
-  pastStored(frame);
+  frame.numbering.goLive();
   const reason =
     status === 'timeout'
       ? `Stopped: the run went past its time limit of ${Math.round(frame.limits.timeoutMs / 1000)} s.`
@@ -32,7 +32,7 @@ export async function closeRun(
 ): Promise<ResultEnvelope> {
   await Promise.allSettled(frame.children);
   frame.tree.frames.delete(frame.id);
-  pastStored(frame);
+  frame.numbering.goLive();
   const envelope: ResultEnvelope = {
     status,
     summary,

@@ -5,10 +5,10 @@ import type { BudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { RunHandedOff } from './errors.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
-import type { TreeJournal } from './journal.ts';
 import type { RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
 import type { Semaphore } from './semaphore.ts';
+import type { EventNumbering, TreeRecord } from './tree-record.ts';
 import { addUsage, type Usage } from './usage.ts';
 import type { Vault } from './vault.ts';
 
@@ -16,7 +16,7 @@ import type { Vault } from './vault.ts';
 export interface TreeState {
   bus: EventBus;
   limits: RuntimeLimits;
-  /** Tokens spent by every run of the tree so far. */
+  /** Tokens spent by every run of the tree so far (the record's ledger, else one in memory). */
   ledger: BudgetLedger;
   /** The tree's runs still going, by id: where an in-process child runner finds a request's parent. */
   frames: Map<string, RunFrame>;
@@ -28,35 +28,12 @@ export interface TreeState {
   reuse?: { memory: ResultMemory; ttlMs: number; recall?: false } | undefined;
   /** The root run's id, known once the root run has started. */
   rootRunId: string;
-  /** The process that executes this tree's runs here, when runs are jobs (recorded on each run-start). */
-  worker?: string;
   now: () => number;
   newId: () => string;
   /** Which calls need a person's approval and who gives it; without it such calls are denied. */
   approvals?: ApprovalSettings;
-  /** Where completed model steps and tool results are committed, and found again on resume. */
-  journal?: TreeJournal;
-  /**
-   * Runs a retried job continues under their own ids, with the sequence number after the last event the
-   * earlier attempt stored (see `goLive`).
-   */
-  resumeSeqs?: ReadonlyMap<string, number>;
-  /**
-   * For those runs, the number each tool call's stored `tool-call` and `tool-result` event has, by
-   * `type:toolCallId`: replayed, they repeat it even after the run went on (the calls of one step replay
-   * side by side with one made anew), so the store keeps one of each.
-   */
-  resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
-  /**
-   * For those runs, when each first started (its stored `run-start`): its time limit counts from then, so
-   * a run set aside or retried does not get its full time again.
-   */
-  resumeStartedAt?: ReadonlyMap<string, number>;
-  /**
-   * Called at each step boundary (before a model request or a tool call made anew, with everything before
-   * it committed): where a worker that is stopping hands its runs over by aborting them (RunHandedOff).
-   */
-  atBoundary?: () => void;
+  /** The tree's durable side: its journal, where earlier attempts' runs go on, who runs it here. */
+  record: TreeRecord;
 }
 
 /**
@@ -126,38 +103,20 @@ export interface RunFrame extends ParentRun {
   seenUrls: Set<string>;
   /** Names of the direct (non-agent) tools this run may call. */
   directTools: Set<string>;
-  seq: number;
-  /**
-   * Set while a retried run replays what its earlier attempt committed: the replay's events repeat the
-   * stored ones under the same numbers (the store keeps one of each); once the run does something new,
-   * its events continue after the last the earlier attempt stored.
-   */
-  resumeSeq?: number | undefined;
-  /** The stored numbers of this run's tool events (see TreeState.resumeToolSeqs). */
-  toolSeqs?: ReadonlyMap<string, number> | undefined;
+  /** Numbers its events (repeating the stored numbers of what it replays from an earlier attempt). */
+  numbering: EventNumbering;
 }
 
 /**
- * The run goes beyond what its journal holds (a model request or a tool call made anew): a retried run's
- * next events are numbered after everything its earlier attempt stored, so none of them is taken for a
- * repeat of an event that attempt wrote before it died.
+ * The run goes beyond what its journal holds (a model request or a tool call made anew): a step boundary
+ * for the record, and a retried run's next events are numbered after everything its earlier attempt
+ * stored, so none of them is taken for a repeat of an event that attempt wrote before it died.
  */
 export function goLive(frame: RunFrame): void {
-  frame.tree.atBoundary?.();
-  if (!pastStored(frame)) return;
-  emit(frame, { type: 'run-resume', ...(frame.tree.worker ? { worker: frame.tree.worker } : {}) });
-}
-
-/**
- * Numbers the run's next events after everything an earlier attempt stored (once): for what is new, be it
- * a step made anew (`goLive`) or an end the earlier attempt never reached (a run stopped while it still
- * replays). Returns whether it had been replaying.
- */
-export function pastStored(frame: RunFrame): boolean {
-  if (frame.resumeSeq === undefined) return false;
-  frame.seq = Math.max(frame.seq, frame.resumeSeq);
-  frame.resumeSeq = undefined;
-  return true;
+  frame.tree.record.atBoundary?.();
+  if (!frame.numbering.goLive()) return;
+  const { worker } = frame.tree.record;
+  emit(frame, { type: 'run-resume', ...(worker ? { worker } : {}) });
 }
 
 /** Stamps an event body with the run's identity and the next sequence number, and publishes it. */
@@ -165,13 +124,6 @@ export function emit(frame: RunFrame, body: EventBody): void {
   // Handed to another process: what this one would still say (its calls cut short, a `cancelled` end) is
   // not what happened to the run, which goes on there.
   if (frame.signal.reason instanceof RunHandedOff) return;
-  const key = replayKey(body);
-  const stored = frame.toolSeqs && key !== undefined ? frame.toolSeqs.get(key) : undefined;
-  // A replayed tool event or end repeats its stored number; while the run still replays, the numbering
-  // keeps pace with it, so what follows repeats its stored number too. One the earlier attempt never
-  // stored (its write lost, or an end it never reached) is new: numbered after everything stored.
-  if (stored !== undefined && frame.resumeSeq !== undefined) frame.seq = Math.max(frame.seq, stored + 1);
-  else if (stored === undefined && key !== undefined) pastStored(frame);
   const event = {
     ...body,
     runId: frame.id,
@@ -179,27 +131,10 @@ export function emit(frame: RunFrame, body: EventBody): void {
     rootRunId: frame.tree.rootRunId,
     depth: frame.depth,
     agent: frame.definition.name,
-    seq: stored ?? frame.seq++,
+    seq: frame.numbering.next(body),
     time: frame.tree.now(),
   } as CadreEvent;
   frame.tree.bus.publish(event);
-}
-
-/**
- * What identifies an event a replay repeats by its stored number rather than its place: a tool call's
- * `tool-call` and `tool-result` (parallel calls replay in another order), and the run's end.
- */
-export function replayKey(body: EventBody): string | undefined {
-  switch (body.type) {
-    case 'tool-call':
-    case 'tool-result':
-      return `${body.type}:${body.toolCallId}`;
-    case 'run-error':
-    case 'run-finish':
-      return `${body.type}:`;
-    default:
-      return undefined;
-  }
 }
 
 /** A call refused before it ran: its `tool-call` (marked refused) and failed `tool-result`, written once. */

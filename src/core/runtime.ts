@@ -1,16 +1,10 @@
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import { type ApprovalSettings, type Approver, NO_APPROVALS } from './approvals.ts';
-import {
-  type BudgetLedger,
-  type ChildRunner,
-  type ChildRunRequest,
-  InMemoryBudgetLedger,
-} from './child-runs.ts';
+import { type ChildRunner, type ChildRunRequest, InMemoryBudgetLedger } from './child-runs.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { SystemError, UserError } from './errors.ts';
 import { EventBus, type EventListener } from './events.ts';
-import type { TreeJournal } from './journal.ts';
 import { namedLimits } from './limit-names.ts';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits.ts';
 import type { ModelSettings } from './model-options.ts';
@@ -20,6 +14,7 @@ import { parentOf } from './run-children.ts';
 import type { ParentRun, TreeState } from './run-frame.ts';
 import { type RunTree, RunTreeBuilder } from './run-tree.ts';
 import type { ToolRegistry } from './tool-registry.ts';
+import type { TreeRecord } from './tree-record.ts';
 import { unknownAgentError } from './unknown-agent.ts';
 
 export interface RuntimeOptions {
@@ -80,29 +75,16 @@ export interface RunRequest {
   onEvent?: EventListener;
   /** Who decides this tree's approvals (the CLI's prompt or flags), instead of the runtime's approver. */
   approver?: Approver;
-  /** Commits this tree's model steps and tool results; when it holds an earlier attempt's, they are reused. */
-  journal?: TreeJournal;
   /**
    * Every sub-agent runs anew: no result kept from earlier in the session is handed back (a question sent
    * again to get a different answer). What this tree's sub-agents find is still kept for later questions.
    */
   freshResults?: boolean;
-  /** The root run's id, when it is decided before the tree starts (a queued tree); else a new one. */
-  rootRunId?: string;
-  /** Names the process executing the tree's runs here, on each run-start (runs as jobs). */
-  worker?: string;
-  /** The tree's token ledger when processes share it (runs as jobs); else one in memory. */
-  ledger?: BudgetLedger;
-  /** A retried job's runs: the sequence number after each one's last stored event (see TreeState). */
-  resumeSeqs?: ReadonlyMap<string, number>;
-  /** A retried job's runs: the stored number of each tool event (see TreeState). */
-  resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
-  /** A retried job's runs: when each first started (see TreeState). */
-  resumeStartedAt?: ReadonlyMap<string, number>;
-  /** Called at each step boundary of the tree's runs here (see TreeState.atBoundary). */
-  atBoundary?: () => void;
-  /** This tree's child runner, over the runtime's (e.g. children as jobs on a queue). */
-  childRunner?: (inProcess: ChildRunner) => ChildRunner;
+  /**
+   * The tree's durable side (its journal, where an earlier attempt's runs go on, its shared budget, the
+   * process running it); without one the tree lives in memory only.
+   */
+  record?: TreeRecord;
 }
 
 /** A child run handed to this process by another (a worker taking a queued run): its request and hooks. */
@@ -110,16 +92,10 @@ export interface ChildRunHooks {
   /** The child's run id (derived from its parent and the tool call, so a retried dispatch finds it). */
   runId: string;
   signal: AbortSignal;
-  onEvent?: EventListener;
-  journal?: TreeJournal;
-  ledger: BudgetLedger;
-  worker?: string;
-  approver?: Approver;
-  resumeSeqs?: ReadonlyMap<string, number>;
-  resumeToolSeqs?: ReadonlyMap<string, ReadonlyMap<string, number>>;
-  resumeStartedAt?: ReadonlyMap<string, number>;
-  atBoundary?: () => void;
-  childRunner?: (inProcess: ChildRunner) => ChildRunner;
+  onEvent?: EventListener | undefined;
+  approver?: Approver | undefined;
+  /** The tree's record, with its shared ledger. */
+  record: TreeRecord;
 }
 
 export interface RunOutcome {
@@ -165,6 +141,7 @@ export class Runtime {
     const definition = this.agent(request.agent);
     const modelRef = await this.rootModel(request.agent, request.model);
     const builder = new RunTreeBuilder();
+    const record = request.record ?? {};
     const tree = this.#treeState({
       ...request,
       userId: request.userId ?? 'local',
@@ -172,11 +149,11 @@ export class Runtime {
         builder.apply(event);
         request.onEvent?.(event);
       },
-      ledger: request.ledger ?? new InMemoryBudgetLedger(),
+      record,
       maxDepth: this.limits.maxDepth,
       rootRunId: '',
     });
-    const envelope = await runAgent(this.#services(request.childRunner), tree, {
+    const envelope = await runAgent(this.#services(record), tree, {
       definition,
       task: request.task,
       inputs: request.inputs ?? {},
@@ -184,11 +161,12 @@ export class Runtime {
       history: request.history ?? [],
       signal: request.signal ?? new AbortController().signal,
       modelRef,
-      ...(request.rootRunId ? { runId: request.rootRunId } : {}),
-      ...(request.rootLimits ? { limits: request.rootLimits } : {}),
-      ...(request.prefetch
-        ? { prefetch: { agent: request.prefetch.agent, task: request.prefetch.task ?? request.task } }
-        : {}),
+      runId: record.rootRunId,
+      limits: request.rootLimits,
+      prefetch: request.prefetch && {
+        agent: request.prefetch.agent,
+        task: request.prefetch.task ?? request.task,
+      },
     });
     const root = builder.get(envelope.runId);
     if (!root) throw new SystemError('no_run_start', `run ${envelope.runId} produced no run-start event`);
@@ -204,21 +182,15 @@ export class Runtime {
     const definition = this.agent(request.agent);
     const tree = this.#treeState({
       userId: request.userId,
-      ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-      ...(request.freshResults ? { freshResults: true } : {}),
-      ...(hooks.approver ? { approver: hooks.approver } : {}),
-      ...(hooks.journal ? { journal: hooks.journal } : {}),
-      ...(hooks.worker ? { worker: hooks.worker } : {}),
-      ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
-      ...(hooks.resumeSeqs ? { resumeSeqs: hooks.resumeSeqs } : {}),
-      ...(hooks.resumeToolSeqs ? { resumeToolSeqs: hooks.resumeToolSeqs } : {}),
-      ...(hooks.resumeStartedAt ? { resumeStartedAt: hooks.resumeStartedAt } : {}),
-      ...(hooks.atBoundary ? { atBoundary: hooks.atBoundary } : {}),
-      ledger: hooks.ledger,
+      sessionId: request.sessionId,
+      freshResults: request.freshResults,
+      approver: hooks.approver,
+      onEvent: hooks.onEvent,
+      record: hooks.record,
       maxDepth: request.maxDepth,
       rootRunId: request.rootRunId,
     });
-    return runAgent(this.#services(hooks.childRunner), tree, {
+    return runAgent(this.#services(hooks.record), tree, {
       definition,
       task: request.task,
       inputs: request.inputs,
@@ -226,69 +198,51 @@ export class Runtime {
       history: request.context,
       signal: hooks.signal,
       runId: hooks.runId,
-      ...(request.deadline !== undefined ? { notAfter: request.deadline } : {}),
-      ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
+      notAfter: request.deadline,
+      parentToolCallId: request.parentToolCallId,
     });
   }
 
-  #treeState(
-    request: Pick<
-      RunRequest,
-      | 'sessionId'
-      | 'freshResults'
-      | 'approver'
-      | 'journal'
-      | 'worker'
-      | 'onEvent'
-      | 'resumeSeqs'
-      | 'resumeToolSeqs'
-      | 'resumeStartedAt'
-      | 'atBoundary'
-    > & {
-      userId: string;
-      ledger: BudgetLedger;
-      maxDepth: number;
-      rootRunId: string;
-    },
-  ): TreeState {
+  #treeState(request: {
+    userId: string;
+    sessionId?: string | undefined;
+    freshResults?: boolean | undefined;
+    approver?: Approver | undefined;
+    onEvent?: EventListener | undefined;
+    record: TreeRecord;
+    maxDepth: number;
+    rootRunId: string;
+  }): TreeState {
     const treeBus = new EventBus();
     treeBus.subscribe((event) => {
       this.bus.publish(event);
       request.onEvent?.(event);
     });
     let counter = 0;
+    const { resultMemory, approvals } = this.options;
     return {
       bus: treeBus,
       limits: this.limits,
-      ledger: request.ledger,
+      ledger: request.record.ledger ?? new InMemoryBudgetLedger(),
       frames: new Map(),
       maxDepth: request.maxDepth,
       userId: request.userId,
       sessionId: request.sessionId,
-      ...(this.options.resultMemory
-        ? {
-            reuse: {
-              memory: this.options.resultMemory,
-              ttlMs: this.options.reuseTtlMs ?? DEFAULT_REUSE_TTL_MS,
-              ...(request.freshResults ? { recall: false as const } : {}),
-            },
-          }
-        : {}),
-      ...(this.options.approvals || request.approver
+      reuse: resultMemory && {
+        memory: resultMemory,
+        ttlMs: this.options.reuseTtlMs ?? DEFAULT_REUSE_TTL_MS,
+        ...(request.freshResults ? { recall: false as const } : {}),
+      },
+      ...(approvals || request.approver
         ? {
             approvals: {
-              ...(this.options.approvals ?? NO_APPROVALS),
-              approver: request.approver ?? this.options.approvals?.approver,
+              ...(approvals ?? NO_APPROVALS),
+              approver: request.approver ?? approvals?.approver,
             },
           }
         : {}),
       rootRunId: request.rootRunId,
-      ...(request.journal ? { journal: request.journal } : {}),
-      ...(request.worker ? { worker: request.worker } : {}),
-      ...(request.resumeSeqs ? { resumeSeqs: request.resumeSeqs } : {}),
-      ...(request.resumeToolSeqs ? { resumeToolSeqs: request.resumeToolSeqs } : {}),
-      ...(request.resumeStartedAt ? { resumeStartedAt: request.resumeStartedAt } : {}),
-      ...(request.atBoundary ? { atBoundary: request.atBoundary } : {}),
+      record: request.record,
       now: this.options.now ?? Date.now,
       newId:
         this.options.newId ??
@@ -296,7 +250,11 @@ export class Runtime {
     };
   }
 
-  #services(childRunner = this.options.childRunner) {
+  /** The loop's services; the tree's record may run its children elsewhere (as jobs) instead of the runtime's runner. */
+  #services(record: TreeRecord) {
+    const childRunner: ((inProcess: ChildRunner) => ChildRunner) | undefined = record.childRunner
+      ? (inProcess) => record.childRunner!(inProcess)
+      : this.options.childRunner;
     return {
       agents: this.options.agents,
       tools: this.options.tools,

@@ -102,7 +102,11 @@ describe('jsonOutput', () => {
         const journal = { get: () => undefined, put: (...entry: unknown[]) => void puts.push(entry[3]) };
         const events: CadreEvent[] = [];
         runtime.bus.subscribe((event) => events.push(event));
-        const outcome = await runtime.run({ agent: 'main', task: 'q', ...(journaled ? { journal } : {}) });
+        const outcome = await runtime.run({
+          agent: 'main',
+          task: 'q',
+          ...(journaled ? { record: { journal } } : {}),
+        });
 
         expect(outcome.envelope.status).toBe('ok');
         const said = 'odd returned an output that is not JSON';

@@ -195,7 +195,7 @@ export async function journaledCall<T>(
   toolCallId: string,
   execute: () => Promise<T>,
 ): Promise<T> {
-  const journal = frame.tree.journal;
+  const journal = frame.tree.record.journal;
   if (!journal) return execute();
   const recorded = journal.get(frame.journalKey, 'tool-result', toolCallId) as
     | JournaledToolResult

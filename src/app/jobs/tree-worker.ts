@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
-import { replayKey } from '../../core/run-frame.ts';
 import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import { zeroUsage } from '../../core/usage.ts';
@@ -13,9 +12,8 @@ import { Wakeup } from '../follow-events.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { closeRunLeftOpen, findRun } from './close-run.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
+import { JobTreeRecord, type WhileWaiting } from './job-record.ts';
 import { JobSlot } from './job-slot.ts';
-import { queuedChildren } from './queued-children.ts';
-import { SharedLedger } from './shared-ledger.ts';
 
 /** What a worker needs: the store, the queue, and a runtime per user. */
 export interface WorkerParts {
@@ -53,9 +51,6 @@ const POLL_MS = 1_000;
 const SUSPEND_AFTER_MS = 1_000;
 /** How often dead-lettered jobs and the jobs of gone workers are looked for. */
 const DEAD_EVERY_MS = 3_000;
-
-/** Runs `wait` with the job's slot given back, and takes a slot again before the job goes on. */
-type WhileWaiting = <T>(childJobId: string, stop: AbortSignal, wait: () => Promise<T>) => Promise<T>;
 
 /** How a job's run meets its worker between steps: waiting on children, and at each step boundary. */
 interface Between {
@@ -360,13 +355,12 @@ export class TreeWorker {
 
   async #runTree(job: Job, data: TreeJobData, signal: AbortSignal, between: Between): Promise<unknown> {
     const { store } = this.#parts;
-    const { runtime, hooks } = await this.#prepare(job, data, between);
+    const { runtime, record } = await this.#prepare(job, data, between);
     let begun = false;
     const outcome = await runtime.run({
       ...runRequestOf(data.spec),
-      ...hooks,
+      record,
       userId: data.userId,
-      rootRunId: data.rootRunId,
       signal,
       ...(data.rootLimits ? { rootLimits: data.rootLimits } : {}),
       onEvent: (event) => {
@@ -381,11 +375,11 @@ export class TreeWorker {
   }
 
   async #runChild(job: Job, data: RunJobData, signal: AbortSignal, between: Between): Promise<unknown> {
-    const { runtime, hooks } = await this.#prepare(job, data, between);
+    const { runtime, record } = await this.#prepare(job, data, between);
     // Its parent, in another process, does not see this run's events: the run's model calls go with it.
     let turns = 0;
     const envelope = await runtime.runChild(data.request, {
-      ...hooks,
+      record,
       runId: data.runId,
       signal,
       onEvent: (event) => {
@@ -397,40 +391,23 @@ export class TreeWorker {
     return { ...envelope, turns };
   }
 
-  /**
-   * What running either kind of job takes: the user's runtime (with the request's limits), the tree's
-   * journal and shared ledger, where a retried job's runs go on, and children put on the queue.
-   */
+  /** What running either kind of job takes: the user's runtime (with the request's limits and models), the job's record. */
   async #prepare(job: Job, data: TreeJobData | RunJobData, { whileWaiting, atBoundary }: Between) {
-    const { store, jobs } = this.#parts;
-    const { userId, rootRunId } = idsOf(job.kind, data);
-    const limits = data.limits ? { limits: data.limits } : {};
-    const models = data.models ? { models: data.models } : {};
-    const agents = data.agents ? { agents: data.agents } : {};
-    const [runtime, journal, ledger, resumed] = await Promise.all([
-      this.#parts.runtime({ userId, ...limits, ...models, ...agents }),
-      store.journal.open(data.journalId),
-      SharedLedger.open(jobs, rootRunId),
-      job.retryCount > 0 || job.resumed ? this.#storedSeqs(userId, rootRunId) : undefined,
-    ]);
-    const hooks = {
-      journal,
-      ledger,
-      worker: this.name,
-      atBoundary,
-      ...(resumed
-        ? { resumeSeqs: resumed.next, resumeToolSeqs: resumed.toolSeqs, resumeStartedAt: resumed.startedAt }
-        : {}),
-      childRunner: queuedChildren({
-        jobs,
-        journalId: data.journalId,
-        ...limits,
-        ...models,
-        ...agents,
-        whileWaiting,
+    const { userId } = idsOf(job.kind, data);
+    const [runtime, record] = await Promise.all([
+      this.#parts.runtime({
+        userId,
+        ...(data.limits ? { limits: data.limits } : {}),
+        ...(data.models ? { models: data.models } : {}),
+        ...(data.agents ? { agents: data.agents } : {}),
       }),
-    };
-    return { runtime, hooks };
+      JobTreeRecord.open(
+        this.#parts,
+        { kind: job.kind, data, again: job.retryCount > 0 || job.resumed === true },
+        { worker: this.name, whileWaiting, atBoundary },
+      ),
+    ]);
+    return { runtime, record };
   }
 
   /** The envelope a sub-agent run's stored end gives, when it has ended. */
@@ -440,26 +417,6 @@ export class TreeWorker {
     const node = tree && findRun(tree, active.runId);
     if (!node || node.status === 'running') return undefined;
     return { ...outcomeOf(node).envelope, turns: node.turns };
-  }
-
-  /**
-   * Where a retried or resumed job's runs go on: the number after each run's last stored event, and the
-   * stored number of each of its tool events (replayed, they repeat it).
-   */
-  async #storedSeqs(userId: string, rootRunId: string) {
-    const next = new Map<string, number>();
-    const toolSeqs = new Map<string, Map<string, number>>();
-    const startedAt = new Map<string, number>();
-    for (const { event } of await this.#parts.store.runs.events(userId, rootRunId)) {
-      next.set(event.runId, Math.max(next.get(event.runId) ?? 0, event.seq + 1));
-      if (event.type === 'run-start' && !startedAt.has(event.runId)) startedAt.set(event.runId, event.time);
-      const key = replayKey(event);
-      if (key === undefined) continue;
-      const seqs = toolSeqs.get(event.runId) ?? new Map<string, number>();
-      toolSeqs.set(event.runId, seqs);
-      if (!seqs.has(key)) seqs.set(key, event.seq);
-    }
-    return { next, toolSeqs, startedAt };
   }
 
   /** A stop from any process: the tree (`root`) or the one run (`run`) it names stops here. */

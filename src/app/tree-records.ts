@@ -1,0 +1,18 @@
+import { type BudgetLedger, InMemoryBudgetLedger } from '../core/child-runs.ts';
+import type { TreeJournal } from '../core/journal.ts';
+import type { TreeRecord } from '../core/tree-record.ts';
+
+/**
+ * The record of a tree run in this process (embedded, or on PostgreSQL without a queue): its journal in
+ * the store (a new one, or an interrupted attempt's, whose committed steps are reused), its budget in
+ * this process's memory. A resumed tree starts its root anew under a new run id, so no run has a resume
+ * point here; runs that go on under their own ids are the job record's (`jobs/job-record.ts`).
+ */
+export class EmbeddedTreeRecord implements TreeRecord {
+  readonly journal: TreeJournal;
+  readonly ledger: BudgetLedger = new InMemoryBudgetLedger();
+
+  constructor(journal: TreeJournal) {
+    this.journal = journal;
+  }
+}
