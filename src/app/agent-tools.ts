@@ -3,7 +3,8 @@ import type { ResultEnvelope } from '../core/envelope.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import { agentToolInput } from '../core/index.ts';
-import { type CompleteParts, complete } from './complete.ts';
+import type { CompleteParts, CompleteRequest } from './complete.ts';
+import type { TreeHandle } from './tree-handle.ts';
 
 /** One agent offered as a tool to another program (MCP, OpenAI-style function calling). */
 export interface AgentToolSpec {
@@ -47,7 +48,10 @@ export interface AgentToolCall {
  * Runs one agent as a tool call, with all of Cadre's limits, and returns its result envelope. Bad
  * arguments and unknown or disabled agents are the caller's errors (`UserError`), raised before any run.
  */
-export async function callAgentTool(parts: CompleteParts, call: AgentToolCall): Promise<ResultEnvelope> {
+export async function callAgentTool(
+  parts: Pick<CompleteParts, 'runtime'> & { complete: (request: CompleteRequest) => Promise<TreeHandle> },
+  call: AgentToolCall,
+): Promise<ResultEnvelope> {
   const runtime = await parts.runtime({ userId: call.userId });
   const definition = runtime.agent(call.agent);
   const parsed = agentToolInput(definition).safeParse(call.arguments ?? {});
@@ -60,7 +64,7 @@ export async function callAgentTool(parts: CompleteParts, call: AgentToolCall): 
   const { task, ...inputs } = parsed.data as { task: string } & Record<string, unknown>;
   // A tree like any other: journaled (resumable after a crash), followed and stopped through the runs
   // API, and cancelled by a server shutting down.
-  const tree = await complete(parts, {
+  const tree = await parts.complete({
     userId: call.userId,
     agent: call.agent,
     task,

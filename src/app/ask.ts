@@ -20,7 +20,7 @@ import { type Cost, type PricedRunTree, type Pricing, priceTree } from './pricin
 import { appendAnswer, storeQuestion } from './session-turn.ts';
 import type { DelegationSettings } from './settings.ts';
 import type { TreeHandle } from './tree-handle.ts';
-import { reserveTree, startTree, type TreeParts } from './trees.ts';
+import { reserveTree, type TreeParts } from './trees.ts';
 
 export interface AskRequest {
   /** The user the run acts for: their session, documents and settings. */
@@ -157,7 +157,7 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
  * `AskResult` (with `extra`).
  */
 export async function startAnswer<Extra extends object = object>(
-  parts: Pick<AskParts, 'store' | 'live' | 'jobs' | 'approvals' | 'pricing'>,
+  parts: Pick<AskParts, 'store' | 'executor' | 'pricing'>,
   start: {
     userId: string;
     slot: TreeSlot;
@@ -174,23 +174,18 @@ export async function startAnswer<Extra extends object = object>(
     spec.sessionId ?? '',
     parts.pricing,
   );
-  const handle = await startTree(parts, {
+  const handle = await parts.executor.start({
     userId,
     slot: start.slot,
-    ...(request.signal ? { signal: request.signal } : {}),
+    signal: request.signal,
     onEvent: (event) => {
       recorder.event(event);
       request.onEvent?.(event);
     },
     journal: start.journal,
-    run: (hooks) =>
-      start.runtime.run({
-        ...runRequestOf(spec),
-        ...hooks,
-        userId,
-        ...(request.approver ? { approver: request.approver } : {}),
-        ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
-      }),
+    runtime: start.runtime,
+    approver: request.approver,
+    rootLimits: request.rootLimits,
     finish: async ({ envelope, tree }) => {
       await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
       // The tree as the answer's own fold has it (the same events): no second picture of it is needed.
@@ -200,27 +195,8 @@ export async function startAnswer<Extra extends object = object>(
         ...(start.extra as Extra),
       };
     },
-    runtime: start.runtime,
-    queued: {
-      ...(request.rootLimits ? { rootLimits: request.rootLimits } : {}),
-      ...(request.approver ? { approver: request.approver } : {}),
-    },
   });
   return { ...handle, projection: recorder.projection };
-}
-
-/** The run request a journal's spec stands for: how a tree is started, the first time or on resume. */
-export function runRequestOf(spec: ResumeSpec): RunRequest {
-  return {
-    agent: spec.agent,
-    task: spec.task,
-    history: spec.history,
-    inputs: spec.inputs,
-    ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
-    ...(spec.model ? { model: spec.model } : {}),
-    ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),
-    ...(spec.freshResults ? { freshResults: true } : {}),
-  };
 }
 
 /** Stores a tree's answer in the session its spec names, in the stored form every door shares. */

@@ -5,9 +5,8 @@ import type { CadreEvent } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { RunOutcome, Runtime } from '../core/runtime.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
-import { runRequestOf } from './ask.ts';
 import type { TreeHandle } from './tree-handle.ts';
-import { reserveTree, startTree, type TreeParts } from './trees.ts';
+import { reserveTree, type TreeParts } from './trees.ts';
 
 /** A stateless request (the OpenAI-compatible door): the caller sends the whole conversation each time. */
 export interface CompleteRequest {
@@ -56,14 +55,13 @@ export async function complete(parts: CompleteParts, request: CompleteRequest): 
     history: request.history,
     inputs: request.inputs ?? {},
   };
-  return startTree(parts, {
+  return parts.executor.start({
     userId,
     slot,
-    ...(request.signal ? { signal: request.signal } : {}),
-    ...(request.onEvent ? { onEvent: request.onEvent } : {}),
+    signal: request.signal,
+    onEvent: request.onEvent,
     journal: { id: `jrn_${randomUUID()}`, spec },
     runtime,
-    run: (hooks) => runtime.run({ ...runRequestOf(spec), ...hooks, userId }),
     finish: async (outcome: RunOutcome) => outcome,
   });
 }

@@ -35,6 +35,8 @@ import type { CadreParts, RuntimeOptions, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
 import { instructionFragments, preparers } from './features.ts';
+import { InProcessTrees } from './in-process-trees.ts';
+import { QueuedTrees } from './jobs/queued-trees.ts';
 import { SharedApprovals } from './jobs/shared-approvals.ts';
 import { TreeWorker } from './jobs/tree-worker.ts';
 import { limitsFromConfig } from './limit-names.ts';
@@ -45,6 +47,7 @@ import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
 import { type DelegationSettings, SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
+import type { TreeExecutor } from './tree-executor.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
 import { UserCompositions } from './user-runtimes.ts';
@@ -150,6 +153,8 @@ export class Cadre {
   #wired: Wiring | undefined;
   /** Journals whose resume has started in this process. */
   #resuming = new Set<string>();
+  /** Where this process's trees run (see `#treeParts`). */
+  #executor: TreeExecutor | undefined;
   /** The worker this process runs when runs are jobs (started with the first tree, or by `startWorker`). */
   #worker: Promise<TreeWorker> | undefined;
   /** Each user's composed agents and runtimes, built again only when what composes them changed. */
@@ -323,27 +328,30 @@ export class Cadre {
   /** What the tree use cases (ask, complete, resume) need of this Cadre. */
   get #treeParts(): AskParts & ResumeParts {
     const store = this.store;
+    // Where trees run, chosen once: as jobs on the store's queue (PostgreSQL), else in this process.
+    this.#executor ??= store.jobs
+      ? new QueuedTrees({
+          store,
+          live: this.live,
+          approvals: this.approvals,
+          jobs: async () => {
+            const queue = await store.jobs!();
+            const wanted = this.#options.worker ?? true;
+            if (wanted !== false)
+              await this.startWorker(
+                typeof wanted === 'object' ? wanted : { concurrency: DEFAULT_WORKER_CONCURRENCY },
+              );
+            return queue;
+          },
+        })
+      : new InProcessTrees({ store, live: this.live, home: this.home });
     return {
       store,
       live: this.live,
-      ...(store.jobs
-        ? {
-            approvals: this.approvals,
-            jobs: async () => {
-              const queue = await store.jobs!();
-              const wanted = this.#options.worker ?? true;
-              if (wanted !== false)
-                await this.startWorker(
-                  typeof wanted === 'object' ? wanted : { concurrency: DEFAULT_WORKER_CONCURRENCY },
-                );
-              return queue;
-            },
-          }
-        : {}),
+      executor: this.#executor,
       runtime: (options) => this.runtime(options),
       delegation: async (userId) => (await this.#compositions.get(userId)).delegation,
       pricing: this.config.pricing,
-      home: this.home,
       resuming: this.#resuming,
     };
   }

@@ -2,13 +2,11 @@ import type { Approver } from '../core/approvals.ts';
 import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
-import type { ResumeClaims } from '../store/job-queue.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import { AnswerRecorder } from './answer/stored-answer.ts';
 import { type AskParts, type AskResult, askResult, startAnswer, storeAnswer } from './ask.ts';
 import type { Pricing } from './pricing.ts';
-import { claimResume } from './resume-claim.ts';
 import { questionReplaced } from './sessions.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
 import { attachTree, reserveTree } from './trees.ts';
@@ -29,9 +27,8 @@ export interface ResumeResult extends AskResult {
   resumedFrom: string;
 }
 
-/** What resuming needs: what `ask` does, and the home folder where resume claims are held across processes. */
+/** What resuming needs: what `ask` does (its executor holds resume claims across processes). */
 export interface ResumeParts extends Omit<AskParts, 'delegation'> {
-  home: string;
   /** Journals whose resume has started in this process. */
   resuming: Set<string>;
 }
@@ -80,13 +77,10 @@ export async function resumeRun(
   }
   parts.resuming.add(found.journalId);
   // Across processes: in the database when runs are jobs (any machine), else a lock file in CADRE_HOME.
-  const jobs = parts.jobs;
-  const across = jobs
-    ? await databaseClaim(jobs, `resume:${found.journalId}`).catch((error: unknown) => {
-        parts.resuming.delete(found.journalId);
-        throw error;
-      })
-    : claimResume(parts.home, found.journalId);
+  const across = await parts.executor.claimResume(found.journalId).catch((error: unknown) => {
+    parts.resuming.delete(found.journalId);
+    throw error;
+  });
   const release = () => {
     if (!('heldBy' in across)) across.release();
     parts.resuming.delete(found.journalId);
@@ -108,15 +102,6 @@ export async function resumeRun(
     release();
     throw error;
   }
-}
-
-/** A claim held in the database (runs as jobs): let go by `release`, or by the database if this process dies. */
-async function databaseClaim(
-  jobs: () => Promise<ResumeClaims>,
-  key: string,
-): Promise<{ release: () => void } | { heldBy: number }> {
-  const claimed = await (await jobs()).claim(key);
-  return 'release' in claimed ? { release: () => void claimed.release() } : { heldBy: claimed.heldBy.pid };
 }
 
 /** Completes the session from the stored tree, or starts a new attempt of it (see `resumeRun`). */

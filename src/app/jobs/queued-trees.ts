@@ -10,26 +10,88 @@ import type { Store } from '../../store/store.ts';
 import type { ApprovalDesk } from '../approvals.ts';
 import { followStored } from '../follow-events.ts';
 import type { LiveRuns, TreeSlot } from '../live-runs.ts';
-import { outcomeOf } from '../tree-handle.ts';
+import type { ResumeClaim, TreeExecutor, TreeStart } from '../tree-executor.ts';
+import { outcomeOf, type TreeHandle } from '../tree-handle.ts';
+import { stopTree, treeEvents } from '../trees.ts';
 import { closeRunLeftOpen } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
-import type { TreeAsked, TreeJobData } from './job-data.ts';
+import { askedWith, type TreeAsked, type TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
 /** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
 export interface QueuedTreeStart<Result> {
   userId: string;
   slot: TreeSlot;
-  signal?: AbortSignal;
-  onEvent?: (event: CadreEvent) => void;
+  signal?: AbortSignal | undefined;
+  onEvent?: ((event: CadreEvent) => void) | undefined;
   journal: { id: string; spec: ResumeSpec };
   /** What the tree was asked with (limits, models, agents), so any worker runs it as composed here. */
-  asked?: TreeAsked;
-  rootLimits?: TreeJobData['rootLimits'];
+  asked?: TreeAsked | undefined;
+  rootLimits?: TreeJobData['rootLimits'] | undefined;
   /** The caller's own approver (a terminal's prompt or flags): it answers the tree's approvals from here. */
-  approver?: Approver;
-  approvals?: ApprovalDesk;
+  approver?: Approver | undefined;
+  approvals?: ApprovalDesk | undefined;
   finish: (outcome: RunOutcome) => Promise<Result>;
+}
+
+/** What running trees as jobs needs: the store's runs, this process's live trees, the queue, the approvals desk. */
+export interface QueuedTreeParts {
+  store: Pick<Store, 'runs'>;
+  live: LiveRuns;
+  /** Opens the queue when the first tree is asked for (and may start this process's own worker then). */
+  jobs: () => Promise<JobQueue>;
+  /** Where a queued tree's approvals wait, so a caller's own approver can answer them from here. */
+  approvals?: ApprovalDesk | undefined;
+}
+
+/**
+ * Trees run as jobs (the PostgreSQL mode): each goes on the queue for any worker to take
+ * (`startQueuedTree`), carrying the limits and models the asker composed; this process follows it from
+ * the store. Resume claims are held in the database.
+ */
+export class QueuedTrees implements TreeExecutor {
+  #parts: QueuedTreeParts;
+
+  constructor(parts: QueuedTreeParts) {
+    this.#parts = parts;
+  }
+
+  async start<Result>(start: TreeStart<Result>): Promise<TreeHandle<Result>> {
+    const parts = this.#parts;
+    const { slot, userId, runtime } = start;
+    const jobs = await parts.jobs().catch((error: unknown) => {
+      slot.end();
+      throw error;
+    });
+    const queued = await startQueuedTree(
+      { store: parts.store, live: parts.live, jobs },
+      {
+        userId,
+        slot,
+        signal: start.signal,
+        onEvent: start.onEvent,
+        journal: start.journal,
+        // The limits, models and agents this asker composed, not the worker's config.
+        asked: askedWith(runtime),
+        rootLimits: start.rootLimits,
+        approver: start.approver,
+        approvals: parts.approvals,
+        finish: start.finish,
+      },
+    );
+    return {
+      rootRunId: queued.rootRunId,
+      events: (options) => treeEvents(parts, userId, queued.rootRunId, options),
+      result: queued.result,
+      cancel: (reason) => stopTree(parts, userId, queued.rootRunId, reason),
+    };
+  }
+
+  /** A claim held in the database: let go by `release`, or by the database if this process dies. */
+  async claimResume(journalId: string): Promise<ResumeClaim> {
+    const claimed = await (await this.#parts.jobs()).claim(`resume:${journalId}`);
+    return 'release' in claimed ? { release: () => void claimed.release() } : { heldBy: claimed.heldBy.pid };
+  }
 }
 
 /** How often the tree's job is looked at until its root has started (it may fail before it does). */
