@@ -1,26 +1,16 @@
 import { hostname } from 'node:os';
 import { describeError, RunHandedOff } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
-import type { Runtime } from '../../core/runtime.ts';
 import { Semaphore } from '../../core/semaphore.ts';
-import { zeroUsage } from '../../core/usage.ts';
-import type { Job, JobKind, JobParent, JobPlace, JobQueue, WorkerLease } from '../../store/job-queue.ts';
-import type { Store } from '../../store/store.ts';
-import type { RuntimeOptions } from '../cadre-parts.ts';
+import type { Job, WorkerLease } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
-import { runRequestOf } from '../tree-executor.ts';
-import { outcomeOf } from '../tree-handle.ts';
-import { closeRunLeftOpen, findRun } from './close-run.ts';
-import type { RunJobData, TreeJobData } from './job-data.ts';
-import { JobTreeRecord, type WhileWaiting } from './job-record.ts';
+import { closeRunLeftOpen } from './close-run.ts';
+import type { WhileWaiting } from './job-record.ts';
 import { JobSlot } from './job-slot.ts';
+import { idsOf, type JobHooks, type JobParts, parentJob, placeOf, runJob } from './run-job.ts';
 
-/** What a worker needs: the store, the queue, and a runtime per user. */
-export interface WorkerParts {
-  store: Pick<Store, 'runs' | 'journal'>;
-  jobs: JobQueue;
-  runtime: (options: RuntimeOptions) => Promise<Runtime>;
-}
+/** What a worker needs: the store, the queue, and a runtime per user (what running each job needs). */
+export type WorkerParts = JobParts;
 
 export interface WorkerOptions {
   /** Jobs run at once (a parent waiting on its children does not count). */
@@ -52,14 +42,6 @@ const SUSPEND_AFTER_MS = 1_000;
 /** How often dead-lettered jobs and the jobs of gone workers are looked for. */
 const DEAD_EVERY_MS = 3_000;
 
-/** How a job's run meets its worker between steps: waiting on children, and at each step boundary. */
-interface Between {
-  whileWaiting: WhileWaiting;
-  atBoundary: () => void;
-  /** Sees each event of the job's runs here. */
-  observe: (event: CadreEvent) => void;
-}
-
 interface ActiveJob {
   job: Job;
   controller: AbortController;
@@ -80,6 +62,8 @@ interface ActiveJob {
  * waiting on its children gives its slot back for the wait, so one worker with one slot finishes a tree of
  * any shape. Heartbeats keep its jobs; when the process dies they stop, and the queue hands the jobs to
  * another worker, which continues each run from the tree's journal. Stops reach its runs by signal.
+ * This is the loop (taking, slots, heartbeats, setting aside, handing back on SIGTERM); running one job
+ * (its runtime, its record, its root or sub-agent run) is `runJob` (run-job.ts).
  */
 export class TreeWorker {
   readonly name: string;
@@ -267,29 +251,16 @@ export class TreeWorker {
       if (event.type === 'tool-call' && !event.refused) active.pending.add(event.toolCallId);
       else if (event.type === 'tool-result') active.pending.delete(event.toolCallId);
     };
-    const between = { whileWaiting, atBoundary, observe };
+    const hooks: JobHooks = { worker: this.name, whileWaiting, atBoundary, observe };
     try {
-      // A stop this worker did not hear (asked before it started), or a tree already over: a parent put
-      // back on the queue after its children were stopped ends cancelled, and a job of an ended tree ends
-      // without running.
-      const stopped = await jobs.treeStopped(active.rootRunId).catch(() => undefined);
-      if (stopped?.ended) {
-        await jobs.complete(job, endedOutput(job, active.runId), parentJob(job.kind, job.data));
-        return;
-      }
-      if (stopped?.reason && !controller.signal.aborted) controller.abort(new Error(stopped.reason));
-      // A sub-agent run that ended before its job did (its worker died between the two): its stored end is
-      // the answer; running it again could end it differently.
-      const ended =
-        job.kind === 'run' && (job.retryCount > 0 || job.resumed) ? await this.#storedEnd(active) : undefined;
-      if (ended) {
-        await jobs.complete(job, ended, parentJob(job.kind, job.data));
-        return;
-      }
-      const output =
-        job.kind === 'tree'
-          ? await this.#runTree(job, job.data as TreeJobData, controller.signal, between)
-          : await this.#runChild(job, job.data as RunJobData, controller.signal, between);
+      const output = await runJob(this.#parts, job, {
+        signal: controller.signal,
+        // A stop this worker did not hear (asked before it took the job).
+        stop: (reason) => {
+          if (!controller.signal.aborted) controller.abort(new Error(reason));
+        },
+        hooks,
+      });
       if (this.#handedOver(controller.signal)) return;
       if (controller.signal.reason instanceof WorkerStopping) {
         // Back on the queue as it is, for another worker to go on from its journal (not a failed try).
@@ -353,72 +324,6 @@ export class TreeWorker {
     this.onSetAside?.(active.job, children.length);
   }
 
-  async #runTree(job: Job, data: TreeJobData, signal: AbortSignal, between: Between): Promise<unknown> {
-    const { store } = this.#parts;
-    const { runtime, record } = await this.#prepare(job, data, between);
-    let begun = false;
-    const outcome = await runtime.run({
-      ...runRequestOf(data.spec),
-      record,
-      userId: data.userId,
-      signal,
-      ...(data.rootLimits ? { rootLimits: data.rootLimits } : {}),
-      onEvent: (event) => {
-        between.observe(event);
-        if (begun || event.type !== 'run-start' || event.parentRunId !== null) return;
-        begun = true;
-        void store.journal.begin(data.journalId, data.rootRunId, data.userId, data.spec);
-      },
-    });
-    await store.runs.flush();
-    return { status: outcome.envelope.status };
-  }
-
-  async #runChild(job: Job, data: RunJobData, signal: AbortSignal, between: Between): Promise<unknown> {
-    const { runtime, record } = await this.#prepare(job, data, between);
-    // Its parent, in another process, does not see this run's events: the run's model calls go with it.
-    let turns = 0;
-    const envelope = await runtime.runChild(data.request, {
-      record,
-      runId: data.runId,
-      signal,
-      onEvent: (event) => {
-        between.observe(event);
-        if (event.type === 'step-finish' && event.runId === data.runId) turns++;
-      },
-    });
-    await this.#parts.store.runs.flush();
-    return { ...envelope, turns };
-  }
-
-  /** What running either kind of job takes: the user's runtime (with the request's limits and models), the job's record. */
-  async #prepare(job: Job, data: TreeJobData | RunJobData, { whileWaiting, atBoundary }: Between) {
-    const { userId } = idsOf(job.kind, data);
-    const [runtime, record] = await Promise.all([
-      this.#parts.runtime({
-        userId,
-        ...(data.limits ? { limits: data.limits } : {}),
-        ...(data.models ? { models: data.models } : {}),
-        ...(data.agents ? { agents: data.agents } : {}),
-      }),
-      JobTreeRecord.open(
-        this.#parts,
-        { kind: job.kind, data, again: job.retryCount > 0 || job.resumed === true },
-        { worker: this.name, whileWaiting, atBoundary },
-      ),
-    ]);
-    return { runtime, record };
-  }
-
-  /** The envelope a sub-agent run's stored end gives, when it has ended. */
-  async #storedEnd(active: ActiveJob): Promise<unknown> {
-    const { userId } = idsOf(active.job.kind, active.job.data);
-    const tree = await this.#parts.store.runs.getRunTree(userId, active.rootRunId).catch(() => undefined);
-    const node = tree && findRun(tree, active.runId);
-    if (!node || node.status === 'running') return undefined;
-    return { ...outcomeOf(node).envelope, turns: node.turns };
-  }
-
   /** A stop from any process: the tree (`root`) or the one run (`run`) it names stops here. */
   #stopHeard(payload: string): void {
     let stop: { root?: string; run?: string; reason?: string };
@@ -466,38 +371,6 @@ class JobSetAside extends RunHandedOff {
 /** The job was taken from this worker (judged gone while it was not): it stops here, unsettled. */
 class JobTaken extends RunHandedOff {
   override name = 'JobTaken';
-}
-
-/** What a job of a tree that has ended hands back without running: a cancelled run. */
-function endedOutput(job: Job, runId: string): unknown {
-  if (job.kind === 'tree') return { status: 'cancelled' };
-  const summary = 'Not run: its tree had already ended.';
-  return { status: 'cancelled', summary, usage: zeroUsage(), subtreeUsage: zeroUsage(), runId, turns: 0 };
-}
-
-/** The job of a sub-agent run's parent (the tree's, when the parent is its root), which its end may wake. */
-function parentJob(kind: JobKind, data: unknown): JobParent | undefined {
-  if (kind !== 'run') return undefined;
-  const { request } = data as RunJobData;
-  return request.parentRunId === request.rootRunId
-    ? { kind: 'tree', key: `tree:${request.rootRunId}` }
-    : { kind: 'run', key: `run:${request.parentRunId}` };
-}
-
-/** A job's tree and run, as the queue records who holds it. */
-function placeOf(kind: JobKind, data: unknown): JobPlace {
-  const { rootRunId, runId } = idsOf(kind, data);
-  return { rootRunId, runId };
-}
-
-/** Whom a job's run acts for, its tree, and the run itself (the root, for a tree job). */
-function idsOf(kind: JobKind, data: unknown): { userId: string; rootRunId: string; runId: string } {
-  if (kind === 'tree') {
-    const tree = data as TreeJobData;
-    return { userId: tree.userId, rootRunId: tree.rootRunId, runId: tree.rootRunId };
-  }
-  const run = data as RunJobData;
-  return { userId: run.request.userId, rootRunId: run.request.rootRunId, runId: run.runId };
 }
 
 function sleep(ms: number): Promise<void> {

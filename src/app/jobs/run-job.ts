@@ -1,0 +1,153 @@
+import type { CadreEvent } from '../../core/events.ts';
+import type { Runtime } from '../../core/runtime.ts';
+import { zeroUsage } from '../../core/usage.ts';
+import type { Job, JobKind, JobParent, JobPlace, JobQueue } from '../../store/job-queue.ts';
+import type { Store } from '../../store/store.ts';
+import type { RuntimeOptions } from '../cadre-parts.ts';
+import { runRequestOf } from '../tree-executor.ts';
+import { outcomeOf } from '../tree-handle.ts';
+import { findRun } from './close-run.ts';
+import type { RunJobData, TreeJobData } from './job-data.ts';
+import { type JobLiveness, JobTreeRecord } from './job-record.ts';
+
+/**
+ * Running one job a worker has taken, apart from the worker's loop (tree-worker.ts: taking jobs, slots,
+ * heartbeats, setting aside, handing back): the user's runtime built with what the asker composed, the
+ * job's record opened, and the tree's root or the sub-agent run run on them, to the output the job ends
+ * with.
+ */
+
+/** What running a job needs: the store, the queue, and a runtime per user. */
+export interface JobParts {
+  store: Pick<Store, 'runs' | 'journal'>;
+  jobs: JobQueue;
+  runtime: (options: RuntimeOptions) => Promise<Runtime>;
+}
+
+/** How a job's runs meet the worker running them: its liveness, and each of their events. */
+export interface JobHooks extends JobLiveness {
+  /** Sees each event of the job's runs here. */
+  observe: (event: CadreEvent) => void;
+}
+
+/**
+ * Runs `job` to the output it ends with. A job of a tree that is over ends without running; a stop asked
+ * of its tree before this worker heard it is passed to `stop` first (a parent put back on the queue after
+ * its children were stopped ends cancelled); a sub-agent run whose end is stored already (its worker died
+ * between the two) ends with it, since running it again could end it differently.
+ */
+export async function runJob(
+  parts: JobParts,
+  job: Job,
+  run: { signal: AbortSignal; stop: (reason: string) => void; hooks: JobHooks },
+): Promise<unknown> {
+  const { rootRunId, runId } = idsOf(job.kind, job.data);
+  const stopped = await parts.jobs.treeStopped(rootRunId).catch(() => undefined);
+  if (stopped?.ended) return endedOutput(job, runId);
+  if (stopped?.reason) run.stop(stopped.reason);
+  const again = job.retryCount > 0 || job.resumed === true;
+  const ended = job.kind === 'run' && again ? await storedEnd(parts, job) : undefined;
+  if (ended) return ended;
+  const data = job.data as TreeJobData | RunJobData;
+  const [runtime, record] = await Promise.all([
+    parts.runtime({
+      userId: idsOf(job.kind, data).userId,
+      ...(data.limits ? { limits: data.limits } : {}),
+      ...(data.models ? { models: data.models } : {}),
+      ...(data.agents ? { agents: data.agents } : {}),
+    }),
+    JobTreeRecord.open(parts, { kind: job.kind, data, again }, run.hooks),
+  ]);
+  return job.kind === 'tree'
+    ? runTree(parts, runtime, record, job.data as TreeJobData, run)
+    : runChild(parts, runtime, record, job.data as RunJobData, run);
+}
+
+async function runTree(
+  parts: JobParts,
+  runtime: Runtime,
+  record: JobTreeRecord,
+  data: TreeJobData,
+  { signal, hooks }: { signal: AbortSignal; hooks: JobHooks },
+): Promise<unknown> {
+  const { store } = parts;
+  let begun = false;
+  const outcome = await runtime.run({
+    ...runRequestOf(data.spec),
+    record,
+    userId: data.userId,
+    signal,
+    rootLimits: data.rootLimits,
+    onEvent: (event) => {
+      hooks.observe(event);
+      if (begun || event.type !== 'run-start' || event.parentRunId !== null) return;
+      begun = true;
+      void store.journal.begin(data.journalId, data.rootRunId, data.userId, data.spec);
+    },
+  });
+  await store.runs.flush();
+  return { status: outcome.envelope.status };
+}
+
+async function runChild(
+  parts: JobParts,
+  runtime: Runtime,
+  record: JobTreeRecord,
+  data: RunJobData,
+  { signal, hooks }: { signal: AbortSignal; hooks: JobHooks },
+): Promise<unknown> {
+  // Its parent, in another process, does not see this run's events: the run's model calls go with it.
+  let turns = 0;
+  const envelope = await runtime.runChild(data.request, {
+    record,
+    runId: data.runId,
+    signal,
+    onEvent: (event) => {
+      hooks.observe(event);
+      if (event.type === 'step-finish' && event.runId === data.runId) turns++;
+    },
+  });
+  await parts.store.runs.flush();
+  return { ...envelope, turns };
+}
+
+/** The envelope a sub-agent run's stored end gives, when it has ended. */
+async function storedEnd(parts: JobParts, job: Job): Promise<unknown> {
+  const { userId, rootRunId, runId } = idsOf(job.kind, job.data);
+  const tree = await parts.store.runs.getRunTree(userId, rootRunId).catch(() => undefined);
+  const node = tree && findRun(tree, runId);
+  if (!node || node.status === 'running') return undefined;
+  return { ...outcomeOf(node).envelope, turns: node.turns };
+}
+
+/** What a job of a tree that has ended hands back without running: a cancelled run. */
+function endedOutput(job: Job, runId: string): unknown {
+  if (job.kind === 'tree') return { status: 'cancelled' };
+  const summary = 'Not run: its tree had already ended.';
+  return { status: 'cancelled', summary, usage: zeroUsage(), subtreeUsage: zeroUsage(), runId, turns: 0 };
+}
+
+/** The job of a sub-agent run's parent (the tree's, when the parent is its root), which its end may wake. */
+export function parentJob(kind: JobKind, data: unknown): JobParent | undefined {
+  if (kind !== 'run') return undefined;
+  const { request } = data as RunJobData;
+  return request.parentRunId === request.rootRunId
+    ? { kind: 'tree', key: `tree:${request.rootRunId}` }
+    : { kind: 'run', key: `run:${request.parentRunId}` };
+}
+
+/** A job's tree and run, as the queue records who holds it. */
+export function placeOf(kind: JobKind, data: unknown): JobPlace {
+  const { rootRunId, runId } = idsOf(kind, data);
+  return { rootRunId, runId };
+}
+
+/** Whom a job's run acts for, its tree, and the run itself (the root, for a tree job). */
+export function idsOf(kind: JobKind, data: unknown): { userId: string; rootRunId: string; runId: string } {
+  if (kind === 'tree') {
+    const tree = data as TreeJobData;
+    return { userId: tree.userId, rootRunId: tree.rootRunId, runId: tree.rootRunId };
+  }
+  const run = data as RunJobData;
+  return { userId: run.request.userId, rootRunId: run.request.rootRunId, runId: run.runId };
+}
