@@ -157,20 +157,25 @@ describe.each(CASES)('the projector over a recorded tree (%s)', (name) => {
 });
 
 describe('the projector', () => {
-  it('hands back the same view for a replayed event, and a new one for each change (the page compares by identity)', () => {
-    const projection = new RunProjection();
-    const base = { runId: 'r', parentRunId: null, rootRunId: 'r', depth: 0, agent: 'main', time: 1 };
-    const started = projection.apply({
-      ...base,
-      seq: 0,
-      type: 'run-start',
-      task: 't',
-      model: 'm',
-      userId: 'u',
-    });
-    const written = projection.apply({ ...base, seq: 1, type: 'text-delta', delta: 'hi' });
+  const base = { runId: 'r', parentRunId: null, rootRunId: 'r', depth: 0, agent: 'main', time: 1 };
+  const start: CadreEvent = { ...base, seq: 0, type: 'run-start', task: 't', model: 'm', userId: 'u' };
+  const delta: CadreEvent = { ...base, seq: 1, type: 'text-delta', delta: 'hi' };
+
+  it('foldRun hands back the same view for a replayed event and a new one for each change (the page compares by identity)', () => {
+    const started = foldRun(undefined, start);
+    const written = foldRun(started, delta);
     expect(written).not.toBe(started);
-    expect(projection.apply({ ...base, seq: 1, type: 'text-delta', delta: 'hi' })).toBe(written);
+    expect(started.text).toBe('');
+    expect(foldRun(written, delta)).toBe(written);
+    expect(written.text).toBe('hi');
+  });
+
+  it('a projection folds in place and tells a replay apart (nothing changes)', () => {
+    const projection = new RunProjection();
+    projection.apply(start);
+    expect(projection.apply(delta)?.text).toBe('hi');
+    expect(projection.apply(delta)).toBeUndefined();
     expect(projection.get('r')?.text).toBe('hi');
+    expect(projection.tree()?.summary).toBe('');
   });
 });

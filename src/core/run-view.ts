@@ -119,7 +119,18 @@ function emptyRun(event: CadreEvent, parent: RunView | undefined): RunView {
  */
 export function foldRun(previous: RunView | undefined, event: CadreEvent, parent?: RunView): RunView {
   if (previous && event.seq <= previous.lastSeq) return previous;
-  const run: RunView = { ...(previous ?? emptyRun(event, parent)), lastSeq: event.seq };
+  const run: RunView = { ...(previous ?? emptyRun(event, parent)) };
+  applyEvent(run, event);
+  return run;
+}
+
+/**
+ * The fold itself, in place (RunProjection's: nobody there compares views by identity, and a text delta
+ * then costs no copy of the view). A run's calls are replaced, never changed in place, so a copy made by
+ * `foldRun` shares nothing that changes.
+ */
+function applyEvent(run: RunView, event: CadreEvent): void {
+  run.lastSeq = event.seq;
   // A retry is told until the run's next event.
   if (run.retry && event.type !== 'model-retry') delete run.retry;
   switch (event.type) {
@@ -225,7 +236,6 @@ export function foldRun(previous: RunView | undefined, event: CadreEvent, parent
       delete run.stopping;
       break;
   }
-  return run;
 }
 
 /**
@@ -240,13 +250,19 @@ export class RunProjection {
   /** The runs whose `run-start` was folded: only those are in the run tree. */
   readonly #started = new Set<string>();
 
-  /** Folds one event; returns the run's view after it (the same object when the event was a replay). */
-  apply(event: CadreEvent): RunView {
-    const previous = this.#runs.get(event.runId);
+  /**
+   * Folds one event into its run's view (in place) and returns the view; undefined when the event was
+   * folded already (a replay: its run's number again), which changes nothing.
+   */
+  apply(event: CadreEvent): RunView | undefined {
+    let run = this.#runs.get(event.runId);
+    if (run && event.seq <= run.lastSeq) return undefined;
     const parent = event.parentRunId ? this.#runs.get(event.parentRunId) : undefined;
-    const run = foldRun(previous, event, parent);
-    if (run === previous) return run;
-    this.#runs.set(event.runId, run);
+    if (!run) {
+      run = emptyRun(event, parent);
+      this.#runs.set(event.runId, run);
+    }
+    applyEvent(run, event);
     // A run sits under its parent when the parent had started; otherwise it is a root of its own.
     if (event.type === 'run-start' && !this.#started.has(run.runId)) {
       this.#started.add(run.runId);

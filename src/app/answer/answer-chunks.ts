@@ -37,8 +37,7 @@ export class AnswerChunks {
 
   /** The chunks for one event; none for an event of a run told again (a replay: its number again). */
   event(event: CadreEvent): CadreChunk[] {
-    const before = this.projection.get(event.runId);
-    if (this.projection.apply(event) === before) return [];
+    if (!this.projection.apply(event)) return [];
     const chunks = this.#translator.translate(event);
     if (event.type === 'run-start') {
       if (event.parentRunId === null) {
