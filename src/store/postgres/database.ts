@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { SystemError } from '../../core/errors.ts';
 import { localKey, processAlive } from '../run-owner.ts';
+import { applyMigrations } from '../sql/migrations.ts';
+import { awaitTransaction, changes, type Statement } from '../sql/sql-database.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 /** A pool of connections to Cadre's PostgreSQL database. */
@@ -120,37 +122,59 @@ export function redacted(url: string): string {
 }
 
 /**
- * Applies every migration not yet recorded, in list order, in one transaction. An advisory lock taken
- * first makes several processes starting on a fresh database apply each migration exactly once: the
- * others wait for it, then find nothing left to do.
+ * Applies every migration not yet recorded, in list order, in one transaction (sql/migrations.ts). An
+ * advisory lock taken first makes several processes starting on a fresh database apply each migration
+ * exactly once: the others wait for it, then find nothing left to do.
  */
 export async function migrate(db: Database): Promise<void> {
-  await transaction(db, async (connection) => {
-    await connection.query("SELECT pg_advisory_xact_lock(hashtext('cadre-migrations'))");
-    await connection.query(
-      'CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)',
-    );
-    const applied = new Set(
-      (await connection.query<{ id: string }>('SELECT id FROM migrations')).rows.map((row) => row.id),
-    );
-    for (const migration of MIGRATIONS) {
-      if (applied.has(migration.id)) continue;
-      try {
-        await connection.query(migration.sql);
-      } catch (error) {
-        throw new SystemError(
-          'migration_failed',
-          `migration ${migration.id} failed: ${(error as Error).message}`,
-          { migration: migration.id },
-          error,
-        );
-      }
-      await connection.query('INSERT INTO migrations (id, applied_at) VALUES ($1, $2)', [
-        migration.id,
-        Date.now(),
-      ]);
+  await transaction(db, (connection) =>
+    awaitTransaction(
+      (function* () {
+        yield* changes("SELECT pg_advisory_xact_lock(hashtext('cadre-migrations'))");
+        yield* applyMigrations(MIGRATIONS, 'BIGINT');
+      })(),
+      (statement) => execute(connection, statement),
+    ),
+  );
+}
+
+/**
+ * Sends one statement of a transaction (sql/sql-database.ts): its rows, how many rows it changed, or
+ * nothing for a script (sent as it is, several statements in one). `text` is the statement with its
+ * placeholders numbered (see `numbered`), when the caller has it already.
+ */
+export async function execute(
+  db: Queryable,
+  statement: Statement,
+  text = numbered(statement.sql),
+): Promise<unknown> {
+  if (statement.wants === 'script') {
+    await db.query(statement.sql);
+    return undefined;
+  }
+  const result = await db.query(text, statement.params as unknown[]);
+  return statement.wants === 'rows' ? result.rows : (result.rowCount ?? 0);
+}
+
+/**
+ * `sql` with each `?` outside a quoted string or identifier numbered `$1`, `$2`… in order. The shared
+ * stores never use PostgreSQL's jsonb `?` operators, so every such `?` is a placeholder.
+ */
+export function numbered(sql: string): string {
+  let out = '';
+  let count = 0;
+  let quote: string | undefined;
+  for (const char of sql) {
+    if (quote) {
+      if (char === quote) quote = undefined;
+    } else if (char === "'" || char === '"') quote = char;
+    else if (char === '?') {
+      out += `$${++count}`;
+      continue;
     }
-  });
+    out += char;
+  }
+  return out;
 }
 
 /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */

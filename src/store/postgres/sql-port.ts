@@ -5,7 +5,7 @@ import {
   type Statement,
   type Transaction,
 } from '../sql/sql-database.ts';
-import { type Database, Params, type Queryable, transaction } from './database.ts';
+import { type Database, execute, numbered, Params, type Queryable, transaction } from './database.ts';
 import { toTsQuery } from './documents/ts-query.ts';
 import { fromPgText, toPgText } from './text.ts';
 
@@ -52,7 +52,7 @@ export class PostgresSqlDatabase implements SqlDatabase {
   }
 
   async all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return (await this.#send(this.#db, sql, params)).rows as T[];
+    return (await this.#execute(this.#db, { sql, params, wants: 'rows' })) as T[];
   }
 
   each<T>(sql: string, params: readonly unknown[] = []): Promise<Iterable<T>> {
@@ -64,45 +64,21 @@ export class PostgresSqlDatabase implements SqlDatabase {
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return (await this.#send(this.#db, sql, params)).rowCount ?? 0;
+    return (await this.#execute(this.#db, { sql, params, wants: 'changes' })) as number;
   }
 
   transaction<T>(work: () => Transaction<T>): Promise<T> {
     return transaction(this.#db, (connection) =>
-      awaitTransaction(work(), async (statement: Statement) => {
-        const result = await this.#send(connection, statement.sql, statement.params);
-        return statement.wants === 'rows' ? result.rows : (result.rowCount ?? 0);
-      }),
+      awaitTransaction(work(), (statement) => this.#execute(connection, statement)),
     );
   }
 
-  #send(db: Queryable, sql: string, params: readonly unknown[]) {
-    let text = this.#numbered.get(sql);
+  #execute(db: Queryable, statement: Statement): Promise<unknown> {
+    let text = this.#numbered.get(statement.sql);
     if (text === undefined) {
-      text = numbered(sql);
-      this.#numbered.set(sql, text);
+      text = numbered(statement.sql);
+      this.#numbered.set(statement.sql, text);
     }
-    return db.query(text, params as unknown[]);
+    return execute(db, statement, text);
   }
-}
-
-/**
- * `sql` with each `?` outside a quoted string or identifier numbered `$1`, `$2`… in order. The shared
- * stores never use PostgreSQL's jsonb `?` operators, so every such `?` is a placeholder.
- */
-export function numbered(sql: string): string {
-  let out = '';
-  let count = 0;
-  let quote: string | undefined;
-  for (const char of sql) {
-    if (quote) {
-      if (char === quote) quote = undefined;
-    } else if (char === "'" || char === '"') quote = char;
-    else if (char === '?') {
-      out += `$${++count}`;
-      continue;
-    }
-    out += char;
-  }
-  return out;
 }

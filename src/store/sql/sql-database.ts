@@ -15,7 +15,8 @@
 export interface Statement {
   sql: string;
   params: readonly unknown[];
-  wants: 'rows' | 'changes';
+  /** `script`: several statements with no values (a migration), whose result is not wanted. */
+  wants: 'rows' | 'changes' | 'script';
 }
 
 /** The body of a transaction: yields statements, gets each one's result back, returns its own. */
@@ -40,6 +41,11 @@ export function* changes(
   params: readonly unknown[] = [],
 ): Generator<Statement, number, unknown> {
   return (yield { sql, params, wants: 'changes' }) as number;
+}
+
+/** Runs several statements with no values (a migration's), inside a transaction. */
+export function* script(sql: string): Generator<Statement, void, unknown> {
+  yield { sql, params: [], wants: 'script' };
 }
 
 /** Where the two dialects differ for the shared stores. */

@@ -1,7 +1,9 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SystemError } from '../../core/errors.ts';
+import { applyMigrations } from '../sql/migrations.ts';
+import { runTransaction, type Statement } from '../sql/sql-database.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 
 export type Database = DatabaseSync;
@@ -87,32 +89,39 @@ function unusableDatabase(path: string, error: unknown): SystemError {
 }
 
 /**
- * Applies every migration not yet recorded, in list order, in one write transaction. The check of what is
- * applied happens inside that transaction (`BEGIN IMMEDIATE` takes the write lock first), so several
- * processes opening a fresh folder at once apply each migration exactly once: the others wait, then find
- * nothing left to do. An up-to-date database is recognised without taking the write lock.
+ * Applies every migration not yet recorded, in list order, in one write transaction (sql/migrations.ts).
+ * `BEGIN IMMEDIATE` takes the write lock before the check of what is applied, so several processes
+ * opening a fresh folder at once apply each migration exactly once: the others wait, then find nothing
+ * left to do. An up-to-date database is recognised without taking the write lock.
  */
 export function migrate(db: Database): void {
   if (pendingMigrations(db).length === 0) return;
-  db.exec('BEGIN IMMEDIATE');
-  let current: string | undefined;
-  try {
-    db.exec('CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
-    for (const migration of pendingMigrations(db)) {
-      current = migration.id;
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO migrations (id, applied_at) VALUES (?, ?)').run(migration.id, Date.now());
-    }
-    db.exec('COMMIT');
-  } catch (error) {
-    db.exec('ROLLBACK');
-    throw new SystemError(
-      'migration_failed',
-      `migration ${current ?? '(setup)'} failed: ${(error as Error).message}`,
-      { migration: current },
-      error,
-    );
+  transaction(db, () =>
+    runTransaction(applyMigrations(MIGRATIONS, 'INTEGER'), (statement) =>
+      execute(db, statement, (sql) => db.prepare(sql)),
+    ),
+  );
+}
+
+/** A value node:sqlite binds to a placeholder. */
+export type SqliteValue = null | number | bigint | string | NodeJS.ArrayBufferView;
+
+/**
+ * Runs one statement of a transaction (sql/sql-database.ts) on `db`, prepared by `prepare` (which may
+ * keep prepared statements): its rows, how many rows it changed, or nothing for a script.
+ */
+export function execute(
+  db: Database,
+  statement: Statement,
+  prepare: (sql: string) => StatementSync,
+): unknown {
+  if (statement.wants === 'script') {
+    db.exec(statement.sql);
+    return undefined;
   }
+  const prepared = prepare(statement.sql);
+  const values = statement.params as SqliteValue[];
+  return statement.wants === 'rows' ? prepared.all(...values) : Number(prepared.run(...values).changes);
 }
 
 function pendingMigrations(db: Database) {

@@ -1,3 +1,4 @@
+import type { CadreEvent } from '../../core/events.ts';
 import { SqlRunStore } from '../sql/run-store.ts';
 import type { RunStore } from '../store.ts';
 import type { Database } from './database.ts';
@@ -43,6 +44,11 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
     this.#stops = stops;
     const location = db.location();
     if (location) this.watch = async (_rootRunId, onChange) => onFileChange(`${location}-wal`, onChange);
+  }
+
+  /** The hot path (every event of every run): straight to the writer's queue. */
+  override record(event: CadreEvent): void {
+    this.#writer.enqueue(event);
   }
 
   /** The writer's longest stalls of the event loop so far. */

@@ -6,7 +6,7 @@ import {
   type Statement,
   type Transaction,
 } from '../sql/sql-database.ts';
-import { type Database, transaction } from './database.ts';
+import { type Database, execute, type SqliteValue, transaction } from './database.ts';
 import { toMatchExpression } from './documents/fts-query.ts';
 
 /** SQLite's side of the shared stores' differences. */
@@ -47,7 +47,7 @@ export class SqliteSqlDatabase implements SqlDatabase {
   }
 
   async all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return this.#all(sql, params) as T[];
+    return this.#execute({ sql, params, wants: 'rows' }) as T[];
   }
 
   async each<T>(sql: string, params: readonly unknown[] = []): Promise<Iterable<T>> {
@@ -60,25 +60,15 @@ export class SqliteSqlDatabase implements SqlDatabase {
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return this.#run(sql, params);
+    return this.#execute({ sql, params, wants: 'changes' }) as number;
   }
 
   async transaction<T>(work: () => Transaction<T>): Promise<T> {
-    return transaction(this.#db, () =>
-      runTransaction(work(), (statement: Statement) =>
-        statement.wants === 'rows'
-          ? this.#all(statement.sql, statement.params)
-          : this.#run(statement.sql, statement.params),
-      ),
-    );
+    return transaction(this.#db, () => runTransaction(work(), (statement) => this.#execute(statement)));
   }
 
-  #all(sql: string, params: readonly unknown[]): unknown[] {
-    return this.#prepare(sql).all(...(params as SqliteValue[]));
-  }
-
-  #run(sql: string, params: readonly unknown[]): number {
-    return Number(this.#prepare(sql).run(...(params as SqliteValue[])).changes);
+  #execute(statement: Statement): unknown {
+    return execute(this.#db, statement, (sql) => this.#prepare(sql));
   }
 
   #prepare(sql: string): StatementSync {
@@ -90,5 +80,3 @@ export class SqliteSqlDatabase implements SqlDatabase {
     return statement;
   }
 }
-
-type SqliteValue = null | number | bigint | string | NodeJS.ArrayBufferView;

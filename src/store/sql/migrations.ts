@@ -1,0 +1,38 @@
+import { SystemError } from '../../core/errors.ts';
+import { changes, rows, script, type Transaction } from './sql-database.ts';
+
+/** One schema change of a backend: applied once, in its list's order, and recorded by id. */
+export interface Migration {
+  id: string;
+  sql: string;
+}
+
+/**
+ * Applies every migration of `list` not yet recorded in the `migrations` table, in order, inside the
+ * caller's transaction (which each backend makes exclusive its own way: SQLite's write lock, a PostgreSQL
+ * advisory lock), so several processes opening a fresh database at once apply each exactly once.
+ * `timeType` is the column type the table records times in (the same as each backend's other tables).
+ */
+export function* applyMigrations(
+  list: readonly Migration[],
+  timeType: 'INTEGER' | 'BIGINT',
+): Transaction<void> {
+  yield* script(
+    `CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at ${timeType} NOT NULL)`,
+  );
+  const applied = new Set((yield* rows<{ id: string }>('SELECT id FROM migrations')).map((row) => row.id));
+  for (const migration of list) {
+    if (applied.has(migration.id)) continue;
+    try {
+      yield* script(migration.sql);
+    } catch (error) {
+      throw new SystemError(
+        'migration_failed',
+        `migration ${migration.id} failed: ${(error as Error).message}`,
+        { migration: migration.id },
+        error,
+      );
+    }
+    yield* changes('INSERT INTO migrations (id, applied_at) VALUES (?, ?)', [migration.id, Date.now()]);
+  }
+}
