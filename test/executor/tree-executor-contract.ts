@@ -191,6 +191,28 @@ export function treeExecutorContract(open: () => Promise<ExecutorHarness>, timeo
   );
 
   it(
+    'rejects a tree refused before its root starts (an agent no runtime has), and frees its slot',
+    async () => {
+      const harness = await open();
+      try {
+        const spec: ResumeSpec = { agent: 'nobody', task: 'who?', history: [], inputs: {} };
+        const started = harness.executor.start({
+          userId,
+          slot: reserveTree(harness.live, userId, undefined),
+          journal: { id: `jrn_${randomUUID()}`, spec },
+          runtime: contractRuntime(harness.store),
+          finish: async (outcome) => outcome,
+        });
+        await expect(started).rejects.toThrow(/nobody/);
+        await until(() => harness.live.countFor(userId) === 0);
+      } finally {
+        await harness.close();
+      }
+    },
+    timeoutMs,
+  );
+
+  it(
     'claims the resume of a journal: a released claim can be taken again',
     async () => {
       const harness = await open();
