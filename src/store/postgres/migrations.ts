@@ -1,8 +1,4 @@
-/** One schema change of the PostgreSQL store: applied once, in list order, and recorded by id. */
-export interface Migration {
-  id: string;
-  sql: string;
-}
+import type { Migration } from '../sql/migrations.ts';
 
 /**
  * The schema, the same tables as the SQLite store's migrations build, written for PostgreSQL: times are

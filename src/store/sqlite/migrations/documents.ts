@@ -1,4 +1,4 @@
-import type { Migration } from './migration.ts';
+import type { Migration } from '../../sql/migrations.ts';
 
 /**
  * Documents, their tags, their text as contiguous chunks (concatenated in `seq` order they give the whole

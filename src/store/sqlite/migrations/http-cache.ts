@@ -1,4 +1,4 @@
-import type { Migration } from './migration.ts';
+import type { Migration } from '../../sql/migrations.ts';
 
 /**
  * The HTTP response cache the web and knowledge tools share. Keys are hashes of the request (tool,

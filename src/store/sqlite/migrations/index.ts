@@ -1,7 +1,7 @@
+import type { Migration } from '../../sql/migrations.ts';
 import { documentsMigration, vectorsPerModelMigration } from './documents.ts';
 import { httpCacheMigration } from './http-cache.ts';
 import { journalMigration, journalPayloadsMigration } from './journal.ts';
-import type { Migration } from './migration.ts';
 import { resultMemoryMigration } from './result-memory.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Migration } from './migration.ts';
+import type { Migration } from '../../sql/migrations.ts';
 
 /** Run journals (see journal-store.ts) and the attempts that share one. */
 export const journalMigration: Migration = {

@@ -1,4 +1,4 @@
-import type { Migration } from './migration.ts';
+import type { Migration } from '../../sql/migrations.ts';
 
 /**
  * Finished sub-agent results kept per session for reuse by later questions (seed 000's cached last
