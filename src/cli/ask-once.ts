@@ -3,7 +3,7 @@ import type { Cadre } from '../app/create-cadre.ts';
 import type { CadreEvent } from '../core/index.ts';
 import { type ApprovalMode, cliApprover } from './approval-prompt.ts';
 import { latestLine, retryNotice } from './run-activity.ts';
-import { LiveTree } from './tree-view.ts';
+import type { LiveTree } from './tree-view.ts';
 
 export interface AskOptions {
   question: string;
@@ -53,6 +53,8 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
   // tree's events (folded before this reader sees each event): nothing is folded again here.
   const { projection } = run;
   let answer = '';
+  // Loaded for a terminal only: a pipe or a file never draws a tree.
+  const { LiveTree } = await import('./tree-view.ts');
   live = new LiveTree(
     options.stderr,
     () => projection.tree(),
