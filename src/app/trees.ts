@@ -53,16 +53,14 @@ export async function stopTree(
   return parts.store.runs.requestStop(userId, rootRunId, reason);
 }
 
-/** How often a process with trees running looks for stops other processes asked, on a store that cannot tell it. */
-const STOP_POLL_MS = 250;
 /** Per process's live trees: how many of its trees the relay serves, and how to end it. */
 const stopRelays = new WeakMap<LiveRuns, { trees: number; end: () => void }>();
 
 /**
  * While this process runs trees, stops asked of them from elsewhere (a page served by another process,
- * `cadre serve` stopping what a terminal's `cadre chat` is writing) reach them: woken by the store when
- * it can tell (SQLite: at once in this process, by a watched file across processes), else looked for
- * every STOP_POLL_MS. Nothing runs for it once the last tree it serves has ended (`endStopRelay`).
+ * `cadre serve` stopping what a terminal's `cadre chat` is writing) reach them: the store wakes the relay
+ * (SQLite: at once in this process, by a watched file across processes; PostgreSQL: NOTIFY), with no
+ * timer. Nothing runs for it once the last tree it serves has ended (`endStopRelay`).
  */
 export function relayStops(parts: TreeReaders): void {
   const relay = stopRelays.get(parts.live);
@@ -81,15 +79,7 @@ export function relayStops(parts: TreeReaders): void {
       if (reason !== undefined) parts.live.cancel(tree.userId, tree.rootRunId, reason);
     }
   };
-  const { runs } = parts.store;
-  if (runs.watchStops) {
-    stopRelays.set(parts.live, { trees: 1, end: runs.watchStops(() => void take()) });
-    return;
-  }
-  const timer = setInterval(() => void take(), STOP_POLL_MS);
-  // Nothing is waited for by this alone: a process whose work is done exits.
-  timer.unref();
-  stopRelays.set(parts.live, { trees: 1, end: () => clearInterval(timer) });
+  stopRelays.set(parts.live, { trees: 1, end: parts.store.runs.watchStops(() => void take()) });
 }
 
 /** One tree the relay served has ended; the relay ends with the last. */

@@ -95,9 +95,10 @@ export interface RunStore {
   requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean>;
   /**
    * Calls `onRequest` when a stop may have been asked of a tree (a hint to `takeStopRequests`), from this
-   * process or another, with no timer. Where the backend can tell; else a process running trees polls.
+   * process or another, with no timer (SQLite: a watched file beside the database; PostgreSQL: NOTIFY,
+   * and once when listening has begun, for a stop asked just before). Returns how to stop watching.
    */
-  watchStops?(onRequest: () => void): () => void;
+  watchStops(onRequest: () => void): () => void;
   /** The stop requests for any of these trees, with their reasons; each is handed out once. */
   takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>>;
   /**

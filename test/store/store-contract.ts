@@ -161,6 +161,28 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
         ]);
         await store.close();
       });
+      it('wakes whoever watches for stops when one is asked, with no timer', async () => {
+        const store = await open();
+        const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+        store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+        let asked = false;
+        let heard: () => void = () => {};
+        const woken = new Promise<void>((resolve, reject) => {
+          heard = resolve;
+          setTimeout(() => reject(new Error('no watcher was woken')), 5_000).unref();
+        });
+        const unwatch = store.runs.watchStops(() => {
+          if (asked) heard();
+        });
+        asked = true;
+        expect(await store.runs.requestStop('alice', 'r1', 'stopped from another page')).toBe(true);
+        await woken;
+        expect(await store.runs.takeStopRequests(['r1'])).toEqual(
+          new Map([['r1', 'stopped from another page']]),
+        );
+        unwatch();
+        await store.close();
+      });
       it('hands a stop asked of a running tree to whoever takes it, once, and only for its own user', async () => {
         const store = await open();
         const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };

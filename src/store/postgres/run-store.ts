@@ -43,6 +43,24 @@ export class PostgresRunStore extends SqlRunStore implements RunStore {
     });
   }
 
+  watchStops(onRequest: () => void): () => void {
+    let unlisten: (() => void) | undefined;
+    let ended = false;
+    // After a lost connection the listener hears `*`: whatever was asked meanwhile is looked for then.
+    void this.#notifications
+      .listen('stop', () => onRequest())
+      .then((stop) => {
+        if (ended) return stop();
+        unlisten = stop;
+        onRequest();
+      })
+      .catch(() => {});
+    return () => {
+      ended = true;
+      unlisten?.();
+    };
+  }
+
   async markInterrupted(): Promise<string[]> {
     await this.flush();
     await endSessionsOfDeadProcesses(this.#db);

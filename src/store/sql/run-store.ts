@@ -28,7 +28,9 @@ export interface RunRecording {
  * so what is read back is what was printed. Each backend's store adds what it alone does (the sweep of
  * interrupted runs, stop and event notifications).
  */
-export class SqlRunStore implements Pick<RunStore, Exclude<keyof RunStore, 'markInterrupted'>> {
+export class SqlRunStore
+  implements Pick<RunStore, Exclude<keyof RunStore, 'markInterrupted' | 'watchStops'>>
+{
   protected readonly sql: SqlDatabase;
   protected readonly recording: RunRecording;
 
