@@ -10,10 +10,14 @@ import { toTsQuery } from './documents/ts-query.ts';
 import { fromPgText, toPgText } from './text.ts';
 
 /** PostgreSQL's side of the shared stores' differences. */
-const POSTGRES_DIALECT: SqlDialect = {
+export const POSTGRES_DIALECT: SqlDialect = {
   name: 'postgres',
   rowid: undefined,
   lockRow: ' FOR UPDATE',
+  likeAnyCase: 'ILIKE',
+  titleOrder: 'lower(d.title)',
+  dateOf: (column, unit) =>
+    `to_char(to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC', '${unit === 'day' ? 'YYYY-MM-DD' : 'YYYY-MM'}')`,
   storedText: toPgText,
   readText: fromPgText,
   messageSearch(userId, query, limit) {

@@ -62,6 +62,12 @@ export interface SqlDialect {
    * has none of its own: SQLite's `rowid`; undefined in PostgreSQL, whose tables have no such column.
    */
   readonly rowid: string | undefined;
+  /** A pattern match that ignores case (SQLite's `LIKE` already does, for ASCII; PostgreSQL's `ILIKE`). */
+  readonly likeAnyCase: 'LIKE' | 'ILIKE';
+  /** A title as documents are ordered by it, ignoring case. */
+  readonly titleOrder: string;
+  /** The UTC day (`YYYY-MM-DD`) or month (`YYYY-MM`) of a column of milliseconds, as text. */
+  dateOf(column: string, unit: 'day' | 'month'): string;
   /** A person's text as a text column stores it (PostgreSQL's cannot hold NUL: see postgres/text.ts). */
   storedText(text: string): string;
   /** The text `storedText` stored. */

@@ -10,10 +10,14 @@ import { type Database, execute, type SqliteValue, transaction } from './databas
 import { toMatchExpression } from './documents/fts-query.ts';
 
 /** SQLite's side of the shared stores' differences. */
-const SQLITE_DIALECT: SqlDialect = {
+export const SQLITE_DIALECT: SqlDialect = {
   name: 'sqlite',
   rowid: 'rowid',
   lockRow: '',
+  likeAnyCase: 'LIKE',
+  titleOrder: 'd.title COLLATE NOCASE',
+  dateOf: (column, unit) =>
+    `strftime('${unit === 'day' ? '%Y-%m-%d' : '%Y-%m'}', ${column} / 1000, 'unixepoch')`,
   storedText: (text) => text,
   readText: (text) => text,
   messageSearch(userId, query, limit) {

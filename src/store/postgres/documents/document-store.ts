@@ -1,35 +1,14 @@
 import { SystemError } from '../../../core/errors.ts';
 import type { DocumentStore } from '../../../documents/document-store.ts';
-import type {
-  CollectionStats,
-  DocumentFilter,
-  DocumentOrder,
-  DocumentRecord,
-  GroupBy,
-  ListOptions,
-  NewDocument,
-  SearchHit,
-  StoredChunk,
-} from '../../../documents/types.ts';
-import { documentRecord, excerpt, normalizeTags, searchHit, storedChunk } from '../../document-rows.ts';
+import type { DocumentFilter, DocumentRecord, NewDocument, SearchHit } from '../../../documents/types.ts';
+import { excerpt, normalizeTags, searchHit } from '../../document-rows.ts';
 import { hasOperators } from '../../search-terms.ts';
+import { SqlDocumentCatalogue } from '../../sql/document-catalogue.ts';
 import { type Connection, type Database, Params, transaction } from '../database.ts';
+import { PostgresSqlDatabase } from '../sql-port.ts';
 import { decoded, fromPgText, toPgText } from '../text.ts';
 import { filterConditions } from './filter-sql.ts';
 import { type MatchMode, toTsQuery } from './ts-query.ts';
-
-const ORDER_COLUMNS: Record<DocumentOrder, string> = {
-  added: 'd.added_at',
-  title: 'lower(d.title)',
-  size: 'd.size',
-  pages: 'd.pages',
-};
-
-const GROUP_KEYS: Record<Exclude<GroupBy, 'tag'>, string> = {
-  type: 'd.type',
-  day: "to_char(to_timestamp(d.added_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-  month: "to_char(to_timestamp(d.added_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM')",
-};
 
 /** Chunk ids come in per-user blocks of 2^32 (as in the SQLite store): ids tell nothing of other users. */
 const BLOCK = 2 ** 32;
@@ -39,15 +18,17 @@ const MAX_SLOT = 2 ** 21;
 const HEADLINE = 'StartSel=«, StopSel=», MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1';
 
 /**
- * The document store in PostgreSQL. Every statement filters on the caller's user id, so an id that
+ * The document store in PostgreSQL: the catalogue both backends read alike (sql/document-catalogue.ts),
+ * and here writes, search and vectors. Every statement filters on the caller's user id, so an id that
  * belongs to someone else behaves exactly like one that does not exist. Keyword search matches each
  * chunk's generated `tsvector` (GIN-indexed) and ranks with `ts_rank`, which weighs a chunk by its own
  * words only: nobody else's documents move a user's scores or order.
  */
-export class PostgresDocumentStore implements DocumentStore {
+export class PostgresDocumentStore extends SqlDocumentCatalogue implements DocumentStore {
   #db: Database;
 
   constructor(db: Database) {
+    super(new PostgresSqlDatabase(db));
     this.#db = db;
   }
 
@@ -96,45 +77,6 @@ export class PostgresDocumentStore implements DocumentStore {
     return { ...metadata, userId, tags, chars };
   }
 
-  async get(userId: string, id: string): Promise<DocumentRecord | undefined> {
-    const { rows } = await this.#db.query('SELECT * FROM documents WHERE id = $1 AND user_id = $2', [
-      id,
-      userId,
-    ]);
-    return rows[0] ? record(rows[0]) : undefined;
-  }
-
-  async findByHash(userId: string, hash: string): Promise<DocumentRecord | undefined> {
-    const { rows } = await this.#db.query('SELECT * FROM documents WHERE hash = $1 AND user_id = $2', [
-      hash,
-      userId,
-    ]);
-    return rows[0] ? record(rows[0]) : undefined;
-  }
-
-  async list(userId: string, options: ListOptions = {}): Promise<DocumentRecord[]> {
-    const params = new Params();
-    const where = [`d.user_id = ${params.add(userId)}`, ...filterConditions(options.filter, params)];
-    const direction = (options.descending ?? true) ? 'DESC' : 'ASC';
-    const { rows } = await this.#db.query(
-      `SELECT d.* FROM documents d WHERE ${where.join(' AND ')}
-       ORDER BY ${ORDER_COLUMNS[options.orderBy ?? 'added']} ${direction}, d.id
-       LIMIT ${params.add(options.limit ?? null)} OFFSET ${params.add(options.offset ?? 0)}`,
-      params.values,
-    );
-    return rows.map(record);
-  }
-
-  async count(userId: string, filter?: DocumentFilter): Promise<number> {
-    const params = new Params();
-    const where = [`d.user_id = ${params.add(userId)}`, ...filterConditions(filter, params)];
-    const { rows } = await this.#db.query<{ n: number }>(
-      `SELECT count(*) AS n FROM documents d WHERE ${where.join(' AND ')}`,
-      params.values,
-    );
-    return rows[0]!.n;
-  }
-
   async remove(userId: string, id: string): Promise<boolean> {
     // Chunks, their vectors and tags go with the row (ON DELETE CASCADE), search entries with the chunks.
     const { rowCount } = await this.#db.query('DELETE FROM documents WHERE id = $1 AND user_id = $2', [
@@ -142,23 +84,6 @@ export class PostgresDocumentStore implements DocumentStore {
       userId,
     ]);
     return (rowCount ?? 0) > 0;
-  }
-
-  async chunks(
-    userId: string,
-    documentId: string,
-    range?: { from: number; to: number },
-  ): Promise<StoredChunk[]> {
-    const { rows } = range
-      ? await this.#db.query(
-          `SELECT * FROM chunks WHERE document_id = $1 AND user_id = $2 AND "end" > $3 AND start < $4 ORDER BY seq`,
-          [documentId, userId, range.from, range.to],
-        )
-      : await this.#db.query('SELECT * FROM chunks WHERE document_id = $1 AND user_id = $2 ORDER BY seq', [
-          documentId,
-          userId,
-        ]);
-    return rows.map((row) => storedChunk(decoded(row, ['text'])));
   }
 
   /**
@@ -266,49 +191,6 @@ export class PostgresDocumentStore implements DocumentStore {
       return { chunkId: row.chunk_id, vector: new Float32Array(copy.buffer, 0, copy.byteLength / 4) };
     });
   }
-
-  async countBy(
-    userId: string,
-    groupBy: GroupBy,
-    filter?: DocumentFilter,
-  ): Promise<Array<{ group: string; count: number }>> {
-    const params = new Params();
-    const where = [`d.user_id = ${params.add(userId)}`, ...filterConditions(filter, params)].join(' AND ');
-    const query =
-      groupBy === 'tag'
-        ? `SELECT t.tag AS key, count(*) AS n FROM documents d JOIN document_tags t ON t.document_id = d.id
-           WHERE ${where} GROUP BY t.tag ORDER BY n DESC, key`
-        : `SELECT ${GROUP_KEYS[groupBy]} AS key, count(*) AS n FROM documents d
-           WHERE ${where} GROUP BY key ORDER BY n DESC, key`;
-    const { rows } = await this.#db.query<{ key: string; n: number }>(query, params.values);
-    return rows.map((row) => ({ group: fromPgText(String(row.key)), count: row.n }));
-  }
-
-  async collectionStats(userId: string, filter?: DocumentFilter): Promise<CollectionStats> {
-    const params = new Params();
-    const where = [`d.user_id = ${params.add(userId)}`, ...filterConditions(filter, params)].join(' AND ');
-    const { rows } = await this.#db.query(
-      `SELECT count(*) AS documents, coalesce(sum(pages), 0)::bigint AS pages, coalesce(sum(size), 0)::bigint AS bytes,
-              coalesce(sum(chars), 0)::bigint AS characters, min(added_at) AS oldest, max(added_at) AS newest,
-              (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE ${where}) AS chunks
-       FROM documents d WHERE ${where}`,
-      params.values,
-    );
-    const totals = rows[0]!;
-    const byType = Object.fromEntries(
-      (await this.countBy(userId, 'type', filter)).map((entry) => [entry.group, entry.count]),
-    );
-    return {
-      documents: totals.documents,
-      pages: totals.pages,
-      bytes: totals.bytes,
-      characters: totals.characters,
-      chunks: totals.chunks,
-      byType,
-      oldestAddedAt: totals.oldest ?? null,
-      newestAddedAt: totals.newest ?? null,
-    };
-  }
 }
 
 /**
@@ -334,11 +216,6 @@ async function reserveChunkIds(connection: Connection, userId: string, count: nu
   if (slot >= MAX_SLOT || first + count > from + BLOCK)
     throw new SystemError('chunk-ids-exhausted', 'no chunk ids left for this user', { slot, count });
   return first;
-}
-
-/** A document row as a record, its free text read back (see text.ts). */
-function record(row: Record<string, unknown>) {
-  return documentRecord(decoded(row, ['title', 'filename']));
 }
 
 /** A chunk row joined with its document as a hit, its free text read back (see text.ts). */

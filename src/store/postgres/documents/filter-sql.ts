@@ -1,25 +1,16 @@
 import type { DocumentFilter } from '../../../documents/types.ts';
+import { documentFilter } from '../../sql/document-catalogue.ts';
 import type { Params } from '../database.ts';
-import { toPgText } from '../text.ts';
+import { POSTGRES_DIALECT } from '../sql-port.ts';
 
-/** SQL conditions on the `documents` table aliased `d` for a filter, their values added to `params`. */
+/**
+ * SQL conditions on the `documents` table aliased `d` for a filter (sql/document-catalogue.ts), each `?`
+ * numbered into `params`, for the statements that build their own `$n` (search, vectors).
+ */
 export function filterConditions(filter: DocumentFilter | undefined, params: Params): string[] {
-  const sql: string[] = [];
-  if (!filter) return sql;
-  if (filter.documentIds?.length) sql.push(`d.id = ANY(${params.add(filter.documentIds)}::text[])`);
-  if (filter.types?.length) sql.push(`d.type = ANY(${params.add(filter.types)}::text[])`);
-  if (filter.tags?.length) {
-    const tags = params.add(filter.tags.map((tag) => toPgText(tag.toLowerCase())));
-    sql.push(
-      `EXISTS (SELECT 1 FROM document_tags t WHERE t.document_id = d.id AND t.tag = ANY(${tags}::text[]))`,
-    );
-  }
-  if (filter.addedAfter !== undefined) sql.push(`d.added_at >= ${params.add(filter.addedAfter)}`);
-  if (filter.addedBefore !== undefined) sql.push(`d.added_at < ${params.add(filter.addedBefore)}`);
-  if (filter.titleContains) {
-    // ILIKE: case-insensitive, as SQLite's LIKE is; the person's % and _ are literal.
-    const pattern = params.add(`%${toPgText(filter.titleContains).replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    sql.push(`(d.title ILIKE ${pattern} ESCAPE '\\' OR d.filename ILIKE ${pattern} ESCAPE '\\')`);
-  }
-  return sql;
+  const conditions = documentFilter(filter, POSTGRES_DIALECT);
+  let next = 0;
+  return conditions.sql.map((condition) =>
+    condition.replaceAll('?', () => params.add(conditions.params[next++])),
+  );
 }

@@ -2,11 +2,18 @@ import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { DocumentFilter, SearchHit } from '../../../documents/types.ts';
 import { excerpt, searchHit } from '../../document-rows.ts';
 import { hasOperators } from '../../search-terms.ts';
+import { documentFilter } from '../../sql/document-catalogue.ts';
 import { type Database, transaction } from '../database.ts';
+import { SQLITE_DIALECT } from '../sql-port.ts';
 import { chunkCount } from './chunk-ids.ts';
-import { filterConditions } from './filter-sql.ts';
 import { onlyCommonTerms, plainTerms, toMatchExpression } from './fts-query.ts';
 import { userIndex } from './user-index.ts';
+
+/** The conditions of a document filter (sql/document-catalogue.ts), with values node:sqlite binds. */
+function sqliteFilter(filter: DocumentFilter | undefined): { sql: string[]; params: SQLInputValue[] } {
+  const { sql, params } = documentFilter(filter, SQLITE_DIALECT);
+  return { sql, params: params as SQLInputValue[] };
+}
 
 /** In the any-term fallback, words found in more than this share of chunks are dropped. */
 const FALLBACK_COMMON_SHARE = 0.05;
@@ -58,7 +65,7 @@ export class DocumentSearch {
     if (!index) return [];
     const fts = index.fts;
     const { documentIds, ...rest } = options.filter ?? {};
-    const { sql, params } = filterConditions(rest);
+    const { sql, params } = sqliteFilter(rest);
     const conditions = [`${fts} MATCH ?`];
     const joined = sql.length > 0 || Boolean(documentIds?.length);
     if (joined) conditions.push('c.user_id = ?', ...sql);
@@ -192,7 +199,7 @@ export class DocumentSearch {
     model: string,
     filter?: DocumentFilter,
   ): Array<{ chunkId: number; vector: Float32Array }> {
-    const { sql, params } = filterConditions(filter);
+    const { sql, params } = sqliteFilter(filter);
     const rows = this.db
       .prepare(
         `SELECT v.chunk_id, v.vector FROM chunk_vectors v JOIN documents d ON d.id = v.document_id

@@ -7,7 +7,6 @@ import { chunkPages } from '../../../documents/chunk-text.ts';
 import type { DocumentType } from '../../../documents/types.ts';
 import { openDatabase } from '../database.ts';
 import { MIGRATIONS } from '../migrations/index.ts';
-import { collectionStats, countBy } from './collection-queries.ts';
 import { SqliteDocumentStore as DocumentStore } from './document-store.ts';
 import { onlyCommonTerms, toMatchExpression } from './fts-query.ts';
 import { userIndex } from './user-index.ts';
@@ -213,34 +212,6 @@ describe('DocumentStore search', () => {
     await store.putVectors('local', doc.id, 'm', [{ chunkId: all[0]!.id, vector: [0.5, -0.25] }]);
     expect([...(await store.vectors('local', 'm'))[0]!.vector]).toEqual([0.5, -0.25]);
     expect(await store.vectors('bob', 'm')).toEqual([]);
-  });
-});
-
-describe('collection queries', () => {
-  it('counts by type, tag and day, and totals the collection, per user', async () => {
-    const { db, store } = setup();
-    await add(store, 'local', ['one'], { type: 'pdf', tags: ['a'], addedAt: Date.UTC(2025, 0, 1) });
-    await add(store, 'local', ['two', 'pages'], {
-      type: 'pdf',
-      tags: ['a', 'b'],
-      addedAt: Date.UTC(2025, 0, 2),
-    });
-    await add(store, 'local', ['three'], { type: 'csv', addedAt: Date.UTC(2025, 0, 2) });
-    await add(store, 'bob', ['not yours'], { type: 'pdf' });
-    expect(countBy(db, 'local', 'type')).toEqual([
-      { group: 'pdf', count: 2 },
-      { group: 'csv', count: 1 },
-    ]);
-    expect(countBy(db, 'local', 'tag')).toEqual([
-      { group: 'a', count: 2 },
-      { group: 'b', count: 1 },
-    ]);
-    expect(countBy(db, 'local', 'day')).toEqual([
-      { group: '2025-01-02', count: 2 },
-      { group: '2025-01-01', count: 1 },
-    ]);
-    const stats = collectionStats(db, 'local');
-    expect(stats).toMatchObject({ documents: 3, pages: 4, chunks: 4, byType: { pdf: 2, csv: 1 } });
   });
 });
 

@@ -1,44 +1,28 @@
 import type { StatementSync } from 'node:sqlite';
 import type { DocumentStore } from '../../../documents/document-store.ts';
-import type {
-  CollectionStats,
-  DocumentFilter,
-  DocumentOrder,
-  DocumentRecord,
-  GroupBy,
-  ListOptions,
-  NewDocument,
-  SearchHit,
-  StoredChunk,
-} from '../../../documents/types.ts';
-import { documentRecord, normalizeTags, storedChunk } from '../../document-rows.ts';
+import type { DocumentFilter, DocumentRecord, NewDocument, SearchHit } from '../../../documents/types.ts';
+import { normalizeTags } from '../../document-rows.ts';
+import { SqlDocumentCatalogue } from '../../sql/document-catalogue.ts';
 import { type Database, transaction } from '../database.ts';
+import { SqliteSqlDatabase } from '../sql-port.ts';
 import { allocateSlot, reserveChunkIds } from './chunk-ids.ts';
-import { collectionStats, countBy } from './collection-queries.ts';
 import { DocumentSearch, statementCache } from './document-search.ts';
-import { filterConditions } from './filter-sql.ts';
 import { createUserIndex, indexForSlot, userIndex } from './user-index.ts';
 
-const ORDER_COLUMNS: Record<DocumentOrder, string> = {
-  added: 'd.added_at',
-  title: 'd.title COLLATE NOCASE',
-  size: 'd.size',
-  pages: 'd.pages',
-};
-
 /**
- * The document store: the catalogue (documents, tags, chunks, counts) here, search and vectors in
- * document-search.ts. Every method takes the caller's user id and every statement filters on it, so an id
+ * The SQLite document store: the catalogue both backends read alike (sql/document-catalogue.ts), writes
+ * that keep each user's FTS5 index (user-index.ts) in step here, search and vectors in document-search.ts. Every method takes the caller's user id and every statement filters on it, so an id
  * that belongs to someone else behaves exactly like an id that does not exist. node:sqlite is synchronous,
  * so each method does its work at once and hands back a settled promise (the interface is async for
  * backends that are not); a multi-statement write is one SQLite transaction inside one call.
  */
-export class SqliteDocumentStore implements DocumentStore {
+export class SqliteDocumentStore extends SqlDocumentCatalogue implements DocumentStore {
   readonly db: Database;
   readonly #statements: (sql: string) => StatementSync;
   readonly #search: DocumentSearch;
 
   constructor(db: Database) {
+    super(new SqliteSqlDatabase(db));
     this.db = db;
     this.#statements = statementCache(db);
     this.#search = new DocumentSearch(db);
@@ -94,46 +78,17 @@ export class SqliteDocumentStore implements DocumentStore {
     return { ...metadata, userId, tags, chars };
   }
 
-  async get(userId: string, id: string): Promise<DocumentRecord | undefined> {
-    return this.#get(userId, id);
-  }
-
-  #get(userId: string, id: string): DocumentRecord | undefined {
-    const row = this.#statement('SELECT * FROM documents WHERE id = ? AND user_id = ?').get(id, userId);
-    return row ? documentRecord(row) : undefined;
-  }
-
-  async findByHash(userId: string, hash: string): Promise<DocumentRecord | undefined> {
-    const row = this.#statement('SELECT * FROM documents WHERE hash = ? AND user_id = ?').get(hash, userId);
-    return row ? documentRecord(row) : undefined;
-  }
-
-  async list(userId: string, options: ListOptions = {}): Promise<DocumentRecord[]> {
-    const { sql, params } = filterConditions(options.filter);
-    const order = ORDER_COLUMNS[options.orderBy ?? 'added'];
-    const direction = (options.descending ?? true) ? 'DESC' : 'ASC';
-    const rows = this.db
-      .prepare(
-        `SELECT d.* FROM documents d WHERE ${['d.user_id = ?', ...sql].join(' AND ')}
-         ORDER BY ${order} ${direction}, d.id LIMIT ? OFFSET ?`,
-      )
-      .all(userId, ...params, options.limit ?? -1, options.offset ?? 0);
-    return rows.map(documentRecord);
-  }
-
-  async count(userId: string, filter?: DocumentFilter): Promise<number> {
-    const { sql, params } = filterConditions(filter);
-    const row = this.db
-      .prepare(`SELECT count(*) AS n FROM documents d WHERE ${['d.user_id = ?', ...sql].join(' AND ')}`)
-      .get(userId, ...params) as { n: number };
-    return row.n;
+  #owns(userId: string, id: string): boolean {
+    return (
+      this.#statement('SELECT 1 FROM documents WHERE id = ? AND user_id = ?').get(id, userId) !== undefined
+    );
   }
 
   /** Removes a document and everything derived from it; false when the caller has no such document. */
   async remove(userId: string, id: string): Promise<boolean> {
     return transaction(this.db, () => {
       const index = userIndex(this.db, userId);
-      if (!index || !this.#get(userId, id)) return false;
+      if (!index || !this.#owns(userId, id)) return false;
       this.#statement('DELETE FROM chunk_vectors WHERE document_id = ? AND user_id = ?').run(id, userId);
       // An external-content index forgets a row only when told its old text, so before the row goes.
       this.#statement(
@@ -144,23 +99,6 @@ export class SqliteDocumentStore implements DocumentStore {
       this.#statement('DELETE FROM documents WHERE id = ? AND user_id = ?').run(id, userId);
       return true;
     });
-  }
-
-  /** A document's chunks in order, optionally only those overlapping [from, to). */
-  async chunks(
-    userId: string,
-    documentId: string,
-    range?: { from: number; to: number },
-  ): Promise<StoredChunk[]> {
-    const rows = range
-      ? this.#statement(
-          `SELECT * FROM chunks WHERE document_id = ? AND user_id = ? AND end > ? AND start < ? ORDER BY seq`,
-        ).all(documentId, userId, range.from, range.to)
-      : this.#statement('SELECT * FROM chunks WHERE document_id = ? AND user_id = ? ORDER BY seq').all(
-          documentId,
-          userId,
-        );
-    return rows.map(storedChunk);
   }
 
   /** Keyword search over an FTS5 expression (see document-search.ts); SQLite's own, synchronous, for tests. */
@@ -184,18 +122,6 @@ export class SqliteDocumentStore implements DocumentStore {
     options: { limit: number; filter?: DocumentFilter },
   ): Promise<SearchHit[]> {
     return this.#search.keywordSearch(userId, query, options);
-  }
-
-  async countBy(
-    userId: string,
-    groupBy: GroupBy,
-    filter?: DocumentFilter,
-  ): Promise<Array<{ group: string; count: number }>> {
-    return countBy(this.db, userId, groupBy, filter);
-  }
-
-  async collectionStats(userId: string, filter?: DocumentFilter): Promise<CollectionStats> {
-    return collectionStats(this.db, userId, filter);
   }
 
   /** Chunks by id (for vector hits), the caller's only, in the order asked. */
