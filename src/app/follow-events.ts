@@ -57,7 +57,7 @@ export async function* followLive(
 export interface StoredFollowOptions {
   after?: number;
   signal?: AbortSignal;
-  /** How often the store is read while the tree runs (default 150 ms). */
+  /** How often the store is read while the tree runs, on a store that cannot announce writes (150 ms). */
   pollMs?: number;
   /** How often the tree's state is checked for an end without a `run-finish` (its process died); default 2 s. */
   stateEveryMs?: number;
@@ -81,7 +81,8 @@ export async function* followStored(
   // The tree's process may die: while this follows, dead processes' runs are closed now and then, and
   // their closing events end the follow like any other.
   const release = sweepOf(runs).hold();
-  const pollMs = options.pollMs ?? (unwatch ? 1_000 : 150);
+  // Watched, it waits for the store's word (NOTIFY, or the file's change) with no timer; else it reads.
+  const pollMs = options.pollMs ?? (unwatch ? undefined : 150);
   const stateEveryMs = options.stateEveryMs ?? 2000;
   let after = options.after ?? 0;
   let lastStateCheck = Date.now();
@@ -105,7 +106,8 @@ export async function* followStored(
           return;
         }
       }
-      // Woken by a write announced meanwhile (kept while the store was read), a stop, or the poll.
+      // Woken by a write announced meanwhile (kept while the store was read), a stop, or the poll. A tree
+      // whose process died ends for its followers when the sweep they hold writes its closing events.
       await wakeUp.wait(pollMs);
     }
   } finally {

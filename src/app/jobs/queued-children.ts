@@ -10,8 +10,6 @@ import { Wakeup } from '../follow-events.ts';
 import { runJobKey } from './forget-jobs.ts';
 import type { RunJobData, TreeModels } from './job-data.ts';
 
-/** How often a parent looks at its child's job when no signal came (a missed NOTIFY, a dead letter). */
-const LOOK_EVERY_MS = 2_000;
 /** How long a stopped child may take to end before its parent stops waiting for it. */
 const STOP_GRACE_MS = 5_000;
 
@@ -94,7 +92,9 @@ async function childEnd(
       if (state.state === 'missing') return failedEnvelope(runId, 'its job is gone from the queue');
       if (stoppedAt !== undefined && Date.now() - stoppedAt >= STOP_GRACE_MS)
         return { ...failedEnvelope(runId, 'stopped'), status: 'cancelled' };
-      await wakeUp.wait(stoppedAt === undefined ? LOOK_EVERY_MS : 250);
+      // Woken by the job's end (NOTIFY `ended`, `*` after a lost connection) or the parent's stop; a stopped
+      // child is given until the grace ends, then reported stopped: no timer stands in for the end.
+      await wakeUp.wait(stoppedAt === undefined ? undefined : stoppedAt + STOP_GRACE_MS - Date.now());
     }
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -94,10 +94,6 @@ export class QueuedTrees implements TreeExecutor {
   }
 }
 
-/** How often the tree's job is looked at until its root has started (it may fail before it does). */
-const JOB_LOOK_MS = 500;
-/** After, how often it is looked at for a job that ended without its root's end stored (see the backstop). */
-const JOB_END_LOOK_MS = 2_000;
 /** How long the root's end may take to arrive after its job ended before the root is closed here. */
 const JOB_END_GRACE_MS = 3_000;
 
@@ -163,43 +159,44 @@ export async function startQueuedTree<Result>(
   let rootEnd: CadreEvent | undefined;
   const follow = (async () => {
     const following = new AbortController();
-    let endedAt: number | undefined;
-    let looked = 0;
-    const watchJob = setInterval(async () => {
-      if (started) {
-        // A backstop: the tree's job ended (its worker done with it) but its root's end never reached the
-        // store. Rather than follow forever, the root is closed with what is known.
-        if (Date.now() - looked < JOB_END_LOOK_MS) return;
-        looked = Date.now();
-        // (A dead-lettered job is a worker's to close, with why it failed.)
-        const state = await parts.jobs.state('tree', key).catch(() => undefined);
-        if (state?.state !== 'completed') {
-          endedAt = undefined;
-          return;
+    // The job is looked at when the queue says it ended (NOTIFY `ended`; `*` after a lost connection),
+    // and once now for an end said before this listened: no timer stands in for it.
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const look = async () => {
+      // (Withdrawn: its cancelled root is being recorded here, and the follow ends with it.)
+      if (withdrawing) return;
+      const state = await parts.jobs.state('tree', key).catch(() => undefined);
+      if (withdrawing) return;
+      if (!started) {
+        if (state?.state === 'failed' || state?.state === 'missing') {
+          const why = state.state === 'failed' ? state.error : 'its job is gone from the queue';
+          markFailed(
+            new SystemError('job_failed', `The run could not start on a worker: ${why}`, { rootRunId }),
+          );
+          following.abort();
         }
-        endedAt ??= Date.now();
-        if (Date.now() - endedAt < JOB_END_GRACE_MS) return;
+        if (state?.state !== 'completed') return;
+      }
+      // A backstop: the tree's job ended (its worker done with it) but its root's end may never reach the
+      // store. It is given JOB_END_GRACE_MS to arrive; then the root is closed with what is known. (A
+      // dead-lettered job is a worker's to close, with why it failed.)
+      if (state?.state !== 'completed' || grace) return;
+      grace = setTimeout(() => {
         // Interrupted, not failed: its journal holds what it did, for `cadre runs resume`.
-        await closeRunLeftOpen(
+        void closeRunLeftOpen(
           runs,
           { userId, rootRunId, runId: rootRunId },
           'interrupted',
           "Interrupted: its worker ended the tree's job without storing the run's end.",
         ).catch(() => false);
-        return;
-      }
-      // (Withdrawn: its cancelled root is being recorded here, and the follow ends with it.)
-      if (withdrawing) return;
-      const state = await parts.jobs.state('tree', key).catch(() => undefined);
-      if (withdrawing) return;
-      if (state?.state === 'failed' || state?.state === 'missing') {
-        const why = state.state === 'failed' ? state.error : 'its job is gone from the queue';
-        markFailed(
-          new SystemError('job_failed', `The run could not start on a worker: ${why}`, { rootRunId }),
-        );
-        following.abort();
-      }
-    }, JOB_LOOK_MS);
+      }, JOB_END_GRACE_MS);
+      grace.unref?.();
+    };
+    const jobId = parts.jobs.jobId(key);
+    const unlisten = await parts.jobs.listen('ended', (payload) => {
+      if (payload === jobId || payload === '*') void look();
+    });
+    void look();
     try {
       // Not given the caller's signal: a stopped tree's last events are still read, up to its end.
       for await (const { event } of followStored(runs, userId, rootRunId, {
@@ -225,7 +222,8 @@ export async function startQueuedTree<Result>(
         if (event.runId === rootRunId && event.type === 'run-start') markStarted();
       }
     } finally {
-      clearInterval(watchJob);
+      unlisten();
+      clearTimeout(grace);
       signal.removeEventListener('abort', onAbort);
     }
   })();
