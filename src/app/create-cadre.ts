@@ -1,20 +1,15 @@
-import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { composeAgents } from '../agents/compose-agents.ts';
 import type { AgentCatalog } from '../agents/loader.ts';
-import { formatIssues } from '../config/format-issues.ts';
 import { type LoadedConfig, loadConfig } from '../config/load-config.ts';
 import type { CadreConfig } from '../config/schema.ts';
-import { type AgentDefinition, agentDefinitionSchema } from '../core/agent-definition.ts';
 import { type ApprovalSettings, DEFAULT_APPROVAL_TIMEOUT_MS } from '../core/approvals.ts';
 import { SystemError, UserError } from '../core/errors.ts';
 import { EventBus } from '../core/events.ts';
-import type { PrepareAgent } from '../core/run-agent.ts';
-import { Runtime } from '../core/runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 import type { CadreTool } from '../core/tool.ts';
-import { isPattern, type ToolRegistry } from '../core/tool-registry.ts';
+import type { ToolRegistry } from '../core/tool-registry.ts';
 import { createModelResolver, parseModelRef } from '../models/resolve-model.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../models/retry.ts';
 import { openStore } from '../store/open-store.ts';
@@ -34,24 +29,22 @@ import { type AskParts, type AskRequest, type AskRun, ask } from './ask.ts';
 import type { CadreParts, RuntimeOptions, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
-import { instructionFragments, preparers } from './features.ts';
 import { InProcessTrees } from './in-process-trees.ts';
 import { QueuedTrees } from './jobs/queued-trees.ts';
 import { SharedApprovals } from './jobs/shared-approvals.ts';
 import { TreeWorker } from './jobs/tree-worker.ts';
-import { limitsFromConfig } from './limit-names.ts';
 import { LiveRuns } from './live-runs.ts';
 import { ModelsUseCases } from './models.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
 import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
-import { type DelegationSettings, SettingsUseCases } from './settings.ts';
+import { SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
 import type { TreeExecutor } from './tree-executor.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { attachTree } from './trees.ts';
-import { UserCompositions } from './user-runtimes.ts';
-import { OPERATOR, userWorkspaces } from './user-workspaces.ts';
+import { UserRuntimes } from './user-runtimes.ts';
+import { userWorkspaces } from './user-workspaces.ts';
 import { VERSION } from './version.ts';
 
 export interface CadreOptions {
@@ -84,20 +77,6 @@ export interface CadreOptions {
    * true, `--no-worker` false), and with how many slots.
    */
   worker?: boolean | { concurrency: number };
-}
-
-/** Names a set of carried agent definitions: the same definitions, the same key. */
-function agentsKey(agents: AgentDefinition[]): string {
-  return createHash('sha256').update(JSON.stringify(agents)).digest('base64url');
-}
-
-/** One user's agents as composed for their runs, and the runtimes built over them by limits and models. */
-interface Composition {
-  agents: Map<string, AgentDefinition>;
-  tools: ToolRegistry;
-  prepareAgent: PrepareAgent;
-  delegation: DelegationSettings;
-  runtimes: Map<string, Runtime>;
 }
 
 /** Slots of the worker a process runs beside its front door when runs are jobs (`cadre worker` sets its own). */
@@ -158,7 +137,7 @@ export class Cadre {
   /** The worker this process runs when runs are jobs (started with the first tree, or by `startWorker`). */
   #worker: Promise<TreeWorker> | undefined;
   /** Each user's composed agents and runtimes, built again only when what composes them changed. */
-  #compositions: UserCompositions<Composition>;
+  #runtimes: UserRuntimes;
 
   /** Reads configuration, opens the store, discovers start-up tools, and wires everything. */
   static async create(options: CadreOptions): Promise<Cadre> {
@@ -230,9 +209,22 @@ export class Cadre {
       retry: this.retry,
       ...(options.models ? { overrides: options.models } : {}),
     });
-    this.#compositions = new UserCompositions(this.store.settings, (userId) => this.#compose(userId));
+    this.#runtimes = new UserRuntimes({
+      config: this.config,
+      store: this.store,
+      wiring: () => this.wiring(),
+      home: this.home,
+      workspace: this.workspace,
+      workspaceGiven: this.workspaceGiven,
+      workspaces: this.workspaces,
+      mcp: this.mcp,
+      bus: this.bus,
+      resolveModel: (ref) => this.resolveModel(ref),
+      approvals: () => this.approvalSettings(),
+      settings: () => this.settings,
+    });
     const parts: CadreParts = {
-      userChanged: (userId) => this.#compositions.changed(userId),
+      userChanged: (userId) => this.#runtimes.changed(userId),
       config: this.config,
       store: this.store,
       wiring: () => this.wiring(),
@@ -350,7 +342,7 @@ export class Cadre {
       live: this.live,
       executor: this.#executor,
       runtime: (options) => this.runtime(options),
-      delegation: async (userId) => (await this.#compositions.get(userId)).delegation,
+      delegation: (userId) => this.#runtimes.delegation(userId),
       pricing: this.config.pricing,
       resuming: this.#resuming,
     };
@@ -385,136 +377,11 @@ export class Cadre {
   }
 
   /**
-   * The runtime for one request on behalf of `userId`: agents composed for what is relevant to them. Built
-   * once per user and set of limits and models, and again only when the user's settings or documents
-   * changed (`UserCompositions`): one store read per request.
+   * The runtime for one request on behalf of `userId`: agents composed for what is relevant to them, built
+   * once per user and set of limits and models (`UserRuntimes`): one store read per request.
    */
-  async runtime(options: RuntimeOptions): Promise<Runtime> {
-    const { userId, agents } = options;
-    const composed = agents
-      ? await this.#compositions.get(userId, agentsKey(agents), () => this.#carried(userId, agents))
-      : await this.#compositions.get(userId);
-    const key = JSON.stringify([options.limits ?? {}, options.models ?? {}]);
-    let runtime = composed.runtimes.get(key);
-    if (!runtime) {
-      runtime = this.#newRuntime(composed, options);
-      composed.runtimes.set(key, runtime);
-      // A server whose requests each name their own limits must not keep one runtime per request.
-      if (composed.runtimes.size > 16)
-        composed.runtimes.delete(composed.runtimes.keys().next().value as string);
-    }
-    return runtime;
-  }
-
-  /** What `userId`'s runs are composed of: their agents over their settings, documents and workspace. */
-  async #compose(userId: string): Promise<Composition> {
-    const { tools, catalog } = await this.wiring();
-    const [delegation, agentSettings] = await Promise.all([
-      this.settings.delegation(userId),
-      this.settings.agentSettings(userId),
-    ]);
-    // Delegation off (seed 000's toggle): main answers alone, offered no sub-agent and told of none.
-    const delegationOff = delegation.mode === 'off';
-    const features = {
-      documents: this.store.documents,
-      userId,
-      workspace: this.workspace,
-      workspaceGiven: this.workspaceGiven,
-      workspaces: this.workspaces,
-      tools,
-      delegationOff,
-    };
-    const fragments = await instructionFragments(features);
-    const irrelevant = delegationOff
-      ? new Set([...fragments.irrelevant, ...[...catalog.agents.keys()].filter((name) => name !== 'main')])
-      : fragments.irrelevant;
-    const agents = composeAgents({
-      catalog: catalog.agents,
-      settings: agentSettings,
-      fragments: fragments.text,
-      irrelevant,
-      idleTools: fragments.idleTools,
-      // Who the operator is (their location, their profile) is for the operator's runs, not their users'.
-      ...(this.config.person && userId === OPERATOR ? { person: this.config.person } : {}),
-    });
-    return { agents, prepareAgent: this.#preparer(userId, agents), delegation, tools, runtimes: new Map() };
-  }
-
-  /** Readies what a run of one of `agents` needs before its first step (MCP servers, a document). */
-  #preparer(userId: string, agents: Map<string, AgentDefinition>): PrepareAgent {
-    const prepares = preparers({ documents: this.store.documents, userId });
-    return async (request) => {
-      // MCP servers start on first use: before the first run whose allow-list names their tools.
-      await this.mcp.prepare(agents.get(request.agent)?.tools ?? []);
-      for (const prepare of prepares) {
-        const prepared = await prepare(request);
-        if (prepared) return prepared;
-      }
-      return undefined;
-    };
-  }
-
-  /**
-   * The composition of a tree another process asked for (a job): the agents as its asker composed them,
-   * checked against the tools here, with this process's preparers. A tool this worker lacks (an MCP server
-   * or a key only the asker has) refuses the tree with that said, rather than running it without the tool.
-   */
-  async #carried(userId: string, carried: AgentDefinition[]): Promise<Composition> {
-    const own = await this.#compositions.get(userId);
-    const agents = new Map<string, AgentDefinition>();
-    for (const value of carried) {
-      const parsed = agentDefinitionSchema.safeParse(value);
-      if (!parsed.success) {
-        throw new SystemError(
-          'job_invalid',
-          `The tree's agent ${JSON.stringify((value as { name?: unknown })?.name)} is not a valid definition: ${formatIssues(parsed.error.issues)}`,
-        );
-      }
-      agents.set(parsed.data.name, parsed.data);
-    }
-    for (const definition of agents.values()) {
-      const missing = definition.tools.filter(
-        (name) => !isPattern(name) && !agents.has(name) && !own.tools.has(name),
-      );
-      if (missing.length) {
-        throw new SystemError(
-          'worker_lacks_tool',
-          `This worker has no tool ${missing.map((name) => `"${name}"`).join(', ')}, which agent "${definition.name}" of the tree uses: every worker needs the MCP servers and keys its askers have.`,
-          { agent: definition.name, tools: missing },
-        );
-      }
-    }
-    return { ...own, agents, prepareAgent: this.#preparer(userId, agents), runtimes: new Map() };
-  }
-
-  #newRuntime(composed: Composition, options: RuntimeOptions): Runtime {
-    return new Runtime({
-      agents: composed.agents,
-      tools: composed.tools,
-      resolveModel: this.resolveModel,
-      ...(options.models?.main || this.config.model
-        ? { mainModel: options.models?.main ?? this.config.model }
-        : {}),
-      configPath: join(this.home, 'config.json'),
-      ...(options.models?.subagent || this.config.subagentModel
-        ? { subagentModel: options.models?.subagent ?? this.config.subagentModel }
-        : {}),
-      limits: { ...limitsFromConfig(this.config.limits ?? {}), ...options.limits },
-      bus: this.bus,
-      resultMemory: this.store.results,
-      ...(this.config.delegation?.reuseTtlSeconds !== undefined
-        ? { reuseTtlMs: this.config.delegation.reuseTtlSeconds * 1000 }
-        : {}),
-      prepareAgent: composed.prepareAgent,
-      approvals: this.approvalSettings(),
-      beforeModelRequest: () => this.store.runs.secure(),
-      modelSettings: {
-        reasoning: this.config.reasoning,
-        providerOptions: this.config.providerOptions,
-        promptCaching: this.config.promptCaching,
-        zeroDataRetention: this.config.zeroDataRetention,
-      },
-    });
+  runtime(options: RuntimeOptions): Promise<Runtime> {
+    return this.#runtimes.runtime(options);
   }
 
   /** The configured approval rules, with the pending list as the approver unless a request brings its own. */
