@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { freshSchema, TEST_DATABASE_URL } from '../../../test/helpers/postgres.ts';
 import { openDatabase as openPostgres } from '../postgres/database.ts';
 import { PostgresSqlDatabase } from '../postgres/sql-port.ts';
 import { openDatabase as openSqlite } from '../sqlite/database.ts';
@@ -7,8 +7,6 @@ import { SqliteSqlDatabase } from '../sqlite/sql-port.ts';
 import { changes, row, type SqlDatabase } from './sql-database.ts';
 
 // The SQL port's own contract, over both adapters: the stores in this folder rely on each of these.
-const url = process.env.CADRE_TEST_DATABASE_URL;
-const schemas: string[] = [];
 
 function describePort(backend: string, open: () => Promise<{ sql: SqlDatabase; close(): Promise<void> }>) {
   describe(`the SQL port: ${backend}`, () => {
@@ -73,18 +71,10 @@ describe('the SQL port on SQLite', () => {
   });
 });
 
-if (url) {
+if (TEST_DATABASE_URL) {
   describePort('PostgreSQL', async () => {
-    const schema = `cadre_port_${process.pid}_${schemas.length}`;
-    schemas.push(schema);
-    const pool = await openPostgres(url, { schema });
+    const pool = await openPostgres(await freshSchema('cadre_port'));
     return { sql: new PostgresSqlDatabase(pool), close: () => pool.end() };
-  });
-  afterAll(async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
   });
 } else {
   describe('the SQL port: PostgreSQL', () => {
