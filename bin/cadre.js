@@ -34,7 +34,17 @@ if (args.length === 1 && ['--version', '-v', 'version'].includes(args[0])) {
   }
   // A process manager stops this process, not the child doing the work: pass its signals on, and leave
   // with the child's exit code (or its signal) once it has stopped.
-  const child = spawn(local, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
+  // A channel to the child tells it when this process is gone, even killed with SIGKILL (which cannot be
+  // passed on): it then stops as on SIGTERM, so no worker or server is left running behind a dead pid.
+  // A server still gets its own Node flags (the child cannot re-exec itself with a channel open).
+  const serveFlags =
+    args[0] === 'serve' && !/semi[-_]space/.test(process.env.NODE_OPTIONS ?? '')
+      ? ['--max-semi-space-size=16']
+      : [];
+  const child = spawn(local, [...serveFlags, entry, ...args], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, CADRE_WRAPPER_PID: String(process.pid) },
+  });
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     if (!signal) process.exit(code ?? 1);

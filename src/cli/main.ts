@@ -94,12 +94,25 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
   }
 }
 
+/**
+ * Run by bin/cadre.js's wrapper (an older Node starting this one): when the wrapper is gone, even killed
+ * with SIGKILL, this process stops as on SIGTERM, so `kill -9` of the pid a person started never leaves a
+ * worker or a server running. The channel keeps nothing alive by itself.
+ */
+function stopWithWrapper(): void {
+  if (!process.env.CADRE_WRAPPER_PID || !process.channel) return;
+  delete process.env.CADRE_WRAPPER_PID;
+  process.channel.unref();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+}
+
 async function loadCommand(name: string): Promise<CliCommand | undefined> {
   const module = (await import(`./commands/${name}.ts`)) as Record<string, CliCommand>;
   return module[COMMANDS[name]!];
 }
 
 if (import.meta.main) {
+  stopWithWrapper();
   restartWithNodeFlags(process.argv.slice(2));
   tuneHeapForCommand(process.argv.slice(2));
   const code = await main(process.argv.slice(2));
