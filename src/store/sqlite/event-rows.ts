@@ -87,13 +87,17 @@ export class EventRows {
     this.#insertAttempt.run(rootRunId, journalId, userId, spec, startedAt);
   }
 
-  /** Writes one event; `replayed` (from a dead process's spool) skips an event the table already has. */
-  writeEvent(event: CadreEvent, splitBefore: SplitEvent | undefined, replayed: boolean): void {
+  /**
+   * Writes one event; `replayed` (from a dead process's spool) skips an event the table already has. `json`
+   * is the event's JSON when it was made already (spooled): shorter than the threshold, none of its fields
+   * can be, and it is the row's body as it stands.
+   */
+  writeEvent(event: CadreEvent, json: string | undefined, replayed: boolean): void {
     // Only a replayed spool can hold an event the table has; a cursor is given once the row is new.
     if (replayed && this.#eventExists.get(event.runId, event.seq)) return;
     const rootId = event.rootRunId || event.runId;
     const cursor = this.#nextCursor(rootId);
-    const split = splitBefore ?? this.split(event);
+    const split = json !== undefined && json.length < this.#threshold ? { body: json } : this.split(event);
     if (split.payload) this.#insertPayload.run(split.payload.hash, split.payload.json);
     const { changes } = this.#insertEvent.run(
       event.runId,

@@ -355,7 +355,7 @@ export class EventWriter {
       do {
         const item = this.#queue[this.#head]!;
         failed = this.#head;
-        if (item.kind === 'event') this.#rows.writeEvent(item.event, item.split, item.replayed === true);
+        if (item.kind === 'event') this.#rows.writeEvent(item.event, item.json, item.replayed === true);
         else if (item.kind === 'journal') this.#rows.writeJournal(item.entry);
         else this.#rows.writeAttempt(item.attempt);
         failed = undefined;

@@ -1,7 +1,7 @@
 import type { CadreEvent } from '../../core/events.ts';
 import { outputJson } from '../../core/output-json.ts';
 import { isOutputResult, okResultBody } from '../journal-bodies.ts';
-import { inflatePayloads, type SplitEvent } from '../payloads.ts';
+import { inflatePayloads } from '../payloads.ts';
 import { safeJson } from '../safe-json.ts';
 import type { JournalAttempt, JournalEntry } from './event-rows.ts';
 import { type Spool, type SpoolRecord, spoolLine } from './spool.ts';
@@ -11,7 +11,11 @@ export type Pending =
   | {
       kind: 'event';
       event: CadreEvent;
-      split?: SplitEvent;
+      /**
+       * The event's JSON (`safeJson` of it) once it was spooled: the slice that puts it in the table stores
+       * the same text instead of serialising the event again (see EventRows.writeEvent).
+       */
+      json?: string;
       replayed?: true;
       /** Characters its lines took in the spool, once spooled. */
       spooledChars?: number;
@@ -288,7 +292,10 @@ export function pendingLines(item: Pending): string {
     return spoolLine({ kind: 'journal', journalId, runKey, entryKind: kind, key, body });
   }
   if (item.kind === 'attempt') return spoolLine({ kind: 'attempt', ...item.attempt });
-  return spoolLine({ kind: 'event', payloadHash: null, body: eventJson(item.event) });
+  const json = eventJson(item.event);
+  // A tool result's JSON is put together around its output's (below): the table's row is made the usual way.
+  if (item.event.type !== 'tool-result') item.json = json;
+  return `E\t\t${json}\n`;
 }
 
 /** An event's JSON; a tool result's object output is serialised once with its journal entry (output-json.ts). */
