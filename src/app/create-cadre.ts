@@ -35,6 +35,7 @@ import { SharedApprovals } from './jobs/shared-approvals.ts';
 import { TreeWorker } from './jobs/tree-worker.ts';
 import { LiveRuns } from './live-runs.ts';
 import { ModelsUseCases } from './models.ts';
+import { type Readiness, readiness } from './readiness.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
 import { RunsUseCases } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
@@ -382,6 +383,17 @@ export class Cadre {
    */
   runtime(options: RuntimeOptions): Promise<Runtime> {
     return this.#runtimes.runtime(options);
+  }
+
+  /**
+   * Whether this process can answer questions now (`GET /ready`): the database answers and is migrated
+   * as this code expects, and, when questions run as jobs and this process runs none (`--no-worker`, or a
+   * server whose worker was not started), a worker is alive.
+   */
+  readiness(): Promise<Readiness> {
+    // A process that works the queue (or will, with its first question) needs no other worker.
+    const worksTheQueue = this.#options.worker !== false || this.#worker !== undefined;
+    return readiness({ store: this.store }, { needsWorker: !worksTheQueue });
   }
 
   /** The configured approval rules, with the pending list as the approver unless a request brings its own. */

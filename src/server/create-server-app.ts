@@ -117,6 +117,11 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.notFound(noRoute);
 
   app.get('/health', (c) => c.json({ ok: true, version: VERSION }));
+  // Whether questions can be answered now: the database, its migrations, a worker (see app/readiness.ts).
+  app.get('/ready', async (c) => {
+    const ready = await c.var.cadre.readiness();
+    return c.json({ ...ready, version: VERSION }, ready.ready ? 200 : 503);
+  });
 
   const tooLarge = (max: number) => () => {
     throw new UserError('payload_too_large', `The request body is larger than ${max} bytes.`, { max });

@@ -103,6 +103,8 @@ export interface TreeQueue {
   treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined>;
   /** Whether a worker other than `workerId` is alive (holds its lease). */
   othersAlive(workerId: string): Promise<boolean>;
+  /** How many workers are alive now (hold their lease): any process working the queue. */
+  liveWorkers(): Promise<number>;
   /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first) for worker `workerId`. */
   take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]>;
   /**

@@ -6,6 +6,7 @@ import type { RunState } from '../core/status.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
 import type { JobQueue } from './job-queue.ts';
 import type { JournalStore } from './journal-store.ts';
+import type { MigrationState } from './sql/migrations.ts';
 import type { UserStore } from './user-store.ts';
 
 /**
@@ -31,6 +32,11 @@ export interface Store {
    * runs go through to `cadre worker` processes. Absent in the embedded mode, where runs run in process.
    */
   jobs?: () => Promise<JobQueue>;
+  /**
+   * Reads where the database stands (it rejects when the database cannot be reached): the migrations it
+   * lacks or has beyond this code's. `GET /ready` reports it.
+   */
+  health(): Promise<MigrationState>;
   /** Writes what is pending and releases the backend. */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { DEFAULT_WORKER_CONCURRENCY } from '../../app/create-cadre.ts';
 import { UserError } from '../../core/index.ts';
+import { startWorkerEndpoints } from '../../server/worker-endpoints.ts';
 import { type CliCommand, openCadre } from '../cli-context.ts';
 import { type CommandSpec, type FlagSpec, parseCommand } from '../command-args.ts';
 import { EXIT } from '../errors.ts';
@@ -7,7 +8,7 @@ import { RUN_SETUP_FLAGS } from '../run-flags.ts';
 import { reportSetupNotes } from '../setup-notes.ts';
 
 export const WORKER = {
-  usage: ['cadre worker [--concurrency N] [--name NAME]'],
+  usage: ['cadre worker [--concurrency N] [--name NAME] [--port PORT [--host HOST]]'],
   summary:
     'Runs trees and sub-agent runs from the queue in the database CADRE_DATABASE_URL names, N at a time ' +
     '(a parent waiting on its sub-agents takes no slot), until SIGTERM or Ctrl-C. Prints a line with ' +
@@ -20,6 +21,16 @@ export const WORKER = {
       description: `runs at once (default ${DEFAULT_WORKER_CONCURRENCY})`,
     },
     name: { type: 'string', placeholder: 'NAME', description: 'the name runs record (default host:pid)' },
+    port: {
+      type: 'string',
+      placeholder: 'PORT',
+      description: 'answer GET /health and GET /ready on this port (0: a free one); none by default',
+    },
+    host: {
+      type: 'string',
+      placeholder: 'HOST',
+      description: 'the address --port listens on (default 127.0.0.1)',
+    },
     ...RUN_SETUP_FLAGS,
   },
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
@@ -33,6 +44,12 @@ export const workerCommand: CliCommand = async (args, context) => {
     given === undefined ? DEFAULT_WORKER_CONCURRENCY : /^\d{1,4}$/.test(given) ? Number(given) : 0;
   if (concurrency < 1)
     throw new UserError('usage', `--concurrency ${given}: expected a whole number from 1 to 9999.`);
+  const port =
+    values.port === undefined ? undefined : /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
+  if (port !== undefined && (port < 0 || port > 65535))
+    throw new UserError('usage', `--port ${values.port}: expected a port number from 0 to 65535.`);
+  if (values.host !== undefined && port === undefined)
+    throw new UserError('usage', '--host names where --port listens: give --port too.');
   const cadre = await openCadre(context, { ...values, 'no-worker': true });
   try {
     if (!cadre.store.jobs)
@@ -51,6 +68,12 @@ export const workerCommand: CliCommand = async (args, context) => {
       log(
         `took ${job.kind} job ${job.id}${job.resumed ? ' (resumed)' : job.retryCount ? ` (try ${job.retryCount + 1})` : ''}`,
       );
+    const endpoints =
+      port === undefined
+        ? undefined
+        : await startWorkerEndpoints({ cadre, host: values.host ?? '127.0.0.1', port });
+    if (endpoints)
+      context.stdout.write(`Cadre worker ${worker.name} answers /health and /ready on ${endpoints.url}\n`);
     worker.onSetAside = (job, children) =>
       log(`set aside ${job.kind} job ${job.id} while ${children} sub-agent run(s) it waits on go on`);
     await new Promise<void>((resolve) => {
@@ -66,6 +89,7 @@ export const workerCommand: CliCommand = async (args, context) => {
       process.on('SIGTERM', onTerm);
       context.stdout.write(`Cadre worker ${worker.name} ready (concurrency ${worker.concurrency})\n`);
     });
+    await endpoints?.close();
     log('stopped');
     return EXIT.ok;
   } finally {

@@ -153,6 +153,13 @@ export class PgBossJobQueue implements JobQueue {
     return rows[0]?.alive ?? false;
   }
 
+  async liveWorkers(): Promise<number> {
+    const { rows } = await this.#db.query<{ live: number }>(
+      `SELECT count(*)::int AS live FROM workers w WHERE ${leaseHeld('w.id')}`,
+    );
+    return rows[0]?.live ?? 0;
+  }
+
   async take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]> {
     // One transaction: a job fetched is recorded as held (and as resumed) with it, or not fetched at all.
     return transaction(this.#db, async (connection) => {

@@ -1,6 +1,7 @@
 import type { JobQueue } from '../job-queue.ts';
 import { SqlHttpCache } from '../sql/http-cache.ts';
 import { SqlJournalStore } from '../sql/journal-store.ts';
+import { type MigrationState, migrationState } from '../sql/migrations.ts';
 import { SqlResultMemory } from '../sql/result-memory.ts';
 import { SqlSessionStore } from '../sql/session-store.ts';
 import { SqlSettingsStore } from '../sql/settings-store.ts';
@@ -12,6 +13,7 @@ import { PostgresDocumentStore } from './documents/document-store.ts';
 import { EventWriter } from './event-writer.ts';
 import { PgBossJobQueue } from './job-queue.ts';
 import { postgresJournalWriting } from './journal-store.ts';
+import { MIGRATIONS } from './migrations.ts';
 import { Notifications } from './notifications.ts';
 import { PostgresRunStore } from './run-store.ts';
 import { PostgresSqlDatabase } from './sql-port.ts';
@@ -38,10 +40,12 @@ export class PostgresStore implements Store {
   #url: string;
   #schema: string;
   #jobs: Promise<PgBossJobQueue> | undefined;
+  #sql: PostgresSqlDatabase;
 
   constructor(database: Database, url: string, schema: string) {
     this.database = database;
     const sql = new PostgresSqlDatabase(database);
+    this.#sql = sql;
     this.#url = url;
     this.#schema = schema;
     this.notifications = new Notifications(url, schema);
@@ -68,6 +72,10 @@ export class PostgresStore implements Store {
     this.#writer.recordRunsAsJobs();
     this.#jobs ??= PgBossJobQueue.open(this.#url, this.database, this.notifications, this.#schema);
     return this.#jobs;
+  }
+
+  health(): Promise<MigrationState> {
+    return migrationState(this.#sql, MIGRATIONS);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { SystemError } from '../../core/errors.ts';
-import { changes, rows, script, type Transaction } from './sql-database.ts';
+import { changes, rows, type SqlDatabase, script, type Transaction } from './sql-database.ts';
 
 /** One schema change of a backend: applied once, in its list's order, and recorded by id. */
 export interface Migration {
@@ -35,4 +35,22 @@ export function* applyMigrations(
     }
     yield* changes('INSERT INTO migrations (id, applied_at) VALUES (?, ?)', [migration.id, Date.now()]);
   }
+}
+
+/** Where a database stands against the migrations this code knows. */
+export interface MigrationState {
+  /** Known migrations the database has not applied (a process started before they were). */
+  pending: string[];
+  /** Applied migrations this code does not know: the database was migrated by a newer Cadre. */
+  unknown: string[];
+}
+
+/** Compares the database's applied migrations with `list`, reading only. */
+export async function migrationState(sql: SqlDatabase, list: readonly Migration[]): Promise<MigrationState> {
+  const applied = new Set((await sql.all<{ id: string }>('SELECT id FROM migrations')).map((row) => row.id));
+  const known = new Set(list.map((migration) => migration.id));
+  return {
+    pending: list.filter((migration) => !applied.has(migration.id)).map((migration) => migration.id),
+    unknown: [...applied].filter((id) => !known.has(id)).sort(),
+  };
 }

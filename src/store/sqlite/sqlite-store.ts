@@ -1,6 +1,7 @@
 import { currentOwner } from '../run-owner.ts';
 import { SqlHttpCache } from '../sql/http-cache.ts';
 import { SqlJournalStore } from '../sql/journal-store.ts';
+import { type MigrationState, migrationState } from '../sql/migrations.ts';
 import { SqlResultMemory } from '../sql/result-memory.ts';
 import { SqlSessionStore } from '../sql/session-store.ts';
 import { SqlSettingsStore } from '../sql/settings-store.ts';
@@ -12,6 +13,7 @@ import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import { sqliteJournalWriting } from './journal-store.ts';
+import { MIGRATIONS } from './migrations/index.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
 import { SqliteRunStore } from './run-store.ts';
 import { Spool, spoolDirFor } from './spool.ts';
@@ -46,10 +48,12 @@ export class SqliteStore implements Store {
   readonly database: Database;
   #checkpointer: Checkpointer | undefined;
   #closed = false;
+  #sql: SqliteSqlDatabase;
 
   constructor(database: Database, options: SqliteStoreOptions = {}) {
     this.database = database;
     const sql = new SqliteSqlDatabase(database);
+    this.#sql = sql;
     const location = database.location();
     const owner = options.events?.owner ?? currentOwner();
     // What processes that died left in their spools, applied at open and again before a long-lived
@@ -79,6 +83,10 @@ export class SqliteStore implements Store {
   /** True while a worker thread checkpoints this store's WAL (see checkpointer.ts). */
   get checkpointsInBackground(): boolean {
     return this.#checkpointer?.running ?? false;
+  }
+
+  health(): Promise<MigrationState> {
+    return migrationState(this.#sql, MIGRATIONS);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,68 @@
+/**
+ * `GET /ready` as an operator's probe sees it, on PostgreSQL: a `cadre serve --no-worker` is not ready
+ * while no worker runs (its questions would only wait) and is once one does; a worker started with
+ * `--port` answers the same; a database migrated by a newer Cadre makes both say so. `/health` only says
+ * the process is up, whatever the rest.
+ */
+import { describe, expect, it } from 'vitest';
+import { startOpenAIServer } from '../fixtures/openai-server.ts';
+import { fixtureModelEnv, tempHome } from '../helpers/cli.ts';
+import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { startServe } from '../helpers/serve.ts';
+import { storeReader } from '../helpers/store-reader.ts';
+
+interface ReadyBody {
+  ready: boolean;
+  reasons: string[];
+  checks: {
+    database: { ok: boolean };
+    migrations?: { ok: boolean; unknown: string[] };
+    workers?: { live: number };
+  };
+}
+
+async function ready(url: string): Promise<{ status: number; body: ReadyBody }> {
+  const response = await fetch(`${url}/ready`);
+  return { status: response.status, body: (await response.json()) as ReadyBody };
+}
+
+describe.skipIf(!TEST_DATABASE_URL)('readiness on PostgreSQL', () => {
+  it('a --no-worker server is ready only while a worker runs; a worker answers on its own port', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Hello.' }));
+    const env = { ...fixtureModelEnv(model, tempHome()), CADRE_DATABASE_URL: await freshSchema('ready') };
+    const server = await startServe(['--port', '0', '--no-worker'], env);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    const waiting = await ready(server.url);
+    expect(waiting.status).toBe(503);
+    expect(waiting.body.ready).toBe(false);
+    expect(waiting.body.checks.database.ok).toBe(true);
+    expect(waiting.body.checks.migrations?.ok).toBe(true);
+    expect(waiting.body.checks.workers?.live).toBe(0);
+    expect(waiting.body.reasons.join('\n')).toMatch(/no worker is running/);
+
+    const worker = await startWorker(env, 'probe', ['--concurrency', '1', '--port', '0']);
+    await worker.waitFor(/answers \/health and \/ready on http:\/\/\S+/);
+    const workerUrl = /on (http:\/\/\S+)/.exec(worker.output())![1]!;
+    const serving = await ready(server.url);
+    expect(serving.status).toBe(200);
+    expect(serving.body).toMatchObject({ ready: true, reasons: [], checks: { workers: { live: 1 } } });
+    const own = await ready(workerUrl);
+    expect(own.status).toBe(200);
+    expect(own.body.checks.workers).toBeUndefined();
+    expect((await fetch(`${workerUrl}/health`)).status).toBe(200);
+    expect((await fetch(`${workerUrl}/v1/models`)).status).toBe(404);
+
+    // A newer Cadre migrated the database meanwhile: this one may not understand it, and says so.
+    const store = storeReader(env);
+    await store.execute("INSERT INTO migrations (id, applied_at) VALUES ('999_from_a_newer_cadre', 0)");
+    await store.close();
+    for (const url of [server.url, workerUrl]) {
+      const newer = await ready(url);
+      expect(newer.status).toBe(503);
+      expect(newer.body.checks.migrations?.unknown).toEqual(['999_from_a_newer_cadre']);
+      expect(newer.body.reasons.join('\n')).toMatch(/migrated by a newer Cadre/);
+    }
+    await worker.kill();
+    expect((await ready(server.url)).body.checks.workers?.live).toBe(0);
+  }, 90_000);
+});
