@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { testServer } from '../../test/helpers/server.ts';
 import { readiness } from './readiness.ts';
 
-const current = { pending: [], unknown: [] };
+const current = { pending: [], unknown: [], applied: [] };
 
 describe('readiness', () => {
   it('is ready on an embedded store that answers and is migrated (GET /ready beside /health)', async () => {
@@ -32,7 +32,7 @@ describe('readiness', () => {
 
   it('names migrations the database lacks, and workers it needs but has none of', async () => {
     const behind = await readiness(
-      { store: { health: async () => ({ pending: ['016_versions'], unknown: [] }) } },
+      { store: { health: async () => ({ pending: ['016_versions'], unknown: [], applied: [] }) } },
       { needsWorker: false },
     );
     expect(behind.ready).toBe(false);

@@ -26,6 +26,7 @@ usage:
   cadre serve [--host 127.0.0.1] [--port 4319]
   cadre users add NAME [--json] | list | rm NAME
   cadre worker [--concurrency N]   run queued runs (with CADRE_DATABASE_URL)
+  cadre migrate [--json]           bring the database up to this version's schema
   cadre --version
 
 Every command explains itself and all its flags: cadre COMMAND --help.
@@ -44,6 +45,7 @@ export const COMMANDS: Record<string, string> = {
   serve: 'serveCommand',
   users: 'usersCommand',
   worker: 'workerCommand',
+  migrate: 'migrateCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */

@@ -43,14 +43,20 @@ export interface MigrationState {
   pending: string[];
   /** Applied migrations this code does not know: the database was migrated by a newer Cadre. */
   unknown: string[];
+  /** Every applied migration with when it was applied (ms since the epoch), in id order. */
+  applied: Array<{ id: string; appliedAt: number }>;
 }
 
 /** Compares the database's applied migrations with `list`, reading only. */
 export async function migrationState(sql: SqlDatabase, list: readonly Migration[]): Promise<MigrationState> {
-  const applied = new Set((await sql.all<{ id: string }>('SELECT id FROM migrations')).map((row) => row.id));
+  const rows = await sql.all<{ id: string; applied_at: number | string }>(
+    'SELECT id, applied_at FROM migrations ORDER BY id',
+  );
+  const applied = new Set(rows.map((row) => row.id));
   const known = new Set(list.map((migration) => migration.id));
   return {
     pending: list.filter((migration) => !applied.has(migration.id)).map((migration) => migration.id),
     unknown: [...applied].filter((id) => !known.has(id)).sort(),
+    applied: rows.map((row) => ({ id: row.id, appliedAt: Number(row.applied_at) })),
   };
 }
