@@ -32,6 +32,7 @@ printCore(await benchCore(iterations));
 
 const families: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'startup', run: async () => (await import('./person-waiting.ts')).runPersonWaitingBench() },
+  { name: 'runtime', run: async () => void (await import('./user-runtime.ts')) },
   { name: 'web', run: async () => (await import('./web-cache.ts')).runWebCacheBench() },
   { name: 'web-render', run: async () => void (await import('./web-render.ts')).runWebRenderBench() },
   { name: 'server', run: async () => (await import('./server-load.ts')).runServerLoadBench() },
