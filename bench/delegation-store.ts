@@ -3,7 +3,9 @@
  * run by Cadre storing what `cadre ask` stores (every event, and the run journal's model steps and tool
  * results) in a SQLite file, against AI SDK's own streaming loop doing the same (a ToolLoopAgent whose
  * tool streams another ToolLoopAgent), same scripted model, alternating one of each so load on the machine
- * hits both alike. Reports the per-delegation ratio at the median and at p90, the event loop's worst delay
+ * hits both alike. Reports the per-delegation ratio at the median and at p90, the main thread's CPU time per
+ * delegation at the median (what each side costs, which other load on the machine sways less than the
+ * wall-clock ratio), the event loop's worst delay
  * (`perf_hooks.monitorEventLoopDelay`) while each ran, and the longest the store itself held the loop
  * (one slice of inserts, or securing a step in the spool). Run alone: `npx node bench/delegation-store.ts`
  * (BENCH_ITERATIONS, BENCH_OUTPUT_BYTES for large tool outputs, BENCH_JOURNAL=off for events only,
@@ -85,6 +87,8 @@ function memoryJournal() {
 
 interface Sample {
   ms: number;
+  /** CPU time of this thread while it ran, in milliseconds: what it cost, less swayed by other load than `ms`. */
+  cpuMs: number;
   /** The event loop's worst delay while this one ran, in milliseconds. */
   worstDelayMs: number;
 }
@@ -92,13 +96,15 @@ interface Sample {
 async function sample(run: () => Promise<unknown>): Promise<Sample> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
+  const cpu = process.threadCpuUsage();
   const started = performance.now();
   await run();
   const ms = performance.now() - started;
+  const used = process.threadCpuUsage(cpu);
   // Let the writer's last slice (and its delay) land inside this sample, not the next one's.
   await new Promise((resolve) => setTimeout(resolve, 25));
   histogram.disable();
-  return { ms, worstDelayMs: histogram.max / 1e6 };
+  return { ms, cpuMs: (used.user + used.system) / 1000, worstDelayMs: histogram.max / 1e6 };
 }
 
 function quantile(values: number[], q: number): number {
@@ -111,8 +117,8 @@ export interface DelegationStoreResult {
   answerChars: number;
   durability: 'step' | 'batched';
   iterations: number;
-  cadre: { medianMs: number; p90Ms: number; worstDelayMs: number; p99DelayMs: number };
-  sdk: { medianMs: number; p90Ms: number; worstDelayMs: number; p99DelayMs: number };
+  cadre: { medianMs: number; p90Ms: number; cpuMedianMs: number; worstDelayMs: number; p99DelayMs: number };
+  sdk: { medianMs: number; p90Ms: number; cpuMedianMs: number; worstDelayMs: number; p99DelayMs: number };
   ratio: { median: number; p90: number };
   storedEvents: number;
   journal: boolean;
@@ -195,6 +201,10 @@ export async function benchDelegationStore(
       samples.map((s) => s.ms),
       0.9,
     ),
+    cpuMedianMs: quantile(
+      samples.map((s) => s.cpuMs),
+      0.5,
+    ),
     worstDelayMs: Math.max(...samples.map((s) => s.worstDelayMs)),
     p99DelayMs: quantile(
       samples.map((s) => s.worstDelayMs),
@@ -233,6 +243,9 @@ export function printDelegationStore(result: DelegationStoreResult): void {
   );
   console.log(
     `  p90     cadre ${f(result.cadre.p90Ms)} ms   ai-sdk ${f(result.sdk.p90Ms)} ms   ratio ${result.ratio.p90.toFixed(2)}x (target <= 1.25x)`,
+  );
+  console.log(
+    `  main-thread CPU per delegation (median)  cadre ${f(result.cadre.cpuMedianMs)} ms   ai-sdk ${f(result.sdk.cpuMedianMs)} ms   ratio ${(result.cadre.cpuMedianMs / result.sdk.cpuMedianMs).toFixed(2)}x (what each costs; the guard reads wall-clock, which other load on the machine sways more)`,
   );
   console.log(
     `  event loop worst delay  cadre ${f(result.cadre.worstDelayMs)} ms (p99 of runs ${f(result.cadre.p99DelayMs)})   ai-sdk ${f(result.sdk.worstDelayMs)} ms (p99 ${f(result.sdk.p99DelayMs)})`,
