@@ -34,6 +34,7 @@ import { QueuedTrees } from './jobs/queued-trees.ts';
 import { SharedApprovals } from './jobs/shared-approvals.ts';
 import { TreeWorker } from './jobs/tree-worker.ts';
 import { LiveRuns } from './live-runs.ts';
+import { CadreMetrics } from './metrics.ts';
 import { ModelsUseCases } from './models.ts';
 import { type Readiness, readiness } from './readiness.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
@@ -113,6 +114,8 @@ export class Cadre {
   readonly settings: SettingsUseCases;
   /** OpenTelemetry export of every run's spans, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
   readonly tracing: Tracing | undefined;
+  /** This process's metrics (`/metrics`), when the config turns them on (`"metrics": true`). */
+  readonly metrics: CadreMetrics | undefined;
   /** Trees running in this process: how to stop and follow them. */
   readonly live = new LiveRuns();
   /** The configured MCP servers; each starts when a run first needs its tools. */
@@ -200,6 +203,9 @@ export class Cadre {
     logProviderWarnings(this.home);
     this.tracing = startTracing(options.env, this.bus, VERSION);
     const store = this.store;
+    this.metrics = this.config.metrics ? new CadreMetrics() : undefined;
+    this.metrics?.watchRuns(this.bus);
+    if (this.metrics && store.jobs) this.metrics.watchQueue(() => store.jobs!());
     // Runs as jobs ask on any worker and are answered from any process: the requests and the signing
     // secret live in the database. In process, a file in CADRE_HOME holds the secret.
     this.approvals = store.jobs
@@ -396,6 +402,11 @@ export class Cadre {
     return readiness({ store: this.store }, { needsWorker: !worksTheQueue });
   }
 
+  /** Prometheus's text for `/metrics`, or undefined when the config does not turn metrics on. */
+  async metricsText(): Promise<string | undefined> {
+    return this.metrics?.text();
+  }
+
   /** The configured approval rules, with the pending list as the approver unless a request brings its own. */
   approvalSettings(): ApprovalSettings {
     const approvals = this.config.approvals ?? {};
@@ -425,6 +436,7 @@ export class Cadre {
         { store, jobs: await store.jobs!(), runtime: (request) => this.runtime(request) },
         options,
       );
+      this.metrics?.watchWorker(worker);
       await worker.start();
       return worker;
     })();
@@ -442,6 +454,7 @@ export class Cadre {
     await stopSandboxRuntime();
     // The last spans go out before the process may exit; an unreachable collector is not Cadre's failure.
     await this.tracing?.shutdown().catch(() => {});
+    this.metrics?.close();
     this.#detachStore();
     await this.store.runs.flush();
     if (this.#ownsStore) await this.store.close();

@@ -56,7 +56,7 @@ describe('configuration', () => {
     );
   });
 
-  it("takes users' coding tools, sandbox hosts, pricing and trusted proxies from the operator's config only", () => {
+  it("takes users' coding tools, sandbox hosts, pricing, metrics and trusted proxies from the operator's config only", () => {
     const { home, cwd } = dirs();
     const operator = {
       multiUser: { codingTools: false },
@@ -69,13 +69,15 @@ describe('configuration', () => {
         multiUser: { codingTools: true, sandboxAllowedDomains: ['attacker.example'], sandboxAsRoot: true },
         pricing: { 'openai:gpt-5': { inputPerMillion: 0, outputPerMillion: 0 } },
         server: { trustedProxies: ['0.0.0.0'], allowedOrigins: ['https://attacker.example'], port: 4400 },
+        metrics: true,
       }),
     );
     const loaded = loadConfig({ env: { CADRE_HOME: home }, cwd });
     expect(loaded.config.multiUser).toEqual(operator.multiUser);
     expect(loaded.config.pricing).toEqual(operator.pricing);
     expect(loaded.config.server).toEqual({ port: 4400 });
-    expect(loaded.warnings).toHaveLength(4);
+    expect(loaded.config.metrics).toBeUndefined();
+    expect(loaded.warnings).toHaveLength(5);
     // Passed by the person with --config, the same file is theirs.
     const given = loadConfig({
       env: { CADRE_HOME: home },

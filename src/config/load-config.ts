@@ -166,7 +166,7 @@ function withoutTrustedEndpoint(layer: CadreConfig, file: string): string[] {
 
 /**
  * What a shared server's users may do (`multiUser`: their coding tools, their sandbox's hosts and
- * environment), what runs cost (`pricing`) and whose addresses and origins the server believes
+ * environment), what runs cost (`pricing`), whether the process exposes `/metrics`, and whose addresses and origins the server believes
  * (`server.trustedProxies`, `allowedHosts`, `allowedOrigins`) are the operator's to say: a folder Cadre runs
  * in may not, trusted or not.
  */
@@ -179,6 +179,10 @@ function withoutOperatorSettings(layer: CadreConfig, file: string): string[] {
   if (layer.pricing) {
     delete layer.pricing;
     ignored.push('pricing');
+  }
+  if (layer.metrics !== undefined) {
+    delete layer.metrics;
+    ignored.push('metrics');
   }
   for (const key of ['trustedProxies', 'allowedHosts', 'allowedOrigins'] as const) {
     if (layer.server?.[key]) {

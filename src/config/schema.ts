@@ -182,6 +182,8 @@ export const configSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** `/metrics` (Prometheus's text format) on `cadre serve` and on `cadre worker --port`; off by default. */
+  metrics: z.boolean().optional(),
   server: z
     .strictObject({
       host: z.string().optional(),

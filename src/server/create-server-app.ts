@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Cadre } from '../app/create-cadre.ts';
+import { METRICS_CONTENT_TYPE } from '../app/metrics.ts';
 import type { UserStore } from '../app/users.ts';
 import { VERSION } from '../app/version.ts';
 import { UserError } from '../core/index.ts';
@@ -158,6 +159,13 @@ export function createServerApp(options: ServerAppOptions): Hono<ServerEnv> {
   app.route('/api/settings', settingsRoutes());
   app.route('/api/approvals', approvalRoutes());
   app.route('/api/documents', documentRoutes(limits));
+  // Prometheus's text, when the config turns metrics on: behind the same token as the API (a scraper
+  // sends it as a bearer token); a 404 otherwise, as for any path the server does not have.
+  app.get('/metrics', auth, async (c) => {
+    const text = await c.var.cadre.metricsText();
+    if (text === undefined) return noRoute(c);
+    return new Response(text, { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE } });
+  });
   for (const mount of options.mounts ?? []) {
     app.use(mount.path, auth);
     app.use(`${mount.path}/*`, auth);

@@ -2,9 +2,10 @@ import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Cadre } from '../app/create-cadre.ts';
+import { METRICS_CONTENT_TYPE } from '../app/metrics.ts';
 import { VERSION } from '../app/version.ts';
 
-/** What a `cadre worker` started with `--port` answers: its own health and readiness, nothing else. */
+/** What a `cadre worker` started with `--port` answers: its health, readiness and metrics, nothing else. */
 export interface WorkerEndpoints {
   url: string;
   close(): Promise<void>;
@@ -12,7 +13,8 @@ export interface WorkerEndpoints {
 
 /**
  * The HTTP side of a worker, for a process manager or a load balancer's probe: `GET /health` (the process
- * is up) and `GET /ready` (its database answers, migrated as this code expects: 200, else 503 with why).
+ * is up), `GET /ready` (its database answers, migrated as this code expects: 200, else 503 with why) and,
+ * when the config turns them on, `GET /metrics`.
  * It serves no question and reads no body; everything else is a 404.
  */
 export async function startWorkerEndpoints(options: {
@@ -25,6 +27,19 @@ export async function startWorkerEndpoints(options: {
   app.get('/ready', async (c) => {
     const ready = await options.cadre.readiness();
     return c.json({ ...ready, version: VERSION }, ready.ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => {
+    const text = await options.cadre.metricsText();
+    if (text === undefined)
+      return c.json(
+        { error: { code: 'not_found', message: 'Metrics are off: set "metrics": true in the config.' } },
+        404,
+      );
+    return new Response(text, { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE } });
+  });
+  app.onError((error, c) => {
+    process.stderr.write(`cadre worker: ${c.req.path}: ${(error as Error).stack ?? error}\n`);
+    return c.json({ error: { code: 'internal', message: (error as Error).message } }, 500);
   });
   app.notFound((c) =>
     c.json({ error: { code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` } }, 404),

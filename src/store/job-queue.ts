@@ -17,6 +17,18 @@ export interface Job {
   retryCount: number;
   /** Taken again after it was suspended while its children ran (see `suspend`): its run goes on from its journal. */
   resumed?: boolean;
+  /** When it became takeable (queued, or due again after a failed try), ms since the epoch. */
+  waitingSince?: number;
+}
+
+/** The queue as an operator sees it: jobs by kind and state, parents set aside, the oldest wait. */
+export interface QueueStats {
+  /** Jobs not yet settled, by kind (`dead` for dead letters not yet settled) and pg-boss state. */
+  jobs: Array<{ kind: JobKind | 'dead'; state: string; count: number }>;
+  /** Parent jobs set aside while their sub-agents run. */
+  setAside: number;
+  /** Seconds the longest-waiting takeable job of each kind has waited (0 when none waits). */
+  oldestWaitingSeconds: Record<JobKind, number>;
 }
 
 /** Where a job is: waiting (or waiting for a retry), being run, or ended (with its output or error). */
@@ -105,6 +117,8 @@ export interface TreeQueue {
   othersAlive(workerId: string): Promise<boolean>;
   /** How many workers are alive now (hold their lease): any process working the queue. */
   liveWorkers(): Promise<number>;
+  /** What waits, runs and failed, read in one go (metrics, `/ready`'s neighbours). */
+  stats(): Promise<QueueStats>;
   /** Claims up to `count` waiting jobs (sub-agent runs before trees, oldest first) for worker `workerId`. */
   take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]>;
   /**

@@ -4,9 +4,12 @@
  * `--port` answers the same; a database migrated by a newer Cadre makes both say so. `/health` only says
  * the process is up, whatever the rest.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { fixtureModelEnv, tempHome } from '../helpers/cli.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { startServe } from '../helpers/serve.ts';
 import { storeReader } from '../helpers/store-reader.ts';
@@ -21,6 +24,22 @@ interface ReadyBody {
   };
 }
 
+/** The first value of metric `name` whose labels include these. */
+function value(
+  families: ParsedFamily[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  const metric = families
+    .find((family) => family.name === name)
+    ?.metrics.find((each) => Object.entries(labels).every(([key, wanted]) => each.labels?.[key] === wanted));
+  return metric?.value === undefined
+    ? metric?.count === undefined
+      ? undefined
+      : Number(metric.count)
+    : Number(metric.value);
+}
+
 async function ready(url: string): Promise<{ status: number; body: ReadyBody }> {
   const response = await fetch(`${url}/ready`);
   return { status: response.status, body: (await response.json()) as ReadyBody };
@@ -30,6 +49,7 @@ describe.skipIf(!TEST_DATABASE_URL)('readiness on PostgreSQL', () => {
   it('a --no-worker server is ready only while a worker runs; a worker answers on its own port', async () => {
     const model = await startOpenAIServer(() => ({ text: 'Hello.' }));
     const env = { ...fixtureModelEnv(model, tempHome()), CADRE_DATABASE_URL: await freshSchema('ready') };
+    writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ metrics: true }));
     const server = await startServe(['--port', '0', '--no-worker'], env);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     const waiting = await ready(server.url);
@@ -51,6 +71,28 @@ describe.skipIf(!TEST_DATABASE_URL)('readiness on PostgreSQL', () => {
     expect(own.body.checks.workers).toBeUndefined();
     expect((await fetch(`${workerUrl}/health`)).status).toBe(200);
     expect((await fetch(`${workerUrl}/v1/models`)).status).toBe(404);
+
+    // A question through the queue, then the worker's metrics as Prometheus reads them.
+    const asked = await runCli(['ask', '--no-worker', '--json', 'Hi'], env);
+    expect(JSON.parse(asked.stdout).answer).toBe('Hello.');
+    const scraped = await fetch(`${workerUrl}/metrics`);
+    expect(scraped.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await scraped.text();
+    const families = parsePrometheusTextFormat(text);
+    expect(value(families, 'cadre_jobs_taken_total', { kind: 'tree' })).toBe(1);
+    expect(value(families, 'cadre_jobs_finished_total', { kind: 'tree', outcome: 'completed' })).toBe(1);
+    // (The parser keeps a histogram's buckets but not its labelled count: read from the text.)
+    expect(text).toMatch(/^cadre_job_pickup_seconds_count\{kind="tree"\} 1$/m);
+    expect(families.find((family) => family.name === 'cadre_job_pickup_seconds')?.type).toBe('HISTOGRAM');
+    expect(value(families, 'cadre_worker_slots', { state: 'free' })).toBe(1);
+    expect(value(families, 'cadre_model_calls_total', { model: 'compatible:fixture' })).toBe(1);
+    expect(value(families, 'cadre_runs_finished_total', { status: 'ok' })).toBe(1);
+    expect(value(families, 'cadre_queue_oldest_waiting_seconds', { kind: 'tree' })).toBe(0);
+    expect(families.map((family) => family.name)).toContain('cadre_queue_set_aside_jobs');
+    // The front door sees the same queue (and ran no model itself).
+    const front = parsePrometheusTextFormat(await (await fetch(`${server.url}/metrics`)).text());
+    expect(front.map((family) => family.name)).toContain('cadre_queue_jobs');
+    expect(value(front, 'cadre_model_calls_total')).toBeUndefined();
 
     // A newer Cadre migrated the database meanwhile: this one may not understand it, and says so.
     const store = storeReader(env);

@@ -57,6 +57,9 @@ interface ActiveJob {
   suspendTimer?: NodeJS.Timeout | undefined;
 }
 
+/** How a worker was done with one attempt of a job: see `TreeWorker.onEnd`. */
+export type JobOutcome = 'completed' | 'failed' | 'handed_back' | 'set_aside' | 'taken' | 'left';
+
 /**
  * A worker: takes trees and sub-agent runs from the queue and runs them, `concurrency` at a time. A parent
  * waiting on its children gives its slot back for the wait, so one worker with one slot finishes a tree of
@@ -89,6 +92,8 @@ export class TreeWorker {
   onSetAside: ((job: Job, children: number) => void) | undefined;
   /** Called as each job starts (for a worker's log). */
   onJob: ((job: Job) => void) | undefined;
+  /** Called as this worker is done with a job's attempt, with how it ended here (metrics). */
+  onEnd: ((job: Job, outcome: JobOutcome) => void) | undefined;
 
   constructor(parts: WorkerParts, options: WorkerOptions) {
     this.#parts = parts;
@@ -101,6 +106,11 @@ export class TreeWorker {
   }
 
   /** Jobs this worker holds now (running or waiting on children). */
+  /** Slots held now (a job waiting on its sub-agents holds none). */
+  get slotsUsed(): number {
+    return this.concurrency - this.#slots.available;
+  }
+
   get active(): number {
     return this.#active.size;
   }
@@ -261,17 +271,20 @@ export class TreeWorker {
         },
         hooks,
       });
-      if (this.#handedOver(controller.signal)) return;
+      if (this.#handedOver(controller.signal)) return this.#ended(job, controller.signal);
       if (controller.signal.reason instanceof WorkerStopping) {
         // Back on the queue as it is, for another worker to go on from its journal (not a failed try).
         await this.#handBackJob(job);
         return;
       }
       await jobs.complete(job, output, parentJob(job.kind, job.data));
+      this.onEnd?.(job, 'completed');
     } catch (error) {
       if (controller.signal.reason instanceof WorkerStopping && this.#handsBack) await this.#handBackJob(job);
-      else if (!this.#handedOver(controller.signal))
+      else if (!this.#handedOver(controller.signal)) {
         await jobs.fail(job, describeError(error)).catch(() => {});
+        this.onEnd?.(job, 'failed');
+      } else this.#ended(job, controller.signal);
     } finally {
       clearTimeout(active.suspendTimer);
       // Taken again meanwhile (set aside and put back at once): that attempt is the one held now.
@@ -297,6 +310,19 @@ export class TreeWorker {
   async #handBackJob(job: Job): Promise<void> {
     const { jobs } = this.#parts;
     await jobs.handBack(job).catch(() => jobs.fail(job, 'the worker stopped').catch(() => {}));
+    this.onEnd?.(job, 'handed_back');
+  }
+
+  /** A job no longer this worker's to settle: set aside, taken by another worker, or left as it stops. */
+  #ended(job: Job, signal: AbortSignal): void {
+    this.onEnd?.(
+      job,
+      signal.reason instanceof JobSetAside
+        ? 'set_aside'
+        : signal.reason instanceof JobTaken
+          ? 'taken'
+          : 'left',
+    );
   }
 
   /**

@@ -64,18 +64,25 @@ export const workerCommand: CliCommand = async (args, context) => {
       standing: true,
       ...(values.name ? { name: values.name } : {}),
     });
-    worker.onJob = (job) =>
+    // Beside whatever else observes the worker (its metrics).
+    const onJob = worker.onJob;
+    worker.onJob = (job) => {
+      onJob?.(job);
       log(
         `took ${job.kind} job ${job.id}${job.resumed ? ' (resumed)' : job.retryCount ? ` (try ${job.retryCount + 1})` : ''}`,
       );
+    };
     const endpoints =
       port === undefined
         ? undefined
         : await startWorkerEndpoints({ cadre, host: values.host ?? '127.0.0.1', port });
     if (endpoints)
       context.stdout.write(`Cadre worker ${worker.name} answers /health and /ready on ${endpoints.url}\n`);
-    worker.onSetAside = (job, children) =>
+    const onSetAside = worker.onSetAside;
+    worker.onSetAside = (job, children) => {
+      onSetAside?.(job, children);
       log(`set aside ${job.kind} job ${job.id} while ${children} sub-agent run(s) it waits on go on`);
+    };
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         process.off('SIGINT', onInt);

@@ -10,6 +10,7 @@ import type {
   JobQueue,
   JobState,
   QueueSignal,
+  QueueStats,
   ReapedJobs,
   StoredApproval,
 } from '../job-queue.ts';
@@ -160,6 +161,34 @@ export class PgBossJobQueue implements JobQueue {
     return rows[0]?.live ?? 0;
   }
 
+  async stats(): Promise<QueueStats> {
+    const kinds = [...Object.entries(QUEUES), ['dead', DEAD]] as Array<[JobKind | 'dead', string]>;
+    const stats: QueueStats = { jobs: [], setAside: 0, oldestWaitingSeconds: { tree: 0, run: 0 } };
+    for (const [kind, name] of kinds) {
+      const queue = await this.#boss.getQueue(name);
+      if (!queue) continue;
+      const { rows } = await this.#db.query<{ state: string; count: number; oldest: number | null }>(
+        `SELECT state, count(*)::int AS count,
+           extract(epoch FROM now() - min(start_after) FILTER (WHERE state IN ('created', 'retry')
+             AND start_after <= now())) AS oldest
+         FROM ${quoted(this.#bossSchema)}.${quoted(queue.table)}
+         WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed')
+         GROUP BY state`,
+        [name],
+      );
+      for (const row of rows) {
+        stats.jobs.push({ kind, state: row.state, count: row.count });
+        if (kind !== 'dead' && row.oldest !== null)
+          stats.oldestWaitingSeconds[kind] = Math.max(stats.oldestWaitingSeconds[kind], Number(row.oldest));
+      }
+    }
+    const { rows } = await this.#db.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM suspended_jobs WHERE NOT woken',
+    );
+    stats.setAside = rows[0]?.count ?? 0;
+    return stats;
+  }
+
   async take(count: number, workerId: string, placeOf: (job: Job) => JobPlace): Promise<Job[]> {
     // One transaction: a job fetched is recorded as held (and as resumed) with it, or not fetched at all.
     return transaction(this.#db, async (connection) => {
@@ -173,7 +202,13 @@ export class PgBossJobQueue implements JobQueue {
           db,
         });
         for (const job of fetched)
-          jobs.push({ id: job.id, kind, data: job.data, retryCount: job.retryCount ?? 0 });
+          jobs.push({
+            id: job.id,
+            kind,
+            data: job.data,
+            retryCount: job.retryCount ?? 0,
+            waitingSince: Math.max(job.createdOn.getTime(), job.startAfter.getTime()),
+          });
       }
       if (!jobs.length) return jobs;
       // Jobs put back on the queue after a suspension go on from their journal.
