@@ -35,11 +35,16 @@ describe.skipIf(!TEST_DATABASE_URL || !localKey())('the sessions of dead cadre p
     const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
     const live = spawn('sleep', ['30']);
     cleanups.push(() => live.kill());
-    const dead = await session(`cadre ${deadPid} ${localKey()}`);
+    // The dead process's session takes its lock before it bears the dead process's name, in one round
+    // trip: any cadre process on this machine sweeps (tests running beside this one too), and a sweep
+    // between the two would end it before it held anything.
+    const dead = await session('about to be a dead cadre');
+    await dead.query(
+      `SELECT pg_advisory_lock(hashtext('dead-sessions-test'), 1); SET application_name = 'cadre ${deadPid} ${localKey()}'`,
+    );
     const alive = await session(`cadre ${live.pid} ${localKey()}`);
     const elsewhere = await session(`cadre ${deadPid} 0123456789abcdef`);
     const other = await session(`psql`);
-    await dead.query("SELECT pg_advisory_lock(hashtext('dead-sessions-test'), 1)");
 
     // The sweep any cadre process makes (at its start, and every few seconds in a worker).
     const store = await openPostgresStore(await freshSchema('dead_sessions'));
