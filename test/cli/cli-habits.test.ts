@@ -5,6 +5,7 @@ import { ASK } from '../../src/cli/commands/ask.ts';
 import { CHAT } from '../../src/cli/commands/chat.ts';
 import { DOCS } from '../../src/cli/commands/docs.ts';
 import { MCP } from '../../src/cli/commands/mcp.ts';
+import { MIGRATE } from '../../src/cli/commands/migrate.ts';
 import { RUNS } from '../../src/cli/commands/runs.ts';
 import { SERVE } from '../../src/cli/commands/serve.ts';
 import { SESSIONS } from '../../src/cli/commands/sessions.ts';
@@ -30,6 +31,7 @@ const SPECS: Record<string, { flags: Record<string, FlagSpec> }> = {
   serve: SERVE,
   users: USERS,
   worker: WORKER,
+  migrate: MIGRATE,
 };
 
 const setup = fixtureCadre;
