@@ -157,6 +157,8 @@ export function ChatView({
   const { away: awayFromLatest, jumpToLatest, release } = useFollow(scroller, content);
   /** A resumed answer being followed, and how following it has gone so far. */
   const following = useRef<Following | undefined>(undefined);
+  /** The answer last told to be finished: a stream that ends twice (a resumed one and the chat's) tells once. */
+  const answered = useRef<string | undefined>(undefined);
   const [resumed, setResumed] = useState<ReadonlySet<string>>(() => new Set());
   const mounted = useRef(true);
   useEffect(
@@ -204,10 +206,16 @@ export function ChatView({
         }
         // Whether the answer delegated: the server's word when it gives one, else whether the tree had children.
         const root = rootRunIdOf(message);
+        if (answered.current === message.id) return;
+        answered.current = message.id;
         onAnswered(message.metadata?.delegationUsed ?? (root ? store.children(root).length > 0 : false));
       },
     });
   const busy = status === 'submitted' || status === 'streaming';
+  // A new question (or the same one asked again) gets its own word when it is answered.
+  useEffect(() => {
+    if (status === 'submitted') answered.current = undefined;
+  }, [status]);
 
   const cancel = useCallback(async () => {
     const last = messages.at(-1);
