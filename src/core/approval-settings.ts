@@ -37,6 +37,12 @@ export interface ApprovalDecision {
  * as it likes: the gate ends the wait at the request's `expiresAt` as denied, and when the run ends.
  */
 export interface Approver {
+  /**
+   * Makes the request answerable before anyone is told of it (an approver in another process stores it
+   * first), so a person who answers the moment the `approval-request` reaches them is never told there is
+   * no such approval. Optional: an approver that answers in `decide` alone needs none.
+   */
+  register?(request: ApprovalRequest): Promise<void>;
   decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
 }
 

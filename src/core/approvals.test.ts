@@ -152,6 +152,28 @@ describe('approvals from any depth', () => {
     });
   });
 
+  it('is registered with an approver that stores requests before it is announced, so it can be answered at once', async () => {
+    const order: string[] = [];
+    let registered: string | undefined;
+    const approver = {
+      register: async (request: { approvalId: string }) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        registered = request.approvalId;
+        order.push('registered');
+      },
+      decide: async () => ({ approved: true, by: 'person' }) as const,
+    };
+    const { runtime, events } = setup({ approver });
+    runtime.bus.subscribe((event) => {
+      if (event.type === 'approval-request')
+        order.push(registered === event.approvalId ? 'announced' : 'announced unknown');
+    });
+    await runtime.run({ agent: 'main', task: 'ship' });
+    expect(order).toEqual(['registered', 'announced']);
+    expect(events.find((event) => event.type === 'approval-result')).toMatchObject({ approved: true });
+    expect(deployed).toEqual(['api']);
+  });
+
   it('with nobody to ask, the call is denied saying so', async () => {
     const { runtime, events } = setup(undefined);
     await runtime.run({ agent: 'main', task: 'ship' });

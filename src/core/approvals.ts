@@ -79,6 +79,8 @@ export async function gateToolCall(
       expiresAt: request.expiresAt,
     });
   }
+  // Answerable first, then announced (a failure here is left to `decide`, which stores it too).
+  await settings.approver?.register?.(request).catch(() => {});
   emit(frame, {
     type: 'approval-request',
     approvalId: request.approvalId,

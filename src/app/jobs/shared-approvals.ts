@@ -32,14 +32,20 @@ export class SharedApprovals implements ApprovalDesk {
     return this.#signer;
   }
 
-  async decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    const jobs = await this.#jobs();
-    const signer = await this.#sign();
-    await jobs.putApproval({
+  /** Stored before the run announces it: any server can take its answer from the moment it is seen. */
+  async register(request: ApprovalRequest): Promise<void> {
+    await (await this.#jobs()).putApproval({
       approvalId: request.approvalId,
       userId: request.userId,
       request: JSON.stringify(request),
     });
+  }
+
+  async decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    const jobs = await this.#jobs();
+    const signer = await this.#sign();
+    // Again, in case `register` could not (storing it twice is one row).
+    await this.register(request);
     // Woken when a decision is announced (kept if it comes while the table is read), or when the wait ends.
     const wakeUp = new Wakeup();
     const unlisten = await jobs.listen('decided', (payload) => {
