@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
@@ -51,6 +51,10 @@ describe.skipIf(!TEST_DATABASE_URL)('readiness on PostgreSQL', () => {
     const env = { ...fixtureModelEnv(model, tempHome()), CADRE_DATABASE_URL: await freshSchema('ready') };
     writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ metrics: true }));
     const server = await startServe(['--port', '0', '--no-worker'], env);
+    onTestFinished(async () => {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    });
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     const waiting = await ready(server.url);
     expect(waiting.status).toBe(503);
