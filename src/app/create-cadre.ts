@@ -30,11 +30,10 @@ import type { CadreParts, RuntimeOptions, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
 import { InProcessTrees } from './in-process-trees.ts';
-import { QueuedTrees } from './jobs/queued-trees.ts';
-import { SharedApprovals } from './jobs/shared-approvals.ts';
-import { TreeWorker } from './jobs/tree-worker.ts';
+import type { JobMode } from './jobs/job-mode.ts';
+import type { TreeWorker } from './jobs/tree-worker.ts';
 import { LiveRuns } from './live-runs.ts';
-import { CadreMetrics } from './metrics.ts';
+import type { CadreMetrics } from './metrics.ts';
 import { ModelsUseCases } from './models.ts';
 import { type Readiness, readiness } from './readiness.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
@@ -140,6 +139,8 @@ export class Cadre {
   #executor: TreeExecutor | undefined;
   /** The worker this process runs when runs are jobs (started with the first tree, or by `startWorker`). */
   #worker: Promise<TreeWorker> | undefined;
+  /** The job-mode classes, when runs are jobs. */
+  readonly #jobs: JobMode | undefined;
   /** Each user's composed agents and runtimes, built again only when what composes them changed. */
   #runtimes: UserRuntimes;
 
@@ -164,7 +165,22 @@ export class Cadre {
       }));
     // Runs left "running" by a process that was killed (SIGKILL, a closed terminal) are closed now.
     await store.runs.markInterrupted();
-    const cadre = new Cadre(options, { ...loaded, store, ownsStore: !options.store, discovered });
+    // What only runs as jobs or a metrics endpoint need is loaded when they are used: a one-shot
+    // `cadre ask` on SQLite sends its first model request without loading either.
+    const [jobs, metrics] = await Promise.all([
+      store.jobs ? import('./jobs/job-mode.ts') : undefined,
+      loaded.config.metrics
+        ? import('./metrics.ts').then(({ CadreMetrics }) => new CadreMetrics())
+        : undefined,
+    ]);
+    const cadre = new Cadre(options, {
+      ...loaded,
+      store,
+      ownsStore: !options.store,
+      discovered,
+      jobs,
+      metrics,
+    });
     if (!options.lazy) await cadre.wiring();
     return cadre;
   }
@@ -179,6 +195,9 @@ export class Cadre {
       store: Store;
       ownsStore: boolean;
       discovered: CadreTool[];
+      /** The job-mode classes, loaded when the store has a queue. */
+      jobs: JobMode | undefined;
+      metrics: CadreMetrics | undefined;
     },
   ) {
     this.config = wired.config;
@@ -203,13 +222,14 @@ export class Cadre {
     logProviderWarnings(this.home);
     this.tracing = startTracing(options.env, this.bus, VERSION);
     const store = this.store;
-    this.metrics = this.config.metrics ? new CadreMetrics() : undefined;
+    this.#jobs = wired.jobs;
+    this.metrics = wired.metrics;
     this.metrics?.watchRuns(this.bus);
     if (this.metrics && store.jobs) this.metrics.watchQueue(() => store.jobs!());
     // Runs as jobs ask on any worker and are answered from any process: the requests and the signing
     // secret live in the database. In process, a file in CADRE_HOME holds the secret.
-    this.approvals = store.jobs
-      ? new SharedApprovals(() => store.jobs!())
+    this.approvals = wired.jobs
+      ? new wired.jobs.SharedApprovals(() => store.jobs!())
       : new PendingApprovals(ApprovalSigner.forFile(join(this.home, 'approval.key')));
     this.resolveModel = createModelResolver({
       env: options.env,
@@ -328,8 +348,9 @@ export class Cadre {
   get #treeParts(): AskParts & ResumeParts {
     const store = this.store;
     // Where trees run, chosen once: as jobs on the store's queue (PostgreSQL), else in this process.
-    this.#executor ??= store.jobs
-      ? new QueuedTrees({
+    const jobs = this.#jobs;
+    this.#executor ??= jobs
+      ? new jobs.QueuedTrees({
           store,
           live: this.live,
           approvals: this.approvals,
@@ -426,13 +447,14 @@ export class Cadre {
    */
   startWorker(options: { concurrency: number; name?: string; standing?: boolean }): Promise<TreeWorker> {
     const store = this.store;
-    if (!store.jobs)
+    const jobs = this.#jobs;
+    if (!store.jobs || !jobs)
       throw new UserError(
         'no_queue',
         'Workers need a database that several processes share: set CADRE_DATABASE_URL (or database.url) to a postgres:// URL.',
       );
     this.#worker ??= (async () => {
-      const worker = new TreeWorker(
+      const worker = new jobs.TreeWorker(
         { store, jobs: await store.jobs!(), runtime: (request) => this.runtime(request) },
         options,
       );

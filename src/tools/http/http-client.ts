@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { abortableSleep } from '../../core/abortable-sleep.ts';
 import type { HttpCacheStore } from '../../core/http-cache.ts';
@@ -231,7 +230,7 @@ export class HttpClient {
     return checkUrl(url, this.#guard);
   }
 
-  #send(
+  async #send(
     target: CheckedTarget | { url: URL },
     request: HttpRequest & { method: string },
     signal: AbortSignal,
@@ -239,7 +238,8 @@ export class HttpClient {
     const { url } = target;
     const pinned = 'address' in target ? target : undefined;
     this.options.onConnect?.({ url: url.toString(), address: pinned?.address ?? url.hostname });
-    const transport = url.protocol === 'https:' ? https : http;
+    // Loaded with the first request: most commands fetch nothing, and node:http is ~20 ms of a start.
+    const transport = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
     const headers: Record<string, string> = {
       'user-agent': this.options.userAgent ?? USER_AGENT,
       'accept-encoding': ACCEPT_ENCODING,
