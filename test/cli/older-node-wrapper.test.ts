@@ -7,6 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/store/run-owner.ts';
 import { tempHome } from '../helpers/cli.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/cadre.js', import.meta.url));
@@ -16,15 +17,6 @@ const OLDER_NODE = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
   const major = Number(execFileSync(path, ['-p', 'process.versions.node.split(".")[0]']).toString());
   return major < 24;
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!OLDER_NODE)('cadre on an older Node', () => {
   it('a server whose wrapper is SIGKILLed stops too, as on SIGTERM', async () => {
@@ -46,11 +38,11 @@ describe.skipIf(!OLDER_NODE)('cadre on an older Node', () => {
         .trim()
         .split('\n')[0],
     );
-    expect(alive(child)).toBe(true);
+    expect(processAlive(child)).toBe(true);
     wrapper.kill('SIGKILL');
     const gone = Date.now() + 15_000;
-    while (alive(child) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(alive(child)).toBe(false);
+    while (processAlive(child) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(processAlive(child)).toBe(false);
     expect(output).toMatch(/SIGTERM: stopping/);
   }, 60_000);
 

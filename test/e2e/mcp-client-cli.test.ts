@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/store/run-owner.ts';
 import { contentText, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 
@@ -11,15 +12,6 @@ const servers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('MCP servers under cadre ask', () => {
   it('starts the server for the run that uses it, and stops it when cadre exits', async () => {
@@ -49,7 +41,7 @@ describe('MCP servers under cadre ask', () => {
     const pid = Number(answer.match(/server pid (\d+)/)?.[1]);
     expect(pid).toBeGreaterThan(0);
     // cadre has exited (runCli resolved on close); the server it started is gone too.
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(result.ms).toBeLessThan(15_000);
   });
 });
