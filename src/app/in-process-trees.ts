@@ -45,6 +45,8 @@ export class InProcessTrees implements TreeExecutor {
       if (isRootStart) started(event.runId);
     };
     relayStops(parts);
+    const record = new EmbeddedTreeRecord(journal);
+    slot.steer((runId, reason) => record.stopRun(runId, reason));
     const ran = (async () =>
       start.runtime.run({
         ...runRequestOf(spec),
@@ -53,7 +55,7 @@ export class InProcessTrees implements TreeExecutor {
         rootLimits: start.rootLimits,
         signal,
         onEvent,
-        record: new EmbeddedTreeRecord(journal),
+        record,
       }))();
     const result = ran
       .then((outcome) => start.finish(outcome))

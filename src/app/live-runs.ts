@@ -11,6 +11,11 @@ export interface TreeSlot {
    * page opening the session finds it (answerIn).
    */
   inSession: (sessionId: string, question?: string, answerId?: string) => void;
+  /**
+   * How one run of the tree is stopped alone in this process (its record's steering), for `stopRun`; a
+   * tree run elsewhere (a job) has none here, and is stopped through the store.
+   */
+  steer: (stopRun: (runId: string, reason: string) => boolean) => void;
   end: () => void;
 }
 
@@ -30,6 +35,7 @@ export interface LiveTree {
 
 interface TreeEntry extends LiveTree {
   controller: AbortController;
+  stopRun?: ((runId: string, reason: string) => boolean) | undefined;
   events: CadreEvent[];
   listeners: Set<TreeListener>;
   enders: Set<() => void>;
@@ -73,10 +79,12 @@ export class LiveRuns {
       markEnded = resolve;
     });
     let entry: TreeEntry | undefined;
+    let stopRun: TreeEntry['stopRun'];
     const observe = (event: CadreEvent) => {
       if (!entry) {
         if (event.type !== 'run-start' || event.parentRunId !== null) return;
         entry = this.#open(event.runId, userId, controller);
+        entry.stopRun = stopRun;
         this.#pending.delete(controller);
       }
       if (event.type === 'run-start') this.#rootOf.set(event.runId, entry.rootRunId);
@@ -98,7 +106,11 @@ export class LiveRuns {
     const cancel = (reason: string) => controller.abort(new Error(reason));
     const inSession = (sessionId: string, question?: string, answerId?: string) =>
       this.#sessions.set(controller, { userId, sessionId, question, answerId, ended });
-    return { signal: controller.signal, observe, cancel, inSession, end };
+    const steer = (stop: NonNullable<TreeEntry['stopRun']>) => {
+      stopRun = stop;
+      if (entry) entry.stopRun = stop;
+    };
+    return { signal: controller.signal, observe, cancel, inSession, steer, end };
   }
 
   #open(rootRunId: string, userId: string, controller: AbortController): TreeEntry {
@@ -145,6 +157,27 @@ export class LiveRuns {
     if (!entry || entry.userId !== userId) return false;
     entry.controller.abort(new Error(reason));
     return true;
+  }
+
+  /**
+   * Stops run `runId` of a live tree alone, with its subtree (its parent goes on with what it had), when
+   * the tree runs in this process: true when it did. A tree's root is stopped with `cancel`.
+   */
+  stopRun(userId: string | undefined, runId: string, reason = 'stopped by the person'): boolean {
+    const root = this.#rootOf.get(runId);
+    const entry = root ? this.#trees.get(root) : undefined;
+    if (!entry || (userId !== undefined && entry.userId !== userId) || root === runId) return false;
+    return entry.stopRun?.(runId, reason) ?? false;
+  }
+
+  /** The id of every run of the live trees (roots and the runs in them). */
+  runIds(): string[] {
+    return [...this.#rootOf.keys()];
+  }
+
+  /** Whether `runId` is a live tree's root. */
+  isRoot(runId: string): boolean {
+    return this.#trees.has(runId);
   }
 
   /**

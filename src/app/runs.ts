@@ -59,15 +59,25 @@ export class RunsUseCases {
   }
 
   /**
-   * Stops a tree, in this process or in the other cadre process on the same store that runs it: every
-   * run in it ends `cancelled`.
+   * Stops a run wherever it runs (this process, another cadre process on the same store, a worker). A
+   * tree's root stops the whole tree: every run in it ends `cancelled`. Any other run stops alone with
+   * its subtree: it ends `cancelled` carrying what it had done (its text so far, its completed tool
+   * results and sources) and that the person stopped it, which its parent receives and goes on with.
+   * `{ cancelled: false }` for a run of the user's that is not running (not an error).
    */
   async cancel(userId: string, runId: string): Promise<{ cancelled: boolean }> {
-    if (this.#parts.live.cancel(userId, runId)) return { cancelled: true };
-    const rootRunId = await this.#parts.store.runs.rootOf(userId, runId);
+    const { live, store } = this.#parts;
+    const rootRunId = live.get(userId, runId)?.rootRunId ?? (await store.runs.rootOf(userId, runId));
     if (!rootRunId) throw unknownRun(runId);
-    // A finished run of this user: nothing to stop, which is not an error.
-    return { cancelled: await stopTree(this.#parts, userId, rootRunId) };
+    if (rootRunId === runId) {
+      if (live.cancel(userId, runId)) return { cancelled: true };
+      return { cancelled: await stopTree(this.#parts, userId, rootRunId) };
+    }
+    const reason = 'stopped by the person';
+    if (live.stopRun(userId, runId, reason)) return { cancelled: true };
+    // A run whose process died is not running any more, and nobody would read the request.
+    await store.runs.markInterrupted();
+    return { cancelled: await store.runs.requestStop(userId, runId, reason) };
   }
 
   /** Removes a whole tree by its root's id (a child's id says which tree to remove instead). */

@@ -1,6 +1,6 @@
 import { type BudgetLedger, InMemoryBudgetLedger } from '../core/child-runs.ts';
 import type { TreeJournal } from '../core/journal.ts';
-import type { TreeRecord } from '../core/tree-record.ts';
+import type { TreeRecord, TreeSteering } from '../core/tree-record.ts';
 
 /**
  * The record of a tree run in this process (embedded, or on PostgreSQL without a queue): its journal in
@@ -12,7 +12,18 @@ export class EmbeddedTreeRecord implements TreeRecord {
   readonly journal: TreeJournal;
   readonly ledger: BudgetLedger = new InMemoryBudgetLedger();
 
+  #steering: TreeSteering | undefined;
+
   constructor(journal: TreeJournal) {
     this.journal = journal;
+  }
+
+  steer(steering: TreeSteering): void {
+    this.#steering = steering;
+  }
+
+  /** Stops one run of the tree alone (a person's stop); false when it does not run (any more). */
+  stopRun(runId: string, reason: string): boolean {
+    return this.#steering?.stopRun(runId, reason) ?? false;
   }
 }

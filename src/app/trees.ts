@@ -71,13 +71,16 @@ export function relayStops(parts: TreeReaders): void {
   const take = async () => {
     const trees = parts.live.all();
     if (!trees.length) return;
+    // Stops of whole trees (their roots) and of single runs in them, stopped alone.
     const stops = await parts.store.runs
-      .takeStopRequests(trees.map((tree) => tree.rootRunId))
+      .takeStopRequests(parts.live.runIds())
       .catch(() => new Map<string, string>());
     for (const tree of trees) {
       const reason = stops.get(tree.rootRunId);
       if (reason !== undefined) parts.live.cancel(tree.userId, tree.rootRunId, reason);
     }
+    for (const [runId, reason] of stops)
+      if (!parts.live.isRoot(runId)) parts.live.stopRun(undefined, runId, reason);
   };
   stopRelays.set(parts.live, { trees: 1, end: parts.store.runs.watchStops(() => void take()) });
 }

@@ -25,6 +25,17 @@ export interface ResultEnvelope {
    * the parent's tree does not see; in process the parent counts them from the events.
    */
   turns?: number;
+  /** Set when a person stopped this run alone: the parent should go on with what it had, not ask again. */
+  stoppedBy?: 'person';
+  /** A stopped run's completed tool calls (their outputs as stored), the work its parent keeps. */
+  completedCalls?: CompletedCall[];
+}
+
+/** A tool call a run completed, as its envelope carries it when the run was stopped. */
+export interface CompletedCall {
+  toolCallId: string;
+  name: string;
+  output: unknown;
 }
 
 /**
@@ -44,8 +55,32 @@ export function toModelView(
   if (envelope.sources?.length) {
     view.sources = envelope.sources.map(({ url, title, verified }) => ({ url, title, verified }));
   }
+  if (envelope.stoppedBy === 'person') Object.assign(view, stoppedView(envelope, maxChars));
   const fitted = JSON.stringify(view).length <= maxChars ? view : cutView(envelope, view, maxChars);
   return envelope.untrusted ? markedUntrusted(fitted, agent) : fitted;
+}
+
+/**
+ * What a parent's model is told of a run a person stopped: that the person did (so it does not simply
+ * start it again), and the tool results it had completed, each cut to a share of the room.
+ */
+function stoppedView(envelope: ResultEnvelope, maxChars: number): Record<string, unknown> {
+  const calls = envelope.completedCalls ?? [];
+  const room = Number.isFinite(maxChars)
+    ? Math.max(200, Math.floor(maxChars / 2 / Math.max(1, calls.length)))
+    : Infinity;
+  return {
+    stopped_by: 'the person',
+    note: 'The person stopped this sub-agent before it finished. Use what it had found; do not start it again for the same task unless the person asks.',
+    ...(calls.length
+      ? {
+          completed_tool_results: calls.map((call) => {
+            const text = typeof call.output === 'string' ? call.output : JSON.stringify(call.output ?? null);
+            return { tool: call.name, output: text.length <= room ? call.output : `${text.slice(0, room)}…` };
+          }),
+        }
+      : {}),
+  };
 }
 
 /** A view whose text came from untrusted content: the text inside an untrusted block, and a notice. */
@@ -80,5 +115,6 @@ function cutView(
     [envelope.data === undefined ? 'summary' : 'data_excerpt']: `${kept}…`,
     cut: `The result was ${body.length} characters; only the first ${kept.length} are shown (maxResultChars ${maxChars}).`,
     ...(sources ? { sources } : {}),
+    ...(envelope.stoppedBy === 'person' ? { stopped_by: view.stopped_by, note: view.note } : {}),
   };
 }

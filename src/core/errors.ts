@@ -63,6 +63,14 @@ export class RunHandedOff extends Error {
   override name = 'RunHandedOff';
 }
 
+/**
+ * A person stopped this run (and its subtree) alone, not its tree: it ends `cancelled` with what it had
+ * done, which its parent receives and goes on with (see `finishInterrupted`).
+ */
+export class RunStopped extends Error {
+  override name = 'RunStopped';
+}
+
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

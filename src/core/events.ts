@@ -117,6 +117,8 @@ export interface RunFinishEvent extends EventBase {
   subtreeUsage: Usage;
   /** The run's result is derived from untrusted external content (see core/untrusted.ts). */
   untrusted?: boolean;
+  /** A person stopped this run alone (its parent went on with what it had). */
+  stoppedBy?: 'person';
 }
 /**
  * A run continues in another process after the one running it stopped (its worker died; the queue handed

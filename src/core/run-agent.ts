@@ -2,7 +2,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
 import { deadlines, runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
-import { describeError } from './errors.ts';
+import { describeError, RunStopped } from './errors.ts';
 import { guardModel } from './guarded-model.ts';
 import { childJournalKey } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
@@ -52,7 +52,9 @@ export async function runAgent(
   const resumed = spec.runId ? tree.record.resumePoint?.(spec.runId) : undefined;
   const startedAt = resumed?.startedAt || now;
   const ownDeadline = startedAt + limits.timeoutMs;
-  const signals = runSignals(spec.signal, Math.max(0, ownDeadline - now));
+  // A person may stop this run alone (TreeSteering.stopRun): its own signal, beside its parent's.
+  const alone = new AbortController();
+  const signals = runSignals(AbortSignal.any([spec.signal, alone.signal]), Math.max(0, ownDeadline - now));
   // A parent elsewhere stops its child at its own deadline, as a parent in process would by its signal.
   const parentEnd =
     spec.notAfter === undefined ? undefined : deadlineAbort(signals.signal, spec.notAfter - now);
@@ -65,6 +67,9 @@ export async function runAgent(
       limits,
       parentEnd ? { ...signals, signal: parentEnd.signal } : signals,
       deadline,
+      (reason) => {
+        if (!alone.signal.aborted) alone.abort(new RunStopped(reason));
+      },
     );
   } finally {
     parentEnd?.clear();
@@ -100,6 +105,7 @@ async function runWithin(
   limits: RuntimeLimits,
   { signal, timeoutSignal }: { signal: AbortSignal; timeoutSignal: AbortSignal },
   deadline: number,
+  stopAlone: (reason: string) => void,
 ): Promise<ResultEnvelope> {
   const { definition } = spec;
   const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);
@@ -137,6 +143,8 @@ async function runWithin(
     seenUrls: new Set(),
     directTools: new Set(),
     numbering: new EventNumbering(tree.record.resumePoint?.(id)),
+    stopAlone,
+    completedCalls: [],
   };
   tree.frames.set(frame.id, frame);
 

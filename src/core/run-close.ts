@@ -1,5 +1,7 @@
 import type { ResultEnvelope, Source } from './envelope.ts';
+import { RunStopped } from './errors.ts';
 import { emit, type RunFrame, subtreeUsage } from './run-frame.ts';
+import { citedSources } from './sources.ts';
 import type { RunStatus } from './status.ts';
 
 /** How a run ends: its interruptions (time limit, cancellation) and the closing `run-finish` with its envelope. */
@@ -15,12 +17,34 @@ export function interruption(frame: RunFrame): 'timeout' | 'cancelled' | undefin
 export function finishInterrupted(frame: RunFrame, status: 'timeout' | 'cancelled', partial: string) {
   // Stopped while it replayed an earlier attempt: its end is new, numbered after what that attempt stored.
   frame.numbering.goLive();
+  const stopped = status === 'cancelled' ? personStop(frame) : undefined;
   const reason =
     status === 'timeout'
       ? `Stopped: the run went past its time limit of ${Math.round(frame.limits.timeoutMs / 1000)} s.`
-      : 'Cancelled before it finished.';
+      : stopped !== undefined
+        ? `Stopped by the person${stopped && stopped !== 'stopped by the person' ? `: ${stopped}` : ''}.`
+        : 'Cancelled before it finished.';
   emit(frame, { type: 'run-error', status, message: reason });
-  return closeRun(frame, status, partial ? `${partial}\n\n[${reason}]` : reason, {});
+  const summary = partial ? `${partial}\n\n[${reason}]` : reason;
+  if (stopped === undefined) return closeRun(frame, status, summary, {});
+  // Its parent goes on with what it had: the text so far, the sources its tools returned, the calls it
+  // completed, and that the person stopped it (so the parent's model does not simply ask again).
+  const cited = citedSources(partial, frame.seenUrls);
+  const returned = [...frame.seenUrls]
+    .filter((url) => !cited.some((source) => source.url === url))
+    .slice(0, 20)
+    .map((url) => ({ url, verified: true }));
+  const sources = [...cited, ...returned];
+  return closeRun(frame, status, summary, sources.length ? { sources } : {}, {
+    stoppedBy: 'person',
+    completedCalls: frame.completedCalls,
+  });
+}
+
+/** Why a person stopped this run alone (or one above it, stopped alone), when that is how it ended. */
+function personStop(frame: RunFrame): string | undefined {
+  const reason: unknown = frame.signal.reason;
+  return reason instanceof RunStopped ? reason.message : undefined;
 }
 
 /** Waits for the run's children, then emits `run-finish` and returns the envelope. */
@@ -29,6 +53,7 @@ export async function closeRun(
   status: RunStatus,
   summary: string,
   extra: { data?: unknown; sources?: Source[] },
+  stop?: Pick<ResultEnvelope, 'stoppedBy' | 'completedCalls'>,
 ): Promise<ResultEnvelope> {
   await Promise.allSettled(frame.children);
   frame.tree.frames.delete(frame.id);
@@ -41,6 +66,8 @@ export async function closeRun(
     subtreeUsage: subtreeUsage(frame),
     runId: frame.id,
     ...(frame.readUntrusted ? { untrusted: true } : {}),
+    ...(stop?.stoppedBy ? { stoppedBy: stop.stoppedBy } : {}),
+    ...(stop?.completedCalls?.length ? { completedCalls: stop.completedCalls } : {}),
   };
   emit(frame, {
     type: 'run-finish',
@@ -50,6 +77,7 @@ export async function closeRun(
     usage: envelope.usage,
     subtreeUsage: envelope.subtreeUsage,
     ...(envelope.untrusted ? { untrusted: true } : {}),
+    ...(envelope.stoppedBy ? { stoppedBy: envelope.stoppedBy } : {}),
   });
   return envelope;
 }

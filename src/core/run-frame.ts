@@ -2,7 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ApprovalSettings } from './approval-settings.ts';
 import type { BudgetLedger } from './child-runs.ts';
-import type { ResultEnvelope } from './envelope.ts';
+import type { CompletedCall, ResultEnvelope } from './envelope.ts';
 import { RunHandedOff } from './errors.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
 import type { RuntimeLimits } from './limits.ts';
@@ -105,6 +105,10 @@ export interface RunFrame extends ParentRun {
   directTools: Set<string>;
   /** Numbers its events (repeating the stored numbers of what it replays from an earlier attempt). */
   numbering: EventNumbering;
+  /** Stops this run and its subtree alone (a person's stop of one run): its parent goes on. */
+  stopAlone: (reason: string) => void;
+  /** The tool calls it completed, kept for its envelope should a person stop it. */
+  completedCalls: CompletedCall[];
 }
 
 /**

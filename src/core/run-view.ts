@@ -37,6 +37,8 @@ export interface RunView {
   sources?: Source[];
   /** The result is derived from untrusted external content (see core/untrusted.ts). */
   untrusted?: boolean;
+  /** A person stopped this run alone (its parent went on with what it had). */
+  stoppedBy?: 'person';
   /** The run's own final usage, from its `run-finish` (`stepUsage` while it runs). */
   usage?: Usage;
   subtreeUsage?: Usage;
@@ -230,6 +232,7 @@ function applyEvent(run: RunView, event: CadreEvent): void {
       if (event.data !== undefined) run.data = event.data;
       if (event.sources) run.sources = event.sources;
       if (event.untrusted) run.untrusted = true;
+      if (event.stoppedBy) run.stoppedBy = event.stoppedBy;
       run.usage = event.usage;
       run.subtreeUsage = event.subtreeUsage;
       run.endedAt = event.time;
@@ -338,6 +341,8 @@ export interface RunTree {
   sources?: Source[];
   /** True when the result is derived from untrusted external content (web pages, API answers). */
   untrusted?: boolean;
+  /** A person stopped this run alone (its parent went on with what it had). */
+  stoppedBy?: 'person';
   model: string;
   /** The worker process that executed the run, when runs are jobs. */
   worker?: string;
@@ -375,6 +380,7 @@ export function renderRunTree(
     ...(run.data !== undefined ? { data: run.data } : {}),
     ...(run.sources ? { sources: run.sources } : {}),
     ...(run.untrusted ? { untrusted: true } : {}),
+    ...(run.stoppedBy ? { stoppedBy: run.stoppedBy } : {}),
     model: run.model,
     ...(run.worker ? { worker: run.worker } : {}),
     turns: run.steps,

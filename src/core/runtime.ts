@@ -11,7 +11,7 @@ import type { ModelSettings } from './model-options.ts';
 import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
 import { parentOf } from './run-children.ts';
-import type { ParentRun, TreeState } from './run-frame.ts';
+import type { ParentRun, RunFrame, TreeState } from './run-frame.ts';
 import { type RunTree, RunTreeBuilder } from './run-tree.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import type { TreeRecord } from './tree-record.ts';
@@ -220,11 +220,20 @@ export class Runtime {
     });
     let counter = 0;
     const { resultMemory, approvals } = this.options;
+    const frames = new Map<string, RunFrame>();
+    request.record.steer?.({
+      stopRun: (runId, reason) => {
+        const frame = frames.get(runId);
+        if (!frame) return false;
+        frame.stopAlone(reason);
+        return true;
+      },
+    });
     return {
       bus: treeBus,
       limits: this.limits,
       ledger: request.record.ledger ?? new InMemoryBudgetLedger(),
-      frames: new Map(),
+      frames,
       maxDepth: request.maxDepth,
       userId: request.userId,
       sessionId: request.sessionId,

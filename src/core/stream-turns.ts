@@ -125,7 +125,9 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
       }
     }
     result.responseMessages = ended?.responseMessages ?? [];
-    result.answer = (ended?.finalText.trim() ? ended.finalText : lastText).trim();
+    // Stopped in a step (its tools still running): what that step had written is the text so far.
+    const cut = frame.signal.aborted && stepText.trim() ? stepText : lastText;
+    result.answer = (ended?.finalText.trim() ? ended.finalText : cut).trim();
   } catch (error) {
     if (!frame.signal.aborted) result.error ??= error;
     result.answer = lastText.trim() || stepText.trim();

@@ -29,15 +29,17 @@ export async function traceToolCall<T>(
     const output = await execute();
     collectOutputUrls(output, frame.seenUrls);
     const failed = failure?.(output);
+    const stored = storedOutput(output, frame.limits.maxStoredOutputChars);
     emit(frame, {
       type: 'tool-result',
       toolCallId: call.toolCallId,
       name: call.name,
       ok: !failed,
-      output: storedOutput(output, frame.limits.maxStoredOutputChars),
+      output: stored,
       ...(failed ? { error: failed } : {}),
       ms: Math.round(performance.now() - started),
     });
+    if (!failed) frame.completedCalls.push({ toolCallId: call.toolCallId, name: call.name, output: stored });
     return output;
   } catch (error) {
     emit(frame, {

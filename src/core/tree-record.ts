@@ -29,6 +29,20 @@ export interface TreeRecord {
   atBoundary?(): void;
   /** Where the tree's children run (e.g. as jobs on a queue), over the runtime's runner. */
   childRunner?(inProcess: ChildRunner): ChildRunner;
+  /**
+   * Handed once by the loop, for each tree (or queued part of one) it runs from this record: how a
+   * person's steering that reaches this process acts on the runs going on here (a stop of one run).
+   */
+  steer?(steering: TreeSteering): void;
+}
+
+/** What steering a person's request does to the runs of a tree going on in this process. */
+export interface TreeSteering {
+  /**
+   * Stops run `runId` and its subtree alone: it ends `cancelled` and its parent receives what it had done
+   * and goes on. False when no such run goes on here.
+   */
+  stopRun(runId: string, reason: string): boolean;
 }
 
 /** Where a run an earlier attempt began goes on. */

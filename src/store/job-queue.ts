@@ -110,9 +110,13 @@ export interface TreeQueue {
   enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease>;
   /**
    * Whether a tree's jobs should not run (any more): its root has ended (`ended`, e.g. interrupted and
-   * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard.
+   * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard; with
+   * `runId`, a stop asked of that run alone (`alone`) counts too.
    */
-  treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined>;
+  treeStopped(
+    rootRunId: string,
+    runId?: string,
+  ): Promise<{ ended: boolean; reason?: string; alone?: boolean } | undefined>;
   /** Whether a worker other than `workerId` is alive (holds its lease). */
   othersAlive(workerId: string): Promise<boolean>;
   /** How many workers are alive now (hold their lease): any process working the queue. */

@@ -95,18 +95,19 @@ export interface RunStore {
   /** Removes the caller's finished trees started before `before` (ms since the epoch); how many went. */
   prune(userId: string, options: { before: number }): Promise<number>;
   /**
-   * Asks whichever process runs the caller's tree `rootRunId` to stop it (that process reads the request
-   * with `takeStopRequests`); false when the caller has no such tree running.
+   * Asks whichever process runs the caller's run `runId` to stop it (that process reads the request with
+   * `takeStopRequests`): a tree's root stops the whole tree, any other run stops alone with its subtree
+   * (its parent goes on). False when the caller has no such run running.
    */
-  requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean>;
+  requestStop(userId: string, runId: string, reason: string): Promise<boolean>;
   /**
    * Calls `onRequest` when a stop may have been asked of a tree (a hint to `takeStopRequests`), from this
    * process or another, with no timer (SQLite: a watched file beside the database; PostgreSQL: NOTIFY,
    * and once when listening has begun, for a stop asked just before). Returns how to stop watching.
    */
   watchStops(onRequest: () => void): () => void;
-  /** The stop requests for any of these trees, with their reasons; each is handed out once. */
-  takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>>;
+  /** The stop requests for any of these runs (trees' roots or runs in them), with their reasons; each is handed out once. */
+  takeStopRequests(runIds: readonly string[]): Promise<Map<string, string>>;
   /**
    * Closes as `interrupted` the runs still recorded as running whose process is gone (killed, its
    * terminal closed); returns their ids.

@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     });
     await ask(page, 'Take your time');
     await page.getByRole('button', { name: /^math: running\./ }).waitFor();
-    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await page.getByRole('button', { name: /^math: cancelled\./ }).waitFor({ timeout: 15_000 });
     await page.getByRole('alert').getByText('cancelled', { exact: false }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'cancelled.png') });

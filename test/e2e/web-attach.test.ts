@@ -27,7 +27,7 @@ describe.skipIf(!hasChromium)('a running answer in the web app', () => {
     await page.reload();
     // Attached again: the running card and Stop, within a few seconds, and then the answer, live.
     await page.getByRole('button', { name: /^math: running\./ }).waitFor({ timeout: 5_000 });
-    await page.getByRole('button', { name: 'Stop' }).waitFor({ timeout: 5_000 });
+    await page.getByRole('button', { name: 'Stop', exact: true }).waitFor({ timeout: 5_000 });
     await page.screenshot({ path: join(SCREENSHOTS, 'reattached.png') });
 
     const second = await browser.context.newPage();

@@ -47,7 +47,7 @@ describe.skipIf(!hasChromium)('chat basics', () => {
       });
     expect(await fits()).toBe(true);
     await ask(page, 'Hold on');
-    await page.getByRole('button', { name: 'Stop' }).waitFor();
+    await page.getByRole('button', { name: 'Stop', exact: true }).waitFor();
     expect(await box.getAttribute('placeholder')).not.toBe('Ask anything…');
     expect(await fits()).toBe(true);
     await box.fill('word '.repeat(20));

@@ -125,7 +125,7 @@ describe.skipIf(!hasChromium)('following a streaming answer', () => {
     await search.press('Escape');
     await answer.getByText('Paragraph 2 explains').waitFor({ timeout: 20_000 });
     // Still being written: Esc in the search belongs to the search.
-    expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Stop', exact: true }).count()).toBe(1);
     expect(await stopped.count()).toBe(0);
     await search.fill('');
 

@@ -63,6 +63,7 @@ export type RunPartData = Pick<
       | 'error'
       | 'data'
       | 'sources'
+      | 'stoppedBy'
       | 'usage'
       | 'subtreeUsage'
       | 'cost'

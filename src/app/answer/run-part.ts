@@ -50,6 +50,7 @@ export function runPart(run: RunView): RunPartData {
     ...(fromText ? { summaryChars: summary.length } : { summary }),
     ...(run.data !== undefined ? { data: run.data } : {}),
     ...(run.sources ? { sources: run.sources } : {}),
+    ...(run.stoppedBy ? { stoppedBy: run.stoppedBy } : {}),
     ...(run.usage ? { usage: run.usage } : {}),
     ...(run.subtreeUsage ? { subtreeUsage: run.subtreeUsage } : {}),
   };

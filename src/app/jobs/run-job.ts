@@ -32,19 +32,19 @@ export interface JobHooks extends JobLiveness {
 
 /**
  * Runs `job` to the output it ends with. A job of a tree that is over ends without running; a stop asked
- * of its tree before this worker heard it is passed to `stop` first (a parent put back on the queue after
+ * of its tree (or of its run alone) before this worker heard it is passed to `stop` first (a parent put back on the queue after
  * its children were stopped ends cancelled); a sub-agent run whose end is stored already (its worker died
  * between the two) ends with it, since running it again could end it differently.
  */
 export async function runJob(
   parts: JobParts,
   job: Job,
-  run: { signal: AbortSignal; stop: (reason: string) => void; hooks: JobHooks },
+  run: { signal: AbortSignal; stop: (reason: string, alone: boolean) => void; hooks: JobHooks },
 ): Promise<unknown> {
   const { rootRunId, runId } = idsOf(job.kind, job.data);
-  const stopped = await parts.jobs.treeStopped(rootRunId).catch(() => undefined);
+  const stopped = await parts.jobs.treeStopped(rootRunId, runId).catch(() => undefined);
   if (stopped?.ended) return endedOutput(job, runId);
-  if (stopped?.reason) run.stop(stopped.reason);
+  if (stopped?.reason) run.stop(stopped.reason, stopped.alone === true);
   const again = job.retryCount > 0 || job.resumed === true;
   const ended = job.kind === 'run' && again ? await storedEnd(parts, job) : undefined;
   if (ended) return ended;

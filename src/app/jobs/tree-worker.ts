@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { describeError, RunHandedOff } from '../../core/errors.ts';
+import { describeError, RunHandedOff, RunStopped } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import type { Job, WorkerLease } from '../../store/job-queue.ts';
@@ -74,7 +74,7 @@ export class TreeWorker {
   #parts: WorkerParts;
   #slots: Semaphore;
   #active = new Map<string, ActiveJob>();
-  #stopped = new Map<string, string>();
+  #stopped = new Map<string, Error>();
   #running = false;
   #wake = new Wakeup();
   #loop: Promise<void> | undefined;
@@ -213,7 +213,7 @@ export class TreeWorker {
     };
     this.#active.set(job.id, active);
     const stopReason = this.#stopped.get(ids.rootRunId) ?? this.#stopped.get(ids.runId);
-    if (stopReason !== undefined) active.controller.abort(new Error(stopReason));
+    if (stopReason !== undefined) active.controller.abort(stopReason);
     this.onJob?.(job);
     void slot.then((release) => this.#execute(active, new JobSlot(this.#slots, release)));
   }
@@ -266,8 +266,9 @@ export class TreeWorker {
       const output = await runJob(this.#parts, job, {
         signal: controller.signal,
         // A stop this worker did not hear (asked before it took the job).
-        stop: (reason) => {
-          if (!controller.signal.aborted) controller.abort(new Error(reason));
+        stop: (reason, alone) => {
+          if (!controller.signal.aborted)
+            controller.abort(alone ? new RunStopped(reason) : new Error(reason));
         },
         hooks,
       });
@@ -350,23 +351,26 @@ export class TreeWorker {
     this.onSetAside?.(active.job, children.length);
   }
 
-  /** A stop from any process: the tree (`root`) or the one run (`run`) it names stops here. */
+  /**
+   * A stop from any process: the tree (`root`) or the one run (`run`) it names stops here; a run a person
+   * stopped `alone` ends with what it had done, for its parent to go on with (RunStopped).
+   */
   #stopHeard(payload: string): void {
-    let stop: { root?: string; run?: string; reason?: string };
+    let stop: { root?: string; run?: string; reason?: string; alone?: boolean };
     try {
       stop = JSON.parse(payload);
     } catch {
       return;
     }
-    const reason = stop.reason ?? 'stopped';
+    const message = stop.reason ?? 'stopped';
+    const reason = stop.alone ? new RunStopped(message) : new Error(message);
     if (stop.root) this.#stopped.set(stop.root, reason);
     if (stop.run) this.#stopped.set(stop.run, reason);
     // Remembered for jobs of the tree taken later; a worker forgets the oldest beyond a few hundred.
     for (const key of [...this.#stopped.keys()].slice(0, Math.max(0, this.#stopped.size - 500)))
       this.#stopped.delete(key);
     for (const active of this.#active.values()) {
-      if (active.rootRunId === stop.root || active.runId === stop.run)
-        active.controller.abort(new Error(reason));
+      if (active.rootRunId === stop.root || active.runId === stop.run) active.controller.abort(reason);
     }
   }
 

@@ -13,14 +13,16 @@ export const RUNS = {
   usage: [
     'cadre runs list [--json] [--limit N]',
     'cadre runs show ID [--json | --verbose]',
+    'cadre runs stop ID',
     'cadre runs rm ID...',
     'cadre runs prune --older-than 30d [--json]',
     'cadre runs resume ID [--json] [--approve-all | --deny-all] [--workspace DIR]',
   ],
   summary:
     'Stored run trees, newest first. show prints a tree with each tool call and its output and each ' +
-    "sub-agent's summary (trimmed; --verbose prints all of it). A run whose process was killed shows as " +
-    'interrupted; resume continues it from its journal.',
+    "sub-agent's summary (trimmed; --verbose prints all of it). stop ends a running run wherever it runs: " +
+    "a tree's root stops the whole tree; a sub-agent's run stops alone, and its parent goes on with what " +
+    'it had done. A run whose process was killed shows as interrupted; resume continues it from its journal.',
   flags: {
     json: { type: 'boolean', default: false, description: 'print JSON (the run tree for show)' },
     limit: { type: 'string', placeholder: 'N', description: 'list at most N runs (default 20)' },
@@ -46,7 +48,7 @@ export const RUNS = {
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
 /**
- * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs rm ID...` ·
+ * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs stop ID` · `cadre runs rm ID...` ·
  * `cadre runs prune --older-than 30d` · `cadre runs resume ID`
  */
 export const runsCommand: CliCommand = async (args, context) => {
@@ -99,6 +101,20 @@ async function runCommand(
     context.stdout.write(runReport(tree, events, { verbose: values.verbose }));
     return EXIT.ok;
   }
+  if (sub === 'stop') {
+    const id = positionals[0];
+    if (!id || positionals.length > 1) throw new UserError('usage', 'usage: cadre runs stop ID');
+    const { cancelled } = await cadre.runs.cancel(context.userId, id);
+    const tree = cancelled ? undefined : await cadre.runs.get(context.userId, id).catch(() => undefined);
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify({ runId: id, cancelled })}\n`);
+    } else if (cancelled) {
+      context.stdout.write(`Stopped run ${id}.\n`);
+    } else {
+      context.stderr.write(`cadre: run ${id} is not running${tree ? ` (it ended ${tree.status})` : ''}.\n`);
+    }
+    return cancelled ? EXIT.ok : EXIT.notOk;
+  }
   if (sub === 'rm') {
     if (!positionals.length) throw new UserError('usage', 'usage: cadre runs rm ID...');
     return removeEach(
@@ -126,7 +142,7 @@ async function runCommand(
   }
   throw new UserError(
     'usage',
-    `unknown runs command "${sub}"; use list, show ID, rm ID or prune --older-than 30d`,
+    `unknown runs command "${sub}"; use list, show ID, stop ID, rm ID or prune --older-than 30d`,
   );
 }
 

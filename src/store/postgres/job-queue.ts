@@ -117,15 +117,24 @@ export class PgBossJobQueue implements JobQueue {
     return lease;
   }
 
-  async treeStopped(rootRunId: string): Promise<{ ended: boolean; reason?: string } | undefined> {
-    const { rows } = await this.#db.query<{ status: string | null; reason: string | null }>(
+  async treeStopped(
+    rootRunId: string,
+    runId?: string,
+  ): Promise<{ ended: boolean; reason?: string; alone?: boolean } | undefined> {
+    const { rows } = await this.#db.query<{
+      status: string | null;
+      reason: string | null;
+      alone: string | null;
+    }>(
       `SELECT (SELECT status FROM runs WHERE id = $1) AS status,
-              (SELECT reason FROM run_stop_requests WHERE root_id = $1) AS reason`,
-      [rootRunId],
+              (SELECT reason FROM run_stop_requests WHERE root_id = $1) AS reason,
+              (SELECT reason FROM run_stop_requests WHERE root_id = $2 AND $2 <> $1) AS alone`,
+      [rootRunId, runId ?? rootRunId],
     );
-    const { status, reason } = rows[0] ?? { status: null, reason: null };
+    const { status, reason, alone } = rows[0] ?? { status: null, reason: null, alone: null };
     if (status && status !== 'running') return { ended: true };
-    return reason ? { ended: false, reason } : undefined;
+    if (reason) return { ended: false, reason };
+    return alone ? { ended: false, reason: alone, alone: true } : undefined;
   }
 
   async withdraw(kind: JobKind, key: string): Promise<boolean> {

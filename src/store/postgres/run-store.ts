@@ -28,8 +28,12 @@ export class PostgresRunStore extends SqlRunStore implements RunStore {
       flush: () => writer.flush(),
       beforeRemoving: () => {},
       // Workers running parts of the tree stop them when told; the row stays for jobs not yet started.
-      stopAsked: (rootRunId, reason) =>
-        notifications.notify(db, 'stop', JSON.stringify({ root: rootRunId, reason })),
+      stopAsked: (runId, reason, alone) =>
+        notifications.notify(
+          db,
+          'stop',
+          JSON.stringify(alone ? { run: runId, reason, alone: true } : { root: runId, reason }),
+        ),
     });
     this.#db = db;
     this.#writer = writer;

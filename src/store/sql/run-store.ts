@@ -17,8 +17,11 @@ export interface RunRecording {
   flush(): Promise<void>;
   /** Before trees are removed, what must be in the tables first (SQLite: what dead processes spooled). */
   beforeRemoving(): void;
-  /** A stop was asked of a running tree: tell whoever runs it. */
-  stopAsked(rootRunId: string, reason: string): void | Promise<void>;
+  /**
+   * A stop was asked of a running tree (`alone` false: `runId` is its root) or of one run in it alone:
+   * tell whoever runs it.
+   */
+  stopAsked(runId: string, reason: string, alone: boolean): void | Promise<void>;
 }
 
 /**
@@ -117,27 +120,30 @@ export class SqlRunStore
     return pruneRunTrees(this.sql, options.before, userId);
   }
 
-  async requestStop(userId: string, rootRunId: string, reason: string): Promise<boolean> {
+  async requestStop(userId: string, runId: string, reason: string): Promise<boolean> {
     await this.flush();
-    // Asked again while the first is not yet taken: still asked (a row counts as written either way).
-    const asked = await this.sql.run(
-      `INSERT INTO run_stop_requests (root_id, user_id, reason, requested_at)
-       SELECT id, user_id, ?, ? FROM runs
-       WHERE id = ? AND user_id = ? AND parent_id IS NULL AND status = 'running'
-       ON CONFLICT (root_id) DO UPDATE SET root_id = excluded.root_id`,
-      [reason, Date.now(), rootRunId, userId],
+    const run = await this.sql.one<{ parent_id: string | null }>(
+      `SELECT parent_id FROM runs WHERE id = ? AND user_id = ? AND status = 'running'`,
+      [runId, userId],
     );
-    if (!asked) return false;
-    await this.recording.stopAsked(rootRunId, reason);
+    if (!run) return false;
+    // Keyed by the run to stop: a tree's root, or one run of it stopped alone. Asked again while the first
+    // is not yet taken: still asked (a row counts as written either way).
+    await this.sql.run(
+      `INSERT INTO run_stop_requests (root_id, user_id, reason, requested_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (root_id) DO UPDATE SET root_id = excluded.root_id`,
+      [runId, userId, reason, Date.now()],
+    );
+    await this.recording.stopAsked(runId, reason, run.parent_id !== null);
     return true;
   }
 
-  async takeStopRequests(rootRunIds: readonly string[]): Promise<Map<string, string>> {
-    if (!rootRunIds.length) return new Map();
+  async takeStopRequests(runIds: readonly string[]): Promise<Map<string, string>> {
+    if (!runIds.length) return new Map();
     const taken = await this.sql.all<{ root_id: string; reason: string }>(
-      `DELETE FROM run_stop_requests WHERE root_id IN (${rootRunIds.map(() => '?').join(', ')})
+      `DELETE FROM run_stop_requests WHERE root_id IN (${runIds.map(() => '?').join(', ')})
        RETURNING root_id, reason`,
-      rootRunIds,
+      runIds,
     );
     return new Map(taken.map((row) => [row.root_id, row.reason]));
   }

@@ -4,7 +4,8 @@
  * full task, the tool calls (a call that started a child run shows that run in its place), the response
  * as it streams and then the summary, the error, the usage, and the children.
  */
-import { memo, useId } from 'react';
+import { memo, useId, useState } from 'react';
+import { apiFetch } from '../api/client.ts';
 import { Markdown } from '../chat/markdown.tsx';
 import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
@@ -52,39 +53,44 @@ export const RunCard = memo(
         ? pending.approval && pending.approval.approved === undefined
           ? 'waiting for your approval'
           : `${pending.name}…`
-        : !running && run.status !== 'ok'
-          ? STATUS_LABELS[run.status]
-          : undefined;
+        : run.stoppedBy === 'person'
+          ? 'stopped by you'
+          : !running && run.status !== 'ok'
+            ? STATUS_LABELS[run.status]
+            : undefined;
     return (
       <section className={`run run-${run.status}`} aria-label={`${run.agent} run`} id={runElementId(runId)}>
-        <button
-          type="button"
-          className="run-header"
-          aria-expanded={expanded}
-          aria-controls={bodyId}
-          // A stable name (no ticking time): "math: running. Compute 17 * 23."
-          aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
-          onClick={() => setExpanded(!expanded)}
-        >
-          <span className="chevron" aria-hidden="true">
-            {expanded ? '▾' : '▸'}
-          </span>
-          <StatusIcon status={run.status} />
-          <span className="run-agent">{run.agent}</span>
-          <span className="run-task">{truncate(run.task, 120)}</span>
-          {words && (
-            <span
-              className={`run-words run-words-${run.retry ? 'retry' : run.status}`}
-              title={run.retry?.reason}
-            >
-              {words}
+        <div className="run-head">
+          <button
+            type="button"
+            className="run-header"
+            aria-expanded={expanded}
+            aria-controls={bodyId}
+            // A stable name (no ticking time): "math: running. Compute 17 * 23."
+            aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
+            onClick={() => setExpanded(!expanded)}
+          >
+            <span className="chevron" aria-hidden="true">
+              {expanded ? '▾' : '▸'}
             </span>
-          )}
-          <span className="run-meta">
-            <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
-            {(running || tokens > 0) && <span className="run-tokens">{formatTokens(tokens)}</span>}
-          </span>
-        </button>
+            <StatusIcon status={run.status} />
+            <span className="run-agent">{run.agent}</span>
+            <span className="run-task">{truncate(run.task, 120)}</span>
+            {words && (
+              <span
+                className={`run-words run-words-${run.retry ? 'retry' : run.status}`}
+                title={run.retry?.reason}
+              >
+                {words}
+              </span>
+            )}
+            <span className="run-meta">
+              <span className="run-time">{formatDuration(Math.max(0, elapsed))}</span>
+              {(running || tokens > 0) && <span className="run-tokens">{formatTokens(tokens)}</span>}
+            </span>
+          </button>
+          {running && run.parentRunId !== null && <StopRunButton runId={runId} agent={run.agent} />}
+        </div>
         {run.plan && run.plan.length > 0 && <PlanChecklist plan={run.plan} />}
         {run.agent === 'analyze_document' && <DocumentAnalysis run={run} inputs={inputs} />}
         {expanded && (
@@ -175,6 +181,40 @@ export const RunCard = memo(
     (before.callInput === after.callInput ||
       JSON.stringify(before.callInput) === JSON.stringify(after.callInput)),
 );
+
+/**
+ * Stops this sub-agent alone (`POST /api/runs/:id/cancel`): it ends with what it had done, which its
+ * parent receives and goes on with; its siblings go on. The card says "Stopped by the person" once its
+ * end arrives.
+ */
+function StopRunButton({ runId, agent }: { runId: string; agent: string }) {
+  const [state, setState] = useState<'idle' | 'stopping' | 'failed'>('idle');
+  const stop = async () => {
+    setState('stopping');
+    try {
+      await apiFetch(`/api/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
+    } catch {
+      setState('failed');
+    }
+  };
+  return (
+    <button
+      type="button"
+      className="run-stop"
+      aria-label={`Stop ${agent}`}
+      title={
+        state === 'failed'
+          ? 'Could not stop it; try again'
+          : `Stop ${agent} alone: its parent goes on with what it had done`
+      }
+      disabled={state === 'stopping'}
+      onClick={() => void stop()}
+    >
+      <span className="stop-square" aria-hidden="true" />
+      <span className="run-stop-label">{state === 'stopping' ? 'Stopping…' : 'Stop'}</span>
+    </button>
+  );
+}
 
 /** The id of a run's card on the page (the timeline scrolls to it). */
 export function runElementId(runId: string): string {

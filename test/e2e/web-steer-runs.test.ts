@@ -1,0 +1,72 @@
+/**
+ * Steering one sub-agent from its card (issue 35): Stop on a running sub-agent's card ends that run alone;
+ * its sibling and the main agent go on, and the main agent answers with what the stopped one had done.
+ * Real Chromium against a real `cadre serve`; each view saved at 1280 and 375 px, light and dark.
+ */
+import { describe, expect, it } from 'vitest';
+import { contentText, type RecordedRequest } from '../fixtures/openai-server.ts';
+import { hasChromium } from '../web/browser.ts';
+import { ask, expectNoConsoleErrors, isMain, isMath, screenshots, setup } from '../web/web-app-setup.ts';
+
+const taskOf = (request: RecordedRequest) =>
+  contentText(request.body.messages.find((message) => message.role === 'user')?.content);
+
+describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
+  it('Stop on one running sub-agent ends it alone; the main agent goes on with its work', async () => {
+    const { page, browser, model } = await setup((request) => {
+      const { body, system } = request;
+      const last = body.messages.at(-1);
+      if (isMain(system)) {
+        if (last?.role === 'user')
+          return {
+            toolCalls: [
+              { name: 'math', arguments: { task: 'Slow: work out 6 * 7 and much more.' }, id: 'call_slow' },
+              { name: 'math', arguments: { task: 'Quick: what is 2 + 2?' }, id: 'call_quick' },
+            ],
+          };
+        const stopped = body.messages.find((message) => message.tool_call_id === 'call_slow');
+        return {
+          text: contentText(stopped?.content).includes('"stopped_by":"the person"')
+            ? 'You stopped the slow one; it had found 6 × 7 = 42, and 2 + 2 = 4.'
+            : 'unexpected',
+        };
+      }
+      if (isMath(system)) {
+        if (taskOf(request).startsWith('Quick')) return { text: '2 + 2 = 4' };
+        if (last?.role !== 'tool')
+          return { toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }] };
+        return { hang: true };
+      }
+      return { status: 400 };
+    });
+    await ask(page, 'Work on two things');
+    const slowCard = page.getByRole('region', { name: 'math run' }).filter({ hasText: 'Slow:' });
+    await slowCard.getByRole('button', { name: /^math: running\./ }).waitFor();
+    await page.getByRole('button', { name: /^math: done\./ }).waitFor();
+    // The slow one has computed and waits on its model.
+    await expect
+      .poll(() =>
+        model.requests.some(
+          (request) => taskOf(request).startsWith('Slow') && request.body.messages.at(-1)?.role === 'tool',
+        ),
+      )
+      .toBe(true);
+    const stop = slowCard.getByRole('button', { name: 'Stop math' });
+    expect(await stop.count()).toBe(1);
+    await screenshots(page, 'steer-stop-running');
+    await stop.click();
+    await slowCard.getByRole('button', { name: /^math: cancelled\./ }).waitFor({ timeout: 15_000 });
+    await slowCard.getByText('stopped by you').waitFor();
+    await page.getByText('You stopped the slow one; it had found 6 × 7 = 42').waitFor({ timeout: 15_000 });
+    // The main agent is answered, not stopped: no Stop left on any card.
+    expect(await page.getByRole('button', { name: 'Stop math' }).count()).toBe(0);
+    await screenshots(page, 'steer-stopped');
+    await page.reload();
+    await page
+      .getByRole('region', { name: 'math run' })
+      .filter({ hasText: 'Slow:' })
+      .getByText('stopped by you')
+      .waitFor();
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+});
