@@ -4,6 +4,7 @@
  * the work it had done and that the person stopped it; its sibling and the parent go on. Real processes on
  * one CADRE_HOME (SQLite), or runs as jobs on PostgreSQL with CADRE_TEST_MODE=postgres.
  */
+import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
@@ -23,8 +24,12 @@ async function eventually<T>(read: () => Promise<T | undefined>, what: string, m
 const taskOf = (request: RecordedRequest) =>
   contentText(request.body.messages.find((message) => message.role === 'user')?.content);
 
-/** Main sends two maths sub-agents; the slow one computes once, then waits on its model for ever. */
-async function twoChildren() {
+/**
+ * Main sends two maths sub-agents; the slow one computes once, then waits on its model for ever. With
+ * `mainWaitsOnce`, main's first follow-up never answers (the process is killed there).
+ */
+async function twoChildren(options: { mainWaitsOnce?: boolean } = {}) {
+  let mainFollowUps = 0;
   return startOpenAIServer((request) => {
     const { body, system } = request;
     const last = body.messages.at(-1);
@@ -36,6 +41,7 @@ async function twoChildren() {
             { name: 'math', arguments: { task: 'Quick: what is 2 + 2?' }, id: 'call_quick' },
           ],
         };
+      if (options.mainWaitsOnce && mainFollowUps++ === 0) return { hang: true };
       return { text: 'Main went on with both results.' };
     }
     if (isMath(system)) {
@@ -122,4 +128,56 @@ describe('stopping one sub-agent from another process', () => {
       }
     }, 90_000);
   }
+
+  it('a kill after the stop and a resume replay the stop once: the stopped sub-agent is not run again', async () => {
+    const model = await twoChildren({ mainWaitsOnce: true });
+    const home = tempHome();
+    const env = fixtureModelEnv(model, home);
+    try {
+      let asker: ChildProcess | undefined;
+      const asked = runCli(['ask', 'Work on two things', '--json'], env, {
+        onSpawn: (child) => {
+          asker = child;
+        },
+      });
+      const slowAsked = () =>
+        model.requests.filter((request) => isMath(request.system) && taskOf(request).startsWith('Slow'));
+      await eventually(
+        async () => slowAsked().some((request) => request.body.messages.at(-1)?.role === 'tool') || undefined,
+        'the slow sub-agent to wait on its model',
+      );
+      const listed = await runCli(['runs', 'list', '--json'], env);
+      const rootId = (JSON.parse(listed.stdout) as { runs: Array<{ id: string }> }).runs[0]!.id;
+      const slow = await eventually(async () => {
+        const tree = JSON.parse((await runCli(['runs', 'show', rootId, '--json'], env)).stdout) as TreeJson;
+        return tree.children.find((run) => run.task.startsWith('Slow') && run.status === 'running');
+      }, 'the slow run in the stored tree');
+      expect((await runCli(['runs', 'stop', slow.id], env)).code).toBe(0);
+      // Main has both results and is asked to go on: the process dies there.
+      const mainFollowUps = () =>
+        model.requests.filter(
+          (request) => isMain(request.system) && request.body.messages.at(-1)?.role === 'tool',
+        );
+      await eventually(async () => mainFollowUps().length || undefined, "main's follow-up");
+      asker!.kill('SIGKILL');
+      await asked;
+      const slowBefore = slowAsked().length;
+
+      const resumed = await runCli(['runs', 'resume', rootId, '--json'], env);
+      expect(resumed.code).toBe(0);
+      const result = JSON.parse(resumed.stdout) as { status: string; answer: string };
+      expect(result).toMatchObject({ status: 'ok', answer: 'Main went on with both results.' });
+      // The stop is replayed from the record, once: the stopped sub-agent was not asked again, and main's
+      // model got its cancelled result once, as before the kill.
+      expect(slowAsked()).toHaveLength(slowBefore);
+      const followUp = mainFollowUps().at(-1)!;
+      const slowResults = followUp.body.messages.filter(
+        (message) => message.role === 'tool' && message.tool_call_id === 'call_slow',
+      );
+      expect(slowResults).toHaveLength(1);
+      expect(contentText(slowResults[0]?.content)).toContain('"stopped_by":"the person"');
+    } finally {
+      await model.close();
+    }
+  }, 120_000);
 });
