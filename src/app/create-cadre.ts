@@ -29,6 +29,7 @@ import { type AskParts, type AskRequest, type AskRun, ask } from './ask.ts';
 import type { CadreParts, RuntimeOptions, Wiring } from './cadre-parts.ts';
 import { type CompleteRequest, complete } from './complete.ts';
 import { DocumentsUseCases } from './documents.ts';
+import type { FleetParts, JobView, QueueReport, WorkersReport } from './fleet.ts';
 import { InProcessTrees } from './in-process-trees.ts';
 import type { JobMode } from './jobs/job-mode.ts';
 import type { TreeWorker } from './jobs/tree-worker.ts';
@@ -421,6 +422,51 @@ export class Cadre {
     // A process that works the queue (or will, with its first question) needs no other worker.
     const worksTheQueue = this.#options.worker !== false || this.#worker !== undefined;
     return readiness({ store: this.store }, { needsWorker: !worksTheQueue });
+  }
+
+  /**
+   * The workers the database knows (`cadre workers`), with the runs each holds flagged when silent past
+   * `queue.silentAfterSeconds` (or `silentAfterSeconds`); `{queue: false}` when runs are not jobs. (The
+   * fleet's use cases are loaded when used: a `cadre ask` never needs them.)
+   */
+  async workers(options: { silentAfterSeconds?: number | undefined } = {}): Promise<WorkersReport> {
+    const { workersReport } = await import('./fleet.ts');
+    return workersReport(this.#fleet(), {
+      silentAfterSeconds: options.silentAfterSeconds ?? this.config.queue?.silentAfterSeconds,
+    });
+  }
+
+  /** The queue (`cadre queue`): its depth, parents set aside, the oldest wait, the dead letters. */
+  async queue(): Promise<QueueReport | { queue: false }> {
+    const { queueReport } = await import('./fleet.ts');
+    return queueReport(this.#fleet());
+  }
+
+  /** Drops a dead letter an operator dealt with (`cadre queue drop`). */
+  async dropJob(id: string): Promise<JobView> {
+    const { dropDeadLetter } = await import('./fleet.ts');
+    return dropDeadLetter(this.#fleet(), id);
+  }
+
+  /**
+   * Retries a dead letter (`cadre queue retry`): its tree goes on from its journal as a new attempt, for
+   * the user who asked it, and the dead letter is dropped once the attempt is under way.
+   */
+  async retryJob(
+    id: string,
+    request: Omit<ResumeRequest, 'userId' | 'runId' | 'failed'> = {},
+  ): Promise<Awaited<ReturnType<typeof resumeRun>> & { job: JobView }> {
+    const { retryTarget } = await import('./fleet.ts');
+    const job = await retryTarget(this.#fleet(), id);
+    const handle = await this.resume({ ...request, userId: job.userId, runId: job.rootRunId, failed: true });
+    await this.store.jobs!().then((jobs) => jobs.drop(job.kind, job.jobId));
+    return { ...handle, job };
+  }
+
+  /** The store's queue, for the fleet's use cases (none on the embedded store). */
+  #fleet(): FleetParts {
+    const store = this.store;
+    return { jobs: store.jobs ? () => store.jobs!() : undefined };
   }
 
   /** Prometheus's text for `/metrics`, or undefined when the config does not turn metrics on. */

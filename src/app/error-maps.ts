@@ -18,6 +18,7 @@ const USER_STATUS: Record<string, number> = {
   run_active: 409,
   answer_running: 409,
   not_interrupted: 409,
+  not_failed: 409,
   question_replaced: 409,
   agent_disabled: 409,
   unauthorized: 401,

@@ -20,6 +20,11 @@ export interface ResumeRequest {
   onEvent?: EventListener;
   /** Most trees this user may have running at once (the new attempt counts); more is refused. */
   maxConcurrent?: number;
+  /**
+   * Also a tree that ended `error` because its job failed on every worker (a dead letter an operator
+   * retries: `cadre queue retry`), not only an interrupted one.
+   */
+  failed?: boolean;
 }
 
 export interface ResumeResult extends AskResult {
@@ -116,7 +121,8 @@ async function resumeAttempt(
   const { spec } = found;
   // Killed after the tree ended but before its answer reached the session: the stored tree has the
   // answer, so the session is completed from it (nothing runs again).
-  if (tree && tree.status !== 'interrupted' && tree.status !== 'running' && spec.sessionId) {
+  const retried = request.failed === true && tree?.status === 'error';
+  if (tree && !retried && tree.status !== 'interrupted' && tree.status !== 'running' && spec.sessionId) {
     const completed = await completeSession(parts.store, userId, found, tree, parts.pricing);
     const attached = completed && (await attachTree(parts, userId, tree.id));
     if (completed && attached) {
@@ -139,7 +145,7 @@ async function resumeAttempt(
       { runId: latest, status: tree.status },
     );
   }
-  if (tree && tree.status !== 'interrupted') {
+  if (tree && !retried && tree.status !== 'interrupted') {
     throw new UserError(
       'not_interrupted',
       `Run ${latest} ended ${tree.status}; only an interrupted run (its process died) can be resumed.`,

@@ -27,6 +27,8 @@ usage:
   cadre users add NAME [--json] | list | rm NAME
   cadre worker [--concurrency N]   run queued runs (with CADRE_DATABASE_URL)
   cadre migrate [--json]           bring the database up to this version's schema
+  cadre workers [--json]           live workers, their slots and jobs (stuck ones flagged)
+  cadre queue [--json] | retry ID | drop ID   the queue, and its dead letters
   cadre --version
 
 Every command explains itself and all its flags: cadre COMMAND --help.
@@ -46,6 +48,8 @@ export const COMMANDS: Record<string, string> = {
   users: 'usersCommand',
   worker: 'workerCommand',
   migrate: 'migrateCommand',
+  workers: 'workersCommand',
+  queue: 'queueCommand',
 };
 
 /** Runs the `cadre` command line; resolves to the exit code. */

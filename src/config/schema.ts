@@ -182,6 +182,13 @@ export const configSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** The queue of runs as jobs (PostgreSQL): what operators are told of it. */
+  queue: z
+    .strictObject({
+      /** Seconds a run a worker holds may store no event before `cadre workers` flags it (default 120). */
+      silentAfterSeconds: z.number().positive().optional(),
+    })
+    .optional(),
   /** `/metrics` (Prometheus's text format) on `cadre serve` and on `cadre worker --port`; off by default. */
   metrics: z.boolean().optional(),
   server: z

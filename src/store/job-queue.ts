@@ -15,6 +15,11 @@ export interface Job {
   data: unknown;
   /** 0 for the first attempt; more after a worker died holding it or it failed. */
   retryCount: number;
+  /**
+   * Which try of the job this is (1 for the first), counting only tries that failed before it, as pg-boss
+   * counts them: being set aside or handed back by a stopping worker is not a try. Absent where unknown.
+   */
+  tries?: number;
   /** Taken again after it was suspended while its children ran (see `suspend`): its run goes on from its journal. */
   resumed?: boolean;
   /** When it became takeable (queued, or due again after a failed try), ms since the epoch. */
@@ -29,6 +34,58 @@ export interface QueueStats {
   setAside: number;
   /** Seconds the longest-waiting takeable job of each kind has waited (0 when none waits). */
   oldestWaitingSeconds: Record<JobKind, number>;
+}
+
+/** One worker as the database knows it: alive while it holds its lease, with what it holds. */
+export interface WorkerRecord {
+  id: string;
+  name: string;
+  pid: number;
+  host: string;
+  /** Serve's or `cadre worker`'s (stays to take what others left), or a terminal's in-process worker. */
+  standing: boolean;
+  /** Holds its lease now (its process is alive and reaches the database). */
+  alive: boolean;
+  startedAt: number;
+  /** Its slots, and how many it last said it uses (a parent waiting on its sub-agents uses none). */
+  concurrency: number;
+  slotsUsed: number;
+  /** The jobs it holds now, each with the time of the last event its run stored (undefined: none yet). */
+  jobs: Array<{
+    jobId: string;
+    kind: JobKind;
+    rootRunId: string;
+    runId: string;
+    retryCount: number;
+    takenAt: number;
+    lastEventAt: number | undefined;
+  }>;
+}
+
+/** A job as the queue has it, whatever its state, for an operator to look at, retry or drop. */
+export interface QueuedJob {
+  id: string;
+  kind: JobKind;
+  /** pg-boss's state: created, retry, active, completed, cancelled, failed. */
+  state: string;
+  data: unknown;
+  /** Tries it has had (pg-boss's count; set-asides are not counted). */
+  tries: number;
+  createdAt: number;
+  /** When it ended (completed, failed, cancelled). */
+  endedAt: number | undefined;
+  /** Why it failed, for a failed job. */
+  error: string | undefined;
+}
+
+/** A parent job set aside while its sub-agents run. */
+export interface SetAsideJob {
+  jobId: string;
+  kind: JobKind;
+  data: unknown;
+  /** Child jobs it still waits on. */
+  waitingOn: number;
+  since: number;
 }
 
 /** Where a job is: waiting (or waiting for a retry), being run, or ended (with its output or error). */
@@ -107,7 +164,19 @@ export interface TreeQueue {
    * Makes a worker known: `standing` workers (serve, `cadre worker`) stay to take what another worker
    * left; a terminal's in-process worker leaves with its answer.
    */
-  enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease>;
+  enlist(worker: { name: string; standing: boolean; concurrency?: number }): Promise<WorkerLease>;
+  /** Says how many of its slots worker `workerId` uses now (what `workers` shows). */
+  reportSlots(workerId: string, used: number): Promise<void>;
+  /** The workers the database knows, alive or gone with jobs still held, with what each holds. */
+  workers(): Promise<WorkerRecord[]>;
+  /** Parent jobs set aside while their sub-agents run, oldest first. */
+  setAside(): Promise<SetAsideJob[]>;
+  /** Jobs that failed on every try (dead letters, kept until dropped or for pg-boss's 7 days), newest first. */
+  failures(limit: number): Promise<QueuedJob[]>;
+  /** The job with this id (pg-boss's UUID) or enqueued under this key, of either kind. */
+  find(idOrKey: string): Promise<QueuedJob | undefined>;
+  /** Deletes a failed job (a dead letter an operator dealt with); false when it is not a failed job. */
+  drop(kind: JobKind, id: string): Promise<boolean>;
   /**
    * Whether a tree's jobs should not run (any more): its root has ended (`ended`, e.g. interrupted and
    * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard; with

@@ -6,11 +6,13 @@ import { CHAT } from '../../src/cli/commands/chat.ts';
 import { DOCS } from '../../src/cli/commands/docs.ts';
 import { MCP } from '../../src/cli/commands/mcp.ts';
 import { MIGRATE } from '../../src/cli/commands/migrate.ts';
+import { QUEUE } from '../../src/cli/commands/queue.ts';
 import { RUNS } from '../../src/cli/commands/runs.ts';
 import { SERVE } from '../../src/cli/commands/serve.ts';
 import { SESSIONS } from '../../src/cli/commands/sessions.ts';
 import { USERS } from '../../src/cli/commands/users.ts';
 import { WORKER } from '../../src/cli/commands/worker.ts';
+import { WORKERS } from '../../src/cli/commands/workers.ts';
 import { COMMANDS, main } from '../../src/cli/main.ts';
 import type { CadreEvent } from '../../src/core/events.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
@@ -32,6 +34,8 @@ const SPECS: Record<string, { flags: Record<string, FlagSpec> }> = {
   users: USERS,
   worker: WORKER,
   migrate: MIGRATE,
+  workers: WORKERS,
+  queue: QUEUE,
 };
 
 const setup = fixtureCadre;

@@ -165,4 +165,69 @@ describe.skipIf(!TEST_DATABASE_URL)('TreeQueue, on PostgreSQL', () => {
       await close();
     }
   });
+
+  it('counts tries as pg-boss does, less set-asides and hand-backs; shows workers, parents set aside and dead letters, and drops one', async () => {
+    const { first, second, close } = await twoQueues('queue_operator');
+    try {
+      const a = await first.enlist({ name: 'a', standing: true, concurrency: 3 });
+      await first.enqueue('tree', 'tree:run_root', { runId: 'run_root' });
+      const [taken] = await first.take(1, a.id, place);
+      expect(taken).toMatchObject({ retryCount: 0, tries: 1 });
+      await first.enqueue('run', 'run:run_child', { runId: 'run_child' });
+      expect(await first.suspend(taken!, [first.jobId('run:run_child')])).toBe(true);
+      const [aside] = await second.setAside();
+      expect(aside).toMatchObject({
+        jobId: taken!.id,
+        kind: 'tree',
+        data: { runId: 'run_root' },
+        waitingOn: 1,
+      });
+      const [child] = await first.take(1, a.id, place);
+      await first.reportSlots(a.id, 1);
+      const [seen] = await second.workers();
+      expect(seen).toMatchObject({ name: 'a', alive: true, standing: true, concurrency: 3, slotsUsed: 1 });
+      expect(seen!.jobs).toEqual([
+        expect.objectContaining({ jobId: child!.id, kind: 'run', rootRunId: 'run_root', runId: 'run_child' }),
+      ]);
+      await first.complete(child!, { status: 'ok' }, { kind: 'tree', key: 'tree:run_root' });
+      expect(await second.setAside()).toEqual([]);
+
+      // Put back twice (set aside, then handed back): pg-boss counts two retries, neither a try.
+      const [woken] = await first.take(1, a.id, place);
+      expect(woken).toMatchObject({ resumed: true, tries: 1 });
+      await first.handBack(woken!);
+      const [back] = await first.take(1, a.id, place);
+      expect(back).toMatchObject({ retryCount: 2, tries: 1 });
+      await first.fail(back!, 'first real failure');
+      const [retried] = await first.take(1, a.id, place);
+      expect(retried).toMatchObject({ retryCount: 3, tries: 2 });
+      await first.fail(retried!, 'second real failure');
+      const [last] = await first.take(1, a.id, place);
+      expect(last).toMatchObject({ tries: 3 });
+      await first.fail(last!, 'third real failure');
+      expect(await first.take(1, a.id, place)).toEqual([]);
+
+      const failures = await second.failures(10);
+      expect(failures).toEqual([
+        expect.objectContaining({
+          id: taken!.id,
+          kind: 'tree',
+          state: 'failed',
+          tries: 3,
+          error: 'third real failure',
+          data: { runId: 'run_root' },
+        }),
+      ]);
+      expect(await second.find('tree:run_root')).toMatchObject({ id: taken!.id, state: 'failed' });
+      expect(await second.find(taken!.id)).toMatchObject({ kind: 'tree' });
+      expect(await second.find('run:run_child')).toMatchObject({ state: 'completed', tries: 1 });
+      expect(await second.drop('run', 'run:run_child')).toBe(false);
+      expect(await second.drop('tree', taken!.id)).toBe(true);
+      expect(await first.failures(10)).toEqual([]);
+      expect(await first.find('tree:run_root')).toBeUndefined();
+      await a.release();
+    } finally {
+      await close();
+    }
+  });
 });

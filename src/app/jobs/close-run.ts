@@ -1,7 +1,9 @@
 import type { CadreEvent } from '../../core/events.ts';
 import type { RunTree } from '../../core/run-tree.ts';
 import type { RunStatus } from '../../core/status.ts';
+import { zeroUsage } from '../../core/usage.ts';
 import { closingEvents } from '../../store/interruption-events.ts';
+import type { ResumeSpec } from '../../store/journal-store.ts';
 import type { Store } from '../../store/store.ts';
 
 /**
@@ -26,6 +28,40 @@ export async function closeRunLeftOpen(
   for (const event of closingEvents(node, at, seq, Date.now(), status, message)) runs.record(event);
   await runs.flush();
   return true;
+}
+
+/**
+ * The root of a tree that never started (withdrawn before any worker took it, or dead-lettered before its
+ * root began: an agent or a tool no worker has), recorded as a run that did nothing and ended `status`
+ * saying `summary`: the asker's follow ends with it, and the CLI, the page and `cadre runs show` say why.
+ */
+export async function recordUnstartedRoot(
+  runs: Store['runs'],
+  tree: { userId: string; rootRunId: string; spec: ResumeSpec; status: RunStatus; summary: string },
+): Promise<void> {
+  const { userId, rootRunId, spec, status, summary } = tree;
+  const time = Date.now();
+  const base = { runId: rootRunId, rootRunId, parentRunId: null, depth: 0, agent: spec.agent, time };
+  runs.record({
+    ...base,
+    seq: 0,
+    type: 'run-start',
+    task: spec.task,
+    model: spec.model ?? '',
+    userId,
+    ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
+  });
+  runs.record({ ...base, seq: 1, type: 'run-error', status, message: summary });
+  runs.record({
+    ...base,
+    seq: 2,
+    type: 'run-finish',
+    status,
+    summary,
+    usage: zeroUsage(),
+    subtreeUsage: zeroUsage(),
+  });
+  await runs.flush();
 }
 
 /** The run `runId` in `tree` (the tree itself, or a run under it). */

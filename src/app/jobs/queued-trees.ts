@@ -3,7 +3,6 @@ import type { ApprovalRequest, Approver } from '../../core/approvals.ts';
 import { SystemError } from '../../core/errors.ts';
 import type { ApprovalRequestEvent, CadreEvent } from '../../core/events.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
-import { zeroUsage } from '../../core/usage.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
 import type { Store } from '../../store/store.ts';
@@ -13,7 +12,7 @@ import type { LiveRuns, TreeSlot } from '../live-runs.ts';
 import type { ResumeClaim, TreeExecutor, TreeStart } from '../tree-executor.ts';
 import { outcomeOf, type TreeHandle } from '../tree-handle.ts';
 import { stopTree, treeEvents } from '../trees.ts';
-import { closeRunLeftOpen } from './close-run.ts';
+import { closeRunLeftOpen, recordUnstartedRoot } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
 import { askedWith, type TreeAsked, type TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
@@ -139,7 +138,15 @@ export async function startQueuedTree<Result>(
   const withdraw = async (reason: string) => {
     withdrawing = true;
     const withdrawn = await parts.jobs.withdraw('tree', key).catch(() => false);
-    if (withdrawn) await recordWithdrawn(runs, { userId, rootRunId, spec: journal.spec, reason });
+    // Recorded as a cancelled run that did nothing: the follow ends with it as with any stopped tree.
+    if (withdrawn)
+      await recordUnstartedRoot(runs, {
+        userId,
+        rootRunId,
+        spec: journal.spec,
+        status: 'cancelled',
+        summary: `Cancelled before any worker took it (${reason}); nothing ran.`,
+      });
     // Taken meanwhile: the worker has it, and the stop reaches it there.
     else withdrawing = false;
   };
@@ -242,40 +249,6 @@ export async function startQueuedTree<Result>(
   follow.catch(markFailed);
   await rootStarted;
   return { rootRunId, result };
-}
-
-/**
- * The root of a tree withdrawn before any worker took it, recorded as a cancelled run that did nothing:
- * the asker's follow ends with it as with any stopped tree, and the session, the CLI and the page say so.
- */
-async function recordWithdrawn(
-  runs: Store['runs'],
-  tree: { userId: string; rootRunId: string; spec: ResumeSpec; reason: string },
-): Promise<void> {
-  const { userId, rootRunId, spec, reason } = tree;
-  const time = Date.now();
-  const base = { runId: rootRunId, rootRunId, parentRunId: null, depth: 0, agent: spec.agent, time };
-  const summary = `Cancelled before any worker took it (${reason}); nothing ran.`;
-  runs.record({
-    ...base,
-    seq: 0,
-    type: 'run-start',
-    task: spec.task,
-    model: spec.model ?? '',
-    userId,
-    ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
-  });
-  runs.record({ ...base, seq: 1, type: 'run-error', status: 'cancelled', message: summary });
-  runs.record({
-    ...base,
-    seq: 2,
-    type: 'run-finish',
-    status: 'cancelled',
-    summary,
-    usage: zeroUsage(),
-    subtreeUsage: zeroUsage(),
-  });
-  await runs.flush();
 }
 
 /** The approval request an `approval-request` event stands for, as an approver is asked it. */

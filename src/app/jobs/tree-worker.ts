@@ -4,7 +4,8 @@ import type { CadreEvent } from '../../core/events.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import type { Job, WorkerLease } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
-import { closeRunLeftOpen } from './close-run.ts';
+import { closeRunLeftOpen, recordUnstartedRoot } from './close-run.ts';
+import type { TreeJobData } from './job-data.ts';
 import type { WhileWaiting } from './job-record.ts';
 import { JobSlot } from './job-slot.ts';
 import { idsOf, type JobHooks, type JobParts, parentJob, placeOf, runJob } from './run-job.ts';
@@ -105,12 +106,12 @@ export class TreeWorker {
     this.#suspendAfterMs = options.suspendAfterMs ?? SUSPEND_AFTER_MS;
   }
 
-  /** Jobs this worker holds now (running or waiting on children). */
   /** Slots held now (a job waiting on its sub-agents holds none). */
   get slotsUsed(): number {
     return this.concurrency - this.#slots.available;
   }
 
+  /** Jobs this worker holds now (running or waiting on children). */
   get active(): number {
     return this.#active.size;
   }
@@ -120,11 +121,25 @@ export class TreeWorker {
     if (this.#running) return;
     this.#running = true;
     const { jobs } = this.#parts;
-    const lease = await jobs.enlist({ name: this.name, standing: this.#standing });
+    const lease = await jobs.enlist({
+      name: this.name,
+      standing: this.#standing,
+      concurrency: this.concurrency,
+    });
     this.#lease = lease;
     this.#unlisten.push(await jobs.listen('jobs', () => this.#wake.wake()));
     this.#unlisten.push(await jobs.listen('stop', (payload) => this.#stopHeard(payload)));
+    let slotsReported = 0;
     const heartbeat = setInterval(() => {
+      // What `cadre workers` shows of this worker's slots, said when it changed.
+      const used = this.slotsUsed;
+      if (used !== slotsReported)
+        jobs.reportSlots(lease.id, used).then(
+          () => {
+            slotsReported = used;
+          },
+          () => {},
+        );
       const held = [...this.#active.values()].map((active) => active.job);
       if (!held.length) return;
       jobs
@@ -382,7 +397,15 @@ export class TreeWorker {
     const { jobs, store } = this.#parts;
     for (const dead of await jobs.takeDead(10)) {
       const message = `Failed on every worker that took it: ${dead.error}`;
-      await closeRunLeftOpen(store.runs, idsOf(dead.kind, dead.data), 'error', message);
+      const place = idsOf(dead.kind, dead.data);
+      const closed = await closeRunLeftOpen(store.runs, place, 'error', message);
+      // A tree that failed before its root began still gets a run, saying why, whose journal a retry
+      // (`cadre queue retry`) goes on from.
+      if (!closed && dead.kind === 'tree' && !(await store.runs.getRunTree(place.userId, place.rootRunId))) {
+        const tree = dead.data as TreeJobData;
+        await recordUnstartedRoot(store.runs, { ...tree, status: 'error', summary: message });
+        await store.journal.begin(tree.journalId, tree.rootRunId, tree.userId, tree.spec);
+      }
       await jobs.settleDead(dead, parentJob(dead.kind, dead.data));
     }
   }

@@ -68,9 +68,9 @@ export const workerCommand: CliCommand = async (args, context) => {
     const onJob = worker.onJob;
     worker.onJob = (job) => {
       onJob?.(job);
-      log(
-        `took ${job.kind} job ${job.id}${job.resumed ? ' (resumed)' : job.retryCount ? ` (try ${job.retryCount + 1})` : ''}`,
-      );
+      // Tries as pg-boss counts them, less the set-asides and hand-backs (which are not tries).
+      const tries = job.tries ?? job.retryCount + 1;
+      log(`took ${job.kind} job ${job.id}${job.resumed ? ' (resumed)' : tries > 1 ? ` (try ${tries})` : ''}`);
     };
     const endpoints =
       port === undefined

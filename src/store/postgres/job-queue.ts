@@ -9,10 +9,13 @@ import type {
   JobPlace,
   JobQueue,
   JobState,
+  QueuedJob,
   QueueSignal,
   QueueStats,
   ReapedJobs,
+  SetAsideJob,
   StoredApproval,
+  WorkerRecord,
 } from '../job-queue.ts';
 import {
   type Connection,
@@ -22,7 +25,13 @@ import {
   transaction,
 } from './database.ts';
 import type { Notifications } from './notifications.ts';
-import { forgetGoneWorkers, leaseHeld, orphanedJobs, WorkerLease } from './worker-leases.ts';
+import {
+  forgetGoneWorkers,
+  type LeaseHolder,
+  leaseHeld,
+  orphanedJobs,
+  WorkerLease,
+} from './worker-leases.ts';
 
 const QUEUES: Record<JobKind, string> = { tree: 'cadre-tree', run: 'cadre-run' };
 const DEAD = 'cadre-dead';
@@ -111,10 +120,142 @@ export class PgBossJobQueue implements JobQueue {
     }
   }
 
-  async enlist(worker: { name: string; standing: boolean }): Promise<WorkerLease> {
+  async enlist(worker: LeaseHolder): Promise<WorkerLease> {
     const lease = await WorkerLease.take(this.#db, worker);
     this.#leases.add(lease);
     return lease;
+  }
+
+  async reportSlots(workerId: string, used: number): Promise<void> {
+    await this.#db.query('UPDATE workers SET slots_used = $2 WHERE id = $1', [workerId, used]);
+  }
+
+  async workers(): Promise<WorkerRecord[]> {
+    // Each held run's last stored event: the events' (run_id, seq) key finds it without a scan.
+    const { rows } = await this.#db.query<{
+      id: string;
+      name: string;
+      pid: number;
+      host: string;
+      standing: boolean;
+      alive: boolean;
+      started_at: string;
+      concurrency: number;
+      slots_used: number;
+      jobs: Array<{
+        job_id: string;
+        kind: JobKind;
+        root_id: string;
+        run_id: string;
+        retry_count: number;
+        taken_at: number;
+        last_event_at: number | null;
+      }> | null;
+    }>(
+      `SELECT w.id, w.name, w.pid, w.host, w.standing, ${leaseHeld('w.id')} AS alive, w.started_at,
+         w.concurrency, w.slots_used,
+         (SELECT json_agg(json_build_object('job_id', h.job_id, 'kind', h.kind, 'root_id', h.root_id,
+            'run_id', h.run_id, 'retry_count', h.retry_count, 'taken_at', h.taken_at,
+            'last_event_at', (SELECT e.time FROM events e WHERE e.run_id = h.run_id ORDER BY e.seq DESC LIMIT 1))
+            ORDER BY h.taken_at)
+          FROM job_holders h WHERE h.worker_id = w.id) AS jobs
+       FROM workers w ORDER BY w.started_at, w.name`,
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      pid: row.pid,
+      host: row.host,
+      standing: row.standing,
+      alive: row.alive,
+      startedAt: Number(row.started_at),
+      concurrency: row.concurrency,
+      slotsUsed: row.slots_used,
+      jobs: (row.jobs ?? []).map((job) => ({
+        jobId: job.job_id,
+        kind: job.kind,
+        rootRunId: job.root_id,
+        runId: job.run_id,
+        retryCount: job.retry_count,
+        takenAt: Number(job.taken_at),
+        lastEventAt: job.last_event_at === null ? undefined : Number(job.last_event_at),
+      })),
+    }));
+  }
+
+  async setAside(): Promise<SetAsideJob[]> {
+    const { rows } = await this.#db.query<{
+      job_id: string;
+      kind: JobKind;
+      waiting: number;
+      suspended_at: string;
+    }>(
+      `SELECT job_id, kind, cardinality(waiting) AS waiting, suspended_at FROM suspended_jobs
+       WHERE NOT woken ORDER BY suspended_at`,
+    );
+    const found: SetAsideJob[] = [];
+    for (const row of rows) {
+      const [job] = await this.#boss.findJobs(QUEUES[row.kind], { id: row.job_id });
+      found.push({
+        jobId: row.job_id,
+        kind: row.kind,
+        data: job?.data,
+        waitingOn: row.waiting,
+        since: Number(row.suspended_at),
+      });
+    }
+    return found;
+  }
+
+  async failures(limit: number): Promise<QueuedJob[]> {
+    const found: QueuedJob[] = [];
+    for (const kind of ['tree', 'run'] as const) {
+      const table = await this.#table(kind);
+      if (!table) continue;
+      const { rows } = await this.#db.query<JobRow>(
+        `SELECT ${JOB_COLUMNS} FROM ${table} WHERE name = $1 AND state = 'failed'
+         ORDER BY completed_on DESC LIMIT $2`,
+        [QUEUES[kind], limit],
+      );
+      found.push(...rows.map((row) => queuedJob(kind, row)));
+    }
+    return found.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0)).slice(0, limit);
+  }
+
+  async find(idOrKey: string): Promise<QueuedJob | undefined> {
+    const id = jobUuid(idOrKey);
+    for (const kind of ['tree', 'run'] as const) {
+      const table = await this.#table(kind);
+      if (!table) continue;
+      const { rows } = await this.#db.query<JobRow>(
+        `SELECT ${JOB_COLUMNS} FROM ${table} WHERE name = $1 AND id = $2`,
+        [QUEUES[kind], id],
+      );
+      if (rows[0]) return queuedJob(kind, rows[0]);
+    }
+    return undefined;
+  }
+
+  async drop(kind: JobKind, id: string): Promise<boolean> {
+    const table = await this.#table(kind);
+    if (!table) return false;
+    const { rowCount } = await this.#db.query(
+      `DELETE FROM ${table} WHERE name = $1 AND id = $2 AND state = 'failed'`,
+      [QUEUES[kind], jobUuid(id)],
+    );
+    return Boolean(rowCount);
+  }
+
+  /** The table a queue's jobs are in, schema-qualified and quoted (undefined before the queue exists). */
+  async #table(kind: JobKind): Promise<string | undefined> {
+    const name = QUEUES[kind];
+    let table = this.#tables.get(name);
+    if (!table) {
+      table = (await this.#boss.getQueue(name))?.table;
+      if (!table) return undefined;
+      this.#tables.set(name, table);
+    }
+    return `${quoted(this.#bossSchema)}.${quoted(table)}`;
   }
 
   async treeStopped(
@@ -216,6 +357,7 @@ export class PgBossJobQueue implements JobQueue {
             kind,
             data: job.data,
             retryCount: job.retryCount ?? 0,
+            tries: triesOf(job.retryCount ?? 0, job.retryLimit ?? RETRY_LIMIT),
             waitingSince: Math.max(job.createdOn.getTime(), job.startAfter.getTime()),
           });
       }
@@ -292,18 +434,12 @@ export class PgBossJobQueue implements JobQueue {
    * its output is read after it ends. pg-boss would keep it for days (`deleteAfterSeconds`).
    */
   async #dropPayload(job: Job, db: { query: Database['query'] }): Promise<void> {
-    const name = QUEUES[job.kind];
-    let table = this.#tables.get(name);
-    if (!table) {
-      table = (await this.#boss.getQueue(name))?.table;
-      if (!table) return;
-      this.#tables.set(name, table);
-    }
-    await db.query(
-      `UPDATE ${quoted(this.#bossSchema)}.${quoted(table)} SET data = NULL
-       WHERE name = $1 AND id = $2 AND state = 'completed'`,
-      [name, job.id],
-    );
+    const table = await this.#table(job.kind);
+    if (!table) return;
+    await db.query(`UPDATE ${table} SET data = NULL WHERE name = $1 AND id = $2 AND state = 'completed'`, [
+      QUEUES[job.kind],
+      job.id,
+    ]);
   }
 
   async fail(job: Job, error: string): Promise<void> {
@@ -657,6 +793,44 @@ function stateOf(job: { state: string; output?: unknown } | undefined, setAside:
     default:
       return { state: 'failed', error: messageOf(job.output) };
   }
+}
+
+/** The columns of a job an operator is shown (see `queuedJob`). */
+const JOB_COLUMNS = 'id, state, data, output, retry_count, retry_limit, created_on, started_on, completed_on';
+
+interface JobRow {
+  id: string;
+  state: string;
+  data: unknown;
+  output: unknown;
+  retry_count: number;
+  retry_limit: number;
+  created_on: Date;
+  started_on: Date | null;
+  completed_on: Date | null;
+}
+
+function queuedJob(kind: JobKind, row: JobRow): QueuedJob {
+  return {
+    id: row.id,
+    kind,
+    state: row.state,
+    data: row.data,
+    tries: row.started_on ? Math.max(1, triesOf(row.retry_count, row.retry_limit)) : 0,
+    createdAt: row.created_on.getTime(),
+    endedAt: row.completed_on?.getTime(),
+    error: row.state === 'failed' ? messageOf(row.output) : undefined,
+  };
+}
+
+/**
+ * Which try of a job a start with this retry count is (1 for the first), as pg-boss counts retries but
+ * without the set-asides and hand-backs: pg-boss counts each start after one as a retry, and each time a
+ * job was put back (see `#putBack`) its limit grew by one with it, so the limit's growth past RETRY_LIMIT
+ * is how many of those starts were not tries.
+ */
+function triesOf(retryCount: number, retryLimit: number): number {
+  return retryCount + 1 - Math.max(0, retryLimit - RETRY_LIMIT);
 }
 
 /** A suspension given up inside its transaction (rolled back). */

@@ -312,4 +312,12 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // What `cadre workers` shows of each worker: its slots, and how many it last said it uses.
+    id: '010-worker-slots',
+    sql: `
+      ALTER TABLE workers ADD COLUMN concurrency INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE workers ADD COLUMN slots_used INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -84,6 +84,13 @@ export async function forgetGoneWorkers(db: Queryable): Promise<void> {
   );
 }
 
+/** Who takes a lease: the worker's name, whether it stays, and its slots. */
+export interface LeaseHolder {
+  name: string;
+  standing: boolean;
+  concurrency?: number | undefined;
+}
+
 /**
  * The lease of one worker of this process, held until `release`. When its connection is lost (the
  * database restarted), it is taken again as soon as the database answers.
@@ -95,14 +102,14 @@ export class WorkerLease {
   #released = false;
   #retry: NodeJS.Timeout | undefined;
 
-  #worker: { name: string; standing: boolean };
+  #worker: LeaseHolder;
 
-  private constructor(db: Database, worker: { name: string; standing: boolean }) {
+  private constructor(db: Database, worker: LeaseHolder) {
     this.#db = db;
     this.#worker = worker;
   }
 
-  static async take(db: Database, worker: { name: string; standing: boolean }): Promise<WorkerLease> {
+  static async take(db: Database, worker: LeaseHolder): Promise<WorkerLease> {
     const lease = new WorkerLease(db, worker);
     await lease.#lock();
     return lease;
@@ -115,9 +122,16 @@ export class WorkerLease {
       // The lease first: a row without it could be forgotten as a gone worker's.
       await connection.query(`SELECT pg_advisory_lock(hashtext('${LEASE_CLASS}'), hashtext($1))`, [this.id]);
       await connection.query(
-        `INSERT INTO workers (id, name, pid, host, standing, started_at) VALUES ($1, $2, $3, $4, $5, ${NOW_MS})
-         ON CONFLICT (id) DO NOTHING`,
-        [this.id, this.#worker.name, process.pid, hostname(), this.#worker.standing],
+        `INSERT INTO workers (id, name, pid, host, standing, concurrency, started_at)
+         VALUES ($1, $2, $3, $4, $5, $6, ${NOW_MS}) ON CONFLICT (id) DO NOTHING`,
+        [
+          this.id,
+          this.#worker.name,
+          process.pid,
+          hostname(),
+          this.#worker.standing,
+          this.#worker.concurrency ?? 0,
+        ],
       );
     } catch (error) {
       connection.release(error as Error);

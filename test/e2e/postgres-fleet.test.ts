@@ -1,0 +1,194 @@
+/**
+ * The fleet as an operator sees it on PostgreSQL, through `cadre workers` and `cadre queue`: two real
+ * workers, one holding a run whose model call hangs (its lease and heartbeats healthy: flagged stuck) and
+ * one killed with SIGKILL (gone, its job back on the queue); then a tree no worker could start (an agent
+ * using a tool of an MCP server only the asker has), kept as a dead letter with a run saying why, retried with one
+ * command once a worker has the key, and a dead letter dropped.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { QueueReport, WorkersReport } from '../../src/app/fleet.ts';
+import type { RunTree } from '../../src/core/run-tree.ts';
+import { startOpenAIServer } from '../fixtures/openai-server.ts';
+import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
+import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+
+const FLAKY_SERVER = fileURLToPath(new URL('../fixtures/mcp/flaky-server.ts', import.meta.url));
+
+type Workers = Extract<WorkersReport, { queue: true }>;
+
+async function workers(env: Record<string, string>, args: string[] = []) {
+  const result = await runCli(['workers', '--json', ...args], env);
+  return { code: result.code, report: JSON.parse(result.stdout) as Workers };
+}
+
+async function queue(env: Record<string, string>): Promise<QueueReport> {
+  return JSON.parse((await runCli(['queue', '--json'], env)).stdout) as QueueReport;
+}
+
+/** Asks `cadre workers` again until `done` holds of its report (each look is a whole process). */
+async function workersUntil(
+  env: Record<string, string>,
+  args: string[],
+  done: (report: Workers) => boolean,
+): Promise<{ code: number | null; report: Workers }> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const seen = await workers(env, args);
+    if (done(seen.report)) return seen;
+    if (Date.now() > deadline) throw new Error(`never seen: ${JSON.stringify(seen.report, null, 2)}`);
+  }
+}
+
+describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
+  it('cadre workers flags a stuck worker and drops a killed one; cadre queue shows its job waiting again', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const model = await startOpenAIServer(() => ({ until: held, text: 'Answered.' }));
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('fleet') };
+    const stuck = await startWorker(env, 'stuck-one', ['--concurrency', '1']);
+    const first = runCli(['ask', '--no-worker', '--json', 'First question.'], env);
+    await stuck.waitFor(/took tree job/);
+    const doomed = await startWorker(env, 'doomed', ['--concurrency', '1']);
+    const second = runCli(['ask', '--no-worker', '--json', 'Second question.'], env);
+    await doomed.waitFor(/took tree job/);
+
+    // Both hold a run whose model never answers: silent past a second, each is flagged.
+    const seen = await workersUntil(env, ['--silent-after', '1'], (report) =>
+      report.workers.every((worker) => worker.stuck && worker.slots.used === 1),
+    );
+    expect(seen.code).toBe(1);
+    expect(seen.report.silentAfterSeconds).toBe(1);
+    const stuckView = seen.report.workers.find((worker) => worker.name === 'stuck-one')!;
+    expect(stuckView).toMatchObject({
+      alive: true,
+      standing: true,
+      pid: stuck.child.pid,
+      slots: { total: 1, used: 1, free: 0 },
+    });
+    expect(stuckView.jobs).toHaveLength(1);
+    expect(stuckView.jobs[0]).toMatchObject({ kind: 'tree', silent: true });
+    expect(stuckView.jobs[0]!.silentSeconds).toBeGreaterThanOrEqual(1);
+    // Under the default threshold (120 s) nothing is flagged yet.
+    const calm = await workers(env);
+    expect(calm.code).toBe(0);
+    expect(calm.report.workers.map((worker) => worker.stuck)).toEqual([false, false]);
+    const text = await runCli(['workers', '--silent-after', '1'], env);
+    expect(text.stdout).toMatch(/^2 worker\(s\) alive/);
+    expect(text.stdout).toMatch(/stuck-one .* pid \d+ {2}slots 1 used, 0 free of 1 .*STUCK/);
+
+    // Killed: its lease goes with it; the other worker hands its job back to the queue, where it waits.
+    await doomed.kill();
+    const after = await workersUntil(
+      env,
+      [],
+      (report) => !report.workers.some((worker) => worker.name === 'doomed' && worker.alive),
+    );
+    expect(after.report.workers.filter((worker) => worker.alive).map((worker) => worker.name)).toEqual([
+      'stuck-one',
+    ]);
+    let waiting: QueueReport | undefined;
+    for (let look = 0; look < 30; look++) {
+      waiting = await queue(env);
+      if (waiting.depth.some((entry) => entry.kind === 'tree' && entry.state !== 'active')) break;
+    }
+    expect(waiting!.depth.filter((entry) => entry.kind === 'tree')).toEqual(
+      expect.arrayContaining([
+        { kind: 'tree', state: 'active', count: 1 },
+        { kind: 'tree', state: 'retry', count: 1 },
+      ]),
+    );
+    expect(waiting!.failures).toEqual([]);
+    const queueText = (await runCli(['queue'], env)).stdout;
+    expect(queueText).toMatch(/^tree jobs: .*1 active/m);
+    expect(queueText).toMatch(/^failed on every try \(dead letters\): 0$/m);
+
+    // Let the model answer: the stuck worker finishes its question, then the killed one's.
+    release();
+    for (const asked of [await first, await second]) {
+      expect(asked.code).toBe(0);
+      expect(JSON.parse(asked.stdout).answer).toBe('Answered.');
+    }
+    expect(stuck.output()).toMatch(/took tree job \S+ \(try 2\)/);
+    const idle = await workersUntil(env, ['--silent-after', '1'], (report) =>
+      report.workers.every((worker) => !worker.jobs.length && worker.slots.used === 0),
+    );
+    expect(idle.code).toBe(0);
+  }, 120_000);
+
+  it('a tree no worker can start is a dead letter with a run saying why; queue retry runs it, queue drop forgets one', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Answered after all.' }));
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('fleet_dead') };
+    // The asker's agent uses a tool of an MCP server only the asker has; the worker, in a home of its own,
+    // has none.
+    const mcpConfig = JSON.stringify({
+      mcpServers: { flaky: { command: process.execPath, args: [FLAKY_SERVER] } },
+    });
+    writeFileSync(join(env.CADRE_HOME, 'config.json'), mcpConfig);
+    mkdirSync(join(env.CADRE_HOME, 'agents'), { recursive: true });
+    writeFileSync(
+      join(env.CADRE_HOME, 'agents', 'probe.md'),
+      '---\nname: probe\ndescription: Asks the server its pid.\ntools: [mcp__flaky__pid]\n---\nYou ask.\n',
+    );
+    const worker = await startWorker({ ...env, CADRE_HOME: tempHome() }, 'without-mcp', [
+      '--concurrency',
+      '1',
+    ]);
+    for (const question of ['What is 3+3?', 'What is 2+2?']) {
+      const asked = await runCli(['ask', '--no-worker', '--json', question], env);
+      expect(asked.code).not.toBe(0);
+      expect(`${asked.stdout}${asked.stderr}`).toMatch(/no tool "mcp__flaky__pid"/);
+    }
+
+    let report: QueueReport | undefined;
+    for (let look = 0; look < 30 && report?.failures.length !== 2; look++) report = await queue(env);
+    expect(report!.failures).toHaveLength(2);
+    const [dead, older] = report!.failures as [
+      QueueReport['failures'][number],
+      QueueReport['failures'][number],
+    ];
+    // Dropped: an operator dealt with it.
+    const dropped = await runCli(['queue', 'drop', older.rootRunId], env);
+    expect(dropped.stdout).toBe(`Dropped tree job ${older.jobId} (run ${older.rootRunId}).\n`);
+    expect(dead).toMatchObject({ kind: 'tree', userId: 'local', tries: 3 });
+    expect(dead.error).toMatch(/This worker has no tool "mcp__flaky__pid", which agent "probe"/);
+    // Its tries as pg-boss counts them, each said in the worker's log.
+    expect(worker.output()).toMatch(new RegExp(`took tree job ${dead.jobId} \\(try 3\\)`));
+    expect(worker.output()).not.toMatch(/\(try 4\)/);
+
+    // The tree never started, yet it has a run saying why (written once the dead letter is recorded).
+    let run: RunTree | undefined;
+    for (let look = 0; look < 30 && run?.status !== 'error'; look++) {
+      const shown = await runCli(['runs', 'show', dead.rootRunId, '--json'], env);
+      if (shown.code === 0) run = JSON.parse(shown.stdout) as RunTree;
+    }
+    expect(run).toMatchObject({ id: dead.rootRunId, status: 'error' });
+    expect(run!.summary).toMatch(/^Failed on every worker that took it: This worker has no tool/);
+    expect((await runCli(['queue'], env)).stdout).toMatch(
+      /dead letters\): 1\n {2}tree job \S+ {2}run \S+ of local {2}3 tries, failed \S+\n {4}This worker has no tool/,
+    );
+
+    // A worker with the MCP server: one command retries the tree from its journal, for the person who asked.
+    await worker.kill();
+    const equipped = tempHome();
+    writeFileSync(join(equipped, 'config.json'), mcpConfig);
+    await startWorker({ ...env, CADRE_HOME: equipped }, 'with-mcp', ['--concurrency', '1']);
+    const retried = await runCli(['queue', 'retry', dead.jobId, '--json'], env);
+    expect(retried.stderr).toMatch(
+      new RegExp(`retrying tree job ${dead.jobId}: run ${dead.rootRunId} goes on as run_`),
+    );
+    expect(retried.code).toBe(0);
+    expect(JSON.parse(retried.stdout)).toMatchObject({ answer: 'Answered after all.', status: 'ok' });
+    expect((await queue(env)).failures).toEqual([]);
+    // Only a dead letter is retried or dropped.
+    const again = await runCli(['queue', 'drop', dead.jobId], env);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/There is no job/);
+    const running = await runCli(['queue', 'retry', 'no-such-job'], env);
+    expect(running.code).toBe(2);
+  }, 120_000);
+});
