@@ -54,6 +54,8 @@ export interface AskRequest {
   messageParts?: unknown;
   /** Every event of the tree, in order, as it happens (before any other reader sees it). */
   onEvent?: EventListener;
+  /** Called once when no worker has taken the question yet (runs as jobs): see `TreeStart.onQueued`. */
+  onQueued?: () => void;
   /** Most trees this user may have running at once; more is refused before anything starts. */
   maxConcurrent?: number;
   /** Who decides this tree's approvals (the CLI's prompt or flags), instead of the pending list. */
@@ -164,7 +166,7 @@ export async function startAnswer<Extra extends object = object>(
     runtime: Runtime;
     spec: ResumeSpec;
     journal: { id: string; spec: ResumeSpec; resume?: boolean };
-    request: Pick<AskRequest, 'signal' | 'onEvent' | 'approver' | 'rootLimits'>;
+    request: Pick<AskRequest, 'signal' | 'onEvent' | 'onQueued' | 'approver' | 'rootLimits'>;
     extra?: Extra;
   },
 ): Promise<TreeHandle<AskResult & Extra> & Pick<AskRun, 'projection'>> {
@@ -182,6 +184,7 @@ export async function startAnswer<Extra extends object = object>(
       recorder.event(event);
       request.onEvent?.(event);
     },
+    onQueued: request.onQueued,
     journal: start.journal,
     runtime: start.runtime,
     approver: request.approver,

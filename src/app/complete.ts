@@ -22,6 +22,8 @@ export interface CompleteRequest {
   /** Stops the tree (the caller went away). */
   signal?: AbortSignal;
   onEvent?: (event: CadreEvent) => void;
+  /** Called once when no worker has taken the tree yet (runs as jobs): see `TreeStart.onQueued`. */
+  onQueued?: () => void;
   maxConcurrentChats?: number;
 }
 
@@ -60,6 +62,7 @@ export async function complete(parts: CompleteParts, request: CompleteRequest): 
     slot,
     signal: request.signal,
     onEvent: request.onEvent,
+    onQueued: request.onQueued,
     journal: { id: `jrn_${randomUUID()}`, spec },
     runtime,
     finish: async (outcome: RunOutcome) => outcome,

@@ -81,6 +81,9 @@ export interface CadreOptions {
   worker?: boolean | { concurrency: number };
 }
 
+/** How long a question waits for a worker to take it before it is withdrawn and its asker told. */
+export const DEFAULT_WAIT_TIMEOUT_SECONDS = 600;
+
 /** Slots of the worker a process runs beside its front door when runs are jobs (`cadre worker` sets its own). */
 export const DEFAULT_WORKER_CONCURRENCY = 4;
 
@@ -355,6 +358,7 @@ export class Cadre {
           store,
           live: this.live,
           approvals: this.approvals,
+          waitTimeoutMs: waitTimeoutMs(this.config.queue?.waitTimeoutSeconds),
           jobs: async () => {
             const queue = await store.jobs!();
             const wanted = this.#options.worker ?? true;
@@ -554,4 +558,10 @@ function homeFolder(home: string): string {
     );
   }
   return home;
+}
+
+/** How long a question may wait for a worker (`queue.waitTimeoutSeconds`, default 600 s; 0: for ever). */
+function waitTimeoutMs(seconds: number | undefined): number | undefined {
+  const chosen = seconds ?? DEFAULT_WAIT_TIMEOUT_SECONDS;
+  return chosen > 0 ? chosen * 1000 : undefined;
 }

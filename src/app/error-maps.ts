@@ -38,6 +38,8 @@ const USER_STATUS: Record<string, number> = {
 /** System-fault codes with their own HTTP status. */
 const SYSTEM_STATUS: Record<string, number> = {
   provider_unavailable: 503,
+  // No worker took the question in time (`queue.waitTimeoutSeconds`): it was withdrawn.
+  queue_timeout: 503,
   timeout: 504,
 };
 

@@ -38,6 +38,11 @@ export interface TreeStart<Result> {
   /** Every event of the tree, in order, as it happens, before any reader of `events` sees it. */
   onEvent?: EventListener | undefined;
   /**
+   * Called once when the tree waits on a queue that no worker has taken it from yet (runs as jobs, after
+   * a moment), so a door can say so instead of saying nothing; never for a tree run in this process.
+   */
+  onQueued?: (() => void) | undefined;
+  /**
    * The tree's journal: a new one under `id`, or with `resume` the journal of an interrupted attempt,
    * whose committed steps are reused. `spec` is what the tree is (its agent, task, history…), and what a
    * later resume needs to start the root again.

@@ -39,6 +39,8 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
       : {}),
     userId: options.userId,
     message: options.question,
+    // A question on a queue no worker has taken from yet says so, rather than nothing.
+    onQueued: () => options.stderr.write('cadre: queued: no worker has taken it yet\n'),
     signal: options.signal,
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.agent ? { agent: options.agent } : {}),

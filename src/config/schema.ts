@@ -187,6 +187,11 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** Seconds a run a worker holds may store no event before `cadre workers` flags it (default 120). */
       silentAfterSeconds: z.number().positive().optional(),
+      /**
+       * Seconds a question may wait for a worker to take it before it is withdrawn and its asker told
+       * (default 600); 0 waits for ever.
+       */
+      waitTimeoutSeconds: z.number().min(0).optional(),
     })
     .optional(),
   /** `/metrics` (Prometheus's text format) on `cadre serve` and on `cadre worker --port`; off by default. */

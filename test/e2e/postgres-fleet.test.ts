@@ -8,12 +8,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { QueueReport, WorkersReport } from '../../src/app/fleet.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { startServe } from '../helpers/serve.ts';
 
 const FLAKY_SERVER = fileURLToPath(new URL('../fixtures/mcp/flaky-server.ts', import.meta.url));
 
@@ -190,5 +191,54 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
     expect(again.stderr).toMatch(/There is no job/);
     const running = await runCli(['queue', 'retry', 'no-such-job'], env);
     expect(running.code).toBe(2);
+  }, 120_000);
+
+  it('a question no worker takes says it is queued (CLI, /v1), and is withdrawn after queue.waitTimeoutSeconds with the asker told', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Answered.' }));
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('fleet_wait') };
+    writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ queue: { waitTimeoutSeconds: 2 } }));
+    const asked = await runCli(['ask', '--no-worker', 'Anyone there?'], env);
+    expect(asked.stderr).toMatch(/^cadre: queued: no worker has taken it yet\n/);
+    expect(asked.stderr).toMatch(
+      /No worker took this question within 2 s \(queue\.waitTimeoutSeconds\): it was withdrawn from the queue/,
+    );
+    expect(asked.code).toBe(3);
+    // Its run says why; nothing waits in the queue any more, and no model was asked.
+    const listed = JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout) as {
+      runs: Array<{ status: string; summary: string }>;
+    };
+    expect(listed.runs[0]).toMatchObject({ status: 'timeout' });
+    expect(listed.runs[0]!.summary).toMatch(/^No worker took this question within 2 s/);
+    expect((await queue(env)).depth.filter((entry) => entry.state !== 'cancelled')).toEqual([]);
+    expect(model.requests).toEqual([]);
+
+    const server = await startServe(['--port', '0', '--no-worker'], env);
+    onTestFinished(async () => {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    });
+    const ask = (stream: boolean) =>
+      fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'cadre', stream, messages: [{ role: 'user', content: 'Hello?' }] }),
+      });
+    const streamed = await ask(true);
+    expect(streamed.status).toBe(200);
+    const body = await streamed.text();
+    // The OpenAI stream stays valid: its first chunk, a comment clients skip, an error chunk, [DONE].
+    expect(body).toMatch(/^data: \{.*"role":"assistant".*\}\n\n: queued: no worker has taken it yet\n\n/);
+    const error = /data: (\{"error".*\})\n\n/.exec(body)?.[1];
+    expect(JSON.parse(error!).error).toMatchObject({ code: 'queue_timeout', type: 'server_error' });
+    expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    const plain = await ask(false);
+    expect(plain.status).toBe(503);
+    expect(JSON.stringify(await plain.json())).toMatch(/No worker took this question within 2 s/);
+
+    // With a worker, nothing is said of a queue: it is taken at once.
+    await startWorker(env, 'present', ['--concurrency', '1']);
+    const answered = await runCli(['ask', '--no-worker', 'Anyone there?'], env);
+    expect(answered.stderr).toBe('');
+    expect(answered.stdout).toBe('Answered.\n');
   }, 120_000);
 });

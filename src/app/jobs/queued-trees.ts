@@ -23,6 +23,10 @@ export interface QueuedTreeStart<Result> {
   slot: TreeSlot;
   signal?: AbortSignal | undefined;
   onEvent?: ((event: CadreEvent) => void) | undefined;
+  /** Called once if no worker has taken the tree QUEUED_NOTICE_MS after it was queued. */
+  onQueued?: (() => void) | undefined;
+  /** How long it may wait for a worker before it is withdrawn and the asker told (none: for ever). */
+  waitTimeoutMs?: number | undefined;
   journal: { id: string; spec: ResumeSpec };
   /** What the tree was asked with (limits, models, agents), so any worker runs it as composed here. */
   asked?: TreeAsked | undefined;
@@ -41,6 +45,11 @@ export interface QueuedTreeParts {
   jobs: () => Promise<JobQueue>;
   /** Where a queued tree's approvals wait, so a caller's own approver can answer them from here. */
   approvals?: ApprovalDesk | undefined;
+  /**
+   * How long a tree may wait for a worker to take it before it is withdrawn and its asker told
+   * (`queue.waitTimeoutSeconds`); undefined: as long as it takes.
+   */
+  waitTimeoutMs?: number | undefined;
 }
 
 /**
@@ -69,6 +78,8 @@ export class QueuedTrees implements TreeExecutor {
         slot,
         signal: start.signal,
         onEvent: start.onEvent,
+        onQueued: start.onQueued,
+        waitTimeoutMs: parts.waitTimeoutMs,
         journal: start.journal,
         // The limits, models and agents this asker composed, not the worker's config.
         asked: askedWith(runtime),
@@ -95,6 +106,11 @@ export class QueuedTrees implements TreeExecutor {
 
 /** How long the root's end may take to arrive after its job ended before the root is closed here. */
 const JOB_END_GRACE_MS = 3_000;
+/**
+ * How long a tree waits on the queue before its asker is told no worker has taken it yet: a worker with
+ * a free slot takes it within milliseconds, so only a tree that truly waits is announced.
+ */
+const QUEUED_NOTICE_MS = 1_000;
 
 /**
  * The asking side of a tree run as a job: the tree goes on the queue under a root run id decided here,
@@ -156,6 +172,35 @@ export async function startQueuedTree<Result>(
     if (!started) void withdraw(reason).catch(() => {});
   };
   signal.addEventListener('abort', onAbort, { once: true });
+  // Said once, if it waits; withdrawn after the wait allowed (its asker told why: `queue_timeout`).
+  const queuedNotice = start.onQueued
+    ? setTimeout(() => {
+        if (!started && !withdrawing) start.onQueued?.();
+      }, QUEUED_NOTICE_MS)
+    : undefined;
+  const expiry =
+    start.waitTimeoutMs === undefined
+      ? undefined
+      : setTimeout(() => void expire(start.waitTimeoutMs!).catch(() => {}), start.waitTimeoutMs);
+  const expire = async (waitedMs: number) => {
+    if (started || withdrawing) return;
+    withdrawing = true;
+    if (!(await parts.jobs.withdraw('tree', key).catch(() => false))) {
+      // Taken meanwhile: it runs.
+      withdrawing = false;
+      return;
+    }
+    const message = `No worker took this question within ${Math.round(waitedMs / 1000)} s (queue.waitTimeoutSeconds): it was withdrawn from the queue, and nothing of it ran. Start a worker (cadre worker) and ask again.`;
+    markFailed(new SystemError('queue_timeout', message, { rootRunId }));
+    // Its run says so too (`cadre runs list`, the page); the follow ends with it.
+    await recordUnstartedRoot(runs, {
+      userId,
+      rootRunId,
+      spec: journal.spec,
+      status: 'timeout',
+      summary: message,
+    });
+  };
 
   let markStarted: () => void = () => {};
   let markFailed: (error: unknown) => void = () => {};
@@ -212,6 +257,8 @@ export async function startQueuedTree<Result>(
       })) {
         if (!started && event.type === 'run-start' && event.parentRunId === null) {
           started = true;
+          clearTimeout(queuedNotice);
+          clearTimeout(expiry);
           if (stopWanted !== undefined) requestStop(stopWanted);
         }
         if (event.type === 'approval-request' && start.approver && start.approvals instanceof SharedApprovals)
@@ -231,6 +278,8 @@ export async function startQueuedTree<Result>(
     } finally {
       unlisten();
       clearTimeout(grace);
+      clearTimeout(queuedNotice);
+      clearTimeout(expiry);
       signal.removeEventListener('abort', onAbort);
     }
   })();

@@ -285,12 +285,33 @@ export function openAIRoutes(options: { maxConcurrentChats: number }): Hono<Serv
         });
       return undefined;
     };
-    // Refusals before the tree starts (no model, too many answers) are plain HTTP errors.
-    const tree = await cadre.complete(request);
+    // Refusals before the tree starts (no model, too many answers) are plain HTTP errors. A tree that
+    // waits on the queue for a worker opens the stream first, saying so in an SSE comment (which OpenAI
+    // clients skip), so a client sees at once that its question is queued.
+    let queued = () => {};
+    const waiting = new Promise<'queued'>((resolve) => {
+      queued = () => resolve('queued');
+    });
+    const starting = cadre.complete({ ...request, onQueued: () => queued() });
+    const first = await Promise.race([starting, waiting]);
     return streamSSE(c, async (stream) => {
       const stopped = new AbortController();
       stream.onAbort(() => stopped.abort());
       await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }) });
+      let tree: Awaited<typeof starting>;
+      if (first === 'queued') {
+        await stream.write(': queued: no worker has taken it yet\n\n');
+        try {
+          tree = await starting;
+        } catch (error) {
+          // Withdrawn after waiting too long (queue_timeout), or refused by the worker.
+          const message = error instanceof CadreError ? error.message : 'The run failed on the server.';
+          const code = error instanceof CadreError ? error.code : null;
+          await stream.writeSSE({ data: streamError(message, code) });
+          await stream.writeSSE({ data: '[DONE]' });
+          return;
+        }
+      } else tree = first;
       for await (const { event } of tree.events({ signal: stopped.signal })) {
         const data = translate(event);
         if (data !== undefined) await stream.writeSSE({ data });
