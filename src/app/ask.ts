@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { prefetchTrigger } from '../config/prefetch-trigger.ts';
 import type { Approver } from '../core/approvals.ts';
 import type { ResultEnvelope } from '../core/envelope.ts';
-import { CadreError, UserError } from '../core/errors.ts';
+import { UserError } from '../core/errors.ts';
 import type { EventListener } from '../core/events.ts';
 import type { RuntimeLimits } from '../core/limits.ts';
 import type { RunTree } from '../core/run-tree.ts';
@@ -13,14 +13,15 @@ import type { Usage } from '../core/usage.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import type { AttachmentData } from './answer/protocol.ts';
-import { AnswerRecorder } from './answer/stored-answer.ts';
 import type { RuntimeOptions } from './cadre-parts.ts';
 import type { TreeSlot } from './live-runs.ts';
 import { type Cost, type PricedRunTree, type Pricing, priceTree } from './pricing.ts';
-import { appendAnswer, storeQuestion } from './session-turn.ts';
+import { storeQuestion } from './session-turn.ts';
 import type { DelegationSettings } from './settings.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { reserveTree, type TreeParts } from './trees.ts';
+
+export { storeAnswer } from './stored-answers.ts';
 
 export interface AskRequest {
   /** The user the run acts for: their session, documents and settings. */
@@ -154,9 +155,8 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
 }
 
 /**
- * Starts a tree that answers in a session (a question, or the resume of one): the answer's stored form
- * is recorded from its events and stored in the session when it ends, then the tree's result is
- * `AskResult` (with `extra`).
+ * Starts a tree that answers in a session (a question, or the resume of one): the executor stores its
+ * answer where the tree runs, when it ends, then the tree's result is `AskResult` (with `extra`).
  */
 export async function startAnswer<Extra extends object = object>(
   parts: Pick<AskParts, 'store' | 'executor' | 'pricing'>,
@@ -171,62 +171,21 @@ export async function startAnswer<Extra extends object = object>(
   },
 ): Promise<TreeHandle<AskResult & Extra> & Pick<AskRun, 'projection'>> {
   const { userId, spec, request } = start;
-  const recorder = new AnswerRecorder(
-    spec.answerId ?? `msg_${start.journal.id}`,
-    spec.sessionId ?? '',
-    parts.pricing,
-  );
-  const handle = await parts.executor.start({
+  return parts.executor.start({
     userId,
     slot: start.slot,
     signal: request.signal,
-    onEvent: (event) => {
-      recorder.event(event);
-      request.onEvent?.(event);
-    },
+    onEvent: request.onEvent,
     onQueued: request.onQueued,
     journal: start.journal,
     runtime: start.runtime,
     approver: request.approver,
     rootLimits: request.rootLimits,
-    finish: async ({ envelope, tree }) => {
-      await storeAnswer(parts.store.sessions, userId, spec, envelope, recorder);
-      // The tree as the answer's own fold has it (the same events): no second picture of it is needed.
-      const folded = recorder.projection.tree(envelope.runId) ?? tree;
-      return {
-        ...askResult(spec.sessionId ?? '', envelope, folded, parts.pricing),
-        ...(start.extra as Extra),
-      };
-    },
+    finish: async ({ envelope, tree }) => ({
+      ...askResult(spec.sessionId ?? '', envelope, tree, parts.pricing),
+      ...(start.extra as Extra),
+    }),
   });
-  return { ...handle, projection: recorder.projection };
-}
-
-/** Stores a tree's answer in the session its spec names, in the stored form every door shares. */
-export async function storeAnswer(
-  sessions: Store['sessions'],
-  userId: string,
-  spec: ResumeSpec,
-  envelope: ResultEnvelope,
-  recorder: AnswerRecorder,
-): Promise<void> {
-  if (!spec.sessionId) return;
-  const message = recorder.message({ status: envelope.status });
-  const stored = {
-    role: 'assistant' as const,
-    content: envelope.summary,
-    runId: envelope.runId,
-    parts: message.parts,
-    ...(message.metadata !== undefined ? { metadata: message.metadata } : {}),
-  };
-  try {
-    await appendAnswer(sessions, userId, spec.sessionId, { ...stored, id: spec.answerId }, spec.question);
-  } catch (error) {
-    // The id is taken: an earlier attempt's answer was stored before its process died, so this one, the
-    // resumed attempt's, is stored beside it under an id of its own.
-    if (!spec.answerId || CadreError.isInstance(error)) throw error;
-    await appendAnswer(sessions, userId, spec.sessionId, stored, spec.question);
-  }
 }
 
 /** What `ask` resolves to once the tree has ended. */

@@ -359,6 +359,7 @@ export class Cadre {
           live: this.live,
           approvals: this.approvals,
           waitTimeoutMs: waitTimeoutMs(this.config.queue?.waitTimeoutSeconds),
+          pricing: this.config.pricing,
           jobs: async () => {
             const queue = await store.jobs!();
             const wanted = this.#options.worker ?? true;
@@ -369,7 +370,7 @@ export class Cadre {
             return queue;
           },
         })
-      : new InProcessTrees({ store, live: this.live, home: this.home });
+      : new InProcessTrees({ store, live: this.live, home: this.home, pricing: this.config.pricing });
     return {
       store,
       live: this.live,
@@ -505,7 +506,12 @@ export class Cadre {
       );
     this.#worker ??= (async () => {
       const worker = new jobs.TreeWorker(
-        { store, jobs: await store.jobs!(), runtime: (request) => this.runtime(request) },
+        {
+          store,
+          jobs: await store.jobs!(),
+          runtime: (request) => this.runtime(request),
+          pricing: this.config.pricing,
+        },
         options,
       );
       this.metrics?.watchWorker(worker);

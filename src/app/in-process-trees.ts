@@ -1,28 +1,32 @@
 import type { CadreEvent } from '../core/events.ts';
+import { RunProjection } from '../core/run-view.ts';
 import type { Store } from '../store/store.ts';
 import type { LiveRuns } from './live-runs.ts';
+import type { Pricing } from './pricing.ts';
 import { claimResume } from './resume-claim.ts';
-import type { ResumeClaim, TreeExecutor, TreeStart } from './tree-executor.ts';
+import { answerRecorder, storeAnswer } from './stored-answers.ts';
+import type { ResumeClaim, StartedTree, TreeExecutor, TreeStart } from './tree-executor.ts';
 import { runRequestOf } from './tree-executor.ts';
-import type { TreeHandle } from './tree-handle.ts';
 import { EmbeddedTreeRecord } from './tree-records.ts';
 import { endStopRelay, relayStops, stopTree, treeEvents } from './trees.ts';
 
 /**
  * Trees run in this process (the embedded mode): each is registered with the live trees (so any request
  * can follow or stop it), its caller's signal is linked, every event is observed, its journal is begun
- * with the root's run id, and once it has ended its events are stored before the slot is freed. Stops
- * asked from other processes reach it through the store (`relayStops`); resume claims are lock files in
- * CADRE_HOME.
+ * with the root's run id, and once it has ended its events are stored before the slot is freed. The
+ * tree's events are folded once, here where they happen: into its answer (AnswerRecorder), stored in the
+ * session its spec names before `finish`, and the runtime reads its outcome's tree from the same fold.
+ * Stops asked from other processes reach it through the store (`relayStops`); resume claims are lock
+ * files in CADRE_HOME.
  */
 export class InProcessTrees implements TreeExecutor {
-  #parts: { store: Pick<Store, 'runs' | 'journal'>; live: LiveRuns; home: string };
+  #parts: InProcessTreeParts;
 
-  constructor(parts: { store: Pick<Store, 'runs' | 'journal'>; live: LiveRuns; home: string }) {
+  constructor(parts: InProcessTreeParts) {
     this.#parts = parts;
   }
 
-  async start<Result>(start: TreeStart<Result>): Promise<TreeHandle<Result>> {
+  async start<Result>(start: TreeStart<Result>): Promise<StartedTree<Result>> {
     const parts = this.#parts;
     const { slot, userId } = start;
     const signal = start.signal ? AbortSignal.any([start.signal, slot.signal]) : slot.signal;
@@ -37,9 +41,14 @@ export class InProcessTrees implements TreeExecutor {
     const rootStarted = new Promise<string>((resolve) => {
       started = resolve;
     });
+    // The one fold of the tree's events: its answer's, when it answers in a session.
+    const recorder = spec.sessionId ? answerRecorder(spec, journalId, parts.pricing) : undefined;
+    const projection = recorder?.projection ?? new RunProjection();
     const onEvent = (event: CadreEvent) => {
       const isRootStart = event.type === 'run-start' && event.parentRunId === null;
       if (isRootStart) void parts.store.journal.begin(journalId, event.runId, userId, spec);
+      if (recorder) recorder.event(event);
+      else projection.apply(event);
       start.onEvent?.(event);
       slot.observe(event);
       if (isRootStart) started(event.runId);
@@ -56,9 +65,13 @@ export class InProcessTrees implements TreeExecutor {
         signal,
         onEvent,
         record,
+        projection,
       }))();
     const result = ran
-      .then((outcome) => start.finish(outcome))
+      .then(async (outcome) => {
+        if (recorder) await storeAnswer(parts.store.sessions, userId, spec, outcome.envelope, recorder);
+        return start.finish(outcome);
+      })
       .finally(async () => {
         await parts.store.runs.flush();
         slot.end();
@@ -72,10 +85,20 @@ export class InProcessTrees implements TreeExecutor {
       events: (options) => treeEvents(parts, userId, rootRunId, options),
       result,
       cancel: (reason) => stopTree(parts, userId, rootRunId, reason),
+      projection,
     };
   }
 
   async claimResume(journalId: string): Promise<ResumeClaim> {
     return claimResume(this.#parts.home, journalId);
   }
+}
+
+/** What running trees in this process needs: the store, the live trees, CADRE_HOME, the configured prices. */
+export interface InProcessTreeParts {
+  store: Pick<Store, 'runs' | 'journal' | 'sessions'>;
+  live: LiveRuns;
+  home: string;
+  /** The configured prices of models: a stored answer says what it cost. */
+  pricing?: Pricing | undefined;
 }

@@ -4,10 +4,10 @@ import type { EventListener } from '../core/events.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { FoundJournal } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
-import { AnswerRecorder } from './answer/stored-answer.ts';
-import { type AskParts, type AskResult, askResult, startAnswer, storeAnswer } from './ask.ts';
+import { type AskParts, type AskResult, askResult, startAnswer } from './ask.ts';
 import type { Pricing } from './pricing.ts';
 import { questionReplaced } from './sessions.ts';
+import { storeAnswerOfStoredTree } from './stored-answers.ts';
 import { outcomeOf, type TreeHandle } from './tree-handle.ts';
 import { attachTree, reserveTree } from './trees.ts';
 
@@ -186,16 +186,12 @@ async function completeSession(
   pricing?: Pricing,
 ): Promise<AskResult | undefined> {
   const sessionId = found.spec.sessionId!;
-  const session = await store.sessions.get(userId, sessionId);
-  if (
-    !session ||
-    session.messages.some((message) => message.role === 'assistant' && message.runId === tree.id)
-  ) {
-    return undefined;
-  }
-  const recorder = new AnswerRecorder(found.spec.answerId ?? `msg_${found.journalId}`, sessionId, pricing);
-  for (const { event } of await store.runs.events(userId, tree.id)) recorder.event(event);
+  const stored = await storeAnswerOfStoredTree(
+    store,
+    { userId, rootRunId: tree.id, journalId: found.journalId, spec: { ...found.spec, question: undefined } },
+    { pricing },
+  );
+  if (!stored) return undefined;
   const { envelope } = outcomeOf(tree);
-  await storeAnswer(store.sessions, userId, { ...found.spec, question: undefined }, envelope, recorder);
   return askResult(sessionId, envelope, tree, pricing);
 }

@@ -1,5 +1,6 @@
 import type { Approver } from '../core/approvals.ts';
 import type { EventListener } from '../core/events.ts';
+import type { RunProjection } from '../core/run-view.ts';
 import type { RunOutcome, RunRequest, Runtime } from '../core/runtime.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { TreeSlot } from './live-runs.ts';
@@ -16,13 +17,25 @@ export interface TreeExecutor {
    * Starts a tree. Resolves with its handle as soon as its root has started; a tree refused before that
    * (no model, an unknown agent) rejects here, so a door can answer with a plain error before it streams
    * anything. The slot is freed once the tree has ended and `finish` has run (or at once if it is refused).
+   * A tree whose spec names a session answers there: its answer is stored where the tree runs (here, or
+   * by the worker that ends its root), whether or not the asker still listens, before `result` resolves.
    */
-  start<Result>(start: TreeStart<Result>): Promise<TreeHandle<Result>>;
+  start<Result>(start: TreeStart<Result>): Promise<StartedTree<Result>>;
   /**
    * Claims going on from journal `journalId` across every process that could (a lock file in
    * CADRE_HOME here; the database when runs are jobs): held by another, it says by whom.
    */
   claimResume(journalId: string): Promise<ResumeClaim>;
+}
+
+/** A started tree: its handle, and its runs as this process has folded their events so far. */
+export interface StartedTree<Result> extends TreeHandle<Result> {
+  /**
+   * The tree's runs as its events have told them so far, folded before any reader of `events` sees an
+   * event: where the tree runs here, the fold its answer is stored from; as jobs, the asker's picture of
+   * what it follows (a door draws the tree from it rather than folding the events again).
+   */
+  projection: Pick<RunProjection, 'get' | 'children' | 'roots' | 'tree'>;
 }
 
 /** A claim on resuming one journal: released when the attempt has ended, or held by another process. */
@@ -54,7 +67,7 @@ export interface TreeStart<Result> {
   approver?: Approver | undefined;
   /** Limits of the root run only (`--max-turns`, `--timeout`). */
   rootLimits?: RunRequest['rootLimits'];
-  /** Done once the tree has ended, before its slot is freed (e.g. storing the answer in its session). */
+  /** Done once the tree has ended (and its answer is stored), before its slot is freed. */
   finish: (outcome: RunOutcome) => Promise<Result>;
 }
 

@@ -12,7 +12,8 @@ import type { ResultMemory } from './result-memory.ts';
 import { type PrepareAgent, runAgent } from './run-agent.ts';
 import { parentOf } from './run-children.ts';
 import type { ParentRun, RunFrame, TreeState } from './run-frame.ts';
-import { type RunTree, RunTreeBuilder } from './run-tree.ts';
+import type { RunTree } from './run-tree.ts';
+import { RunProjection } from './run-view.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import type { TreeRecord } from './tree-record.ts';
 import { unknownAgentError } from './unknown-agent.ts';
@@ -85,6 +86,12 @@ export interface RunRequest {
    * process running it); without one the tree lives in memory only.
    */
   record?: TreeRecord;
+  /**
+   * Where this tree's events are folded, by the caller as `onEvent` hands them over (the answer's own
+   * projection): the outcome's tree is read from it, so the tree is folded once. Without one the runtime
+   * folds the events itself.
+   */
+  projection?: RunProjection;
 }
 
 /** A child run handed to this process by another (a worker taking a queued run): its request and hooks. */
@@ -140,15 +147,17 @@ export class Runtime {
   async run(request: RunRequest): Promise<RunOutcome> {
     const definition = this.agent(request.agent);
     const modelRef = await this.rootModel(request.agent, request.model);
-    const builder = new RunTreeBuilder();
+    const projection = request.projection ?? new RunProjection();
     const record = request.record ?? {};
     const tree = this.#treeState({
       ...request,
       userId: request.userId ?? 'local',
-      onEvent: (event) => {
-        builder.apply(event);
-        request.onEvent?.(event);
-      },
+      onEvent: request.projection
+        ? request.onEvent
+        : (event) => {
+            projection.apply(event);
+            request.onEvent?.(event);
+          },
       record,
       maxDepth: this.limits.maxDepth,
       rootRunId: '',
@@ -168,7 +177,7 @@ export class Runtime {
         task: request.prefetch.task ?? request.task,
       },
     });
-    const root = builder.get(envelope.runId);
+    const root = projection.tree(envelope.runId);
     if (!root) throw new SystemError('no_run_start', `run ${envelope.runId} produced no run-start event`);
     return { envelope, tree: root };
   }

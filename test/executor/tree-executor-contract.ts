@@ -21,7 +21,7 @@ import { agent, slow } from '../helpers/runtime-setup.ts';
  */
 export interface ExecutorHarness {
   executor: TreeExecutor;
-  store: Pick<Store, 'runs' | 'journal'>;
+  store: Pick<Store, 'runs' | 'journal' | 'sessions'>;
   live: LiveRuns;
   close(): Promise<void>;
 }
@@ -65,14 +65,16 @@ export function treeExecutorContract(open: () => Promise<ExecutorHarness>, timeo
     harness: ExecutorHarness,
     task: string,
     more: Partial<Pick<TreeStart<RunOutcome>, 'signal'>> = {},
+    answer: Pick<ResumeSpec, 'sessionId' | 'answerId'> = {},
+    who = userId,
   ) {
     const events: CadreEvent[] = [];
-    const spec: ResumeSpec = { agent: 'main', task, history: [], inputs: {} };
+    const spec: ResumeSpec = { agent: 'main', task, history: [], inputs: {}, ...answer };
     const journalId = `jrn_${randomUUID()}`;
     const finished: RunOutcome[] = [];
     const handle = await harness.executor.start({
-      userId,
-      slot: reserveTree(harness.live, userId, undefined),
+      userId: who,
+      slot: reserveTree(harness.live, who, undefined),
       onEvent: (event) => events.push(event),
       journal: { id: journalId, spec },
       runtime: contractRuntime(harness.store),
@@ -110,6 +112,50 @@ export function treeExecutorContract(open: () => Promise<ExecutorHarness>, timeo
         const rest: string[] = [];
         for await (const item of handle.events({ after })) rest.push(item.event.type);
         expect(rest).toEqual(read.slice(2).map((item) => item.event.type));
+      } finally {
+        await harness.close();
+      }
+    },
+    timeoutMs,
+  );
+
+  it(
+    "stores the answer of a tree that answers in a session where it runs, before its result resolves: text and the sub-agent's run part",
+    async () => {
+      const harness = await open();
+      try {
+        // Sessions belong to users the store knows: the one every store has.
+        const session = await harness.store.sessions.create('local', { title: 'tides' });
+        const answerId = `msg_${randomUUID()}`;
+        const { handle, finished } = await start(
+          harness,
+          'delegate the tide',
+          {},
+          { sessionId: session.id, answerId },
+          'local',
+        );
+        await handle.result;
+        expect(finished).toHaveLength(1);
+        const stored = (await harness.store.sessions.get('local', session.id))?.messages ?? [];
+        expect(stored).toHaveLength(1);
+        const [answer] = stored;
+        expect(answer).toMatchObject({
+          id: answerId,
+          role: 'assistant',
+          runId: handle.rootRunId,
+          content: expect.stringContaining('helper found: the tide'),
+        });
+        const parts = answer!.parts as Array<{ type: string; data?: { agent?: string; status?: string } }>;
+        expect(parts.filter((part) => part.type === 'data-run').map((part) => part.data)).toEqual(
+          expect.arrayContaining([expect.objectContaining({ agent: 'helper', status: 'ok' })]),
+        );
+        expect(answer!.metadata).toMatchObject({
+          status: 'ok',
+          rootRunId: handle.rootRunId,
+          delegationUsed: true,
+        });
+        // Once: the answer is not stored again by anyone reading the tree.
+        expect(handle.projection.get(handle.rootRunId)).toMatchObject({ status: 'ok' });
       } finally {
         await harness.close();
       }

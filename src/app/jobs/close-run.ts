@@ -7,27 +7,32 @@ import type { ResumeSpec } from '../../store/journal-store.ts';
 import type { Store } from '../../store/store.ts';
 
 /**
- * Ends, with a `run-error` and a `run-finish` saying `message`, a run its job has left open (dead-lettered,
- * or ended without its end stored), so the tree, the CLI and the page say why instead of showing it
- * running. Nothing is written when the run has ended (or is not there). Returns whether it closed it.
+ * The events that end, with a `run-error` and a `run-finish` saying `message`, a run its job has left open
+ * (dead-lettered, or ended without its end stored), so the tree, the CLI and the page say why instead of
+ * showing it running; undefined when the run has ended (or is not there). They are worked out apart from
+ * being recorded (`recordClosing`) so a tree's answer can be stored with them before they are.
  */
-export async function closeRunLeftOpen(
+export async function closingOf(
   runs: Store['runs'],
   place: { userId: string; rootRunId: string; runId: string },
   status: RunStatus,
   message: string,
-): Promise<boolean> {
+): Promise<CadreEvent[] | undefined> {
   const { userId, rootRunId, runId } = place;
   const tree = userId ? await runs.getRunTree(userId, rootRunId) : undefined;
   const node = tree && findRun(tree, runId);
-  if (node?.status !== 'running') return false;
+  if (node?.status !== 'running') return undefined;
   const events = await runs.events(userId, rootRunId);
   const seq =
     events.reduce((last, { event }) => (event.runId === runId ? Math.max(last, event.seq) : last), -1) + 1;
   const at = { rootId: rootRunId, depth: depthOf(events, runId) };
-  for (const event of closingEvents(node, at, seq, Date.now(), status, message)) runs.record(event);
+  return [...closingEvents(node, at, seq, Date.now(), status, message)];
+}
+
+/** Records the events that close a run (from `closingOf`) and waits until they are stored. */
+export async function recordClosing(runs: Store['runs'], closing: readonly CadreEvent[]): Promise<void> {
+  for (const event of closing) runs.record(event);
   await runs.flush();
-  return true;
 }
 
 /**

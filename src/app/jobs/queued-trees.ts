@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalRequest, Approver } from '../../core/approvals.ts';
 import { SystemError } from '../../core/errors.ts';
 import type { ApprovalRequestEvent, CadreEvent } from '../../core/events.ts';
+import { RunProjection } from '../../core/run-view.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
@@ -9,10 +10,12 @@ import type { Store } from '../../store/store.ts';
 import type { ApprovalDesk } from '../approvals.ts';
 import { followStored } from '../follow-events.ts';
 import type { LiveRuns, TreeSlot } from '../live-runs.ts';
-import type { ResumeClaim, TreeExecutor, TreeStart } from '../tree-executor.ts';
-import { outcomeOf, type TreeHandle } from '../tree-handle.ts';
+import type { Pricing } from '../pricing.ts';
+import { storeAnswerOfStoredTree } from '../stored-answers.ts';
+import type { ResumeClaim, StartedTree, TreeExecutor, TreeStart } from '../tree-executor.ts';
+import { outcomeOf } from '../tree-handle.ts';
 import { stopTree, treeEvents } from '../trees.ts';
-import { closeRunLeftOpen, recordUnstartedRoot } from './close-run.ts';
+import { closingOf, recordClosing, recordUnstartedRoot } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
 import { askedWith, type TreeAsked, type TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
@@ -39,7 +42,7 @@ export interface QueuedTreeStart<Result> {
 
 /** What running trees as jobs needs: the store's runs, this process's live trees, the queue, the approvals desk. */
 export interface QueuedTreeParts {
-  store: Pick<Store, 'runs'>;
+  store: Pick<Store, 'runs' | 'sessions'>;
   live: LiveRuns;
   /** Opens the queue when the first tree is asked for (and may start this process's own worker then). */
   jobs: () => Promise<JobQueue>;
@@ -50,12 +53,14 @@ export interface QueuedTreeParts {
    * (`queue.waitTimeoutSeconds`); undefined: as long as it takes.
    */
   waitTimeoutMs?: number | undefined;
+  /** The configured prices of models, for an answer this process stores (a tree withdrawn before it ran). */
+  pricing?: Pricing | undefined;
 }
 
 /**
  * Trees run as jobs (the PostgreSQL mode): each goes on the queue for any worker to take
  * (`startQueuedTree`), carrying the limits and models the asker composed; this process follows it from
- * the store. Resume claims are held in the database.
+ * the store, and the worker that ends its root stores its answer. Resume claims are held in the database.
  */
 export class QueuedTrees implements TreeExecutor {
   #parts: QueuedTreeParts;
@@ -64,7 +69,7 @@ export class QueuedTrees implements TreeExecutor {
     this.#parts = parts;
   }
 
-  async start<Result>(start: TreeStart<Result>): Promise<TreeHandle<Result>> {
+  async start<Result>(start: TreeStart<Result>): Promise<StartedTree<Result>> {
     const parts = this.#parts;
     const { slot, userId, runtime } = start;
     const jobs = await parts.jobs().catch((error: unknown) => {
@@ -72,7 +77,7 @@ export class QueuedTrees implements TreeExecutor {
       throw error;
     });
     const queued = await startQueuedTree(
-      { store: parts.store, live: parts.live, jobs },
+      { store: parts.store, live: parts.live, jobs, pricing: parts.pricing },
       {
         userId,
         slot,
@@ -94,6 +99,7 @@ export class QueuedTrees implements TreeExecutor {
       events: (options) => treeEvents(parts, userId, queued.rootRunId, options),
       result: queued.result,
       cancel: (reason) => stopTree(parts, userId, queued.rootRunId, reason),
+      projection: queued.projection,
     };
   }
 
@@ -115,14 +121,22 @@ const QUEUED_NOTICE_MS = 1_000;
 /**
  * The asking side of a tree run as a job: the tree goes on the queue under a root run id decided here,
  * and this process follows its events as the worker stores them (NOTIFY wakes it), feeding them to the
- * slot (so this process's live trees hold it like one it runs: pages here attach in memory) and to
- * `onEvent`. A stop here reaches the worker through the store. Resolves with the root's id once the root
- * has started; rejects when the job fails before that (an unknown agent on the worker, a dead letter).
+ * slot (so this process's live trees hold it like one it runs: pages here attach in memory), to
+ * `onEvent`, and to the picture a door draws (`projection`). The answer is not folded here: the worker
+ * that ends the root stores it, and `result` waits for the tree's job to end after the root's end (the
+ * worker stores the answer before its job ends), so the answer is stored even if this process goes
+ * away. A stop here reaches the worker through the store. Resolves with the root's id once the root has
+ * started; rejects when the job fails before that (an unknown agent on the worker, a dead letter).
  */
 export async function startQueuedTree<Result>(
-  parts: { store: Pick<Store, 'runs'>; live: LiveRuns; jobs: JobQueue },
+  parts: {
+    store: Pick<Store, 'runs' | 'sessions'>;
+    live: LiveRuns;
+    jobs: JobQueue;
+    pricing?: Pricing | undefined;
+  },
   start: QueuedTreeStart<Result>,
-): Promise<{ rootRunId: string; result: Promise<Result> }> {
+): Promise<{ rootRunId: string; result: Promise<Result>; projection: RunProjection }> {
   const { slot, userId, journal } = start;
   const { runs } = parts.store;
   const rootRunId = `run_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
@@ -135,6 +149,10 @@ export async function startQueuedTree<Result>(
     ...(start.rootLimits ? { rootLimits: start.rootLimits } : {}),
   };
   const key = treeJobKey(rootRunId);
+  const tree = { userId, rootRunId, journalId: journal.id, spec: journal.spec };
+  // What this process writes itself to close the tree (withdrawn; its end never stored): the answer is
+  // then stored here, after the closing events, and `result` waits for it.
+  let closedHere: Promise<unknown> | undefined;
   try {
     await parts.jobs.enqueue('tree', key, data);
   } catch (error) {
@@ -154,8 +172,13 @@ export async function startQueuedTree<Result>(
   const withdraw = async (reason: string) => {
     withdrawing = true;
     const withdrawn = await parts.jobs.withdraw('tree', key).catch(() => false);
-    // Recorded as a cancelled run that did nothing: the follow ends with it as with any stopped tree.
-    if (withdrawn)
+    // Taken meanwhile: the worker has it, and the stop reaches it there.
+    if (!withdrawn) {
+      withdrawing = false;
+      return;
+    }
+    closedHere = (async () => {
+      // Recorded as a cancelled run that did nothing: the follow ends with it as with any stopped tree.
       await recordUnstartedRoot(runs, {
         userId,
         rootRunId,
@@ -163,8 +186,9 @@ export async function startQueuedTree<Result>(
         status: 'cancelled',
         summary: `Cancelled before any worker took it (${reason}); nothing ran.`,
       });
-    // Taken meanwhile: the worker has it, and the stop reaches it there.
-    else withdrawing = false;
+      await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing });
+    })();
+    await closedHere;
   };
   const onAbort = () => {
     const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped by the person';
@@ -192,14 +216,18 @@ export async function startQueuedTree<Result>(
     }
     const message = `No worker took this question within ${Math.round(waitedMs / 1000)} s (queue.waitTimeoutSeconds): it was withdrawn from the queue, and nothing of it ran. Start a worker (cadre worker) and ask again.`;
     markFailed(new SystemError('queue_timeout', message, { rootRunId }));
-    // Its run says so too (`cadre runs list`, the page); the follow ends with it.
-    await recordUnstartedRoot(runs, {
-      userId,
-      rootRunId,
-      spec: journal.spec,
-      status: 'timeout',
-      summary: message,
-    });
+    // Its run says so too (`cadre runs list`, the page, its session); the follow ends with it.
+    closedHere = (async () => {
+      await recordUnstartedRoot(runs, {
+        userId,
+        rootRunId,
+        spec: journal.spec,
+        status: 'timeout',
+        summary: message,
+      });
+      await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing });
+    })();
+    await closedHere;
   };
 
   let markStarted: () => void = () => {};
@@ -209,6 +237,14 @@ export async function startQueuedTree<Result>(
     markFailed = reject;
   });
   let rootEnd: CadreEvent | undefined;
+  // The tree's job ended for good after the root's end was read: its worker stored the answer first.
+  let jobEnded: () => void = () => {};
+  const answerStored = new Promise<void>((resolve) => {
+    jobEnded = resolve;
+  });
+  // What a door draws the tree from: a picture of what this process follows (the stored answer is the
+  // worker's fold).
+  const projection = new RunProjection();
   const follow = (async () => {
     const following = new AbortController();
     // The job is looked at when the queue says it ended (NOTIFY `ended`; `*` after a lost connection),
@@ -217,8 +253,11 @@ export async function startQueuedTree<Result>(
     const look = async () => {
       // (Withdrawn: its cancelled root is being recorded here, and the follow ends with it.)
       if (withdrawing) return;
+      const endRead = rootEnd !== undefined;
       const state = await parts.jobs.state('tree', key).catch(() => undefined);
       if (withdrawing) return;
+      // Completed, dead-lettered (whose handler stores the answer before the root's end) or gone.
+      if (endRead && state && state.state !== 'waiting' && state.state !== 'active') jobEnded();
       if (!started) {
         if (state?.state === 'failed' || state?.state === 'missing') {
           const why = state.state === 'failed' ? state.error : 'its job is gone from the queue';
@@ -235,12 +274,14 @@ export async function startQueuedTree<Result>(
       if (state?.state !== 'completed' || grace) return;
       grace = setTimeout(() => {
         // Interrupted, not failed: its journal holds what it did, for `cadre runs resume`.
-        void closeRunLeftOpen(
-          runs,
-          { userId, rootRunId, runId: rootRunId },
-          'interrupted',
-          "Interrupted: its worker ended the tree's job without storing the run's end.",
-        ).catch(() => false);
+        closedHere = (async () => {
+          const place = { userId, rootRunId, runId: rootRunId };
+          const message = "Interrupted: its worker ended the tree's job without storing the run's end.";
+          const closing = await closingOf(runs, place, 'interrupted', message);
+          if (!closing) return;
+          await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing, closing });
+          await recordClosing(runs, closing);
+        })().catch(() => {});
       }, JOB_END_GRACE_MS);
       grace.unref?.();
     };
@@ -265,15 +306,21 @@ export async function startQueuedTree<Result>(
           void start.approvals
             .relay(start.approver, approvalRequestOf(event, userId, journal.spec.sessionId), signal)
             .catch(() => {});
+        projection.apply(event);
         start.onEvent?.(event);
         if (event.runId === rootRunId && event.type === 'run-finish') {
-          // Shown to followers once the answer is stored (`finish`): whoever sees the tree end reads it
-          // in the session. (The caller's own listener has it in order: the answer is built from it.)
+          // Shown to followers once the answer is stored (its job ended, `finish` done): whoever sees the
+          // tree end reads it in the session. (The caller's own listener has it in order.)
           rootEnd = event;
           continue;
         }
         slot.observe(event);
         if (event.runId === rootRunId && event.type === 'run-start') markStarted();
+      }
+      // The job's end may have been said before the root's end was read: looked at once more now.
+      if (rootEnd && !closedHere && journal.spec.sessionId) {
+        void look();
+        await answerStored;
       }
     } finally {
       unlisten();
@@ -285,6 +332,7 @@ export async function startQueuedTree<Result>(
   })();
   const result = follow
     .then(async () => {
+      await closedHere;
       const tree = await runs.getRunTree(userId, rootRunId);
       if (!tree) throw new SystemError('job_failed', `The run ${rootRunId} never started.`, { rootRunId });
       return start.finish(outcomeOf(tree));
@@ -297,7 +345,7 @@ export async function startQueuedTree<Result>(
   result.catch(() => {});
   follow.catch(markFailed);
   await rootStarted;
-  return { rootRunId, result };
+  return { rootRunId, result, projection };
 }
 
 /** The approval request an `approval-request` event stands for, as an approver is asked it. */

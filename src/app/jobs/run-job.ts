@@ -4,6 +4,8 @@ import { zeroUsage } from '../../core/usage.ts';
 import type { Job, JobKind, JobParent, JobPlace, JobQueue } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import type { RuntimeOptions } from '../cadre-parts.ts';
+import type { Pricing } from '../pricing.ts';
+import { storeAnswerOfStoredTree } from '../stored-answers.ts';
 import { runRequestOf } from '../tree-executor.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { findRun } from './close-run.ts';
@@ -17,11 +19,13 @@ import { type JobLiveness, JobTreeRecord } from './job-record.ts';
  * with.
  */
 
-/** What running a job needs: the store, the queue, and a runtime per user. */
+/** What running a job needs: the store, the queue, a runtime per user, and the configured prices. */
 export interface JobParts {
-  store: Pick<Store, 'runs' | 'journal'>;
+  store: Pick<Store, 'runs' | 'journal' | 'sessions'>;
   jobs: JobQueue;
   runtime: (options: RuntimeOptions) => Promise<Runtime>;
+  /** The configured prices of models: a stored answer says what it cost. */
+  pricing?: Pricing | undefined;
 }
 
 /** How a job's runs meet the worker running them: its liveness, and each of their events. */
@@ -43,7 +47,11 @@ export async function runJob(
 ): Promise<unknown> {
   const { rootRunId, runId } = idsOf(job.kind, job.data);
   const stopped = await parts.jobs.treeStopped(rootRunId, runId).catch(() => undefined);
-  if (stopped?.ended) return endedOutput(job, runId);
+  if (stopped?.ended) {
+    // A root that ended before its answer was stored (its worker handed the job back between the two).
+    if (job.kind === 'tree') await storeTreeAnswer(parts, job.data as TreeJobData);
+    return endedOutput(job, runId);
+  }
   if (stopped?.reason) run.stop(stopped.reason, stopped.alone === true);
   const again = job.retryCount > 0 || job.resumed === true;
   const ended = job.kind === 'run' && again ? await storedEnd(parts, job) : undefined;
@@ -86,7 +94,26 @@ async function runTree(
     },
   });
   await store.runs.flush();
+  // The answer is stored here, where the tree's root ended, before the job does (its asker waits for
+  // the job's end): whether or not the asker still listens.
+  await storeTreeAnswer(parts, data);
   return { status: outcome.envelope.status };
+}
+
+/**
+ * Stores a tree's answer in the session its spec names, folded from its stored events (its sub-agents ran
+ * in other jobs), unless the session has it already; `closing`: events about to close the root.
+ */
+export async function storeTreeAnswer(
+  parts: Pick<JobParts, 'store' | 'pricing'>,
+  data: TreeJobData,
+  closing?: CadreEvent[],
+): Promise<void> {
+  await storeAnswerOfStoredTree(
+    parts.store,
+    { userId: data.userId, rootRunId: data.rootRunId, journalId: data.journalId, spec: data.spec },
+    { pricing: parts.pricing, ...(closing ? { closing } : {}) },
+  );
 }
 
 async function runChild(

@@ -4,11 +4,19 @@ import type { CadreEvent } from '../../core/events.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import type { Job, WorkerLease } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
-import { closeRunLeftOpen, recordUnstartedRoot } from './close-run.ts';
+import { closingOf, recordClosing, recordUnstartedRoot } from './close-run.ts';
 import type { TreeJobData } from './job-data.ts';
 import type { WhileWaiting } from './job-record.ts';
 import { JobSlot } from './job-slot.ts';
-import { idsOf, type JobHooks, type JobParts, parentJob, placeOf, runJob } from './run-job.ts';
+import {
+  idsOf,
+  type JobHooks,
+  type JobParts,
+  parentJob,
+  placeOf,
+  runJob,
+  storeTreeAnswer,
+} from './run-job.ts';
 
 /** What a worker needs: the store, the queue, and a runtime per user (what running each job needs). */
 export type WorkerParts = JobParts;
@@ -398,10 +406,14 @@ export class TreeWorker {
     for (const dead of await jobs.takeDead(10)) {
       const message = `Failed on every worker that took it: ${dead.error}`;
       const place = idsOf(dead.kind, dead.data);
-      const closed = await closeRunLeftOpen(store.runs, place, 'error', message);
+      // A tree's answer is stored first, with the events that close it, then they are: whoever sees
+      // the tree end finds its answer.
+      const closing = await closingOf(store.runs, place, 'error', message);
+      if (dead.kind === 'tree') await storeTreeAnswer(this.#parts, dead.data as TreeJobData, closing);
+      if (closing) await recordClosing(store.runs, closing);
       // A tree that failed before its root began still gets a run, saying why, whose journal a retry
       // (`cadre queue retry`) goes on from.
-      if (!closed && dead.kind === 'tree' && !(await store.runs.getRunTree(place.userId, place.rootRunId))) {
+      if (!closing && dead.kind === 'tree' && !(await store.runs.getRunTree(place.userId, place.rootRunId))) {
         const tree = dead.data as TreeJobData;
         await recordUnstartedRoot(store.runs, { ...tree, status: 'error', summary: message });
         await store.journal.begin(tree.journalId, tree.rootRunId, tree.userId, tree.spec);
