@@ -2,6 +2,7 @@ import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { MessageMatch, MessageVersion, Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
+import { Wakeup } from './follow-events.ts';
 import { sweepOf } from './interrupted-sweep.ts';
 import { forgetTreeJobs } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
@@ -25,9 +26,6 @@ export interface InterruptedAnswer {
 export interface SessionListing extends SessionSummary {
   answering: boolean;
 }
-
-/** How often the list is read again for a page that follows it (another process may change it). */
-const LISTING_POLL_MS = 1000;
 
 /** A user's sessions: list, read, start, delete. Someone else's session is "no such session". */
 export class SessionsUseCases {
@@ -53,37 +51,33 @@ export class SessionsUseCases {
 
   /**
    * The user's chat list, again each time it changes (a chat made, asked in, answered, renamed or deleted,
-   * in this process or another on the same store: a terminal's \`cadre chat\`), first as it is now; until
-   * \`signal\` aborts. The store is read once a second for it, so one page costs one small read a second.
+   * in this process or another on the same store: a terminal's \`cadre chat\`, a worker storing an
+   * answer), first as it is now; until \`signal\` aborts. The store says when a list may have changed
+   * (\`watchLists\`: in this process at once; SQLite's \`cadre.db-lists\` file, PostgreSQL's NOTIFY): the
+   * list is read again then, and only then. No timer: an open page that nothing changes for costs nothing.
    */
-  async *changes(
-    userId: string,
-    options: { signal: AbortSignal; pollMs?: number },
-  ): AsyncGenerator<SessionListing[]> {
+  async *changes(userId: string, options: { signal: AbortSignal }): AsyncGenerator<SessionListing[]> {
     let last = '';
+    const wakeUp = new Wakeup();
+    const unwatch = this.#parts.store.sessions.watchLists(() => wakeUp.wake());
+    const onAbort = () => wakeUp.wake();
+    options.signal.addEventListener('abort', onAbort, { once: true });
     // Runs of processes that died are closed now and then, so their chats stop showing as answering.
     const release = sweepOf(this.#parts.store.runs).hold();
     try {
       while (!options.signal.aborted) {
+        // A change said while the list is read is kept: it is read once more after.
         const listing = await this.listing(userId);
         const seen = JSON.stringify(listing);
         if (seen !== last) {
           last = seen;
           yield listing;
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, options.pollMs ?? LISTING_POLL_MS);
-          options.signal.addEventListener(
-            'abort',
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
-        });
+        await wakeUp.wait();
       }
     } finally {
+      options.signal.removeEventListener('abort', onAbort);
+      unwatch();
       release();
     }
   }

@@ -102,8 +102,8 @@ export interface RunStore {
   requestStop(userId: string, runId: string, reason: string): Promise<boolean>;
   /**
    * Calls `onRequest` when a stop may have been asked of a tree (a hint to `takeStopRequests`), from this
-   * process or another, with no timer (SQLite: a watched file beside the database; PostgreSQL: NOTIFY,
-   * and once when listening has begun, for a stop asked just before). Returns how to stop watching.
+   * process or another, with no timer (SQLite: a watched file beside the database; PostgreSQL: NOTIFY),
+   * and once when watching has begun, for a stop asked just before. Returns how to stop watching.
    */
   watchStops(onRequest: () => void): () => void;
   /** The stop requests for any of these runs (trees' roots or runs in them), with their reasons; each is handed out once. */
@@ -227,6 +227,13 @@ export interface SessionStore {
    */
   searchMessages(userId: string, query: string, options?: { limit?: number }): Promise<MessageMatch[]>;
   delete(userId: string, id: string): Promise<boolean>;
+  /**
+   * Calls `onChange` when a chat list may have changed: a session written, or a tree started or ended (a
+   * session starts or stops answering), in this process or another on the same store, with no timer
+   * (SQLite: `cadre.db-lists` beside the database; PostgreSQL: NOTIFY). It says which user's for no one:
+   * each reader reads its own list again. Returns how to stop watching.
+   */
+  watchLists(onChange: () => void): () => void;
 }
 
 /** Small JSON values by scope and key (per-agent settings, a user's delegation mode). */

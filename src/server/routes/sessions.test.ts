@@ -204,7 +204,10 @@ describe('GET /api/sessions/events', () => {
     };
     expect(await nextList()).toEqual([]);
     const answer = app.request('/api/chat', postJson(chatBody('s-live', 'Owls at night')));
-    const listed = await nextList();
+    // The chat is listed once it is made, then again once its answer has started (each change is told).
+    let listed = await nextList();
+    expect(listed).toMatchObject([{ id: 's-live', title: 'Owls at night' }]);
+    while (!listed[0]?.answering) listed = await nextList();
     expect(listed).toMatchObject([{ id: 's-live', title: 'Owls at night', answering: true }]);
     release();
     await readChunks(await answer);

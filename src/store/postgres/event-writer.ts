@@ -46,6 +46,8 @@ export class EventWriter {
    * so processes following them read at once instead of asking again and again.
    */
   eventsChannel: string | undefined;
+  /** The channel chat lists listen on: told when a batch starts or ends a tree (its root's run). */
+  listsChannel: string | undefined;
 
   constructor(db: Database, owner: RunOwner = currentOwner()) {
     this.#db = db;
@@ -158,6 +160,13 @@ export class EventWriter {
         this.eventsChannel,
         roots,
       ]);
+    if (
+      this.listsChannel &&
+      events.some(
+        (event) => event.parentRunId === null && (event.type === 'run-start' || event.type === 'run-finish'),
+      )
+    )
+      await connection.query("SELECT pg_notify($1, '')", [this.listsChannel]);
     if (entries.length) await writeJournal(connection, entries, journals, payloads);
     if (payloads.size)
       await connection.query(

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { ChangeSignal } from '../sql/change-signal.ts';
 import { type Queryable, sessionName } from './database.ts';
 
 type Listener = (payload: string) => void;
@@ -105,5 +106,50 @@ export class Notifications {
       );
     };
     setTimeout(retry, RECONNECT_MS[0]).unref();
+  }
+}
+
+/**
+ * A signal to every process on the database: listeners here are called at once, and the others hear it
+ * through NOTIFY on channel `name` (this process hears its own too: once more is harmless).
+ */
+export class NotifySignal implements ChangeSignal {
+  readonly #db: Queryable;
+  readonly #notifications: Notifications;
+  readonly #name: string;
+  readonly #listeners = new Set<() => void>();
+  #unlisten: Promise<() => void> | undefined;
+
+  constructor(db: Queryable, notifications: Notifications, name: string) {
+    this.#db = db;
+    this.#notifications = notifications;
+    this.#name = name;
+  }
+
+  announce(): void {
+    for (const listener of [...this.#listeners]) listener();
+    void this.#notifications.notify(this.#db, this.#name, '').catch(() => {});
+  }
+
+  watch(onChange: () => void): () => void {
+    const own = () => onChange();
+    this.#listeners.add(own);
+    // One LISTEN for every watcher here; after a lost connection it hears `*`: look again then too.
+    this.#unlisten ??= this.#notifications
+      .listen(this.#name, () => {
+        for (const listener of [...this.#listeners]) listener();
+      })
+      .catch(() => () => {});
+    // Once listening, a first look: what another process said before that was not heard.
+    void this.#unlisten.then(() => {
+      if (this.#listeners.has(own)) own();
+    });
+    return () => {
+      this.#listeners.delete(own);
+      if (this.#listeners.size) return;
+      const unlisten = this.#unlisten;
+      this.#unlisten = undefined;
+      void unlisten?.then((stop) => stop());
+    };
   }
 }

@@ -14,7 +14,7 @@ import { EventWriter } from './event-writer.ts';
 import { PgBossJobQueue } from './job-queue.ts';
 import { postgresJournalWriting } from './journal-store.ts';
 import { MIGRATIONS } from './migrations.ts';
-import { Notifications } from './notifications.ts';
+import { Notifications, NotifySignal } from './notifications.ts';
 import { PostgresRunStore } from './run-store.ts';
 import { PostgresSqlDatabase } from './sql-port.ts';
 
@@ -51,9 +51,11 @@ export class PostgresStore implements Store {
     this.notifications = new Notifications(url, schema);
     this.#writer = new EventWriter(database);
     this.#writer.eventsChannel = this.notifications.channel('events');
+    this.#writer.listsChannel = this.notifications.channel('lists');
     this.runs = new PostgresRunStore(database, this.#writer, this.notifications);
     this.runs.reapWith = () => this.jobs();
-    this.sessions = new SqlSessionStore(sql);
+    // Chat lists (a session written, a tree started or ended), told across processes by NOTIFY `lists`.
+    this.sessions = new SqlSessionStore(sql, new NotifySignal(database, this.notifications, 'lists'));
     this.documents = new PostgresDocumentStore(database);
     this.settings = new SqlSettingsStore(sql);
     this.httpCache = new SqlHttpCache(sql);

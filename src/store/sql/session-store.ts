@@ -10,6 +10,7 @@ import type {
   SessionSummary,
   StoredMessage,
 } from '../store.ts';
+import { type ChangeSignal, LocalSignal } from './change-signal.ts';
 import { changes, row, rows, type SqlDatabase, type SqlDialect, type Transaction } from './sql-database.ts';
 
 type Row = Record<string, any>;
@@ -23,18 +24,36 @@ const INSERT_MESSAGE = `INSERT INTO messages (user_id, session_id, id, seq, role
  * nothing here reads another user's rows (so no answer differs for an id someone else uses). Every
  * message is committed when it is appended, never batched: an accepted message survives a crash. A write
  * to a session is one transaction that reads the session's row first (locked where the dialect locks
- * rows), so two processes appending at once take their places in turn.
+ * rows), so two processes appending at once take their places in turn. Each write announces that chat
+ * lists changed (`lists`: the backend's signal, heard by the other processes on the store too).
  */
 export class SqlSessionStore implements SessionStore {
   readonly #db: SqlDatabase;
   readonly #dialect: SqlDialect;
+  readonly #lists: ChangeSignal;
 
-  constructor(db: SqlDatabase) {
+  constructor(db: SqlDatabase, lists: ChangeSignal = new LocalSignal()) {
     this.#db = db;
     this.#dialect = db.dialect;
+    this.#lists = lists;
   }
 
-  async create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
+  watchLists(onChange: () => void): () => void {
+    return this.#lists.watch(onChange);
+  }
+
+  /** `written`, once it has been: chat lists are told (whatever it did; a look for nothing is cheap). */
+  async #announced<T>(written: Promise<T>): Promise<T> {
+    const value = await written;
+    this.#lists.announce();
+    return value;
+  }
+
+  create(userId: string, options: { id?: string; title?: string } = {}): Promise<SessionSummary> {
+    return this.#announced(this.#create(userId, options));
+  }
+
+  async #create(userId: string, options: { id?: string; title?: string }): Promise<SessionSummary> {
     const now = Date.now();
     const id = options.id ?? `ses_${randomUUID()}`;
     const title = options.title ?? '';
@@ -98,7 +117,7 @@ export class SqlSessionStore implements SessionStore {
   }
 
   append(userId: string, sessionId: string, message: NewMessage): Promise<StoredMessage> {
-    return this.#db.transaction(() => this.#append(userId, sessionId, message));
+    return this.#announced(this.#db.transaction(() => this.#append(userId, sessionId, message)));
   }
 
   *#append(userId: string, sessionId: string, message: NewMessage): Transaction<StoredMessage> {
@@ -112,7 +131,9 @@ export class SqlSessionStore implements SessionStore {
     message: NewMessage,
   ): Promise<StoredMessage | undefined> {
     // Another process's resend cannot remove the question between the look and the insert.
-    return this.#db.transaction(() => this.#appendReply(userId, sessionId, question, message));
+    return this.#announced(
+      this.#db.transaction(() => this.#appendReply(userId, sessionId, question, message)),
+    );
   }
 
   *#appendReply(
@@ -171,7 +192,9 @@ export class SqlSessionStore implements SessionStore {
     messageId: string,
     options: { keep?: boolean } = {},
   ): Promise<number> {
-    return this.#db.transaction(() => this.#removeFrom(userId, sessionId, messageId, options.keep === true));
+    return this.#announced(
+      this.#db.transaction(() => this.#removeFrom(userId, sessionId, messageId, options.keep === true)),
+    );
   }
 
   *#removeFrom(userId: string, sessionId: string, messageId: string, keep: boolean): Transaction<number> {
@@ -195,7 +218,7 @@ export class SqlSessionStore implements SessionStore {
   }
 
   restoreVersion(userId: string, sessionId: string, versionId: string): Promise<boolean> {
-    return this.#db.transaction(() => this.#restoreVersion(userId, sessionId, versionId));
+    return this.#announced(this.#db.transaction(() => this.#restoreVersion(userId, sessionId, versionId)));
   }
 
   *#restoreVersion(userId: string, sessionId: string, versionId: string): Transaction<boolean> {
@@ -277,16 +300,22 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async rename(userId: string, id: string, title: string): Promise<boolean> {
-    const renamed = await this.#db.run('UPDATE sessions SET title = ? WHERE user_id = ? AND id = ?', [
-      this.#dialect.storedText(title),
-      userId,
-      id,
-    ]);
+    const renamed = await this.#announced(
+      this.#db.run('UPDATE sessions SET title = ? WHERE user_id = ? AND id = ?', [
+        this.#dialect.storedText(title),
+        userId,
+        id,
+      ]),
+    );
     return renamed > 0;
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM sessions WHERE user_id = ? AND id = ?', [userId, id])) > 0;
+    return (
+      (await this.#announced(
+        this.#db.run('DELETE FROM sessions WHERE user_id = ? AND id = ?', [userId, id]),
+      )) > 0
+    );
   }
 
   /** A message's values for `INSERT_MESSAGE`, at place `seq`. */

@@ -51,6 +51,8 @@ export interface EventWriterOptions {
   spool?: Spool;
   /** Called on the first write, e.g. to start background checkpoints. */
   onFirstWrite?: () => void;
+  /** Called once a slice has committed a tree's start or end (its root's): chat lists are told. */
+  onRootChange?: () => void;
 }
 
 /** SQLite's result codes for a lock another connection holds: worth waiting for, nothing is wrong. */
@@ -84,6 +86,7 @@ export class EventWriter {
   /** Items dropped after failed writes, while applyAll collects them. */
   #dropped: Pending[] | undefined;
   #onFirstWrite: (() => void) | undefined;
+  readonly #onRootChange: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #idle: Array<() => void> = [];
@@ -115,6 +118,7 @@ export class EventWriter {
     this.#spool =
       options.spool && new WriterSpool(options.spool, report, { events: options.durability !== 'batched' });
     this.#onFirstWrite = options.onFirstWrite;
+    this.#onRootChange = options.onRootChange;
   }
 
   /**
@@ -369,8 +373,20 @@ export class EventWriter {
     this.#lockedRetries = 0;
     this.stats.slices++;
     this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, performance.now() - started);
+    const rootChanged = this.#onRootChange && this.#startsOrEndsTree(first, this.#head);
     this.#written(first);
+    if (rootChanged) this.#onRootChange?.();
     return true;
+  }
+
+  /** Whether the queue's items `from`..`to` hold a root's `run-start` or `run-finish`. */
+  #startsOrEndsTree(from: number, to: number): boolean {
+    for (let index = from; index < to; index++) {
+      const item = this.#queue[index]!;
+      if (item.kind !== 'event' || item.event.parentRunId !== null) continue;
+      if (item.event.type === 'run-start' || item.event.type === 'run-finish') return true;
+    }
+    return false;
   }
 
   #failed(error: unknown, first: number, failed: number | undefined, waitForLock: boolean): boolean {

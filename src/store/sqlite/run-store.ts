@@ -1,22 +1,24 @@
 import type { CadreEvent } from '../../core/events.ts';
+import type { ChangeSignal } from '../sql/change-signal.ts';
 import { SqlRunStore } from '../sql/run-store.ts';
 import type { RunStore } from '../store.ts';
 import type { Database } from './database.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
 import { onFileChange } from './file-changes.ts';
+import { FileSignal } from './file-signal.ts';
 import { markInterruptedRuns } from './run-maintenance.ts';
 import { SqliteSqlDatabase } from './sql-port.ts';
-import { StopSignals } from './stop-signals.ts';
 
 /**
  * The SQLite run store: the shared one (sql/run-store.ts) recording through the event writer, which
  * commits in small, time-boxed transactions off the run's hot path (see event-writer.ts); stops are
- * announced to other processes on the same file through `cadre.db-stops` (stop-signals.ts).
+ * announced to other processes on the same file through `cadre.db-stops` (file-signal.ts).
  */
 export class SqliteRunStore extends SqlRunStore implements RunStore {
   readonly #db: Database;
   readonly #writer: EventWriter;
-  readonly #stops: StopSignals;
+  readonly #stops: FileSignal;
+  readonly #lists: ChangeSignal | undefined;
   /**
    * Wakes a follower in another process when the file is written (its WAL changes: the operating system
    * says so), instead of it reading every 150 ms. Any write wakes it, and it reads on from its cursor. A
@@ -29,9 +31,14 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
    * `recoverDeadSpools` applies dead processes' spools, so a tree one of them left there is removed
    * whole instead of coming back when its spool is applied later.
    */
-  constructor(db: Database, writer: EventWriter | EventWriterOptions = {}, recoverDeadSpools = () => {}) {
+  constructor(
+    db: Database,
+    writer: EventWriter | EventWriterOptions = {},
+    recoverDeadSpools = () => {},
+    lists?: ChangeSignal,
+  ) {
     const events = writer instanceof EventWriter ? writer : new EventWriter(db, writer);
-    const stops = new StopSignals(db.location() ?? undefined);
+    const stops = new FileSignal(db.location() ?? undefined, 'stops');
     super(new SqliteSqlDatabase(db), {
       record: (event) => events.enqueue(event),
       secure: () => events.secure(),
@@ -42,6 +49,7 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
     this.#db = db;
     this.#writer = events;
     this.#stops = stops;
+    this.#lists = lists;
     const location = db.location();
     if (location) this.watch = async (_rootRunId, onChange) => onFileChange(`${location}-wal`, onChange);
   }
@@ -65,8 +73,11 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
     return this.#stops.watch(onRequest);
   }
 
-  markInterrupted(): Promise<string[]> {
-    return markInterruptedRuns(this.#db);
+  async markInterrupted(): Promise<string[]> {
+    const marked = await markInterruptedRuns(this.#db);
+    // Their sessions stop answering.
+    if (marked.length) this.#lists?.announce();
+    return marked;
   }
 
   /** Writes what is pending and stops the writer. */

@@ -12,6 +12,7 @@ import { Checkpointer } from './checkpointer.ts';
 import { type Database, openDatabase } from './database.ts';
 import { SqliteDocumentStore } from './documents/document-store.ts';
 import { EventWriter, type EventWriterOptions } from './event-writer.ts';
+import { FileSignal } from './file-signal.ts';
 import { sqliteJournalWriting } from './journal-store.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import { recoverDeadSpools } from './run-maintenance.ts';
@@ -65,13 +66,16 @@ export class SqliteStore implements Store {
     if (location) {
       this.#checkpointer = new Checkpointer(database, location, options.checkpoints);
     }
+    // Chat lists (a session written, a tree started or ended), told across processes by `cadre.db-lists`.
+    const lists = new FileSignal(location ?? undefined, 'lists');
     const writer = new EventWriter(database, {
       ...options.events,
       ...(location ? { spool: new Spool(spoolDirFor(location), owner) } : {}),
       onFirstWrite: () => this.#checkpointer?.start(),
+      onRootChange: () => lists.announce(),
     });
-    this.runs = new SqliteRunStore(database, writer, recover);
-    this.sessions = new SqlSessionStore(sql);
+    this.runs = new SqliteRunStore(database, writer, recover, lists);
+    this.sessions = new SqlSessionStore(sql, lists);
     this.documents = new SqliteDocumentStore(database);
     this.settings = new SqlSettingsStore(sql);
     this.httpCache = new SqlHttpCache(sql);
