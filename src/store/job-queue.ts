@@ -69,7 +69,7 @@ export interface QueuedJob {
   /** pg-boss's state: created, retry, active, completed, cancelled, failed. */
   state: string;
   data: unknown;
-  /** Tries it has had (pg-boss's count; set-asides are not counted). */
+  /** Tries it has had, as pg-boss counts them less set-asides, hand-backs and postponements (0: never run). */
   tries: number;
   createdAt: number;
   /** When it ended (completed, failed, cancelled). */
@@ -219,6 +219,11 @@ export interface TreeQueue {
    * not counted as failed, and the job is taken again `resumed`.
    */
   handBack(job: Job): Promise<void>;
+  /**
+   * Puts a job this worker will not run back on the queue, takeable again in `seconds` (by any worker):
+   * the try is not counted, and it is not taken `resumed` (it never ran).
+   */
+  postpone(job: Job, seconds: number): Promise<void>;
   /**
    * The jobs of workers that are gone (killed, lost): retried when a live worker can take them, else taken
    * off the queue for their trees to be closed `interrupted` (and resumed by a person).

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { QueueReport, WorkersReport } from '../../src/app/fleet.ts';
+import { JOB_FORMAT } from '../../src/app/jobs/job-data.ts';
 import type { RunTree } from '../../src/core/run-tree.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
@@ -241,4 +243,40 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
     expect(answered.stderr).toBe('');
     expect(answered.stdout).toBe('Answered.\n');
   }, 120_000);
+
+  it('an older worker leaves a job of a newer format queued, untried, and says why in its log', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Answered.' }));
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('fleet_format') };
+    // A newer Cadre's asker queued it: the same shape, a format this code does not know.
+    const store = await openPostgresStore(env.CADRE_DATABASE_URL);
+    onTestFinished(() => store.close());
+    const jobs = await store.jobs();
+    const spec = { agent: 'main', task: 'From the future.', history: [] };
+    const data = {
+      format: JOB_FORMAT + 1,
+      journalId: 'jrn_future',
+      userId: 'local',
+      rootRunId: 'run_future',
+      spec,
+    };
+    await jobs.enqueue('tree', 'tree:run_future', data);
+    const worker = await startWorker(env, 'older', ['--concurrency', '1']);
+    const jobId = jobs.jobId('tree:run_future');
+    await worker.waitFor(/left tree job \S+ queued/);
+    expect(worker.output()).toMatch(
+      new RegExp(
+        `left tree job ${jobId} queued: its format \\(${JOB_FORMAT + 1}\\) is newer than this worker understands \\(${JOB_FORMAT}\\): a newer Cadre queued it; upgrade this worker`,
+      ),
+    );
+    expect(worker.output()).not.toMatch(/took tree job/);
+    // Still waiting, no try spent, nothing of it run.
+    expect(await jobs.find(jobId)).toMatchObject({ state: 'created', tries: 0 });
+    const [waiting] = (await queue(env)).depth.filter((entry) => entry.kind === 'tree');
+    expect(waiting).toEqual({ kind: 'tree', state: 'created', count: 1 });
+    expect(await store.runs.getRunTree('local', 'run_future')).toBeUndefined();
+    expect(model.requests).toEqual([]);
+    // Its own format it runs as ever.
+    const asked = await runCli(['ask', '--no-worker', 'Today?'], env);
+    expect(asked.stdout).toBe('Answered.\n');
+  }, 60_000);
 });

@@ -36,8 +36,24 @@ export function askedWith(runtime: Runtime): TreeAsked {
   };
 }
 
+/**
+ * The format of the jobs this Cadre puts on the queue and understands. Raised whenever what a job carries
+ * changes so that an older worker would run it wrongly; a worker leaves a job of a newer format on the
+ * queue (for an upgraded worker) and says so, so a rolling upgrade never runs a job on code that does not
+ * understand it. Jobs without one were queued before formats were carried: format 1.
+ */
+export const JOB_FORMAT = 1;
+
+/** The format a job's data says it has (see JOB_FORMAT). */
+export function jobFormat(data: unknown): number {
+  const format = (data as { format?: unknown } | null)?.format;
+  return typeof format === 'number' && Number.isInteger(format) && format > 0 ? format : 1;
+}
+
 /** What a `tree` job carries: the tree as its journal's spec says, with the ids decided when it was asked. */
 export interface TreeJobData {
+  /** See JOB_FORMAT. */
+  format?: number;
   journalId: string;
   userId: string;
   rootRunId: string;
@@ -51,6 +67,8 @@ export interface TreeJobData {
 
 /** What a `run` job carries: the child as data, its id, and the tree's journal. */
 export interface RunJobData {
+  /** See JOB_FORMAT. */
+  format?: number;
   request: ChildRunRequest;
   runId: string;
   journalId: string;

@@ -17,7 +17,7 @@ import { outcomeOf } from '../tree-handle.ts';
 import { stopTree, treeEvents } from '../trees.ts';
 import { closingOf, recordClosing, recordUnstartedRoot } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
-import { askedWith, type TreeAsked, type TreeJobData } from './job-data.ts';
+import { askedWith, JOB_FORMAT, type TreeAsked, type TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
 /** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
@@ -141,6 +141,7 @@ export async function startQueuedTree<Result>(
   const { runs } = parts.store;
   const rootRunId = `run_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
   const data: TreeJobData = {
+    format: JOB_FORMAT,
     journalId: journal.id,
     userId,
     rootRunId,

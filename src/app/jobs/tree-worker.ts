@@ -5,7 +5,7 @@ import { Semaphore } from '../../core/semaphore.ts';
 import type { Job, WorkerLease } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
 import { closingOf, recordClosing, recordUnstartedRoot } from './close-run.ts';
-import type { TreeJobData } from './job-data.ts';
+import { JOB_FORMAT, jobFormat, type TreeJobData } from './job-data.ts';
 import type { WhileWaiting } from './job-record.ts';
 import { JobSlot } from './job-slot.ts';
 import {
@@ -48,6 +48,8 @@ const POLL_MS = 1_000;
  * cost no round trip through the queue; longer ones leave the parent holding nothing while they run.
  */
 const SUSPEND_AFTER_MS = 1_000;
+/** How long a job of a newer format than this worker understands is left for another worker to take. */
+const NEWER_FORMAT_WAIT_SECONDS = 10;
 /** How often dead-lettered jobs and the jobs of gone workers are looked for. */
 const DEAD_EVERY_MS = 3_000;
 
@@ -67,7 +69,7 @@ interface ActiveJob {
 }
 
 /** How a worker was done with one attempt of a job: see `TreeWorker.onEnd`. */
-export type JobOutcome = 'completed' | 'failed' | 'handed_back' | 'set_aside' | 'taken' | 'left';
+export type JobOutcome = 'completed' | 'failed' | 'handed_back' | 'set_aside' | 'taken' | 'left' | 'refused';
 
 /**
  * A worker: takes trees and sub-agent runs from the queue and runs them, `concurrency` at a time. A parent
@@ -101,6 +103,13 @@ export class TreeWorker {
   onSetAside: ((job: Job, children: number) => void) | undefined;
   /** Called as each job starts (for a worker's log). */
   onJob: ((job: Job) => void) | undefined;
+  /**
+   * Called the first time this worker leaves a job on the queue because it does not understand it (its
+   * format is newer: see JOB_FORMAT), with why, for the worker's log.
+   */
+  onRefused: ((job: Job, reason: string) => void) | undefined;
+  /** Jobs already said to be refused, so the log says each once. */
+  #refused = new Set<string>();
   /** Called as this worker is done with a job's attempt, with how it ended here (metrics). */
   onEnd: ((job: Job, outcome: JobOutcome) => void) | undefined;
 
@@ -223,6 +232,11 @@ export class TreeWorker {
   }
 
   #begin(job: Job): void {
+    const format = jobFormat(job.data);
+    if (format > JOB_FORMAT) {
+      void this.#refuse(job, format);
+      return;
+    }
     // Taken with slots free and nothing queued for one: this resolves at once.
     const slot = this.#slots.acquire();
     const ids = idsOf(job.kind, job.data);
@@ -239,6 +253,22 @@ export class TreeWorker {
     if (stopReason !== undefined) active.controller.abort(stopReason);
     this.onJob?.(job);
     void slot.then((release) => this.#execute(active, new JobSlot(this.#slots, release)));
+  }
+
+  /**
+   * Leaves a job of a newer format than this worker understands on the queue (a rolling upgrade: an
+   * upgraded worker takes it), without running any of it and without spending a try.
+   */
+  async #refuse(job: Job, format: number): Promise<void> {
+    await this.#parts.jobs.postpone(job, NEWER_FORMAT_WAIT_SECONDS).catch(() => {});
+    this.onEnd?.(job, 'refused');
+    if (this.#refused.has(job.id)) return;
+    if (this.#refused.size > 500) this.#refused.clear();
+    this.#refused.add(job.id);
+    this.onRefused?.(
+      job,
+      `its format (${format}) is newer than this worker understands (${JOB_FORMAT}): a newer Cadre queued it; upgrade this worker`,
+    );
   }
 
   /** Hands the job back to the queue while its run is between steps (the worker is stopping). */

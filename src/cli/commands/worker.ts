@@ -78,6 +78,11 @@ export const workerCommand: CliCommand = async (args, context) => {
         : await startWorkerEndpoints({ cadre, host: values.host ?? '127.0.0.1', port });
     if (endpoints)
       context.stdout.write(`Cadre worker ${worker.name} answers /health and /ready on ${endpoints.url}\n`);
+    const onRefused = worker.onRefused;
+    worker.onRefused = (job, reason) => {
+      onRefused?.(job, reason);
+      log(`left ${job.kind} job ${job.id} queued: ${reason}`);
+    };
     const onSetAside = worker.onSetAside;
     worker.onSetAside = (job, children) => {
       onSetAside?.(job, children);

@@ -507,6 +507,21 @@ export class PgBossJobQueue implements JobQueue {
     await this.signal('jobs', job.kind);
   }
 
+  async postpone(job: Job, seconds: number): Promise<void> {
+    await transaction(this.#db, async (connection) => {
+      const cancelled = await this.#boss.cancel(QUEUES[job.kind], attempt(job), {
+        db: inTransaction(connection),
+      });
+      // Taken from this worker meanwhile: someone else has it.
+      if (!(cancelled as { affected?: number }).affected) return;
+      await connection.query('DELETE FROM job_holders WHERE job_id = $1 AND retry_count = $2', [
+        job.id,
+        job.retryCount,
+      ]);
+      await this.#putBack(connection, job.kind, job.id, seconds);
+    });
+  }
+
   /**
    * Runs `end` (a child job's end) and, in the same transaction and under the parent's lock, takes the
    * child off what its parent waits on; resolves true when that put the parent back on the queue.
@@ -538,11 +553,17 @@ export class PgBossJobQueue implements JobQueue {
    * Puts a job set aside (cancelled) back on the queue, in `connection`'s transaction. pg-boss counts its
    * next start as a retry; its retry limit grows by one with it, so being set aside never spends a try.
    */
-  async #putBack(connection: Connection, kind: JobKind, id: string): Promise<void> {
+  async #putBack(connection: Connection, kind: JobKind, id: string, afterSeconds?: number): Promise<void> {
     const db = { db: inTransaction(connection) };
     await this.#boss.resume(QUEUES[kind], id, db);
     const [job] = await this.#boss.findJobs(QUEUES[kind], { id });
-    if (job) await this.#boss.update(QUEUES[kind], undefined, { id, retryLimit: job.retryLimit + 1, ...db });
+    if (job)
+      await this.#boss.update(QUEUES[kind], undefined, {
+        id,
+        retryLimit: job.retryLimit + 1,
+        ...(afterSeconds ? { startAfter: afterSeconds } : {}),
+        ...db,
+      });
   }
 
   /** Whether a job has ended for good (a suspended one has not: it waits on its own children). */
@@ -816,7 +837,7 @@ function queuedJob(kind: JobKind, row: JobRow): QueuedJob {
     kind,
     state: row.state,
     data: row.data,
-    tries: row.started_on ? Math.max(1, triesOf(row.retry_count, row.retry_limit)) : 0,
+    tries: row.started_on ? Math.max(0, triesOf(row.retry_count, row.retry_limit)) : 0,
     createdAt: row.created_on.getTime(),
     endedAt: row.completed_on?.getTime(),
     error: row.state === 'failed' ? messageOf(row.output) : undefined,
