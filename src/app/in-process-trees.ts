@@ -55,7 +55,10 @@ export class InProcessTrees implements TreeExecutor {
     };
     relayStops(parts);
     const record = new EmbeddedTreeRecord(journal);
-    slot.steer((runId, reason) => record.stopRun(runId, reason));
+    slot.steer({
+      stopRun: (runId, reason) => record.stopRun(runId, reason),
+      sendMessage: (runId, message) => record.sendMessage(runId, message),
+    });
     const ran = (async () =>
       start.runtime.run({
         ...runRequestOf(spec),

@@ -1,4 +1,5 @@
 import type { CadreEvent } from '../core/events.ts';
+import type { RunMessage, TreeSteering } from '../core/tree-record.ts';
 
 /** One tree's place among the live trees, from before its first event until it is stored. */
 export interface TreeSlot {
@@ -15,7 +16,7 @@ export interface TreeSlot {
    * How one run of the tree is stopped alone in this process (its record's steering), for `stopRun`; a
    * tree run elsewhere (a job) has none here, and is stopped through the store.
    */
-  steer: (stopRun: (runId: string, reason: string) => boolean) => void;
+  steer: (steering: TreeSteering) => void;
   end: () => void;
 }
 
@@ -35,7 +36,7 @@ export interface LiveTree {
 
 interface TreeEntry extends LiveTree {
   controller: AbortController;
-  stopRun?: ((runId: string, reason: string) => boolean) | undefined;
+  steering?: TreeSteering | undefined;
   events: CadreEvent[];
   listeners: Set<TreeListener>;
   enders: Set<() => void>;
@@ -79,12 +80,12 @@ export class LiveRuns {
       markEnded = resolve;
     });
     let entry: TreeEntry | undefined;
-    let stopRun: TreeEntry['stopRun'];
+    let steering: TreeSteering | undefined;
     const observe = (event: CadreEvent) => {
       if (!entry) {
         if (event.type !== 'run-start' || event.parentRunId !== null) return;
         entry = this.#open(event.runId, userId, controller);
-        entry.stopRun = stopRun;
+        entry.steering = steering;
         this.#pending.delete(controller);
       }
       if (event.type === 'run-start') this.#rootOf.set(event.runId, entry.rootRunId);
@@ -106,9 +107,9 @@ export class LiveRuns {
     const cancel = (reason: string) => controller.abort(new Error(reason));
     const inSession = (sessionId: string, question?: string, answerId?: string) =>
       this.#sessions.set(controller, { userId, sessionId, question, answerId, ended });
-    const steer = (stop: NonNullable<TreeEntry['stopRun']>) => {
-      stopRun = stop;
-      if (entry) entry.stopRun = stop;
+    const steer = (given: TreeSteering) => {
+      steering = given;
+      if (entry) entry.steering = given;
     };
     return { signal: controller.signal, observe, cancel, inSession, steer, end };
   }
@@ -167,7 +168,18 @@ export class LiveRuns {
     const root = this.#rootOf.get(runId);
     const entry = root ? this.#trees.get(root) : undefined;
     if (!entry || (userId !== undefined && entry.userId !== userId) || root === runId) return false;
-    return entry.stopRun?.(runId, reason) ?? false;
+    return entry.steering?.stopRun(runId, reason) ?? false;
+  }
+
+  /**
+   * Hands run `runId` of a live tree a person's message, when the tree runs in this process: true when
+   * it did (the run joins it at its next model step).
+   */
+  sendMessage(userId: string | undefined, runId: string, message: RunMessage): boolean {
+    const root = this.#rootOf.get(runId);
+    const entry = root ? this.#trees.get(root) : undefined;
+    if (!entry || (userId !== undefined && entry.userId !== userId)) return false;
+    return entry.steering?.sendMessage(runId, message) ?? false;
   }
 
   /** The id of every run of the live trees (roots and the runs in them). */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UserError } from '../core/errors.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
@@ -80,6 +81,33 @@ export class RunsUseCases {
     return { cancelled: await store.runs.requestStop(userId, runId, reason) };
   }
 
+  /**
+   * Sends a running run a person's message, wherever it runs (this process, another cadre process on the
+   * same store, a worker): it joins the run's conversation at its next model step (after the step and the
+   * tool calls under way), is shown in its card as a `run-message` event, and is recorded in the tree's
+   * journal there, so a resume adds it at the same step again, once. A run that is not running refuses it
+   * (409 `run_not_running`).
+   */
+  async say(userId: string, runId: string, text: string): Promise<{ messageId: string }> {
+    const trimmed = text.trim();
+    if (!trimmed) throw new UserError('bad_request', 'The message is empty.');
+    if (trimmed.length > MAX_MESSAGE_CHARS)
+      throw new UserError('too_large', `A message to a run is at most ${MAX_MESSAGE_CHARS} characters.`, {
+        limit: MAX_MESSAGE_CHARS,
+      });
+    const { live, store } = this.#parts;
+    const message = { id: `msg_${randomUUID().replaceAll('-', '').slice(0, 20)}`, text: trimmed };
+    if (live.sendMessage(userId, runId, message)) return { messageId: message.id };
+    const rootRunId = await store.runs.rootOf(userId, runId);
+    if (!rootRunId) throw unknownRun(runId);
+    // A run whose process died is not running any more, and nobody would read the message.
+    await store.runs.markInterrupted();
+    if (await store.runs.sendMessage(userId, runId, message)) return { messageId: message.id };
+    throw new UserError('run_not_running', `Run "${runId}" is not running; a message joins a running run.`, {
+      runId,
+    });
+  }
+
   /** Removes a whole tree by its root's id (a child's id says which tree to remove instead). */
   async remove(userId: string, runId: string): Promise<void> {
     const runs = this.#parts.store.runs;
@@ -135,6 +163,9 @@ export class RunsUseCases {
     return pruned;
   }
 }
+
+/** The longest message a person may send a running run (characters). */
+const MAX_MESSAGE_CHARS = 20_000;
 
 function unknownRun(runId: string): UserError {
   return new UserError('unknown_run', `There is no run "${runId}". See: cadre runs list`, { runId });

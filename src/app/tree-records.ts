@@ -1,6 +1,6 @@
 import { type BudgetLedger, InMemoryBudgetLedger } from '../core/child-runs.ts';
 import type { TreeJournal } from '../core/journal.ts';
-import type { TreeRecord, TreeSteering } from '../core/tree-record.ts';
+import type { RunMessage, TreeRecord, TreeSteering } from '../core/tree-record.ts';
 
 /**
  * The record of a tree run in this process (embedded, or on PostgreSQL without a queue): its journal in
@@ -20,6 +20,11 @@ export class EmbeddedTreeRecord implements TreeRecord {
 
   steer(steering: TreeSteering): void {
     this.#steering = steering;
+  }
+
+  /** Hands one run of the tree a person's message; false when it does not run (any more). */
+  sendMessage(runId: string, message: RunMessage): boolean {
+    return this.#steering?.sendMessage(runId, message) ?? false;
   }
 
   /** Stops one run of the tree alone (a person's stop); false when it does not run (any more). */

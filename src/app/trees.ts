@@ -81,6 +81,9 @@ export function relayStops(parts: TreeReaders): void {
     }
     for (const [runId, reason] of stops)
       if (!parts.live.isRoot(runId)) parts.live.stopRun(undefined, runId, reason);
+    // Messages a person left for runs of these trees (from another process): each joins its run here.
+    const messages = await parts.store.runs.takeMessages(parts.live.runIds()).catch(() => []);
+    for (const { runId, ...message } of messages) parts.live.sendMessage(undefined, runId, message);
   };
   stopRelays.set(parts.live, { trees: 1, end: parts.store.runs.watchStops(() => void take()) });
 }

@@ -143,6 +143,17 @@ export interface ModelRetryEvent extends EventBase {
   /** What the provider said, in a sentence. */
   reason: string;
 }
+/**
+ * A person's message joined the run's conversation, as a user message before its model step `step` (from
+ * 0, the run's whole count): sent to the running run (`cadre runs say`, `POST /api/runs/:id/messages`,
+ * the page's card).
+ */
+export interface RunMessageEvent extends EventBase {
+  type: 'run-message';
+  messageId: string;
+  text: string;
+  step: number;
+}
 export interface RunErrorEvent extends EventBase {
   type: 'run-error';
   status: RunStatus;
@@ -162,6 +173,7 @@ export type CadreEvent =
   | RunFinishEvent
   | RunResumeEvent
   | ModelRetryEvent
+  | RunMessageEvent
   | RunErrorEvent;
 
 export type CadreEventType = CadreEvent['type'];

@@ -28,8 +28,10 @@ export interface TreeJournal {
  * `approval`: a call that started waiting for a person (its id and deadline), so a resume waits on.
  * `tool-start`: a call that started something which outlives its process (bash's process group), secured
  * before it runs, so a resume knows it may have run (see interrupted-calls.ts).
+ * `message`: the messages a person sent to a run that joined its conversation before a model step (keyed
+ * by the step), so a resume adds them at the same step again, once.
  */
-export type JournalKind = 'model-step' | 'tool-result' | 'approval' | 'tool-start';
+export type JournalKind = 'model-step' | 'tool-result' | 'approval' | 'tool-start' | 'message';
 
 /** A committed tool result: the output, or the error the model was shown. */
 export interface JournaledToolResult {

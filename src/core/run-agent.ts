@@ -14,6 +14,7 @@ import { repairStructuredOutput } from './output-repair.ts';
 import { bindTools, prefetch } from './run-children.ts';
 import { closeRun, finishInterrupted, interruption } from './run-close.ts';
 import { budgetSpent, countUsage, emit, goLive, type RunFrame, type TreeState } from './run-frame.ts';
+import { RunInbox } from './run-inbox.ts';
 import { Semaphore } from './semaphore.ts';
 import { citedSources } from './sources.ts';
 import type { RunStatus } from './status.ts';
@@ -145,6 +146,7 @@ async function runWithin(
     numbering: new EventNumbering(tree.record.resumePoint?.(id)),
     stopAlone,
     completedCalls: [],
+    inbox: new RunInbox(),
   };
   tree.frames.set(frame.id, frame);
 

@@ -7,6 +7,7 @@ import { RunHandedOff } from './errors.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
 import type { RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
+import type { RunInbox } from './run-inbox.ts';
 import type { Semaphore } from './semaphore.ts';
 import type { EventNumbering, TreeRecord } from './tree-record.ts';
 import { addUsage, type Usage } from './usage.ts';
@@ -109,6 +110,8 @@ export interface RunFrame extends ParentRun {
   stopAlone: (reason: string) => void;
   /** The tool calls it completed, kept for its envelope should a person stop it. */
   completedCalls: CompletedCall[];
+  /** A person's messages on their way to the run's next model step. */
+  inbox: RunInbox;
 }
 
 /**

@@ -54,6 +54,8 @@ export interface RunView {
   reasoning: string;
   toolCalls: RunToolCall[];
   plan?: PlanStep[];
+  /** What a person said to the run while it ran, as each joined its conversation (`run-message`). */
+  messages?: Array<{ id: string; text: string; step: number; time: number }>;
   /** The provider asked the run to wait: its model call will be tried again (until the run's next event). */
   retry?: RetryNotice;
   /** A `run-error` told how the run is ending before its `run-finish` came: shown as its outcome already. */
@@ -210,6 +212,12 @@ function applyEvent(run: RunView, event: CadreEvent): void {
     case 'plan-update':
       run.plan = event.steps;
       break;
+    case 'run-message':
+      run.messages = [
+        ...(run.messages ?? []),
+        { id: event.messageId, text: event.text, step: event.step, time: event.time },
+      ];
+      break;
     case 'model-retry':
       run.retry = {
         attempt: event.attempt,
@@ -343,6 +351,8 @@ export interface RunTree {
   untrusted?: boolean;
   /** A person stopped this run alone (its parent went on with what it had). */
   stoppedBy?: 'person';
+  /** What a person said to the run while it ran, each before the model step it joined. */
+  messages?: Array<{ id: string; text: string; step: number }>;
   model: string;
   /** The worker process that executed the run, when runs are jobs. */
   worker?: string;
@@ -381,6 +391,7 @@ export function renderRunTree(
     ...(run.sources ? { sources: run.sources } : {}),
     ...(run.untrusted ? { untrusted: true } : {}),
     ...(run.stoppedBy ? { stoppedBy: run.stoppedBy } : {}),
+    ...(run.messages ? { messages: run.messages.map(({ id, text, step }) => ({ id, text, step })) } : {}),
     model: run.model,
     ...(run.worker ? { worker: run.worker } : {}),
     turns: run.steps,

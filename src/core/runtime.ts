@@ -237,6 +237,12 @@ export class Runtime {
         frame.stopAlone(reason);
         return true;
       },
+      sendMessage: (runId, message) => {
+        const frame = frames.get(runId);
+        if (!frame) return false;
+        frame.inbox.send(message);
+        return true;
+      },
     });
     return {
       bus: treeBus,

@@ -1,4 +1,5 @@
 import {
+  experimental_createSteering as createSteering,
   InvalidToolInputError,
   type LanguageModel,
   type ModelMessage,
@@ -12,6 +13,8 @@ import type { StepFinishEvent } from './events.ts';
 import type { CadreCallOptions } from './model-call-options.ts';
 import { type CallSettings, cachedInstructions, withConversationBreakpoint } from './model-options.ts';
 import { countUsage, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
+import { asUserMessage } from './run-inbox.ts';
+import type { RunMessage } from './tree-record.ts';
 import { type Usage, usageFromSdk } from './usage.ts';
 import { needsDeclaredCalls, withDeclaredCallsOnly } from './valid-history.ts';
 
@@ -58,8 +61,12 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
   let stepText = '';
   let lastText = '';
   let ended: { responseMessages: ModelMessage[]; finalText: string } | undefined;
+  // A person's messages to the run join at the loop's next step boundary (see run-inbox.ts).
+  const steering = createSteering();
+  frame.inbox.attach(steering);
   // The single-consumer engine: Cadre reads each stream once, so the SDK need not keep a replay buffer.
   const stream = streamTextOnce({
+    experimental_steering: steering,
     model: options.model,
     instructions: !options.instructions
       ? undefined
@@ -132,6 +139,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
     if (!frame.signal.aborted) result.error ??= error;
     result.answer = lastText.trim() || stepText.trim();
   }
+  frame.inbox.detach();
   if (frame.signal.aborted) closeCutStep(frame, options, result);
   return result;
 }
@@ -145,12 +153,49 @@ function validSteps(frame: RunFrame, options: TurnOptions) {
   const declared = new Set(Object.keys(options.tools));
   const rewrite = needsDeclaredCalls(frame.modelRef);
   const breakpoints = options.call?.cacheBreakpoints === true;
-  return (step: { stepNumber: number; messages: ModelMessage[]; responseMessages: ModelMessage[] }) => {
+  return async (step: {
+    stepNumber: number;
+    messages: ModelMessage[];
+    responseMessages: ModelMessage[];
+    experimental_steeringMessages?: ModelMessage[];
+  }) => {
     const own = options.prepareStep?.(step);
-    let messages = rewrite ? withDeclaredCallsOnly(step.messages, declared) : step.messages;
+    let messages = await joinMessages(frame, (options.stepOffset ?? 0) + step.stepNumber, step);
+    if (rewrite) messages = withDeclaredCallsOnly(messages, declared);
     if (breakpoints) messages = withConversationBreakpoint(messages);
     return messages === step.messages ? own : { ...own, messages };
   };
+}
+
+/**
+ * A person's messages before model step `index` of the run (its whole count): those an earlier attempt
+ * recorded for this step are added again (a resume replays each once, where it joined); else those the SDK's
+ * steering added now are recorded in the journal before the model request goes out. Each is shown as a
+ * `run-message` event. Returns the step's messages (with the replayed ones added: they carry forward).
+ */
+async function joinMessages(
+  frame: RunFrame,
+  index: number,
+  step: { messages: ModelMessage[]; experimental_steeringMessages?: ModelMessage[] },
+): Promise<ModelMessage[]> {
+  const journal = frame.tree.record.journal;
+  const recorded = journal?.get(frame.journalKey, 'message', String(index)) as
+    | { messages: RunMessage[] }
+    | undefined;
+  let messages = step.messages;
+  let joined: RunMessage[];
+  if (recorded) {
+    for (const message of recorded.messages) frame.inbox.replayed(message.id);
+    joined = recorded.messages;
+    messages = [...messages, ...joined.map((message) => asUserMessage(message.text))];
+  } else {
+    joined = frame.inbox.joined(step.experimental_steeringMessages?.length ?? 0);
+    if (journal && joined.length)
+      await journal.put(frame.journalKey, 'message', String(index), { messages: joined }, 'now');
+  }
+  for (const message of joined)
+    emit(frame, { type: 'run-message', messageId: message.id, text: message.text, step: index });
+  return messages;
 }
 
 /**

@@ -43,6 +43,20 @@ export interface TreeSteering {
    * and goes on. False when no such run goes on here.
    */
   stopRun(runId: string, reason: string): boolean;
+  /**
+   * Hands run `runId` a person's message: it joins the run's conversation at its next model step, is
+   * recorded in the journal there (a resume replays it at the same step, once) and shown as a
+   * `run-message` event. A message whose id the run has had already is ignored. False when no such run
+   * goes on here.
+   */
+  sendMessage(runId: string, message: RunMessage): boolean;
+}
+
+/** A person's message to a running run. */
+export interface RunMessage {
+  /** Unique per message: the same message handed twice joins once. */
+  id: string;
+  text: string;
 }
 
 /** Where a run an earlier attempt began goes on. */

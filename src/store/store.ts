@@ -101,11 +101,19 @@ export interface RunStore {
    */
   requestStop(userId: string, runId: string, reason: string): Promise<boolean>;
   /**
-   * Calls `onRequest` when a stop may have been asked of a tree (a hint to `takeStopRequests`), from this
-   * process or another, with no timer (SQLite: a watched file beside the database; PostgreSQL: NOTIFY),
-   * and once when watching has begun, for a stop asked just before. Returns how to stop watching.
+   * Calls `onRequest` when a stop may have been asked of a tree or a run, or a message left for a run (a
+   * hint to `takeStopRequests` and `takeMessages`), from this process or another, with no timer (SQLite: a
+   * watched file beside the database; PostgreSQL: NOTIFY), and once when watching has begun, for a stop
+   * asked just before. Returns how to stop watching.
    */
   watchStops(onRequest: () => void): () => void;
+  /**
+   * Leaves `message` for the caller's running run `runId`, for whichever process runs it (it reads it with
+   * `takeMessages`, woken as for a stop): false when the caller has no such run running.
+   */
+  sendMessage(userId: string, runId: string, message: RunMessage): Promise<boolean>;
+  /** The messages left for any of these runs, oldest first; each is handed out once. */
+  takeMessages(runIds: readonly string[]): Promise<Array<RunMessage & { runId: string }>>;
   /** The stop requests for any of these runs (trees' roots or runs in them), with their reasons; each is handed out once. */
   takeStopRequests(runIds: readonly string[]): Promise<Map<string, string>>;
   /**
@@ -119,6 +127,11 @@ export interface RunStore {
    */
   watch?(rootRunId: string, onChange: () => void): Promise<() => void>;
 }
+
+/** A person's message to a running run: it joins the run's conversation at its next model step. */
+export type { RunMessage } from '../core/tree-record.ts';
+
+import type { RunMessage } from '../core/tree-record.ts';
 
 export interface StoredMessage {
   id: string;

@@ -69,4 +69,48 @@ describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
       .waitFor();
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it("a message typed into a running sub-agent's card joins its next step and shows in the card", async () => {
+    const said = 'Give the answer in metres.';
+    const heard = (request: RecordedRequest) =>
+      request.body.messages.some(
+        (message) => message.role === 'user' && contentText(message.content).includes(said),
+      );
+    const { page, browser, model } = await setup((request) => {
+      const { body, system } = request;
+      const toolSteps = body.messages.filter((message) => message.role === 'tool').length;
+      if (isMain(system))
+        return toolSteps === 0
+          ? { toolCalls: [{ name: 'math', arguments: { task: 'Measure the room.' } }] }
+          : { text: 'The room is 42 m long.' };
+      if (isMath(system)) {
+        if (heard(request)) return { text: '42 m' };
+        // Calculates on (a step every 400 ms) until the person's message is in its conversation.
+        return {
+          toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }],
+          delayMs: toolSteps ? 400 : 0,
+        };
+      }
+      return { status: 400 };
+    });
+    await ask(page, 'How long is the room?');
+    const header = page.getByRole('button', { name: /^math: running\./ });
+    await header.click();
+    const box = page.getByRole('textbox', { name: 'Message to math' });
+    await box.fill(said);
+    await screenshots(page, 'steer-message-typed');
+    await box.press('Enter');
+    await page.getByText('The room is 42 m long.').waitFor({ timeout: 20_000 });
+    const list = page.getByRole('list', { name: 'Your messages to math' });
+    await list.getByText(said).waitFor();
+    await list.getByText(/before step \d+/).waitFor();
+    expect(model.requests.filter((request) => isMath(request.system) && heard(request))).toHaveLength(1);
+    // The box goes with the run's end.
+    expect(await page.getByRole('textbox', { name: 'Message to math' }).count()).toBe(0);
+    await screenshots(page, 'steer-message-joined');
+    await page.reload();
+    await page.getByRole('button', { name: /^math: done\./ }).waitFor();
+    await page.getByRole('list', { name: 'Your messages to math' }).getByText(said).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 90_000);
 });

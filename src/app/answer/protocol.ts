@@ -71,6 +71,7 @@ export type RunPartData = Pick<
       | 'text'
       | 'plan'
       | 'steps'
+      | 'messages'
     >
   > & { summaryChars?: number; toolCalls?: RunToolCallView[] };
 

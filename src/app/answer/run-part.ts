@@ -71,6 +71,7 @@ export function storedRunPart(wire: RunPartData, run: RunView | undefined): RunP
     text,
     toolCalls: run ? run.toolCalls.map(storedCall) : [],
     ...(run?.plan ? { plan: run.plan } : {}),
+    ...(run?.messages ? { messages: run.messages } : {}),
     ...(run?.steps ? { steps: run.steps } : {}),
   };
 }

@@ -1,6 +1,11 @@
 import type { BudgetLedger, ChildRunner } from '../../core/child-runs.ts';
 import type { TreeJournal } from '../../core/journal.ts';
-import { type ResumePoint, resumePointsOf, type TreeRecord } from '../../core/tree-record.ts';
+import {
+  type ResumePoint,
+  resumePointsOf,
+  type TreeRecord,
+  type TreeSteering,
+} from '../../core/tree-record.ts';
 import type { JobSignals, TreeLedgerStore, TreeQueue } from '../../store/job-queue.ts';
 import type { Store } from '../../store/store.ts';
 import type { RunJobData, TreeJobData } from './job-data.ts';
@@ -32,6 +37,11 @@ export class JobTreeRecord implements TreeRecord {
   #points: ReadonlyMap<string, ResumePoint>;
   #liveness: JobLiveness;
   #children: (inProcess: ChildRunner) => ChildRunner;
+  #runs: Pick<Store, 'runs'>['runs'];
+  /** The job's own run (the tree's root, or the sub-agent run): messages left for it are taken here. */
+  #runId: string;
+  #steering: TreeSteering | undefined;
+  #unwatch: (() => void) | undefined;
 
   private constructor(parts: {
     rootRunId: string | undefined;
@@ -40,6 +50,8 @@ export class JobTreeRecord implements TreeRecord {
     points: ReadonlyMap<string, ResumePoint>;
     liveness: JobLiveness;
     children: (inProcess: ChildRunner) => ChildRunner;
+    runs: Pick<Store, 'runs'>['runs'];
+    runId: string;
   }) {
     this.rootRunId = parts.rootRunId;
     this.journal = parts.journal;
@@ -48,6 +60,8 @@ export class JobTreeRecord implements TreeRecord {
     this.#points = parts.points;
     this.#liveness = parts.liveness;
     this.#children = parts.children;
+    this.#runs = parts.runs;
+    this.#runId = parts.runId;
   }
 
   /**
@@ -77,6 +91,8 @@ export class JobTreeRecord implements TreeRecord {
         : new Map<string, ResumePoint>(),
     ]);
     return new JobTreeRecord({
+      runs: store.runs,
+      runId: job.kind === 'tree' ? rootRunId : (data as RunJobData).runId,
       rootRunId: job.kind === 'tree' ? rootRunId : undefined,
       journal,
       ledger,
@@ -99,6 +115,26 @@ export class JobTreeRecord implements TreeRecord {
 
   atBoundary(): void {
     this.#liveness.atBoundary();
+    // The run is under way here (its first step boundary): from now on the messages a person leaves for
+    // it (before or while it runs) reach it, woken by the store (NOTIFY) with no timer.
+    if (!this.#unwatch && this.#steering) this.#unwatch = this.#runs.watchStops(() => void this.#take());
+  }
+
+  steer(steering: TreeSteering): void {
+    this.#steering = steering;
+  }
+
+  /** Stops taking messages: the job's run has ended here. */
+  close(): void {
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+  }
+
+  async #take(): Promise<void> {
+    const steering = this.#steering;
+    if (!steering) return;
+    const messages = await this.#runs.takeMessages([this.#runId]).catch(() => []);
+    for (const { runId, ...message } of messages) steering.sendMessage(runId, message);
   }
 
   childRunner(inProcess: ChildRunner): ChildRunner {

@@ -66,9 +66,13 @@ export async function runJob(
     }),
     JobTreeRecord.open(parts, { kind: job.kind, data, again }, run.hooks),
   ]);
-  return job.kind === 'tree'
-    ? runTree(parts, runtime, record, job.data as TreeJobData, run)
-    : runChild(parts, runtime, record, job.data as RunJobData, run);
+  try {
+    return job.kind === 'tree'
+      ? await runTree(parts, runtime, record, job.data as TreeJobData, run)
+      : await runChild(parts, runtime, record, job.data as RunJobData, run);
+  } finally {
+    record.close();
+  }
 }
 
 async function runTree(

@@ -14,6 +14,7 @@ export const RUNS = {
     'cadre runs list [--json] [--limit N]',
     'cadre runs show ID [--json | --verbose]',
     'cadre runs stop ID',
+    'cadre runs say ID "TEXT"',
     'cadre runs rm ID...',
     'cadre runs prune --older-than 30d [--json]',
     'cadre runs resume ID [--json] [--approve-all | --deny-all] [--workspace DIR]',
@@ -22,7 +23,7 @@ export const RUNS = {
     'Stored run trees, newest first. show prints a tree with each tool call and its output and each ' +
     "sub-agent's summary (trimmed; --verbose prints all of it). stop ends a running run wherever it runs: " +
     "a tree's root stops the whole tree; a sub-agent's run stops alone, and its parent goes on with what " +
-    'it had done. A run whose process was killed shows as interrupted; resume continues it from its journal.',
+    'it had done. say sends a running run a message that joins its conversation at its next model step. A run whose process was killed shows as interrupted; resume continues it from its journal.',
   flags: {
     json: { type: 'boolean', default: false, description: 'print JSON (the run tree for show)' },
     limit: { type: 'string', placeholder: 'N', description: 'list at most N runs (default 20)' },
@@ -48,7 +49,7 @@ export const RUNS = {
 } as const satisfies CommandSpec<Record<string, FlagSpec>>;
 
 /**
- * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs stop ID` · `cadre runs rm ID...` ·
+ * `cadre runs list [--json] [--limit N]` · `cadre runs show ID [--json]` · `cadre runs stop ID` · `cadre runs say ID "TEXT"` · `cadre runs rm ID...` ·
  * `cadre runs prune --older-than 30d` · `cadre runs resume ID`
  */
 export const runsCommand: CliCommand = async (args, context) => {
@@ -115,6 +116,18 @@ async function runCommand(
     }
     return cancelled ? EXIT.ok : EXIT.notOk;
   }
+  if (sub === 'say') {
+    const [id, ...words] = positionals;
+    const text = words.join(' ');
+    if (!id || !text.trim()) throw new UserError('usage', 'usage: cadre runs say ID "TEXT"');
+    const { messageId } = await cadre.runs.say(context.userId, id, text);
+    context.stdout.write(
+      values.json
+        ? `${JSON.stringify({ runId: id, messageId })}\n`
+        : `Sent to run ${id}: it joins the run's next step.\n`,
+    );
+    return EXIT.ok;
+  }
   if (sub === 'rm') {
     if (!positionals.length) throw new UserError('usage', 'usage: cadre runs rm ID...');
     return removeEach(
@@ -142,7 +155,7 @@ async function runCommand(
   }
   throw new UserError(
     'usage',
-    `unknown runs command "${sub}"; use list, show ID, stop ID, rm ID or prune --older-than 30d`,
+    `unknown runs command "${sub}"; use list, show ID, stop ID, say ID "TEXT", rm ID or prune --older-than 30d`,
   );
 }
 

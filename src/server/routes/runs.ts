@@ -1,10 +1,15 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { UserError } from '../../core/index.ts';
 import type { ServerEnv } from '../server-env.ts';
 
+const messageBody = z.strictObject({ text: z.string() });
+
 /**
- * `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel`,
- * `POST /api/runs/:id/resume`.
+ * `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel` (a
+ * root stops its tree, any other run stops alone), `POST /api/runs/:id/messages {text}` (a person's
+ * message to a running run), `POST /api/runs/:id/resume`.
  */
 export function runRoutes(options: { maxConcurrentChats?: number } = {}): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
@@ -12,6 +17,13 @@ export function runRoutes(options: { maxConcurrentChats?: number } = {}): Hono<S
   routes.post('/:id/cancel', async (c) =>
     c.json(await c.var.cadre.runs.cancel(c.var.userId, c.req.param('id'))),
   );
+  // A person's message to a running run: it joins the run's next model step (202: it is on its way).
+  routes.post('/:id/messages', async (c) => {
+    const parsed = messageBody.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success)
+      throw new UserError('bad_request', `The body must be {text: string}: ${z.prettifyError(parsed.error)}`);
+    return c.json(await c.var.cadre.runs.say(c.var.userId, c.req.param('id'), parsed.data.text), 202);
+  });
   // Continues an interrupted tree in the background; answers with the new attempt's root id at once.
   routes.post('/:id/resume', async (c) => {
     const resumed = await c.var.cadre.resume({

@@ -320,4 +320,19 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE workers ADD COLUMN slots_used INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Messages a person sent to a running run that the worker running it has not taken yet: each is taken
+    // once, and the run records it in the tree's journal at the step it joins.
+    id: '011-run-messages',
+    sql: `
+      CREATE TABLE run_messages (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        sent_at BIGINT NOT NULL
+      );
+      CREATE INDEX run_messages_by_run ON run_messages(run_id, sent_at);
+    `,
+  },
 ];

@@ -34,6 +34,8 @@ export class PostgresRunStore extends SqlRunStore implements RunStore {
           'stop',
           JSON.stringify(alone ? { run: runId, reason, alone: true } : { root: runId, reason }),
         ),
+      // Heard on the same channel: whoever runs the run takes what was left for it.
+      messageSent: (runId) => notifications.notify(db, 'stop', JSON.stringify({ message: runId })),
     });
     this.#db = db;
     this.#writer = writer;

@@ -3,7 +3,7 @@ import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
 import { eventPage } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
-import type { EventPage, RunStore, RunSummary, StoredEvent } from '../store.ts';
+import type { EventPage, RunMessage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import { pruneRunTrees, removeRunTree } from './run-trees.ts';
 import type { SqlDatabase } from './sql-database.ts';
 
@@ -22,6 +22,8 @@ export interface RunRecording {
    * tell whoever runs it.
    */
   stopAsked(runId: string, reason: string, alone: boolean): void | Promise<void>;
+  /** A message was left for a running run: tell whoever runs it. */
+  messageSent(runId: string): void | Promise<void>;
 }
 
 /**
@@ -136,6 +138,31 @@ export class SqlRunStore
     );
     await this.recording.stopAsked(runId, reason, run.parent_id !== null);
     return true;
+  }
+
+  async sendMessage(userId: string, runId: string, message: RunMessage): Promise<boolean> {
+    await this.flush();
+    const sent = await this.sql.run(
+      `INSERT INTO run_messages (id, run_id, user_id, text, sent_at)
+       SELECT ?, id, user_id, ?, ? FROM runs WHERE id = ? AND user_id = ? AND status = 'running'
+       ON CONFLICT (id) DO NOTHING`,
+      [message.id, message.text, Date.now(), runId, userId],
+    );
+    if (!sent) return false;
+    await this.recording.messageSent(runId);
+    return true;
+  }
+
+  async takeMessages(runIds: readonly string[]): Promise<Array<RunMessage & { runId: string }>> {
+    if (!runIds.length) return [];
+    const taken = await this.sql.all<{ id: string; run_id: string; text: string; sent_at: number }>(
+      `DELETE FROM run_messages WHERE run_id IN (${runIds.map(() => '?').join(', ')})
+       RETURNING id, run_id, text, sent_at`,
+      runIds,
+    );
+    return taken
+      .sort((a, b) => Number(a.sent_at) - Number(b.sent_at) || a.id.localeCompare(b.id))
+      .map((row) => ({ id: row.id, runId: row.run_id, text: row.text }));
   }
 
   async takeStopRequests(runIds: readonly string[]): Promise<Map<string, string>> {

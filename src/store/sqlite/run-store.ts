@@ -45,6 +45,7 @@ export class SqliteRunStore extends SqlRunStore implements RunStore {
       flush: () => events.flush(),
       beforeRemoving: recoverDeadSpools,
       stopAsked: () => stops.announce(),
+      messageSent: () => stops.announce(),
     });
     this.#db = db;
     this.#writer = events;

@@ -5,7 +5,7 @@
  * as it streams and then the summary, the error, the usage, and the children.
  */
 import { memo, useId, useState } from 'react';
-import { apiFetch } from '../api/client.ts';
+import { apiFetch, apiJson } from '../api/client.ts';
 import { Markdown } from '../chat/markdown.tsx';
 import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
@@ -138,6 +138,9 @@ export const RunCard = memo(
                 ))}
               </div>
             )}
+            {(run.messages?.length || running) && (
+              <RunMessages runId={runId} agent={run.agent} messages={run.messages ?? []} running={running} />
+            )}
             {response && (
               <div className="run-field">
                 <div className="section-label">{run.summary ? 'Summary' : 'Response (writing…)'}</div>
@@ -213,6 +216,99 @@ function StopRunButton({ runId, agent }: { runId: string; agent: string }) {
       <span className="stop-square" aria-hidden="true" />
       <span className="run-stop-label">{state === 'stopping' ? 'Stopping…' : 'Stop'}</span>
     </button>
+  );
+}
+
+/**
+ * What the person said to the run, and while it runs a box to say more (`POST /api/runs/:id/messages`):
+ * each message joins the run's conversation at its next model step; until then it shows as waiting.
+ */
+function RunMessages({
+  runId,
+  agent,
+  messages,
+  running,
+}: {
+  runId: string;
+  agent: string;
+  messages: NonNullable<RunView['messages']>;
+  running: boolean;
+}) {
+  const [text, setText] = useState('');
+  const [sent, setSent] = useState<Array<{ id: string; text: string }>>([]);
+  const [error, setError] = useState<string | undefined>();
+  const [sending, setSending] = useState(false);
+  const inputId = useId();
+  const joined = new Set(messages.map((message) => message.id));
+  const waiting = running ? sent.filter((message) => !joined.has(message.id)) : [];
+  const send = async () => {
+    const said = text.trim();
+    if (!said || sending) return;
+    setSending(true);
+    setError(undefined);
+    try {
+      const { messageId } = await apiJson<{ messageId: string }>(
+        `/api/runs/${encodeURIComponent(runId)}/messages`,
+        { method: 'POST', json: { text: said } },
+      );
+      setSent((before) => [...before, { id: messageId, text: said }]);
+      setText('');
+    } catch (failure) {
+      setError(failure instanceof Error ? failure.message : String(failure));
+    } finally {
+      setSending(false);
+    }
+  };
+  return (
+    <div className="run-field run-messages">
+      {(messages.length > 0 || waiting.length > 0) && (
+        <>
+          <div className="section-label">You said</div>
+          <ul className="run-message-list" aria-label={`Your messages to ${agent}`}>
+            {messages.map((message) => (
+              <li key={message.id}>
+                <span className="run-message-text">{message.text}</span>
+                <span className="run-message-when">before step {message.step + 1}</span>
+              </li>
+            ))}
+            {waiting.map((message) => (
+              <li key={message.id} className="run-message-waiting">
+                <span className="run-message-text">{message.text}</span>
+                <span className="run-message-when">joins its next step…</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {running && (
+        <form
+          className="run-say"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void send();
+          }}
+        >
+          <label htmlFor={inputId} className="visually-hidden">
+            Message to {agent}
+          </label>
+          <input
+            id={inputId}
+            value={text}
+            placeholder={`Tell ${agent} something…`}
+            maxLength={20_000}
+            onChange={(event) => setText(event.target.value)}
+          />
+          <button type="submit" className="button small" disabled={sending || !text.trim()}>
+            Send
+          </button>
+        </form>
+      )}
+      {error && (
+        <p className="run-error-message" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }
 

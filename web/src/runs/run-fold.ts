@@ -41,6 +41,8 @@ export function mergeRun(header: RunPartData | undefined, live: RunView | undefi
     view.summary = summaryChars === 0 ? '' : view.text.trimEnd().slice(-summaryChars);
   const plan = live?.plan ?? header?.plan;
   if (plan) view.plan = plan;
+  const messages = live?.messages ?? header?.messages;
+  if (messages) view.messages = messages;
   if (ended || !live?.retry) delete view.retry;
   if (!ended && live) {
     // The run's last event came before its closing header: show the outcome already.

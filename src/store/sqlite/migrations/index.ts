@@ -158,6 +158,24 @@ const messageVersionsMigration: Migration = {
 };
 
 /**
+ * Messages a person sent to a running run (`cadre runs say`, the page's card) that the process running it
+ * has not taken yet: it takes each once, and the run records it in the tree's journal at the step it joins.
+ */
+const runMessagesMigration: Migration = {
+  id: '017-run-messages',
+  sql: `
+    CREATE TABLE run_messages (
+      id TEXT PRIMARY KEY,
+      run_id TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      text TEXT NOT NULL,
+      sent_at INTEGER NOT NULL
+    );
+    CREATE INDEX run_messages_by_run ON run_messages(run_id, sent_at);
+  `,
+};
+
+/**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
  * Documents, the HTTP cache, result memory and the journal have their migrations in their own files
  * here; runs, sessions and settings have theirs in this list.
@@ -254,4 +272,5 @@ export const MIGRATIONS: Migration[] = [
   sessionsPerUserMigration,
   messageSearchMigration,
   messageVersionsMigration,
+  runMessagesMigration,
 ];
