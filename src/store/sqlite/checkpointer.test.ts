@@ -1,7 +1,7 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from './sqlite-store.ts';
 
 describe('background checkpoints', () => {
@@ -47,9 +47,11 @@ describe('background checkpoints', () => {
 
   it('start the worker once the delay has passed and the WAL has grown, not before however long it runs', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'checkpoint-')), 'cadre.db');
-    // The checks run on timers the test moves; the writer's own flush does not wait for one.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const store = openSqliteStore(path, { checkpoints: { delayMs: 50, minWalBytes: 256 * 1024 } });
+    // The WAL is looked at when the writer commits, on a clock the test moves: no timer runs meanwhile.
+    let clock = 0;
+    const store = openSqliteStore(path, {
+      checkpoints: { delayMs: 50, minWalBytes: 512 * 1024, now: () => clock },
+    });
     try {
       const autocheckpoint = () =>
         (store.database.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
@@ -57,18 +59,26 @@ describe('background checkpoints', () => {
       const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
       store.runs.record({ ...base, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'local' });
       await store.runs.flush();
-      vi.advanceTimersByTime(1_000);
-      // A few pages, looked at twenty times: not worth a thread, however long the command goes on.
+      // A few pages, looked at five times over a quarter of a second of writes: not worth a thread.
+      for (let seq = 1; seq <= 5; seq++) {
+        clock += 50;
+        store.runs.record({ ...base, seq, type: 'text-delta', delta: 'word ' });
+        await store.runs.flush();
+      }
       expect(store.checkpointsInBackground).toBe(false);
       expect(autocheckpoint()).toBe(10_000);
-      for (let seq = 1; seq <= 300; seq++)
+      // Grown past the threshold, but within the delay of the last look: not looked at yet.
+      for (let seq = 6; seq <= 320; seq++)
         store.runs.record({ ...base, seq, type: 'text-delta', delta: 'word '.repeat(500) });
       await store.runs.flush();
-      vi.advanceTimersByTime(50);
+      expect(store.checkpointsInBackground).toBe(false);
+      // The next commit after the delay looks, and starts the worker.
+      clock += 50;
+      store.runs.record({ ...base, seq: 321, type: 'text-delta', delta: 'word ' });
+      await store.runs.flush();
       expect(store.checkpointsInBackground).toBe(true);
       expect(autocheckpoint()).toBe(10_000);
     } finally {
-      vi.useRealTimers();
       await store.close();
     }
   });

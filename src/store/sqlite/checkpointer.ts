@@ -19,7 +19,9 @@ const DEFAULT_MIN_WAL_BYTES = 1024 * 1024;
  * after the first write, the WAL has grown by `minWalBytes` since that write (nothing checkpoints it
  * meanwhile, so it only grows), so commands that write little (`cadre runs`, a `cadre ask` with a few
  * sub-agents) never pay for a thread: starting one and stopping it at exit costs 40–65 ms, mostly the
- * worker loading, and on a small machine its CPU is taken from the runs.
+ * worker loading, and on a small machine its CPU is taken from the runs. The WAL is looked at when the
+ * writer says it committed (`written`, at most once per `delayMs`), never on a timer: an idle process
+ * looks at nothing.
  */
 export class Checkpointer {
   #db: Database;
@@ -30,18 +32,23 @@ export class Checkpointer {
   /** The WAL's size at the first write. */
   #walAtStart = 0;
   #worker: Worker | undefined;
-  #starting: NodeJS.Timeout | undefined;
+  /** Started, and waiting for the WAL to grow: looked at again once `#nextLook` has come. */
+  #waiting = false;
+  #nextLook = 0;
+  readonly #now: () => number;
 
+  /** `now`: the clock the delay is measured on (milliseconds; a test's own). */
   constructor(
     db: Database,
     path: string,
-    options: { intervalMs?: number; delayMs?: number; minWalBytes?: number } = {},
+    options: { intervalMs?: number; delayMs?: number; minWalBytes?: number; now?: () => number } = {},
   ) {
     this.#db = db;
     this.#path = path;
     this.#intervalMs = options.intervalMs ?? 500;
     this.#delayMs = options.delayMs ?? 1_000;
     this.#minWalBytes = options.minWalBytes ?? DEFAULT_MIN_WAL_BYTES;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   get running(): boolean {
@@ -50,7 +57,7 @@ export class Checkpointer {
 
   /** Starts the worker once the delay has passed and the WAL has grown (at once with `delayMs: 0`). */
   start(): void {
-    if (this.#worker || this.#starting) return;
+    if (this.#worker || this.#waiting) return;
     // The worker is on its way: until it runs, a commit crossing SQLite's default 1,000 pages would
     // checkpoint (and fsync) on the event loop, measured 10-12 ms with 20 KB tool outputs in the first second.
     this.#db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
@@ -59,16 +66,20 @@ export class Checkpointer {
       this.#spawn();
       return;
     }
-    this.#startWhenDue();
+    this.#waiting = true;
+    this.#nextLook = this.#now() + this.#delayMs;
   }
 
-  /** Looks at the WAL's size every `delayMs` (one stat) until it has grown enough to be worth a worker. */
-  #startWhenDue(): void {
-    this.#starting = setTimeout(() => {
-      if (this.#walBytes() - this.#walAtStart >= this.#minWalBytes) this.#spawn();
-      else this.#startWhenDue();
-    }, this.#delayMs);
-    this.#starting.unref();
+  /**
+   * Told by the writer after each commit: once `delayMs` has passed since the last look, looks at the
+   * WAL's size (one stat) and starts the worker when it has grown enough to be worth one.
+   */
+  written(): void {
+    if (!this.#waiting) return;
+    const now = this.#now();
+    if (now < this.#nextLook) return;
+    this.#nextLook = now + this.#delayMs;
+    if (this.#walBytes() - this.#walAtStart >= this.#minWalBytes) this.#spawn();
   }
 
   #walBytes(): number {
@@ -76,7 +87,7 @@ export class Checkpointer {
   }
 
   #spawn(): void {
-    this.#starting = undefined;
+    this.#waiting = false;
     if (this.#worker) return;
     const compileCache = getCompileCacheDir();
     this.#worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), {
@@ -91,9 +102,8 @@ export class Checkpointer {
 
   /** Stops the worker (it closes its connection) before the main connection closes. */
   async stop(): Promise<void> {
-    if (this.#starting) this.#fallBack();
-    clearTimeout(this.#starting);
-    this.#starting = undefined;
+    if (this.#waiting) this.#fallBack();
+    this.#waiting = false;
     const worker = this.#worker;
     if (!worker) return;
     this.#fallBack();

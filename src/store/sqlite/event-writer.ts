@@ -53,6 +53,8 @@ export interface EventWriterOptions {
   onFirstWrite?: () => void;
   /** Called once a slice has committed a tree's start or end (its root's): chat lists are told. */
   onRootChange?: () => void;
+  /** Called after each committed slice (the checkpointer looks at the WAL then, not on a timer). */
+  onWritten?: () => void;
 }
 
 /** SQLite's result codes for a lock another connection holds: worth waiting for, nothing is wrong. */
@@ -87,6 +89,7 @@ export class EventWriter {
   #dropped: Pending[] | undefined;
   #onFirstWrite: (() => void) | undefined;
   readonly #onRootChange: (() => void) | undefined;
+  readonly #onWritten: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   #idle: Array<() => void> = [];
@@ -119,6 +122,7 @@ export class EventWriter {
       options.spool && new WriterSpool(options.spool, report, { events: options.durability !== 'batched' });
     this.#onFirstWrite = options.onFirstWrite;
     this.#onRootChange = options.onRootChange;
+    this.#onWritten = options.onWritten;
   }
 
   /**
@@ -376,6 +380,7 @@ export class EventWriter {
     const rootChanged = this.#onRootChange && this.#startsOrEndsTree(first, this.#head);
     this.#written(first);
     if (rootChanged) this.#onRootChange?.();
+    this.#onWritten?.();
     return true;
   }
 

@@ -25,9 +25,10 @@ export interface SqliteStoreOptions {
   events?: Omit<EventWriterOptions, 'spool' | 'onFirstWrite'>;
   /**
    * Background checkpoints (see checkpointer.ts): how long after the first write the worker may start
-   * (default 1,000 ms), the WAL size it waits for (default 1 MiB) and how often it checkpoints (500 ms).
+   * (default 1,000 ms), the WAL size it waits for (default 1 MiB) and how often it checkpoints (500 ms);
+   * `now`, the clock the delay is measured on (a test's own).
    */
-  checkpoints?: { delayMs?: number; minWalBytes?: number; intervalMs?: number };
+  checkpoints?: { delayMs?: number; minWalBytes?: number; intervalMs?: number; now?: () => number };
 }
 
 /**
@@ -73,6 +74,7 @@ export class SqliteStore implements Store {
       ...(location ? { spool: new Spool(spoolDirFor(location), owner) } : {}),
       onFirstWrite: () => this.#checkpointer?.start(),
       onRootChange: () => lists.announce(),
+      onWritten: () => this.#checkpointer?.written(),
     });
     this.runs = new SqliteRunStore(database, writer, recover, lists);
     this.sessions = new SqlSessionStore(sql, lists);
