@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempHome } from '../../../test/helpers/cli.ts';
+import { whenStored } from '../../../test/helpers/store-waits.ts';
 import { Cadre } from '../../app/create-cadre.ts';
 import { ingestDocument } from '../../documents/ingest.ts';
 import { ScriptedModel, type ScriptedReply, type ScriptedRequest } from '../../models/scripted-model.ts';
@@ -138,18 +139,15 @@ describe('/mcp over Streamable HTTP', () => {
       onprogress: () => controller.abort(),
     });
     await expect(call).rejects.toThrow(/abort/i);
-    const deadline = Date.now() + 5000;
-    let status: string | undefined;
-    while (Date.now() < deadline && status !== 'cancelled') {
-      await cadre.store.runs.flush();
-      status = (
+    const status = () =>
+      (
         store.database.prepare('SELECT status FROM runs ORDER BY started_at DESC LIMIT 1').get() as
           | { status?: string }
           | undefined
       )?.status;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(status).toBe('cancelled');
+    // Told when the tree's end is stored (its root's run-finish), not looked at on a timer.
+    await whenStored(cadre.store, () => status() === 'cancelled', 'the cancelled run', 5_000);
+    expect(status()).toBe('cancelled');
   });
 
   it('cancels the tree when the client goes away mid-call (its answer could never be delivered)', async () => {

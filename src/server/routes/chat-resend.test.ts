@@ -39,12 +39,20 @@ function answering() {
 async function firstAnswerHeld() {
   const { gate, release } = heldGate();
   let calls = 0;
+  let firstAsked: () => void = () => {};
+  /** Resolves once the first answer's model request is out (and held). */
+  const asked = new Promise<void>((resolve) => {
+    firstAsked = resolve;
+  });
   const server = await testServer(async () => {
     const call = ++calls;
-    if (call === 1) await gate;
+    if (call === 1) {
+      firstAsked();
+      await gate;
+    }
     return { text: `answer ${call}` };
   });
-  return { ...server, release };
+  return { ...server, release, asked };
 }
 
 async function conversation(app: Awaited<ReturnType<typeof testServer>>['app'], body: unknown) {
@@ -355,15 +363,15 @@ describe('a message of the session sent again', () => {
   });
 
   it('an answer whose question another process replaced meanwhile is not kept', async () => {
-    const { app, cadre, release } = await firstAnswerHeld();
+    const { app, cadre, release, asked } = await firstAnswerHeld();
     const response = await app.request(
       '/api/chat',
       postJson({ id: 's10', messages: [user('u1', 'Q: one')] }),
     );
     const chunks = readChunks(response);
     // Another process (a terminal's cadre chat on the same session) edits the question while this answer
-    // runs; this process knows nothing of it.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // runs (its model request is out); this process knows nothing of it.
+    await asked;
     await cadre.store.sessions.removeFrom('local', 's10', 'u1');
     await cadre.store.sessions.append('local', 's10', { id: 'u1', role: 'user', content: 'Q: uno' });
     await cadre.store.sessions.append('local', 's10', { role: 'assistant', content: 'the other answer' });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatBody, mathDelegation, postJson, readChunks, testServer } from '../../../test/helpers/server.ts';
+import { whenStored } from '../../../test/helpers/store-waits.ts';
 import { markInterruptedRuns } from '../../store/sqlite/run-maintenance.ts';
 
 describe('POST /api/runs/:id/resume', () => {
@@ -22,13 +23,13 @@ describe('POST /api/runs/:id/resume', () => {
     const { runId, resumedFrom } = (await response.json()) as { runId: string; resumedFrom: string };
     expect(resumedFrom).toBe(root.id);
     expect(runId).not.toBe(root.id);
-    for (
-      let i = 0;
-      i < 500 && !(await cadre.store.sessions.get('local', 's1'))?.messages.at(-1)?.runId?.startsWith(runId);
-      i++
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // Told when the resumed attempt's answer is stored (no timer stands for it).
+    await whenStored(
+      cadre.store,
+      async () =>
+        (await cadre.store.sessions.get('local', 's1'))?.messages.at(-1)?.runId?.startsWith(runId) === true,
+      "the resumed attempt's answer",
+    );
     const session = await cadre.store.sessions.get('local', 's1');
     expect(session?.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'assistant']);
     expect(session?.messages.at(-1)?.content).toBe('The product is 391.');
