@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   chatBody,
   isMain,
@@ -172,6 +172,39 @@ describe('a session renamed, exported, and priced', () => {
 });
 
 describe('GET /api/sessions/events', () => {
+  it('reads the chat list again only when the store tells of a change, never on a timer', async () => {
+    const { cadre, store } = await testServer(() => ({ text: 'Done.' }));
+    let reads = 0;
+    const list = store.sessions.list.bind(store.sessions);
+    store.sessions.list = (...args) => {
+      reads++;
+      return list(...args);
+    };
+    const stop = new AbortController();
+    const changes = cadre.sessions.changes('local', { signal: stop.signal });
+    expect((await changes.next()).value).toEqual([]);
+    const turns = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const next = changes.next();
+      await turns();
+      // Read once more when watching began (what changed meanwhile); then nothing, however long it waits.
+      expect(reads).toBe(2);
+      await vi.advanceTimersByTimeAsync(10_000);
+      await turns();
+      expect(reads).toBe(2);
+      await cadre.store.sessions.create('local', { id: 's-told', title: 'Told' });
+      expect((await next).value).toMatchObject([{ id: 's-told', title: 'Told', answering: false }]);
+      expect(reads).toBe(3);
+    } finally {
+      vi.useRealTimers();
+      stop.abort();
+      await changes.return(undefined);
+    }
+  });
+
   it('sends the chat list first, then again when a chat is made, with the answering mark while it answers', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
