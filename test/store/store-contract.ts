@@ -7,6 +7,7 @@ import { ToolRegistry } from '../../src/core/tool-registry.ts';
 import { ScriptedModel } from '../../src/models/scripted-model.ts';
 import type { Store } from '../../src/store/store.ts';
 import { calculateTool } from '../../src/tools/compute/calculate.ts';
+import { chatListIsTold } from './chat-list-scenario.ts';
 import { describeDocumentStoreContract } from './document-store-contract.ts';
 import { describeHttpCacheContract } from './http-cache-contract.ts';
 import { describeJournalStoreContract } from './journal-store-contract.ts';
@@ -163,60 +164,7 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
       });
       it('tells chat lists when a session is written and when a tree starts or ends, with no timer', async () => {
         const store = await open();
-        const looks = new Set<() => void>();
-        const unwatch = store.sessions.watchLists(() => {
-          for (const look of [...looks]) look();
-        });
-        // Looks one at a time, all done before the store closes.
-        let looking = Promise.resolve();
-        /** Resolves once `check` holds, looked at at each change told (never by a timer). */
-        const told = (check: () => Promise<boolean>) =>
-          new Promise<void>((resolve) => {
-            const look = () => {
-              looking = looking.then(async () => {
-                if (looks.has(look) && (await check())) {
-                  looks.delete(look);
-                  resolve();
-                }
-              });
-            };
-            looks.add(look);
-          });
-        const made = told(async () => (await store.sessions.list('alice')).length === 1);
-        const session = await store.sessions.create('alice', { title: 'owls' });
-        await made;
-        const base = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
-        const running = async () => (await store.runs.listRuns('alice', { status: 'running' })).length;
-        const started = told(async () => (await running()) === 1);
-        store.runs.record({
-          ...base,
-          seq: 0,
-          type: 'run-start',
-          task: 't',
-          model: 'm:x',
-          userId: 'alice',
-          sessionId: session.id,
-        });
-        await started;
-        const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-        const ended = told(async () => (await running()) === 0);
-        store.runs.record({
-          ...base,
-          seq: 1,
-          type: 'run-finish',
-          status: 'ok',
-          summary: 'done',
-          usage,
-          subtreeUsage: usage,
-        });
-        await ended;
-        const answered = told(
-          async () => (await store.sessions.get('alice', session.id))?.messages.length === 1,
-        );
-        await store.sessions.append('alice', session.id, { role: 'assistant', content: 'done', runId: 'r1' });
-        await answered;
-        unwatch();
-        await looking;
+        await chatListIsTold(store, store, 'alice');
         await store.close();
       });
       it('wakes whoever watches for stops when one is asked, with no timer', async () => {
