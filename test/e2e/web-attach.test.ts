@@ -64,6 +64,8 @@ describe.skipIf(!hasChromium)('a running answer in the web app', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'queued.png') });
     await page.getByText('Second answer.', { exact: true }).waitFor({ timeout: 30_000 });
     expect(await page.getByText('Waiting to send').count()).toBe(0);
+    // The answer has ended (its stream closes once it is stored), not only shown its text.
+    await page.getByRole('button', { name: 'Send' }).waitFor();
 
     const sessionId = new URL(page.url()).pathname.split('/').at(-1)!;
     const stored = await storedSession(server.url, sessionId);
