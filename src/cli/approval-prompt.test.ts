@@ -40,7 +40,9 @@ describe('the approval prompt', () => {
     );
     tty.write('y\n');
     expect(await asking).toEqual({ approved: true, by: 'person' });
-    expect(out.text()).toContain(`$ npm run migrate\n  ${warning}\nAllow it? [y/N]`);
+    expect(out.text()).toContain(
+      `$ npm run migrate\n  ${warning}\nAllow it? [y/N, c = allow bash in this chat]`,
+    );
   });
 
   it('says it too when a flag decides, and only then', async () => {
@@ -55,5 +57,44 @@ describe('the approval prompt', () => {
     expect(out.text()).toBe(
       `\n⚠ main wants to call bash: $ npm run migrate\n  ${warning}\nAllowed by --approve-all.\n`,
     );
+  });
+
+  it('says which sub-agent asks, under whom and for what, and allows a tool for that sub-agent or the chat', async () => {
+    const fromResearch: ApprovalRequest = {
+      ...request,
+      approvalId: 'apr_2',
+      runId: 'run_r',
+      path: [
+        { runId: 'run_1', agent: 'main', task: 'Plan the trip' },
+        { runId: 'run_r', agent: 'research', task: 'Find train times to Lyon' },
+      ],
+    };
+    expect(describeRequest(fromResearch)).toBe(
+      '⚠ main › research wants to call bash: $ npm run migrate\n  its task: Find train times to Lyon',
+    );
+    const tty = Object.assign(new PassThrough(), { isTTY: true });
+    const out = stderr();
+    const approver = cliApprover({ mode: undefined, stdin: tty, stderr: out.stream });
+    const first = approver.decide(fromResearch, new AbortController().signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(out.text()).toContain('[y/N, s = allow bash for this sub-agent, c = allow bash in this chat]');
+    tty.write('s\n');
+    expect(await first).toEqual({ approved: true, by: 'person' });
+    // The same sub-agent again: allowed without a question, and said so.
+    expect(
+      await approver.decide({ ...fromResearch, approvalId: 'apr_3' }, new AbortController().signal),
+    ).toEqual({ approved: true, by: 'person', reason: 'allowed for this sub-agent' });
+    expect(out.text()).toContain('Allowed: you allowed bash for this sub-agent.');
+    // Another sub-agent is asked; "c" allows the tool for the rest of the chat.
+    const other = { ...fromResearch, approvalId: 'apr_4', runId: 'run_x' };
+    const asked = approver.decide(other, new AbortController().signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    tty.write('c\n');
+    expect(await asked).toEqual({ approved: true, by: 'person' });
+    expect(await approver.decide({ ...request, approvalId: 'apr_5' }, new AbortController().signal)).toEqual({
+      approved: true,
+      by: 'person',
+      reason: 'allowed in this chat',
+    });
   });
 });

@@ -33,6 +33,7 @@ export const NO_TERMINAL_REASON =
  */
 export function cliApprover(options: PromptOptions): Approver {
   let queue: Promise<unknown> = Promise.resolve();
+  const allowed: Allowed = { tools: new Set(), runs: new Set() };
   return {
     decide(request, signal): Promise<ApprovalDecision> {
       // A call that may have run already is said even when a flag decides it: the person reads what was done.
@@ -48,17 +49,41 @@ export function cliApprover(options: PromptOptions): Approver {
       if (!options.stdin.isTTY) {
         return Promise.resolve({ approved: false, by: 'none', reason: NO_TERMINAL_REASON });
       }
-      const asked = queue.then(() => ask(options, request, signal));
+      const asked = queue.then(() => {
+        // Allowed by the person's earlier answer, for this sub-agent or for the rest of this chat; a call
+        // that may have run already is always asked.
+        const by = request.warning ? undefined : allowedBy(allowed, request);
+        if (by) {
+          options.stderr.write(
+            `\n${describeRequest(request)}\nAllowed: you allowed ${request.tool} ${by}.\n`,
+          );
+          return { approved: true, by: 'person', reason: `allowed ${by}` };
+        }
+        return ask(options, request, signal, allowed);
+      });
       queue = asked.catch(() => undefined);
       return asked;
     },
   };
 }
 
+/** What the person allowed from here on: tools for the rest of this chat, `runId tool` for one sub-agent. */
+interface Allowed {
+  tools: Set<string>;
+  runs: Set<string>;
+}
+
+function allowedBy(allowed: Allowed, request: ApprovalRequest): string | undefined {
+  if (allowed.runs.has(`${request.runId} ${request.tool}`)) return 'for this sub-agent';
+  if (allowed.tools.has(request.tool)) return 'in this chat';
+  return undefined;
+}
+
 async function ask(
   options: PromptOptions,
   request: ApprovalRequest,
   signal: AbortSignal,
+  allowed: Allowed,
 ): Promise<ApprovalDecision> {
   if (signal.aborted)
     return { approved: false, by: 'cancelled', reason: 'the run ended before it was asked' };
@@ -66,11 +91,15 @@ async function ask(
   const lines = createInterface({ input: options.stdin, output: options.stderr, terminal: false });
   try {
     options.stderr.write(`\n${describeRequest(request)}\n`);
-    const answer = await lines.question('Allow it? [y/N] (a reason after the letter is passed on) ', {
-      signal,
-    });
+    const subAgent = request.path.length > 1;
+    const answer = await lines.question(
+      `Allow it? [y/N${subAgent ? `, s = allow ${request.tool} for this sub-agent` : ''}, c = allow ${request.tool} in this chat] (a reason after the letter is passed on) `,
+      { signal },
+    );
     const [word = '', ...rest] = answer.trim().split(/\s+/);
-    const approved = /^(y|yes)$/i.test(word);
+    if (subAgent && /^s$/i.test(word)) allowed.runs.add(`${request.runId} ${request.tool}`);
+    if (/^c$/i.test(word)) allowed.tools.add(request.tool);
+    const approved = /^(y|yes|c)$/i.test(word) || (subAgent && /^s$/i.test(word));
     const reason = rest.join(' ').trim();
     return {
       approved,
@@ -85,9 +114,13 @@ async function ask(
   }
 }
 
-/** Where in the tree, which tool, what exactly it would do, and what to know first (it may have run). */
+/**
+ * Who asks (the agent, its chain of parents, its task), which tool, what exactly it would do, and what to
+ * know first (it may have run).
+ */
 export function describeRequest(request: ApprovalRequest): string {
   const where = request.path.map((step) => step.agent).join(' › ');
+  const task = request.path.at(-1)?.task;
   const input = request.input as Record<string, unknown> | null;
   const detail =
     typeof input?.command === 'string'
@@ -96,5 +129,6 @@ export function describeRequest(request: ApprovalRequest): string {
         ? `${input.path}${typeof input.content === 'string' ? ` (${input.content.length} characters)` : ''}`
         : JSON.stringify(input);
   const asked = `⚠ ${where} wants to call ${request.tool}: ${printableLine(detail).slice(0, 400)}`;
-  return request.warning ? `${asked}\n  ${printableLine(request.warning)}` : asked;
+  const forTask = task ? `\n  its task: ${printableLine(task).slice(0, 300)}` : '';
+  return `${asked}${forTask}${request.warning ? `\n  ${printableLine(request.warning)}` : ''}`;
 }

@@ -12,8 +12,11 @@ export interface ApprovalRequest {
   toolCallId: string;
   tool: string;
   input: unknown;
-  /** The runs from the root down to the one asking, agent names and ids: where in the tree it asks. */
-  path: Array<{ runId: string; agent: string }>;
+  /**
+   * The runs from the root down to the one asking, agent names and ids, each with its task (a line): who
+   * asks, its chain of parents, and what it was asked to do.
+   */
+  path: Array<{ runId: string; agent: string; task?: string }>;
   userId: string;
   sessionId: string | undefined;
   /** Milliseconds since the epoch after which the wait ends as denied. */

@@ -106,6 +106,8 @@ describe('approvals from any depth', () => {
     expect(asked[0]?.tool).toBe('deploy');
     expect(asked[0]?.input).toEqual({ service: 'api' });
     expect(asked[0]?.path.map((step) => step.agent)).toEqual(['main', 'ops', 'deployer']);
+    // Who asks, under whom, and for what: each run on the way with its task.
+    expect(asked[0]?.path.map((step) => step.task)).toEqual(['ship', 'ship it', 'deploy api']);
     const deployer = events.filter((event) => event.agent === 'deployer').map((event) => event.type);
     const order = deployer.filter((type) => /tool-|approval-/.test(type));
     expect(order).toEqual(['tool-call', 'approval-request', 'approval-result', 'tool-result']);

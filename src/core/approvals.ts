@@ -6,7 +6,7 @@ import {
   NO_APPROVALS,
 } from './approval-settings.ts';
 import { callRunKey, type InterruptedStart } from './interrupted-calls.ts';
-import { emit, type ParentRun, type RunFrame } from './run-frame.ts';
+import { emit, type ParentRun, type RunFrame, taskLine } from './run-frame.ts';
 import type { CadreTool } from './tool.ts';
 
 export {
@@ -150,10 +150,15 @@ async function waitForDecision(
   }
 }
 
-function runPath(frame: RunFrame): Array<{ runId: string; agent: string }> {
-  const path: Array<{ runId: string; agent: string }> = [];
+/** The runs from the root down to `frame`, each with its task (a line): who asks, under whom, for what. */
+function runPath(frame: RunFrame): ApprovalRequest['path'] {
+  const path: ApprovalRequest['path'] = [];
   for (let at: ParentRun | undefined = frame; at; at = at.parent) {
-    path.unshift({ runId: at.id, agent: at.definition.name });
+    path.unshift({
+      runId: at.id,
+      agent: at.definition.name,
+      ...(at.task !== undefined ? { task: taskLine(at.task) } : {}),
+    });
   }
   return path;
 }

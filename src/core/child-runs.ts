@@ -28,7 +28,7 @@ export interface ChildRunRequest {
   userId: string;
   sessionId?: string;
   /** The runs from the root down to the parent, with where each sits in the journal and its model. */
-  ancestors: Array<{ runId: string; agent: string; journalKey: string; modelRef: string }>;
+  ancestors: Array<{ runId: string; agent: string; journalKey: string; modelRef: string; task?: string }>;
   /** Sub-agents run anew (a question sent again): no kept result is handed back. */
   freshResults?: boolean;
   /** When the parent must end (ms since the epoch): a child run away from it stops then too. */

@@ -89,8 +89,8 @@ export interface ApprovalRequestEvent extends EventBase {
   toolCallId: string;
   name: string;
   input: unknown;
-  /** The runs from the root to the one asking. */
-  path: Array<{ runId: string; agent: string }>;
+  /** The runs from the root to the one asking, each with its task (a line). */
+  path: Array<{ runId: string; agent: string; task?: string }>;
   /** Milliseconds since the epoch when the wait ends as denied. */
   expiresAt: number;
   /** The call may have run already (an interrupted attempt started it): what the person should know. */

@@ -116,6 +116,7 @@ async function runWithin(
   const id = spec.runId ?? tree.newId();
   const frame: RunFrame = {
     id,
+    task: spec.task,
     parent: spec.parent,
     depth: spec.parent ? spec.parent.depth + 1 : 0,
     definition,

@@ -6,7 +6,7 @@ import { bindAgentTool, type ChildRequest, delegationFailure } from './delegatio
 import type { ResultEnvelope } from './envelope.ts';
 import { SystemError } from './errors.ts';
 import type { LoopServices, RunSpec } from './loop-services.ts';
-import type { ParentRun, RunFrame, TreeState } from './run-frame.ts';
+import { type ParentRun, type RunFrame, type TreeState, taskLine } from './run-frame.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
 import { addUsage } from './usage.ts';
 
@@ -107,6 +107,7 @@ function ancestorsOf(run: ParentRun): ChildRunRequest['ancestors'] {
       agent: at.definition.name,
       journalKey: at.journalKey,
       modelRef: at.modelRef,
+      ...(at.task !== undefined ? { task: taskLine(at.task) } : {}),
     });
   return chain;
 }
@@ -125,6 +126,7 @@ export function parentOf(request: ChildRunRequest): ParentRun {
       definition: { name: ancestor.agent },
       modelRef: ancestor.modelRef,
       journalKey: ancestor.journalKey,
+      ...(ancestor.task !== undefined ? { task: ancestor.task } : {}),
     };
   });
   if (!parent) throw new SystemError('child_unrunnable', 'A child run request names no parent run.');

@@ -54,6 +54,8 @@ export interface ParentRun {
   definition: Pick<AgentDefinition, 'name'>;
   modelRef: string;
   journalKey: string;
+  /** The task it was given (cut to a few hundred characters for a parent in another process). */
+  task?: string;
 }
 
 /** One run's live state: identity, signals, counters, and what its children need from it. */
@@ -159,6 +161,12 @@ export function emitRefusedCall(
     error: reason,
     ms: 0,
   });
+}
+
+/** A run's task as its descendants carry it (who asks an approval, and for what): its first 300 characters. */
+export function taskLine(task: string): string {
+  const line = task.replace(/\s+/g, ' ').trim();
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
 export function subtreeUsage(frame: RunFrame): Usage {

@@ -113,4 +113,61 @@ describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
     await page.getByRole('list', { name: 'Your messages to math' }).getByText(said).waitFor();
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it('an approval says which sub-agent asks, under whom and for what, and can allow a tool for that sub-agent only', async () => {
+    const { page, browser, model } = await setup(
+      (request) => {
+        const { body, system } = request;
+        const toolSteps = body.messages.filter((message) => message.role === 'tool').length;
+        if (isMain(system))
+          return toolSteps === 0
+            ? {
+                toolCalls: [
+                  { name: 'math', arguments: { task: 'Alpha: add the first sums.' } },
+                  { name: 'math', arguments: { task: 'Beta: add the other sums.' } },
+                ],
+              }
+            : { text: 'Both sums are done.' };
+        if (isMath(system)) {
+          const alpha = taskOf(request).startsWith('Alpha');
+          if (toolSteps < 2)
+            return {
+              toolCalls: [
+                { name: 'calculate', arguments: { expression: `${alpha ? 1 : 5} + ${toolSteps}` } },
+              ],
+            };
+          return { text: alpha ? 'alpha done' : 'beta done' };
+        }
+        return { status: 400 };
+      },
+      { config: { approvals: { ask: ['calculate'] } } },
+    );
+    await ask(page, 'Two sets of sums');
+    const prompts = page.getByRole('region', { name: 'Waiting for your approval' });
+    const alpha = prompts.locator('.approval').filter({ hasText: 'its task: Alpha: add the first sums.' });
+    const beta = prompts.locator('.approval').filter({ hasText: 'its task: Beta: add the other sums.' });
+    await alpha.waitFor({ timeout: 20_000 });
+    await beta.waitFor({ timeout: 20_000 });
+    await alpha.getByText('main › math').waitFor();
+    await screenshots(page, 'steer-approval-who');
+    await alpha.getByRole('button', { name: 'Allow calculate for this sub-agent' }).click();
+    // Alpha's second call is allowed as it comes; Beta still asks for each of its calls.
+    await page
+      .getByRole('region', { name: 'math run' })
+      .filter({ hasText: 'Alpha:' })
+      .getByRole('button', { name: /^math: done\./ })
+      .waitFor({ timeout: 20_000 });
+    expect(await beta.count()).toBe(1);
+    await beta.filter({ hasText: '5 + 0' }).getByRole('button', { name: 'Allow calculate for math' }).click();
+    // Its next call asks again.
+    const betaNext = beta.filter({ hasText: '5 + 1' });
+    await betaNext.waitFor({ timeout: 20_000 });
+    await betaNext.getByRole('button', { name: 'Allow calculate for math' }).click();
+    await page.getByText('Both sums are done.').waitFor({ timeout: 20_000 });
+    const betaCalls = model.requests.filter(
+      (request) => isMath(request.system) && taskOf(request).startsWith('Beta'),
+    );
+    expect(betaCalls).toHaveLength(3);
+    expectNoConsoleErrors(browser);
+  }, 90_000);
 });

@@ -420,6 +420,11 @@ export async function listPendingApprovals(): Promise<PendingApproval[]> {
       name: text(item.tool) ?? text(item.name) ?? '',
       input: item.input,
       expiresAt: number(item.expiresAt) ?? 0,
+      path: path.map((step) => ({
+        runId: String(step.runId),
+        agent: text(step.agent) ?? '',
+        ...(text(step.task) ? { task: text(step.task) } : {}),
+      })),
       ...(text(item.warning) ? { warning: text(item.warning) } : {}),
     };
   });

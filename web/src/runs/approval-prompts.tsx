@@ -1,9 +1,11 @@
 /**
  * Tool calls waiting for the person (writing a file, running a command): what is asked, whole and as it
  * will run (a command with its quotes and newlines, not JSON), by which agent,
- * with Allow and Deny, the time left before it is denied on its own, and "Allow <tool> in this chat" so
- * five identical calls need one click: while this chat is open, later calls of that tool are allowed as
- * they arrive (each one still recorded as allowed in its run). Only the asking run waits meanwhile.
+ * with its chain of parents and its task, with Allow and Deny, the time left before it is denied on its
+ * own, "Allow <tool> for this sub-agent" (a sub-agent asking: later calls of that tool by the same run are
+ * allowed as they arrive) and "Allow <tool> in this chat" so five identical calls need one click: while
+ * this chat is open, later calls of that tool are allowed as they arrive (each one still recorded as
+ * allowed in its run). Only the asking run waits meanwhile.
  */
 import { useEffect, useRef, useState } from 'react';
 import { apiJson } from '../api/client.ts';
@@ -17,15 +19,20 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
   const [error, setError] = useState<string | undefined>();
   // Tools the person allowed for the rest of this chat (this page's chat view; a new chat starts empty).
   const [allowedTools, setAllowedTools] = useState<ReadonlySet<string>>(new Set());
+  // Tools the person allowed for one sub-agent (`runId tool`), for the rest of that run.
+  const [allowedRuns, setAllowedRuns] = useState<ReadonlySet<string>>(new Set());
   const now = useNow(approvals.length > 0);
   const deciding = useRef(new Set<string>());
   // biome-ignore lint/correctness/useExhaustiveDependencies: decide is recreated each render
   useEffect(() => {
     // A call that may have run already is never allowed on the person's behalf: they read why first.
-    for (const approval of approvals)
-      if (allowedTools.has(approval.name) && !approval.warning && !deciding.current.has(approval.approvalId))
+    for (const approval of approvals) {
+      const allowed =
+        allowedTools.has(approval.name) || allowedRuns.has(`${approval.runId} ${approval.name}`);
+      if (allowed && !approval.warning && !deciding.current.has(approval.approvalId))
         void decide(approval.approvalId, true);
-  }, [approvals, allowedTools]);
+    }
+  }, [approvals, allowedTools, allowedRuns]);
   if (approvals.length === 0) return null;
   const decide = async (approvalId: string, approved: boolean) => {
     if (deciding.current.has(approvalId)) return;
@@ -48,6 +55,7 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
         <div key={approval.approvalId} className="approval">
           <div className="approval-text">
             <strong>{approval.agent}</strong> wants to run <code>{approval.name}</code>:
+            <AskedBy path={approval.path} />
             {/* The whole of what will run, as it will run: never escaped, never cut. */}
             <InputFields input={approval.input} label={`What ${approval.name} would run`} />
             {approval.warning && <p className="approval-warning">{approval.warning}</p>}
@@ -56,6 +64,17 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
             </p>
           </div>
           <div className="approval-actions">
+            {approval.path.length > 1 && (
+              <button
+                type="button"
+                className="button small"
+                onClick={() =>
+                  setAllowedRuns(new Set([...allowedRuns, `${approval.runId} ${approval.name}`]))
+                }
+              >
+                Allow {approval.name} for this sub-agent
+              </button>
+            )}
             <button
               type="button"
               className="button small"
@@ -88,6 +107,25 @@ export function ApprovalPrompts({ store }: { store: RunStore }) {
         </p>
       )}
     </section>
+  );
+}
+
+/** Who asks: the chain from the main agent down to the asking sub-agent, and the task it was given. */
+function AskedBy({ path }: { path: Array<{ runId: string; agent: string; task?: string }> }) {
+  const asking = path.at(-1);
+  if (!asking || path.length < 2) return null;
+  return (
+    <p className="approval-who">
+      <span className="approval-chain" title="Who asks, under whom">
+        {path.map((step) => step.agent).join(' › ')}
+      </span>
+      {asking.task && (
+        <>
+          {' · '}
+          <span className="approval-task">its task: {asking.task}</span>
+        </>
+      )}
+    </p>
   );
 }
 

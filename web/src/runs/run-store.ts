@@ -21,6 +21,8 @@ export interface PendingApproval {
   expiresAt: number;
   /** The call may have run already (an interrupted attempt started it): said before the person decides. */
   warning?: string;
+  /** The runs from the root down to the one asking, each with its task: who asks, under whom, for what. */
+  path: Array<{ runId: string; agent: string; task?: string }>;
 }
 
 /** The listener key for changes to the pending approvals. */
@@ -115,6 +117,7 @@ export class RunStore {
           name: event.name,
           input: event.input,
           expiresAt: event.expiresAt,
+          path: event.path,
           ...(event.warning ? { warning: event.warning } : {}),
         },
       ]);
