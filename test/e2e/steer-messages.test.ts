@@ -30,13 +30,18 @@ const said = (request: RecordedRequest) =>
   ).length;
 
 /**
- * Main asks math to measure; math calculates, and goes on calculating (a step every 300 ms) until the
- * person's message is in its conversation, then answers in metres (with `hangOnce`, its first answer
- * after the message never comes: the process is killed there).
+ * Main asks math to measure; math calculates, and goes on calculating until the person's message is in
+ * its conversation (its steps after the first wait until the message has been sent, then come every
+ * 400 ms), then answers in metres (with `hangOnce`, its first answer after the message never comes: the
+ * process is killed there). `sent()` says the message was sent.
  */
 async function measuring(options: { hangOnce?: boolean } = {}) {
   let hung = false;
-  return startOpenAIServer((request) => {
+  let markSent: () => void = () => {};
+  const sent = new Promise<void>((resolve) => {
+    markSent = resolve;
+  });
+  const server = await startOpenAIServer((request) => {
     const { body, system } = request;
     const last = body.messages.at(-1);
     if (isMain(system)) {
@@ -52,13 +57,15 @@ async function measuring(options: { hangOnce?: boolean } = {}) {
         }
         return { text: '42 m' };
       }
+      const again = body.messages.some((message) => message.role === 'tool');
       return {
         toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }],
-        delayMs: body.messages.some((message) => message.role === 'tool') ? 300 : 0,
+        ...(again ? { until: sent.then(() => new Promise((resolve) => setTimeout(resolve, 400))) } : {}),
       };
     }
     return { text: 'unexpected' };
   });
+  return Object.assign(server, { sent: markSent });
 }
 
 interface TreeJson {
@@ -93,6 +100,7 @@ describe('talking to a running sub-agent from another process', () => {
         const { mathId } = await runningMath(env);
         if (door === 'cli') {
           const sent = await runCli(['runs', 'say', mathId, SAID], env);
+          model.sent();
           expect(sent.code).toBe(0);
           expect(sent.stdout).toContain(`Sent to run ${mathId}`);
         } else {
@@ -101,6 +109,7 @@ describe('talking to a running sub-agent from another process', () => {
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ text: SAID }),
           });
+          model.sent();
           expect(response.status).toBe(202);
           expect(((await response.json()) as { messageId: string }).messageId).toMatch(/^msg_/);
         }
@@ -139,6 +148,7 @@ describe('talking to a running sub-agent from another process', () => {
       });
       const { rootId, mathId } = await runningMath(env);
       expect((await runCli(['runs', 'say', mathId, SAID], env)).code).toBe(0);
+      model.sent();
       // Math's step with the message has gone out (and never answers): the process dies there.
       await eventually(
         async () =>
