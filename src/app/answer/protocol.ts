@@ -95,6 +95,8 @@ export type CadreDataParts = {
   'run-event': CadreEvent;
   /** On a person's message: a document attached to it (shown as a chip; the agent reads it first). */
   attachment: AttachmentData;
+  /** Transient, before an answer starts: no worker has taken the question from the queue yet. */
+  queued: { message: string };
 };
 
 /** A document attached to a question (`data-attachment` part). */

@@ -84,8 +84,13 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
     });
 
     // Refusals and set-up errors (unknown session, too many chats, an answer still running in the
-    // session, no model) are plain HTTP errors: the tree has not started when they happen.
-    const run = await c.var.cadre.ask({
+    // session, no model) are plain HTTP errors: the tree has not started when they happen. A question
+    // that waits on the queue for a worker opens the stream first, saying so (see `answerStream`).
+    let queued = () => {};
+    const waiting = new Promise<'queued'>((resolve) => {
+      queued = () => resolve('queued');
+    });
+    const asking = c.var.cadre.ask({
       userId: c.var.userId,
       sessionId,
       createSession: true,
@@ -95,20 +100,20 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       ...(attachments.length ? { attachments } : {}),
       ...(agent ? { agent } : {}),
       maxConcurrent: options.maxConcurrentChats,
+      onQueued: () => queued(),
     });
-    return answerStream(c, run, { sessionId, answerId: run.answerId }, options);
+    const answer = asking.then((run) => ({ tree: run, answerId: run.answerId }));
+    // A refusal is answered below from `asking`; the stream reads `answer` only once it has started.
+    answer.catch(() => {});
+    const queuedFirst = (await Promise.race([asking, waiting])) === 'queued';
+    return answerStream(c, answer, sessionId, options, { queued: queuedFirst });
   });
   // AI SDK's resume endpoint (`useChat({ resume: true })`): a page opened, reloaded or switched to while an
   // answer is being written attaches to it, replayed from its first event and then live; 204 when none is.
   routes.get('/:id/stream', async (c) => {
     const running = await c.var.cadre.sessions.runningAnswer(c.var.userId, c.req.param('id'));
     if (!running) return c.body(null, 204);
-    return answerStream(
-      c,
-      running.tree,
-      { sessionId: c.req.param('id'), answerId: running.answerId },
-      options,
-    );
+    return answerStream(c, Promise.resolve(running), c.req.param('id'), options);
   });
   return routes;
 }
@@ -122,21 +127,29 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** What the page is told while its question waits for a worker (a transient `data-queued` part). */
+const QUEUED = 'Queued: no worker has taken it yet';
+
 /**
  * One answer's tree as AI SDK's UI message stream, from its first event (a client attaching late gets the
  * whole answer replayed, as `useChat` expects of a resumed stream) until it has ended. A client that goes
- * away stops only its own reading: the tree runs on and its answer is stored either way.
+ * away stops only its own reading: the tree runs on and its answer is stored either way. A tree still
+ * waiting on the queue (`queued`) is announced first, in a transient part the page shows and does not
+ * store; if it is withdrawn instead (no worker in time), the stream fails saying why.
  */
 function answerStream(
   c: Context<ServerEnv>,
-  tree: TreeHandle<unknown>,
-  answer: { sessionId: string; answerId: string },
+  starting: Promise<{ tree: TreeHandle<unknown>; answerId: string }>,
+  sessionId: string,
   options: ChatRouteOptions,
+  { queued = false }: { queued?: boolean } = {},
 ): Response {
-  const chunks = new AnswerChunks(answer.answerId, answer.sessionId, c.var.cadre.config.pricing);
   const gone = c.req.raw.signal;
   const stream = createUIMessageStream<CadreUIMessage>({
     execute: async ({ writer }) => {
+      if (queued) writer.write({ type: 'data-queued', data: { message: QUEUED }, transient: true });
+      const { tree, answerId } = await starting;
+      const chunks = new AnswerChunks(answerId, sessionId, c.var.cadre.config.pricing);
       for (const chunk of chunks.start()) writer.write(chunk);
       const coalescer = new DeltaCoalescer((event: CadreEvent) => {
         for (const chunk of chunks.event(event)) writer.write(chunk);

@@ -173,6 +173,8 @@ export function ChatView({
   const [versions, setVersions] = useState<MessageVersion[]>(initialVersions);
   const [chosen, setChosen] = useState<ChosenVersions>({});
   const [versionError, setVersionError] = useState<string | undefined>();
+  /** No worker has taken the question from the queue yet (runs as jobs): the server's word for it. */
+  const [waitingWorker, setWaitingWorker] = useState<string | undefined>();
   const transport = useMemo(
     () =>
       new CadreChatTransport({ api: '/api/chat', headers: () => authHeaders(), fetch: fetchAskingForToken }),
@@ -193,6 +195,7 @@ export function ChatView({
           store.putHeader(header);
           if (header.parentRunId === null) liveRoot.current = header.runId;
         } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
+        else if (part.type === 'data-queued') setWaitingWorker((part.data as { message: string }).message);
       },
       onError: () => {
         if (following.current) following.current.outcome = 'failed';
@@ -212,6 +215,10 @@ export function ChatView({
       },
     });
   const busy = status === 'submitted' || status === 'streaming';
+  // Said while the question waits for a worker; gone once its answer starts (or fails).
+  useEffect(() => {
+    if (status !== 'submitted') setWaitingWorker(undefined);
+  }, [status]);
   // A new question (or the same one asked again) gets its own word when it is answered.
   useEffect(() => {
     if (status === 'submitted') answered.current = undefined;
@@ -463,7 +470,7 @@ export function ChatView({
               ))}
             {status === 'submitted' && messages.at(-1)?.role === 'user' && (
               <p className="thinking" aria-live="polite">
-                <span className="spinner small" aria-hidden="true" /> Starting…
+                <span className="spinner small" aria-hidden="true" /> {waitingWorker ?? 'Starting…'}
               </p>
             )}
             {versionError && (

@@ -1,0 +1,52 @@
+/**
+ * A question the page asks while no worker runs (PostgreSQL, `cadre serve --no-worker`): the page says it
+ * is queued instead of "Starting…", and when nobody takes it within `queue.waitTimeoutSeconds` it says
+ * why it was withdrawn; with a worker the next question is answered and nothing is said of a queue.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startOpenAIServer } from '../fixtures/openai-server.ts';
+import { fixtureModelEnv } from '../helpers/cli.ts';
+import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { startServe } from '../helpers/serve.ts';
+import { hasChromium, openBrowser } from '../web/browser.ts';
+import { ask, expectNoConsoleErrors, sharedChromium } from '../web/web-app-setup.ts';
+
+describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the page', () => {
+  it('says it is queued, then why it was withdrawn; with a worker it is answered', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Answered by a worker.' }));
+    onTestFinished(() => model.close());
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('web_queued') };
+    writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ queue: { waitTimeoutSeconds: 8 } }));
+    const server = await startServe(['--port', '0', '--no-worker'], env);
+    onTestFinished(async () => {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    });
+    const browser = await openBrowser({ browser: await sharedChromium() });
+    onTestFinished(() => browser.close());
+    const { page } = browser;
+    // The page looks for an answer to attach to as it opens; a person asks once it has looked.
+    const looked = page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stream$/.test(response.url()));
+    await page.goto(server.url);
+    await looked;
+
+    // What the conversation says, read as a person reads it.
+    const conversation = () => page.getByRole('main').textContent();
+    await ask(page, 'Anyone there?');
+    await expect.poll(conversation, { timeout: 15_000 }).toContain('Queued: no worker has taken it yet');
+    expect(await conversation()).not.toContain('Starting…');
+    await expect
+      .poll(() => page.getByRole('alert').allInnerTexts(), { timeout: 20_000 })
+      .toContainEqual(expect.stringContaining('No worker took this question within 8 s'));
+    expect(await conversation()).not.toContain('Queued: no worker has taken it yet');
+    expect(model.requests).toEqual([]);
+
+    await startWorker(env, 'late', ['--concurrency', '1']);
+    await ask(page, 'And now?');
+    await expect.poll(conversation, { timeout: 15_000 }).toContain('Answered by a worker.');
+    expect(await conversation()).not.toContain('Queued');
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+});
