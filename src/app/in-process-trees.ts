@@ -44,13 +44,17 @@ export class InProcessTrees implements TreeExecutor {
     // The one fold of the tree's events: its answer's, when it answers in a session.
     const recorder = spec.sessionId ? answerRecorder(spec, journalId, parts.pricing) : undefined;
     const projection = recorder?.projection ?? new RunProjection();
+    // The root's end is shown to followers once the answer is stored and the result made (as a queued
+    // tree's is): whoever sees the tree end reads its answer in the session.
+    let rootEnd: CadreEvent | undefined;
     const onEvent = (event: CadreEvent) => {
       const isRootStart = event.type === 'run-start' && event.parentRunId === null;
       if (isRootStart) void parts.store.journal.begin(journalId, event.runId, userId, spec);
       if (recorder) recorder.event(event);
       else projection.apply(event);
       start.onEvent?.(event);
-      slot.observe(event);
+      if (event.type === 'run-finish' && event.parentRunId === null) rootEnd = event;
+      else slot.observe(event);
       if (isRootStart) started(event.runId);
     };
     relayStops(parts);
@@ -77,6 +81,7 @@ export class InProcessTrees implements TreeExecutor {
       })
       .finally(async () => {
         await parts.store.runs.flush();
+        if (rootEnd) slot.observe(rootEnd);
         slot.end();
         endStopRelay(parts);
       });

@@ -120,12 +120,18 @@ export function treeExecutorContract(open: () => Promise<ExecutorHarness>, timeo
   );
 
   it(
-    "stores the answer of a tree that answers in a session where it runs, before its result resolves: text and the sub-agent's run part",
+    "stores the answer of a tree that answers in a session where it runs, before its end is shown and its result resolves: text and the sub-agent's run part",
     async () => {
       const harness = await open();
       try {
         // Sessions belong to users the store knows: the one every store has.
         const session = await harness.store.sessions.create('local', { title: 'tides' });
+        // Storing is slow here (in this process; as jobs the worker stores through its own store).
+        const append = harness.store.sessions.append.bind(harness.store.sessions);
+        harness.store.sessions.append = async (...args) => {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          return append(...args);
+        };
         const answerId = `msg_${randomUUID()}`;
         const { handle, finished } = await start(
           harness,
@@ -134,6 +140,15 @@ export function treeExecutorContract(open: () => Promise<ExecutorHarness>, timeo
           { sessionId: session.id, answerId },
           'local',
         );
+        // A follower that sees the root's end finds the answer stored already.
+        let ended = false;
+        for await (const { event } of handle.events()) {
+          if (event.type !== 'run-finish' || event.runId !== handle.rootRunId) continue;
+          ended = true;
+          const atEnd = (await harness.store.sessions.get('local', session.id))?.messages ?? [];
+          expect(atEnd.map((message) => message.runId)).toEqual([handle.rootRunId]);
+        }
+        expect(ended).toBe(true);
         await handle.result;
         expect(finished).toHaveLength(1);
         const stored = (await harness.store.sessions.get('local', session.id))?.messages ?? [];
