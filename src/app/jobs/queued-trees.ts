@@ -4,6 +4,7 @@ import { SystemError } from '../../core/errors.ts';
 import type { ApprovalRequestEvent, CadreEvent } from '../../core/events.ts';
 import { RunProjection } from '../../core/run-view.ts';
 import type { RunOutcome } from '../../core/runtime.ts';
+import type { RunStatus } from '../../core/status.ts';
 import type { JobQueue } from '../../store/job-queue.ts';
 import type { ResumeSpec } from '../../store/journal-store.ts';
 import type { Store } from '../../store/store.ts';
@@ -168,68 +169,48 @@ export async function startQueuedTree<Result>(
     stopWanted = reason;
     if (started) void runs.requestStop(userId, rootRunId, reason).catch(() => {});
   };
-  // Stopped before any worker took it: it comes off the queue, and nothing of it ever runs.
+  // Stopped, or waited too long, before any worker took it: it comes off the queue, nothing of it ever
+  // runs, and its root is recorded ended saying why (the follow ends with it as with any stopped tree).
   let withdrawing = false;
-  const withdraw = async (reason: string) => {
+  const withdrawAs = async (status: RunStatus, summary: string, told?: () => void): Promise<void> => {
     withdrawing = true;
-    const withdrawn = await parts.jobs.withdraw('tree', key).catch(() => false);
-    // Taken meanwhile: the worker has it, and the stop reaches it there.
-    if (!withdrawn) {
+    // Taken meanwhile: the worker has it (a stop reaches it there).
+    if (!(await parts.jobs.withdraw('tree', key).catch(() => false))) {
       withdrawing = false;
       return;
     }
+    told?.();
     closedHere = (async () => {
-      // Recorded as a cancelled run that did nothing: the follow ends with it as with any stopped tree.
-      await recordUnstartedRoot(runs, {
-        userId,
-        rootRunId,
-        spec: journal.spec,
-        status: 'cancelled',
-        summary: `Cancelled before any worker took it (${reason}); nothing ran.`,
-      });
+      await recordUnstartedRoot(runs, { userId, rootRunId, spec: journal.spec, status, summary });
       await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing });
     })();
     await closedHere;
   };
+  const withdraw = (reason: string) =>
+    withdrawAs('cancelled', `Cancelled before any worker took it (${reason}); nothing ran.`);
   const onAbort = () => {
     const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped by the person';
     requestStop(reason);
     if (!started) void withdraw(reason).catch(() => {});
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  // Said once, if it waits; withdrawn after the wait allowed (its asker told why: `queue_timeout`).
+  // Said once, if it waits; withdrawn after the wait allowed, its asker told why (`queue_timeout`).
   const queuedNotice = start.onQueued
     ? setTimeout(() => {
         if (!started && !withdrawing) start.onQueued?.();
       }, QUEUED_NOTICE_MS)
     : undefined;
+  const waitedMs = start.waitTimeoutMs;
   const expiry =
-    start.waitTimeoutMs === undefined
+    waitedMs === undefined
       ? undefined
-      : setTimeout(() => void expire(start.waitTimeoutMs!).catch(() => {}), start.waitTimeoutMs);
-  const expire = async (waitedMs: number) => {
-    if (started || withdrawing) return;
-    withdrawing = true;
-    if (!(await parts.jobs.withdraw('tree', key).catch(() => false))) {
-      // Taken meanwhile: it runs.
-      withdrawing = false;
-      return;
-    }
-    const message = `No worker took this question within ${Math.round(waitedMs / 1000)} s (queue.waitTimeoutSeconds): it was withdrawn from the queue, and nothing of it ran. Start a worker (cadre worker) and ask again.`;
-    markFailed(new SystemError('queue_timeout', message, { rootRunId }));
-    // Its run says so too (`cadre runs list`, the page, its session); the follow ends with it.
-    closedHere = (async () => {
-      await recordUnstartedRoot(runs, {
-        userId,
-        rootRunId,
-        spec: journal.spec,
-        status: 'timeout',
-        summary: message,
-      });
-      await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing });
-    })();
-    await closedHere;
-  };
+      : setTimeout(() => {
+          if (started || withdrawing) return;
+          const message = `No worker took this question within ${Math.round(waitedMs / 1000)} s (queue.waitTimeoutSeconds): it was withdrawn from the queue, and nothing of it ran. Start a worker (cadre worker) and ask again.`;
+          void withdrawAs('timeout', message, () =>
+            markFailed(new SystemError('queue_timeout', message, { rootRunId })),
+          ).catch(() => {});
+        }, waitedMs);
 
   let markStarted: () => void = () => {};
   let markFailed: (error: unknown) => void = () => {};
