@@ -152,9 +152,8 @@ describe('one session, two requests at once', () => {
     const refused = answers.find((answer) => answer.status === 409)!;
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('not_interrupted');
     const { runId } = (await answers.find((answer) => answer.status === 202)!.json()) as { runId: string };
-    for (let i = 0; i < 500 && cadre.live.get('local', runId); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // The resumed tree's end, as this process's live trees say it (no polling).
+    await cadre.live.get('local', runId)?.done;
     await cadre.store.runs.flush();
     const session = await cadre.sessions.get('local', 'r1');
     // The first answer, then the one resumed attempt's: not two.
@@ -202,9 +201,9 @@ describe('the limit on answers running at once', () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('too_many_chats');
     release();
     await readChunks(running);
-    for (let i = 0; i < 500 && cadre.live.countFor('local') > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // Every tree of this process has ended and freed its slot (no polling).
+    await Promise.all(cadre.live.all().map((tree) => tree.done));
+    expect(cadre.live.countFor('local')).toBe(0);
     // The refusal claimed nothing: with the slot free, the same run resumes.
     expect((await app.request(`/api/runs/${root.id}/resume`, { method: 'POST' })).status).toBe(202);
   });
