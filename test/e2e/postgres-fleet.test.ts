@@ -198,11 +198,11 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
   it('a question no worker takes says it is queued (CLI, /v1), and is withdrawn after queue.waitTimeoutSeconds with the asker told', async () => {
     const model = await startOpenAIServer(() => ({ text: 'Answered.' }));
     const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('fleet_wait') };
-    writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ queue: { waitTimeoutSeconds: 2 } }));
+    writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ queue: { waitTimeoutSeconds: 5 } }));
     const asked = await runCli(['ask', '--no-worker', 'Anyone there?'], env);
     expect(asked.stderr).toMatch(/^cadre: queued: no worker has taken it yet\n/);
     expect(asked.stderr).toMatch(
-      /No worker took this question within 2 s \(queue\.waitTimeoutSeconds\): it was withdrawn from the queue/,
+      /No worker took this question within 5 s \(queue\.waitTimeoutSeconds\): it was withdrawn from the queue/,
     );
     expect(asked.code).toBe(3);
     // Its run says why; nothing waits in the queue any more, and no model was asked.
@@ -210,7 +210,7 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
       runs: Array<{ status: string; summary: string }>;
     };
     expect(listed.runs[0]).toMatchObject({ status: 'timeout' });
-    expect(listed.runs[0]!.summary).toMatch(/^No worker took this question within 2 s/);
+    expect(listed.runs[0]!.summary).toMatch(/^No worker took this question within 5 s/);
     expect((await queue(env)).depth.filter((entry) => entry.state !== 'cancelled')).toEqual([]);
     expect(model.requests).toEqual([]);
 
@@ -235,7 +235,7 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
     expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
     const plain = await ask(false);
     expect(plain.status).toBe(503);
-    expect(JSON.stringify(await plain.json())).toMatch(/No worker took this question within 2 s/);
+    expect(JSON.stringify(await plain.json())).toMatch(/No worker took this question within 5 s/);
 
     // With a worker, nothing is said of a queue: it is taken at once.
     await startWorker(env, 'present', ['--concurrency', '1']);

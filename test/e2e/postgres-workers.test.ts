@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
 import { type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
-import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
+import { complaints, fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeReader } from '../helpers/store-reader.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
@@ -53,7 +53,7 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     const workers = [await startWorker(env, 'w1', ['--concurrency', '2'])];
     workers.push(await startWorker(env, 'w2', ['--concurrency', '2']));
     const asked = await runCli(['ask', '--no-worker', '--json', 'Compute the four parts.'], env);
-    expect(asked.stderr).toBe('');
+    expect(complaints(asked.stderr)).toBe('');
     expect(asked.code).toBe(0);
     const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
     expect(result.answer).toBe('All four parts are done.');
@@ -116,7 +116,7 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
       [1, 2, 3].map((n) => runCli(['ask', '--no-worker', '--json', `Compute the parts of ${n}.`], env)),
     );
     for (const result of asked) {
-      expect(result.stderr).toBe('');
+      expect(complaints(result.stderr)).toBe('');
       expect(JSON.parse(result.stdout).answer).toBe('Both parts are done.');
     }
     expect(solo.output()).toMatch(/took tree job \S+ \(resumed\)/);
@@ -143,7 +143,7 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     await startWorker(env, 'second', ['--concurrency', '1']);
     await first.kill();
     for (const result of await asked) {
-      expect(result.stderr).toBe('');
+      expect(complaints(result.stderr)).toBe('');
       expect(JSON.parse(result.stdout).answer).toBe('Both parts are done.');
     }
   }, 90_000);
@@ -177,7 +177,7 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     );
     const solo = await startWorker(env, 'solo', ['--concurrency', '1']);
     const asked = await runCli(['ask', '--no-worker', '--json', 'Do the job.'], env);
-    expect(asked.stderr).toBe('');
+    expect(complaints(asked.stderr)).toBe('');
     const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
     expect(result.answer).toBe('The job is done.');
     const [lead] = result.run.children;
@@ -235,7 +235,7 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
     writeFileSync(join(env.CADRE_HOME, 'config.json'), JSON.stringify({ limits: { maxDepth: 2 } }));
     await startWorker(workerEnv, 'solo', ['--concurrency', '2']);
     const asked = await runCli(['ask', '--no-worker', '--json', 'Do the job.'], env);
-    expect(asked.stderr).toBe('');
+    expect(complaints(asked.stderr)).toBe('');
     const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
     const [leadRun] = result.run.children;
     expect(leadRun?.children.map((child) => [child.agent, child.status])).toEqual([['math', 'ok']]);
@@ -279,7 +279,7 @@ describe.skipIf(!TEST_DATABASE_URL)('runs as jobs on PostgreSQL', () => {
       '---\nname: glossary\ndescription: Defines words.\n---\nYou define words from the tide glossary.\n',
     );
     const asked = await runCli(['ask', '--no-worker', '--json', 'What is a tide?'], env);
-    expect(asked.stderr).toBe('');
+    expect(complaints(asked.stderr)).toBe('');
     const result = JSON.parse(asked.stdout) as { answer: string; run: RunTree };
     expect(result.run.children.map((child) => [child.agent, child.status])).toEqual([['glossary', 'ok']]);
     expect(result.answer).toBe('The glossary says so.');

@@ -99,3 +99,12 @@ export function runCli(
     );
   });
 }
+
+/**
+ * What a `cadre` command wrote on stderr besides the line saying its question waited on the queue for a
+ * worker (runs as jobs): a tree that waits for a busy one-slot worker, or a loaded machine, says so, and
+ * tests that expect no complaint read the rest.
+ */
+export function complaints(stderr: string): string {
+  return stderr.replaceAll('cadre: queued: no worker has taken it yet\n', '');
+}

@@ -115,9 +115,10 @@ export class QueuedTrees implements TreeExecutor {
 const JOB_END_GRACE_MS = 3_000;
 /**
  * How long a tree waits on the queue before its asker is told no worker has taken it yet: a worker with
- * a free slot takes it within milliseconds, so only a tree that truly waits is announced.
+ * a free slot takes it within milliseconds (a loaded machine may take a second), so only a tree that truly
+ * waits is announced.
  */
-const QUEUED_NOTICE_MS = 1_000;
+const QUEUED_NOTICE_MS = 2_000;
 
 /**
  * The asking side of a tree run as a job: the tree goes on the queue under a root run id decided here,
