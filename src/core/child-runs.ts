@@ -33,6 +33,8 @@ export interface ChildRunRequest {
   freshResults?: boolean;
   /** When the parent must end (ms since the epoch): a child run away from it stops then too. */
   deadline?: number;
+  /** The finished run this one continues (`continue_agent`): `context` is then that run's conversation. */
+  continues?: string;
 }
 
 /** Runs a child and resolves to its envelope; never rejects for what happens inside the run. */

@@ -1,4 +1,4 @@
-import { type Tool, tool } from 'ai';
+import { type ModelMessage, type Tool, tool } from 'ai';
 import { z } from 'zod';
 import type { AgentDefinition, DeclaredInput } from './agent-definition.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
@@ -16,6 +16,8 @@ export interface ChildRequest {
   parent: RunFrame;
   /** The parent's tool call this run answers. */
   toolCallId?: string;
+  /** Continuing a finished run (`continue_agent`): its id, and its conversation as the new run's history. */
+  continues?: { runId: string; conversation: ModelMessage[] };
 }
 
 export type StartChild = (request: ChildRequest) => Promise<ResultEnvelope>;

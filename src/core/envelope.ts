@@ -1,3 +1,4 @@
+import type { ModelMessage } from 'ai';
 import type { RunStatus } from './status.ts';
 import { DERIVED_FROM_UNTRUSTED_NOTICE, markDerivedFromUntrusted } from './untrusted.ts';
 import type { Usage } from './usage.ts';
@@ -29,6 +30,12 @@ export interface ResultEnvelope {
   stoppedBy?: 'person';
   /** A stopped run's completed tool calls (their outputs as stored), the work its parent keeps. */
   completedCalls?: CompletedCall[];
+  /**
+   * A sub-agent run's whole conversation at its end, on its way to its parent (which keeps it, so the run
+   * can be continued with `continue_agent`); taken off before the parent's tool call, its events or its
+   * journal see the envelope.
+   */
+  conversation?: ModelMessage[];
 }
 
 /** A tool call a run completed, as its envelope carries it when the run was stopped. */
@@ -51,6 +58,8 @@ export function toModelView(
     envelope.data === undefined
       ? { status: envelope.status, summary: envelope.summary }
       : { status: envelope.status, data: envelope.data };
+  // The run's id: what `continue_agent` takes to go on with this run from its own conversation.
+  view.run_id = envelope.runId;
   // `verified` tells the parent which links the sub-agent's tools really returned and which it only wrote.
   if (envelope.sources?.length) {
     view.sources = envelope.sources.map(({ url, title, verified }) => ({ url, title, verified }));
@@ -112,6 +121,7 @@ function cutView(
   const kept = body.slice(0, room);
   return {
     status: envelope.status,
+    run_id: envelope.runId,
     [envelope.data === undefined ? 'summary' : 'data_excerpt']: `${kept}…`,
     cut: `The result was ${body.length} characters; only the first ${kept.length} are shown (maxResultChars ${maxChars}).`,
     ...(sources ? { sources } : {}),

@@ -30,6 +30,8 @@ export interface RunStartEvent extends EventBase {
   parentToolCallId?: string;
   /** The worker process that executes the run, when runs are jobs (the PostgreSQL mode's `cadre worker`). */
   worker?: string;
+  /** The finished run this one continues from its own conversation (`continue_agent`). */
+  continues?: string;
 }
 export interface TextDeltaEvent extends EventBase {
   type: 'text-delta';

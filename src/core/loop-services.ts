@@ -56,4 +56,6 @@ export interface RunSpec {
    * from its parent's process (the parent's signal cannot reach it). It ends `cancelled` then.
    */
   notAfter?: number;
+  /** The finished run this one continues from its own conversation (`history`), for its run-start. */
+  continues?: string;
 }

@@ -148,6 +148,7 @@ async function runWithin(
     stopAlone,
     completedCalls: [],
     inbox: new RunInbox(),
+    finishedChildren: new Map(),
   };
   tree.frames.set(frame.id, frame);
 
@@ -165,6 +166,7 @@ async function runWithin(
     ...(tree.sessionId && !spec.parent ? { sessionId: tree.sessionId } : {}),
     ...(spec.parentToolCallId ? { parentToolCallId: spec.parentToolCallId } : {}),
     ...(tree.record.worker ? { worker: tree.record.worker } : {}),
+    ...(spec.continues ? { continues: spec.continues } : {}),
   });
   const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
     closeRun(frame, status, summary, extra);
@@ -280,6 +282,8 @@ async function runWithin(
       responseMessages: [...before, ...again.responseMessages],
     };
   }
+  // The whole conversation so far (the last step's answer too): what a parent keeps to continue it with.
+  responseMessages = turn.responseMessages;
   let answer = turn.answer;
   let last = turn;
   const stopReason = stopReasonAfter(stops, turn.steps);
@@ -322,6 +326,7 @@ async function runWithin(
     const stopped = interruption(frame);
     if (stopped) return finishInterrupted(frame, stopped, final.answer || answer);
     transcript = [...transcript, { role: 'user', content: FINAL_ANSWER_PROMPT }, ...final.responseMessages];
+    responseMessages = transcript.slice(initialMessages.length);
     steps += final.steps;
     last = final;
     if (final.error !== undefined) {

@@ -1,6 +1,7 @@
 import type { ToolSet } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ChildRunner, ChildRunRequest } from './child-runs.ts';
+import { bindContinueTool, CONTINUE_AGENT } from './continue-agent.ts';
 import { messagesForChild } from './conversation.ts';
 import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
 import type { ResultEnvelope } from './envelope.ts';
@@ -34,6 +35,13 @@ export function bindTools(services: LoopServices, tree: TreeState, frame: RunFra
           maxResultChars: services.limitsFor(agent).maxResultChars,
           reuse: reuseFor(services, tree, frame, agent),
         });
+        // A run that may delegate may also go on with a sub-agent run that finished (offered once one has).
+        tools[CONTINUE_AGENT] ??= bindContinueTool(
+          frame,
+          (name) => services.agents.get(name),
+          (request) => startChild(services, tree, request, run),
+          (definition) => services.limitsFor(definition).maxResultChars,
+        );
       }
       continue;
     }
@@ -81,7 +89,10 @@ function startChild(
     agent: request.definition.name,
     task: request.task,
     inputs: request.inputs,
-    context: messagesForChild(parent.conversation(), request.definition.context),
+    context: request.continues
+      ? request.continues.conversation
+      : messagesForChild(parent.conversation(), request.definition.context),
+    ...(request.continues ? { continues: request.continues.runId } : {}),
     rootRunId: tree.rootRunId,
     parentRunId: parent.id,
     ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
@@ -95,7 +106,13 @@ function startChild(
   };
   const local = inProcessChildRunner(services, tree, run);
   const runner = services.childRunner ? services.childRunner(local) : local;
-  return runner.run(data, { signal: parent.signal });
+  // The child's conversation stays with its parent (continue_agent reaches it), not in the envelope its
+  // tool call, events and journal keep.
+  return runner.run(data, { signal: parent.signal }).then(({ conversation, ...envelope }) => {
+    if (conversation)
+      parent.finishedChildren.set(envelope.runId, { agent: request.definition.name, conversation });
+    return envelope;
+  });
 }
 
 /** The runs from the root down to `run`, as plain data. */
@@ -153,6 +170,7 @@ function inProcessChildRunner(services: LoopServices, tree: TreeState, run: RunA
         history: request.context,
         signal: cancellation.signal,
         ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
+        ...(request.continues ? { continues: request.continues } : {}),
       });
     },
   };

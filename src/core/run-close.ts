@@ -68,6 +68,8 @@ export async function closeRun(
     ...(frame.readUntrusted ? { untrusted: true } : {}),
     ...(stop?.stoppedBy ? { stoppedBy: stop.stoppedBy } : {}),
     ...(stop?.completedCalls?.length ? { completedCalls: stop.completedCalls } : {}),
+    // A sub-agent's conversation goes to its parent, which may continue it (continue_agent).
+    ...(frame.parent ? { conversation: frame.conversation() } : {}),
   };
   emit(frame, {
     type: 'run-finish',

@@ -114,6 +114,8 @@ export interface RunFrame extends ParentRun {
   completedCalls: CompletedCall[];
   /** A person's messages on their way to the run's next model step. */
   inbox: RunInbox;
+  /** Its sub-agent runs that finished here, by id, with their conversations: what `continue_agent` reaches. */
+  finishedChildren: Map<string, { agent: string; conversation: ModelMessage[] }>;
 }
 
 /**

@@ -54,6 +54,8 @@ export interface RunView {
   reasoning: string;
   toolCalls: RunToolCall[];
   plan?: PlanStep[];
+  /** The finished run this one continues from its own conversation (`continue_agent`). */
+  continues?: string;
   /** What a person said to the run while it ran, as each joined its conversation (`run-message`). */
   messages?: Array<{ id: string; text: string; step: number; time: number }>;
   /** The provider asked the run to wait: its model call will be tried again (until the run's next event). */
@@ -144,6 +146,7 @@ function applyEvent(run: RunView, event: CadreEvent): void {
       run.startedAt = event.time;
       if (event.parentToolCallId) run.parentToolCallId = event.parentToolCallId;
       if (event.worker) run.worker = event.worker;
+      if (event.continues) run.continues = event.continues;
       break;
     case 'text-delta':
       run.text += event.delta;
@@ -353,6 +356,8 @@ export interface RunTree {
   stoppedBy?: 'person';
   /** What a person said to the run while it ran, each before the model step it joined. */
   messages?: Array<{ id: string; text: string; step: number }>;
+  /** The finished run this one continues from its own conversation (`continue_agent`). */
+  continues?: string;
   model: string;
   /** The worker process that executed the run, when runs are jobs. */
   worker?: string;
@@ -392,6 +397,7 @@ export function renderRunTree(
     ...(run.untrusted ? { untrusted: true } : {}),
     ...(run.stoppedBy ? { stoppedBy: run.stoppedBy } : {}),
     ...(run.messages ? { messages: run.messages.map(({ id, text, step }) => ({ id, text, step })) } : {}),
+    ...(run.continues ? { continues: run.continues } : {}),
     model: run.model,
     ...(run.worker ? { worker: run.worker } : {}),
     turns: run.steps,

@@ -130,7 +130,7 @@ describe('delegation: what a child gets and how children run', () => {
       { maxDepth: 2 },
     );
     const { tree } = await deeper.runtime.run({ agent: 'main', task: 'go' });
-    expect(offered.a).toEqual(['b', 'echo']);
+    expect(offered.a).toEqual(['b', 'continue_agent', 'echo']);
     expect(child(child(tree)).agent).toBe('b');
   });
 
@@ -157,7 +157,7 @@ describe('delegation: what a child gets and how children run', () => {
     for (const name of Object.keys(offered)) delete offered[name];
     const one = setup(script, agents(1), { maxDepth: 3 });
     const { tree } = await one.runtime.run({ agent: 'main', task: 'go' });
-    expect(offered.a).toEqual(['b', 'echo']);
+    expect(offered.a).toEqual(['b', 'continue_agent', 'echo']);
     expect(offered.b).toEqual(['echo']);
     expect(child(child(tree)).agent).toBe('b');
   });

@@ -209,6 +209,7 @@ export class Runtime {
       runId: hooks.runId,
       notAfter: request.deadline,
       parentToolCallId: request.parentToolCallId,
+      ...(request.continues ? { continues: request.continues } : {}),
     });
   }
 

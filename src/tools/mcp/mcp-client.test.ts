@@ -104,7 +104,7 @@ describe('tools from MCP servers', () => {
       .find((call) => call.system.startsWith('You are reader.'))!
       .options.tools?.find((tool) => tool.name === 'mcp__fs__read_text_file');
     expect(JSON.stringify(offered)).toContain('"path"');
-    expect(model.calls[0]!.toolNames).toEqual(['reader']);
+    expect(model.calls[0]!.toolNames).toEqual(['reader', 'continue_agent']);
     expect(toolResults(events).map((result) => [result.agent, result.name, result.ok])).toEqual([
       ['reader', 'mcp__fs__read_text_file', true],
       ['boss', 'reader', true],
