@@ -29,6 +29,10 @@ export function runReport(tree: RunTree, events: CadreEvent[], options: { verbos
   };
   const details = (node: RunTree, indent: string): string[] => {
     const lines: string[] = [];
+    // How a person steered it: a follow-up of which run, what they told it (and before which step).
+    if (node.continues) lines.push(...text(`continues ${node.continues}`, indent));
+    for (const message of node.messages ?? [])
+      lines.push(...text(`you said (before step ${message.step + 1}): ${message.text}`, indent));
     for (const call of node.toolCalls) {
       if (node.children.some((child) => child.agent === call.name)) continue;
       const mark = call.ok === null ? '…' : call.ok ? '✓' : '✗';
@@ -38,6 +42,8 @@ export function runReport(tree: RunTree, events: CadreEvent[], options: { verbos
       const shown = call.refused ?? result?.error ?? call.error ?? result?.output;
       if (shown !== undefined) lines.push(...text(shown, `${indent}    `));
     }
+    if (node.stoppedBy === 'person')
+      lines.push(...text('stopped by you; its parent went on with its work', indent));
     if (node.parentId !== null && node.summary) lines.push(...text(`summary: ${node.summary}`, indent));
     if (node.parentId !== null) lines.push(...sourcesReport(node.sources, indent));
     return lines;

@@ -124,6 +124,8 @@ describe('talking to a running sub-agent from another process', () => {
         expect(mathRequests.filter((request) => said(request) > 1)).toEqual([]);
         expect(mathRequests.at(-1) && said(mathRequests.at(-1)!)).toBe(1);
         expect(model.requests.filter((request) => isMain(request.system) && said(request) > 0)).toEqual([]);
+        const report = await runCli(['runs', 'show', printed.run.id], env);
+        expect(report.stdout).toMatch(/you said \(before step \d+\): Give the answer in metres\./);
         // A run that has ended takes no message.
         const late = await runCli(['runs', 'say', math.id, 'too late'], env);
         expect(late.code).not.toBe(0);

@@ -118,6 +118,9 @@ describe('stopping one sub-agent from another process', () => {
         expect(seen).toContain('"status":"cancelled"');
         expect(seen).toContain('"stopped_by":"the person"');
         expect(seen).toContain('42');
+        // The stored tree says so in words too.
+        const report = await runCli(['runs', 'show', rootId], env);
+        expect(report.stdout).toContain('stopped by you; its parent went on with its work');
         // Stopping it again: it is not running any more.
         const again = await runCli(['runs', 'stop', slow.id], env);
         expect(again.code).not.toBe(0);
