@@ -22,6 +22,12 @@ async function eventually<T>(read: () => Promise<T | undefined>, what: string, m
 }
 
 const SAID = 'Give the answer in metres.';
+/**
+ * How long each of math's steps takes once the message was sent, until it has the message. Math has five
+ * steps left by then, so the message has five of these to reach the run's process and join: 400 ms each
+ * was too little on a loaded CI machine (math ran out of turns first, twice in one run at load 15).
+ */
+const STEP_AFTER_SENT_MS = 2_000;
 const said = (request: RecordedRequest) =>
   request.body.messages.filter(
     (message) =>
@@ -32,7 +38,7 @@ const said = (request: RecordedRequest) =>
 /**
  * Main asks math to measure; math calculates, and goes on calculating until the person's message is in
  * its conversation (its steps after the first wait until the message has been sent, then come every
- * 400 ms), then answers in metres (with `hangOnce`, its first answer after the message never comes: the
+ * `STEP_AFTER_SENT_MS`), then answers in metres (with `hangOnce`, its first answer after the message never comes: the
  * process is killed there). `sent()` says the message was sent.
  */
 async function measuring(options: { hangOnce?: boolean } = {}) {
@@ -60,7 +66,9 @@ async function measuring(options: { hangOnce?: boolean } = {}) {
       const again = body.messages.some((message) => message.role === 'tool');
       return {
         toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }],
-        ...(again ? { until: sent.then(() => new Promise((resolve) => setTimeout(resolve, 400))) } : {}),
+        ...(again
+          ? { until: sent.then(() => new Promise((resolve) => setTimeout(resolve, STEP_AFTER_SENT_MS))) }
+          : {}),
       };
     }
     return { text: 'unexpected' };
