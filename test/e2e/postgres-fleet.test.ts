@@ -171,6 +171,20 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
     }
     expect(run).toMatchObject({ id: dead.rootRunId, status: 'error' });
     expect(run!.summary).toMatch(/^Failed on every worker that took it: This worker has no tool/);
+    // Its session says so as well, under the question.
+    const sessions = JSON.parse((await runCli(['sessions', 'list', '--json'], env)).stdout) as {
+      sessions: Array<{ id: string; title: string }>;
+    };
+    const sessionId = sessions.sessions.find((session) => session.title.includes('2+2'))!.id;
+    const store = await openPostgresStore(env.CADRE_DATABASE_URL);
+    onTestFinished(() => store.close());
+    const replies = async () =>
+      (await store.sessions.get('local', sessionId))!.messages
+        .filter((message) => message.role === 'assistant')
+        .map((message) => message.content);
+    for (let look = 0; look < 30 && !(await replies()).length; look++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await replies()).toEqual([expect.stringMatching(/^Failed on every worker that took it/)]);
     expect((await runCli(['queue'], env)).stdout).toMatch(
       /dead letters\): 1\n {2}tree job \S+ {2}run \S+ of local {2}3 tries, failed \S+\n {4}This worker has no tool/,
     );
@@ -186,6 +200,10 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
     );
     expect(retried.code).toBe(0);
     expect(JSON.parse(retried.stdout)).toMatchObject({ answer: 'Answered after all.', status: 'ok' });
+    expect(await replies()).toEqual([
+      expect.stringMatching(/^Failed on every worker that took it/),
+      'Answered after all.',
+    ]);
     expect((await queue(env)).failures).toEqual([]);
     // Only a dead letter is retried or dropped.
     const again = await runCli(['queue', 'drop', dead.jobId], env);

@@ -447,6 +447,8 @@ export class TreeWorker {
         const tree = dead.data as TreeJobData;
         await recordUnstartedRoot(store.runs, { ...tree, status: 'error', summary: message });
         await store.journal.begin(tree.journalId, tree.rootRunId, tree.userId, tree.spec);
+        // Its session says so too, as for any tree that ended (a retry's answer is stored beside it).
+        await storeTreeAnswer(this.#parts, tree);
       }
       await jobs.settleDead(dead, parentJob(dead.kind, dead.data));
     }
