@@ -31,7 +31,9 @@ describe('agent definition files', () => {
       `${path}: maxTurns: Invalid input: expected number, received string`,
     );
     const context = write(dir, 'ctx.md', '---\nname: ctx\ndescription: d\ncontext: last-x\n---\nBody');
-    expect(() => loadAgentFile(context, 'project')).toThrow(/context: one of "isolated", "full" or "last-N"/);
+    expect(() => loadAgentFile(context, 'project')).toThrow(
+      /context: one of "isolated", "full", "fork" or "last-N"/,
+    );
   });
 
   it("refuses unread a file larger than the limit (a stranger's 20 MB system prompt), and loads the rest", () => {

@@ -6,10 +6,18 @@ export const agentNameSchema = z
   .string()
   .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'a name of letters, digits, "_" or "-", starting with a letter');
 
-/** `isolated` (nothing of the parent's conversation), `last-N` (last N user/assistant messages) or `full`. */
+/**
+ * `isolated` (nothing of the parent's conversation), `last-N` (last N user/assistant messages), `full`
+ * (all of them) or `fork` (the parent's whole conversation as it is, its tool calls and results too).
+ */
 export const contextPolicySchema = z.union(
-  [z.literal('isolated'), z.literal('full'), z.templateLiteral(['last-', z.number().int().positive()])],
-  { error: 'one of "isolated", "full" or "last-N" (e.g. "last-5")' },
+  [
+    z.literal('isolated'),
+    z.literal('full'),
+    z.literal('fork'),
+    z.templateLiteral(['last-', z.number().int().positive()]),
+  ],
+  { error: 'one of "isolated", "full", "fork" or "last-N" (e.g. "last-5")' },
 );
 export type ContextPolicy = z.infer<typeof contextPolicySchema>;
 
@@ -95,6 +103,6 @@ export type AgentDefinition = z.output<typeof agentDefinitionSchema>;
 /** Number of parent messages a context policy lets through, or null for all of them. */
 export function contextMessageCount(policy: ContextPolicy): number | null {
   if (policy === 'isolated') return 0;
-  if (policy === 'full') return null;
+  if (policy === 'full' || policy === 'fork') return null;
   return Number(policy.slice('last-'.length));
 }

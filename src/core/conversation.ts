@@ -4,9 +4,13 @@ import { type ContextPolicy, contextMessageCount } from './agent-definition.ts';
 /**
  * The part of a parent's conversation a child may see under its context policy: nothing (`isolated`),
  * the last N user/assistant messages, or all of them. Tool calls and results are dropped, because a
- * child has none of the parent's tools to pair them with; only what was said carries over.
+ * child has none of the parent's tools to pair them with; only what was said carries over. `fork` is the
+ * exception: the whole conversation as the parent's model saw it up to the step that delegates, its tool
+ * calls and results included (on a provider that refuses calls to tools it is not given, the child's
+ * requests write those calls as text; see valid-history.ts).
  */
 export function messagesForChild(parentConversation: ModelMessage[], policy: ContextPolicy): ModelMessage[] {
+  if (policy === 'fork') return parentConversation.filter((message) => message.role !== 'system');
   const count = contextMessageCount(policy);
   if (count === 0) return [];
   const spoken = parentConversation.flatMap(asSpokenMessage);

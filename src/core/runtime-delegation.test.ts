@@ -41,6 +41,52 @@ describe('delegation: what a child gets and how children run', () => {
     expect(seen.all!.join()).toContain('older answer');
   });
 
+  it('gives a child with context: fork the whole conversation, tool calls and results included', async () => {
+    const seen: Record<string, string> = {};
+    const { runtime } = setup(
+      (request, who) => {
+        seen[who] = JSON.stringify(request.prompt.filter((m) => m.role !== 'system'));
+        const steps = request.prompt.filter((m) => m.role === 'tool').length;
+        if (who === 'main' && steps === 0)
+          return { toolCalls: [{ name: 'echo', input: { text: 'FOUND-IT' } }] };
+        if (who === 'main' && steps === 1)
+          return {
+            toolCalls: [
+              { name: 'forked', input: { task: 'task for forked' } },
+              { name: 'all', input: { task: 'task for all' } },
+            ],
+          };
+        return { text: `${who} done` };
+      },
+      [
+        agent({ name: 'main', tools: ['echo', 'forked', 'all'] }),
+        agent({ name: 'forked', context: 'fork' }),
+        agent({ name: 'all', context: 'full' }),
+      ],
+    );
+    const { envelope } = await runtime.run({
+      agent: 'main',
+      task: 'current question',
+      history: [
+        { role: 'user', content: 'OLDEST secret' },
+        { role: 'assistant', content: 'older answer' },
+      ],
+    });
+    expect(envelope.status).toBe('ok');
+    // The fork sees what main's model saw: the history, the question, main's echo call and its result.
+    for (const part of [
+      'OLDEST secret',
+      'current question',
+      '"toolName":"echo"',
+      'FOUND-IT',
+      'task for forked',
+    ])
+      expect(seen.forked).toContain(part);
+    // `full` passes on only what was said.
+    expect(seen.all).toContain('OLDEST secret');
+    expect(seen.all).not.toContain('FOUND-IT');
+  });
+
   it('answers calls to tools outside the allow-list with an error and never runs them', async () => {
     executed.length = 0;
     const { runtime, model } = setup(
