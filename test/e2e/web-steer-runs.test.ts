@@ -72,6 +72,10 @@ describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
 
   it("a message typed into a running sub-agent's card joins its next step and shows in the card", async () => {
     const said = 'Give the answer in metres.';
+    let markSent: () => void = () => {};
+    const sent = new Promise<void>((resolve) => {
+      markSent = resolve;
+    });
     const heard = (request: RecordedRequest) =>
       request.body.messages.some(
         (message) => message.role === 'user' && contentText(message.content).includes(said),
@@ -85,10 +89,14 @@ describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
           : { text: 'The room is 42 m long.' };
       if (isMath(system)) {
         if (heard(request)) return { text: '42 m' };
-        // Calculates on (a step every 400 ms) until the person's message is in its conversation.
+        // Calculates on until the person's message is in its conversation: its steps after the first wait
+        // until the page has sent it, then take 2 s each (math has five left: time enough for the message
+        // to reach the run's process, a worker's on PostgreSQL, on a loaded machine).
         return {
           toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }],
-          delayMs: toolSteps ? 400 : 0,
+          ...(toolSteps
+            ? { until: sent.then(() => new Promise((resolve) => setTimeout(resolve, 2_000))) }
+            : {}),
         };
       }
       return { status: 400 };
@@ -100,7 +108,10 @@ describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
     await box.fill(said);
     await screenshots(page, 'steer-message-typed');
     await box.press('Enter');
-    await page.getByText('The room is 42 m long.').waitFor({ timeout: 20_000 });
+    // Sent (the server took it): it waits in the card until it joins the run's next step.
+    await page.getByRole('list', { name: 'Your messages to math' }).getByText(said).waitFor();
+    markSent();
+    await page.getByText('The room is 42 m long.').waitFor({ timeout: 30_000 });
     const list = page.getByRole('list', { name: 'Your messages to math' });
     await list.getByText(said).waitFor();
     await list.getByText(/before step \d+/).waitFor();
