@@ -8,7 +8,7 @@ export const agentNameSchema = z
 
 /**
  * `isolated` (nothing of the parent's conversation), `last-N` (last N user/assistant messages), `full`
- * (all of them) or `fork` (the parent's whole conversation as it is, its tool calls and results too).
+ * (everything said) or `fork` (the parent's whole conversation and request prefix, see fork-context.ts).
  */
 export const contextPolicySchema = z.union(
   [

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ResultEnvelope } from './envelope.ts';
+import type { ForkedPrefix } from './fork-context.ts';
 
 /**
  * The seam a child run starts through. Everything a child needs to start is plain data (the request
@@ -17,6 +18,8 @@ export interface ChildRunRequest {
   inputs: Record<string, unknown>;
   /** The parent's conversation, already cut to what the child's context policy lets through. */
   context: ModelMessage[];
+  /** `context: fork`: the rest of the parent's request prefix (instructions, tool declarations). */
+  fork?: ForkedPrefix;
   rootRunId: string;
   parentRunId: string;
   /** The parent's tool call this run answers. */

@@ -6,11 +6,13 @@ import { type ContextPolicy, contextMessageCount } from './agent-definition.ts';
  * the last N user/assistant messages, or all of them. Tool calls and results are dropped, because a
  * child has none of the parent's tools to pair them with; only what was said carries over. `fork` is the
  * exception: the whole conversation as the parent's model saw it up to the step that delegates, its tool
- * calls and results included (on a provider that refuses calls to tools it is not given, the child's
- * requests write those calls as text; see valid-history.ts).
+ * calls and results included; the child's requests also carry the parent's instructions and tools, so
+ * they begin as the parent's did (see fork-context.ts).
  */
 export function messagesForChild(parentConversation: ModelMessage[], policy: ContextPolicy): ModelMessage[] {
-  if (policy === 'fork') return parentConversation.filter((message) => message.role !== 'system');
+  // As it was sent, tool calls and results too: a forked child's requests begin with it (fork-context.ts).
+  if (policy === 'fork')
+    return structuredClone(parentConversation.filter((message) => message.role !== 'system'));
   const count = contextMessageCount(policy);
   if (count === 0) return [];
   const spoken = parentConversation.flatMap(asSpokenMessage);

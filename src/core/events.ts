@@ -32,6 +32,8 @@ export interface RunStartEvent extends EventBase {
   worker?: string;
   /** The finished run this one continues from its own conversation (`continue_agent`). */
   continues?: string;
+  /** Started with its parent's whole conversation and request prefix (`context: fork`). */
+  forked?: true;
 }
 export interface TextDeltaEvent extends EventBase {
   type: 'text-delta';

@@ -1,6 +1,7 @@
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { ChildRunner } from './child-runs.ts';
+import type { ForkedPrefix } from './fork-context.ts';
 import type { RuntimeLimits } from './limits.ts';
 import type { ModelSettings } from './model-options.ts';
 import type { ParentRun } from './run-frame.ts';
@@ -58,4 +59,6 @@ export interface RunSpec {
   notAfter?: number;
   /** The finished run this one continues from its own conversation (`history`), for its run-start. */
   continues?: string;
+  /** `context: fork`: the parent's instructions and tools its requests begin with (see fork-context.ts). */
+  fork?: ForkedPrefix;
 }

@@ -3,6 +3,7 @@ import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
 import { deadlines, runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError, RunStopped } from './errors.ts';
+import { cacheIdentity, forkBrief, forkTooLarge, forkTools } from './fork-context.ts';
 import { guardModel } from './guarded-model.ts';
 import { childJournalKey } from './journal.ts';
 import { FINAL_ANSWER_PROMPT, type RuntimeLimits } from './limits.ts';
@@ -111,7 +112,7 @@ async function runWithin(
   const { definition } = spec;
   const modelRef = spec.modelRef ?? services.modelRefFor(definition, spec.parent);
 
-  const initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
+  let initialMessages: ModelMessage[] = [...spec.history, { role: 'user', content: taskMessage(spec) }];
   let responseMessages: ModelMessage[] = [];
   const id = spec.runId ?? tree.newId();
   const frame: RunFrame = {
@@ -167,6 +168,7 @@ async function runWithin(
     ...(spec.parentToolCallId ? { parentToolCallId: spec.parentToolCallId } : {}),
     ...(tree.record.worker ? { worker: tree.record.worker } : {}),
     ...(spec.continues ? { continues: spec.continues } : {}),
+    ...(spec.fork ? { forked: true } : {}),
   });
   const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
     closeRun(frame, status, summary, extra);
@@ -223,13 +225,24 @@ async function runWithin(
       signal,
     });
     if (prepared?.instructions) instructions = `${instructions}\n\n${prepared.instructions}`;
+    // A forked run sends its parent's instructions; its own go in the brief after the parent's messages.
+    if (spec.fork) {
+      initialMessages = [...spec.history, forkBrief(definition.name, instructions, taskMessage(spec))];
+      instructions = spec.fork.instructions;
+    }
   } catch (error) {
     emit(frame, { type: 'run-error', status: 'error', message: describeError(error) });
     return finish('error', describeError(error));
   }
+  const tooLarge = spec.fork && forkTooLarge(frame, initialMessages, spec.fork);
+  if (tooLarge) {
+    emit(frame, { type: 'run-error', status: 'budget', message: tooLarge });
+    return finish('budget', tooLarge);
+  }
 
   // 3.
-  const tools = bindTools(services, tree, frame, runAgent);
+  const own = bindTools(services, tree, frame, runAgent);
+  const tools = spec.fork ? forkTools(spec.fork, own, definition.name) : own;
 
   // 4.
   if (spec.prefetch) {
@@ -241,7 +254,12 @@ async function runWithin(
   }
 
   // 5.
-  const call = callSettingsFor(modelRef, definition, services.modelSettings);
+  frame.sent = { instructions, tools };
+  const call = callSettingsFor(
+    modelRef,
+    cacheIdentity(definition, modelRef, spec.fork),
+    services.modelSettings,
+  );
   const stops = [turnLimitReached(limits.maxTurns), budgetExhausted(frame)];
   /** The tool loop from `messages`, after `stepsDone` steps whose response messages were `before`. */
   const loop = (messages: ModelMessage[], before: ModelMessage[], stepsDone: number) =>

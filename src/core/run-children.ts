@@ -6,6 +6,7 @@ import { messagesForChild } from './conversation.ts';
 import { bindAgentTool, type ChildRequest, delegationFailure } from './delegation.ts';
 import type { ResultEnvelope } from './envelope.ts';
 import { SystemError } from './errors.ts';
+import { forkedPrefix } from './fork-context.ts';
 import type { LoopServices, RunSpec } from './loop-services.ts';
 import { type ParentRun, type RunFrame, type TreeState, taskLine } from './run-frame.ts';
 import { bindDirectTool, traceToolCall } from './tool-bindings.ts';
@@ -78,13 +79,14 @@ function reuseFor(services: LoopServices, tree: TreeState, frame: RunFrame, agen
  * Starts a child through the runner seam: the live request becomes plain data (see child-runs.ts), and
  * the runner (in process unless the runtime was given another) runs it and hands back the envelope.
  */
-function startChild(
+async function startChild(
   services: LoopServices,
   tree: TreeState,
   request: ChildRequest,
   run: RunAgent,
 ): Promise<ResultEnvelope> {
   const { parent } = request;
+  const fork = request.definition.context === 'fork';
   const data: ChildRunRequest = {
     agent: request.definition.name,
     task: request.task,
@@ -93,6 +95,8 @@ function startChild(
       ? request.continues.conversation
       : messagesForChild(parent.conversation(), request.definition.context),
     ...(request.continues ? { continues: request.continues.runId } : {}),
+    // A forked run, continued too, begins with its parent's prefix: its history holds calls to those tools.
+    ...(fork ? { fork: await forkedPrefix(parent, parent.sent) } : {}),
     rootRunId: tree.rootRunId,
     parentRunId: parent.id,
     ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
@@ -168,6 +172,7 @@ function inProcessChildRunner(services: LoopServices, tree: TreeState, run: RunA
         inputs: request.inputs,
         parent,
         history: request.context,
+        ...(request.fork ? { fork: request.fork } : {}),
         signal: cancellation.signal,
         ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
         ...(request.continues ? { continues: request.continues } : {}),

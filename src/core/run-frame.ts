@@ -5,6 +5,7 @@ import type { BudgetLedger } from './child-runs.ts';
 import type { CompletedCall, ResultEnvelope } from './envelope.ts';
 import { RunHandedOff } from './errors.ts';
 import type { CadreEvent, EventBody, EventBus } from './events.ts';
+import type { SentPrefix } from './fork-context.ts';
 import type { RuntimeLimits } from './limits.ts';
 import type { ResultMemory } from './result-memory.ts';
 import type { RunInbox } from './run-inbox.ts';
@@ -102,6 +103,8 @@ export interface RunFrame extends ParentRun {
   unfinishedStep: Usage | undefined;
   /** What this run has said and heard so far, for children whose context policy lets some through. */
   conversation: () => ModelMessage[];
+  /** The instructions and tools its requests carry, once bound: what a forked child's requests begin with. */
+  sent?: SentPrefix;
   /** URLs returned by this run's own tool calls, for verifying the sources its answer cites. */
   seenUrls: Set<string>;
   /** Names of the direct (non-agent) tools this run may call. */

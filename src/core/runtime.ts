@@ -205,6 +205,7 @@ export class Runtime {
       inputs: request.inputs,
       parent: parentOf(request),
       history: request.context,
+      ...(request.fork ? { fork: request.fork } : {}),
       signal: hooks.signal,
       runId: hooks.runId,
       notAfter: request.deadline,

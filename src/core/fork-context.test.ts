@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { agent, executed, setup } from '../../test/helpers/runtime-setup.ts';
+import type { ScriptedRequest } from '../models/scripted-model.ts';
+import { agentDefinitionSchema } from './agent-definition.ts';
+import type { JournalKind, TreeJournal } from './journal.ts';
+import { callSettingsFor } from './model-options.ts';
+
+/** `context: fork`: a child's first request begins exactly as its parent's delegating request did. */
+
+class MemoryJournal implements TreeJournal {
+  entries = new Map<string, unknown>();
+  get(runKey: string, kind: JournalKind, key: string) {
+    return this.entries.get(`${runKey}|${kind}|${key}`);
+  }
+  put(runKey: string, kind: JournalKind, key: string, body: unknown) {
+    this.entries.set(`${runKey}|${kind}|${key}`, JSON.parse(JSON.stringify(body)));
+  }
+}
+
+const isFork = (request: ScriptedRequest) =>
+  request.prompt.some((message) => JSON.stringify(message.content).includes('You are now the sub-agent'));
+/** What a request sends the model: its prompt (system first) and its tool declarations, in order. */
+const sent = (request: ScriptedRequest) => ({
+  prompt: JSON.parse(JSON.stringify(request.prompt)) as ScriptedRequest['prompt'],
+  tools: JSON.parse(JSON.stringify(request.options.tools ?? [])) as Array<{ name: string }>,
+});
+
+/** main calls echo, then delegates to forker (context: fork); forker tries main's echo, then answers. */
+function forkScript(requests: { main: ScriptedRequest[]; forker: ScriptedRequest[] }) {
+  return (request: ScriptedRequest) => {
+    if (isFork(request)) {
+      requests.forker.push(request);
+      const tried = request.toolResults.length > 0;
+      return tried
+        ? { text: `forker saw: ${JSON.stringify(request.toolResults[0]?.output)}` }
+        : { toolCalls: [{ name: 'echo', input: { text: 'from the fork' } }] };
+    }
+    requests.main.push(request);
+    const done = request.toolResults.map((result) => result.toolName);
+    if (request.prompt.filter((m) => m.role === 'tool').length === 0)
+      return { toolCalls: [{ name: 'echo', input: { text: 'earlier call' } }] };
+    if (done.includes('echo')) return { toolCalls: [{ name: 'forker', input: { task: 'dig deeper' } }] };
+    return { text: 'main done' };
+  };
+}
+
+const definitions = () => [
+  agent({ name: 'main', tools: ['echo', 'forker'] }),
+  agent({ name: 'forker', context: 'fork', tools: ['secret'], instructions: 'Dig; report briefly.' }),
+];
+
+describe('context: fork', () => {
+  it("starts the child with its parent's exact request prefix (system, tools, messages), then its brief", async () => {
+    executed.length = 0;
+    const requests = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const { runtime, events } = setup(forkScript(requests), definitions());
+    const outcome = await runtime.run({
+      agent: 'main',
+      task: 'the question',
+      history: [
+        { role: 'user', content: 'earlier question' },
+        { role: 'assistant', content: 'earlier answer' },
+      ],
+    });
+    expect(outcome.envelope.summary).toBe('main done');
+    const delegating = sent(requests.main[1]!);
+    const first = sent(requests.forker[0]!);
+    // The same system prompt, tool declarations in the same order, the same messages verbatim (the
+    // earlier echo call and its result included)…
+    expect(first.prompt.slice(0, delegating.prompt.length)).toEqual(delegating.prompt);
+    expect(first.tools.slice(0, delegating.tools.length)).toEqual(delegating.tools);
+    expect(delegating.tools.map((declared) => declared.name)).toEqual(['echo', 'forker']);
+    // …then the child's own tools, and one user message: its instructions and its task.
+    expect(first.tools.map((declared) => declared.name)).toEqual(['echo', 'forker', 'secret']);
+    expect(first.prompt).toHaveLength(delegating.prompt.length + 1);
+    const brief = JSON.stringify(first.prompt.at(-1));
+    expect(first.prompt.at(-1)?.role).toBe('user');
+    expect(brief).toContain('Dig; report briefly.');
+    expect(brief).toContain('dig deeper');
+    expect(JSON.stringify(first.prompt)).toContain('earlier call');
+    // main's echo is declared for the fork, not run: the call is refused.
+    expect(executed).toEqual(['earlier call']);
+    const forked = outcome.tree.children.find((run) => run.agent === 'forker');
+    expect(forked?.summary).toContain('not one of forker');
+    expect(events.find((event) => event.type === 'run-start' && event.agent === 'forker')).toMatchObject({
+      forked: true,
+    });
+    expect(events.find((event) => event.type === 'run-start' && event.agent === 'main')).not.toHaveProperty(
+      'forked',
+    );
+  });
+
+  it('a resume replays the forked child from the journal, and a lost step asks with the same prefix', async () => {
+    const journal = new MemoryJournal();
+    const firstRequests = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const first = setup(forkScript(firstRequests), definitions());
+    const done = await first.runtime.run({ agent: 'main', task: 'the question', record: { journal } });
+    expect(done.envelope.summary).toBe('main done');
+
+    // Replayed whole: nothing is asked again.
+    const again = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const replay = setup(forkScript(again), definitions());
+    const replayed = await replay.runtime.run({ agent: 'main', task: 'the question', record: { journal } });
+    expect(replayed.envelope.summary).toBe('main done');
+    expect(again.main.length + again.forker.length).toBe(0);
+
+    // Killed after the fork's first model step: the resume asks the fork's second step again, and its
+    // request still begins with main's prefix.
+    expect([...journal.entries.keys()]).toContain('r/call_2_0|model-step|1');
+    const kept = ['r|model-step|0', 'r|tool-result|call_1_0', 'r|model-step|1', 'r/call_2_0|model-step|0'];
+    for (const key of [...journal.entries.keys()]) if (!kept.includes(key)) journal.entries.delete(key);
+    const resumed = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const third = setup(forkScript(resumed), definitions());
+    const outcome = await third.runtime.run({ agent: 'main', task: 'the question', record: { journal } });
+    expect(outcome.envelope.summary).toBe('main done');
+    // Only the fork's lost second step and main's last step are asked again.
+    expect(resumed.forker).toHaveLength(1);
+    expect(resumed.main).toHaveLength(1);
+    expect(resumed.forker[0]!.toolResults[0]?.toolName).toBe('echo');
+    const delegating = sent(firstRequests.main[1]!);
+    const asked = sent(resumed.forker[0]!);
+    expect(asked.prompt.slice(0, delegating.prompt.length)).toEqual(delegating.prompt);
+    expect(asked.tools.slice(0, delegating.tools.length)).toEqual(delegating.tools);
+  });
+
+  it('refuses to start a fork larger than the token budget left, saying why', async () => {
+    const requests = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const [main, forker] = definitions();
+    const { runtime } = setup(forkScript(requests), [main!, { ...forker!, budget: 1_000 }]);
+    const outcome = await runtime.run({
+      agent: 'main',
+      task: 'the question',
+      history: [{ role: 'user', content: 'x'.repeat(20_000) }],
+    });
+    const forked = outcome.tree.children.find((run) => run.agent === 'forker');
+    expect(forked?.status).toBe('budget');
+    expect(forked?.summary).toMatch(/forked conversation \(about [\d,]+ tokens\).*context: last-N/);
+    expect(requests.forker).toHaveLength(0);
+  });
+
+  it('is a context policy agent definitions accept, and the error for a wrong one lists it', () => {
+    expect(agentDefinitionSchema.parse({ name: 'a', description: 'd', context: 'fork' }).context).toBe(
+      'fork',
+    );
+    const wrong = agentDefinitionSchema.safeParse({ name: 'a', description: 'd', context: 'whole' });
+    expect(wrong.error?.issues[0]?.message).toContain('"fork"');
+  });
+
+  it("uses its parent's OpenAI prompt cache key on the parent's model, its own on another", async () => {
+    const { cacheIdentity } = await import('./fork-context.ts');
+    const prefix = { agent: 'main', modelRef: 'openai:gpt-5-mini', instructions: '', tools: [] };
+    const forker = { name: 'forker' };
+    expect(
+      callSettingsFor('openai:gpt-5-mini', cacheIdentity(forker, 'openai:gpt-5-mini', prefix))
+        .providerOptions,
+    ).toMatchObject({ openai: { promptCacheKey: 'cadre-main' } });
+    expect(
+      callSettingsFor('openai:gpt-5', cacheIdentity(forker, 'openai:gpt-5', prefix)).providerOptions,
+    ).toMatchObject({ openai: { promptCacheKey: 'cadre-forker' } });
+  });
+});
