@@ -82,6 +82,8 @@ describe('context: fork', () => {
     expect(executed).toEqual(['earlier call']);
     const forked = outcome.tree.children.find((run) => run.agent === 'forker');
     expect(forked?.summary).toContain('not one of forker');
+    expect(forked?.forked).toBe(true);
+    expect(outcome.tree).not.toHaveProperty('forked');
     expect(events.find((event) => event.type === 'run-start' && event.agent === 'forker')).toMatchObject({
       forked: true,
     });

@@ -30,6 +30,8 @@ export interface RunView {
   parentToolCallId?: string;
   /** The worker process that executed the run (the last one, when it went on elsewhere). */
   worker?: string;
+  /** Started with its parent's whole conversation and request prefix (`context: fork`). */
+  forked?: true;
   /** The run's result, whole, from its `run-finish`. */
   summary?: string;
   error?: string;
@@ -147,6 +149,7 @@ function applyEvent(run: RunView, event: CadreEvent): void {
       if (event.parentToolCallId) run.parentToolCallId = event.parentToolCallId;
       if (event.worker) run.worker = event.worker;
       if (event.continues) run.continues = event.continues;
+      if (event.forked) run.forked = true;
       break;
     case 'text-delta':
       run.text += event.delta;
@@ -361,6 +364,8 @@ export interface RunTree {
   model: string;
   /** The worker process that executed the run, when runs are jobs. */
   worker?: string;
+  /** Started with its parent's whole conversation (`context: fork`). */
+  forked?: true;
   /** Model calls made so far. */
   turns: number;
   startedAt: string;
@@ -400,6 +405,7 @@ export function renderRunTree(
     ...(run.continues ? { continues: run.continues } : {}),
     model: run.model,
     ...(run.worker ? { worker: run.worker } : {}),
+    ...(run.forked ? { forked: true as const } : {}),
     turns: run.steps,
     startedAt: new Date(run.startedAt).toISOString(),
     endedAt: run.endedAt === undefined ? null : new Date(run.endedAt).toISOString(),

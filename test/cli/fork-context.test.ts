@@ -25,7 +25,8 @@ describe('context: fork', () => {
     const server = await startOpenAIServer((request) => {
       const last = request.body.messages.at(-1);
       if (isFork(request)) return { text: 'forked answer: the earlier note says 42' };
-      if (last?.role === 'user') return { toolCalls: [{ name: 'sketch', arguments: { task: 'Look again.' } }] };
+      if (last?.role === 'user')
+        return { toolCalls: [{ name: 'sketch', arguments: { task: 'Look again.' } }] };
       return { text: 'Done.' };
     });
     close = server.close;
@@ -44,18 +45,22 @@ describe('context: fork', () => {
     expect(result.code).toBe(0);
     const forked = server.requests.filter(isFork);
     expect(forked).toHaveLength(1);
-    const delegating = server.requests.find((request) =>
-      request.body.messages.at(-1)?.role === 'user' && !isFork(request),
+    const delegating = server.requests.find(
+      (request) => request.body.messages.at(-1)?.role === 'user' && !isFork(request),
     )!;
     const child = forked[0]!.body;
     const parent = delegating.body;
     expect(child.messages.slice(0, parent.messages.length)).toEqual(parent.messages);
     expect(child.messages).toHaveLength(parent.messages.length + 1);
-    expect(contentText(child.messages.at(-1)?.content)).toContain('You are the sketch agent. Reply in one line.');
+    expect(contentText(child.messages.at(-1)?.content)).toContain(
+      'You are the sketch agent. Reply in one line.',
+    );
     expect(contentText(child.messages.at(-1)?.content)).toContain('Look again.');
     expect(child.tools?.slice(0, parent.tools?.length)).toEqual(parent.tools);
     const run = JSON.parse(result.stdout).run as { children: Array<{ agent: string; summary: string }> };
-    expect(run.children).toMatchObject([{ agent: 'sketch', summary: 'forked answer: the earlier note says 42' }]);
+    expect(run.children).toMatchObject([
+      { agent: 'sketch', forked: true, summary: 'forked answer: the earlier note says 42' },
+    ]);
 
     const wrong = join(home, 'wrong.md');
     writeFileSync(wrong, '---\nname: wrong\ndescription: d\ncontext: whole\n---\nYou help.\n');

@@ -45,6 +45,8 @@ export interface SetupOptions {
   config?: object;
   /** The model ids the fixture model server lists at `GET /models`. */
   models?: string[];
+  /** Agent definition files to put in the home's `agents/` folder, by file name. */
+  agents?: Record<string, string>;
 }
 
 /** A model server playing `script`, a `cadre serve` on a fresh home using it, and Chromium on its page. */
@@ -53,6 +55,11 @@ export async function setup(script: FixtureScript, options: SetupOptions = {}) {
   cleanups.push(() => model.close());
   const home = tempHome();
   if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
+  if (options.agents) {
+    mkdirSync(join(home, 'agents'), { recursive: true });
+    for (const [file, text] of Object.entries(options.agents))
+      writeFileSync(join(home, 'agents', file), text);
+  }
   const env = Object.fromEntries(
     Object.entries({
       ...fixtureModelEnv(model, home),

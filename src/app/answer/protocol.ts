@@ -59,6 +59,7 @@ export type RunPartData = Pick<
       RunView,
       | 'endedAt'
       | 'parentToolCallId'
+      | 'forked'
       | 'summary'
       | 'error'
       | 'data'

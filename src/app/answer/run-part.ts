@@ -39,6 +39,7 @@ export function runPart(run: RunView): RunPartData {
     status: run.status,
     startedAt: run.startedAt,
     ...(run.parentToolCallId ? { parentToolCallId: run.parentToolCallId } : {}),
+    ...(run.forked ? { forked: run.forked } : {}),
   };
   if (run.endedAt === undefined) return header;
   const summary = run.summary ?? '';

@@ -75,6 +75,14 @@ export const RunCard = memo(
             </span>
             <StatusIcon status={run.status} />
             <span className="run-agent">{run.agent}</span>
+            {run.forked && (
+              <span
+                className="run-forked"
+                title="Started with its parent's whole conversation (context: fork)"
+              >
+                forked context
+              </span>
+            )}
             <span className="run-task">{truncate(run.task, 120)}</span>
             {words && (
               <span
