@@ -69,9 +69,14 @@ describe('context: fork', () => {
     // earlier echo call and its result included)…
     expect(first.prompt.slice(0, delegating.prompt.length)).toEqual(delegating.prompt);
     expect(first.tools.slice(0, delegating.tools.length)).toEqual(delegating.tools);
-    expect(delegating.tools.map((declared) => declared.name)).toEqual(['echo', 'forker']);
+    expect(delegating.tools.map((declared) => declared.name)).toEqual(['echo', 'forker', 'continue_agent']);
     // …then the child's own tools, and one user message: its instructions and its task.
-    expect(first.tools.map((declared) => declared.name)).toEqual(['echo', 'forker', 'secret']);
+    expect(first.tools.map((declared) => declared.name)).toEqual([
+      'echo',
+      'forker',
+      'continue_agent',
+      'secret',
+    ]);
     expect(first.prompt).toHaveLength(delegating.prompt.length + 1);
     const brief = JSON.stringify(first.prompt.at(-1));
     expect(first.prompt.at(-1)?.role).toBe('user');
