@@ -1,6 +1,6 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { asSchema, jsonSchema, type ModelMessage, type ToolSet, tool } from 'ai';
-import { SystemError } from './errors.ts';
+import { ModelBehaviorError, SystemError } from './errors.ts';
 import { estimateTokens } from './usage.ts';
 
 /**
@@ -73,7 +73,8 @@ export function forkTools(prefix: ForkedPrefix, own: ToolSet, agent: string): To
         ...(declared.description !== undefined ? { description: declared.description } : {}),
         inputSchema: jsonSchema(declared.inputSchema),
         execute: async () => {
-          throw new Error(
+          throw new ModelBehaviorError(
+            'tool_not_allowed',
             `"${declared.name}" is not one of ${agent}'s tools: it is declared only because this run was forked from its parent's conversation. Use your own tools.`,
           );
         },
