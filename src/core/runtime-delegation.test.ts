@@ -44,7 +44,12 @@ describe('delegation: what a child gets and how children run', () => {
   it('gives a child with context: fork the whole conversation, tool calls and results included', async () => {
     const seen: Record<string, string> = {};
     const { runtime } = setup(
-      (request, who) => {
+      (request, system) => {
+        // A fork's requests begin with main's (its system prompt too); its own instructions are in its brief.
+        const forked = request.prompt.some(
+          (m) => m.role === 'user' && JSON.stringify(m.content).includes('I am forked.'),
+        );
+        const who = forked ? 'forked' : system;
         seen[who] = JSON.stringify(request.prompt.filter((m) => m.role !== 'system'));
         const steps = request.prompt.filter((m) => m.role === 'tool').length;
         if (who === 'main' && steps === 0)
