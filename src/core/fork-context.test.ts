@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { agent, executed, setup } from '../../test/helpers/runtime-setup.ts';
-import type { ScriptedRequest } from '../models/scripted-model.ts';
+import { agent, echo, executed, secret, setup } from '../../test/helpers/runtime-setup.ts';
+import { ScriptedModel, type ScriptedRequest } from '../models/scripted-model.ts';
 import { agentDefinitionSchema } from './agent-definition.ts';
 import type { JournalKind, TreeJournal } from './journal.ts';
 import { callSettingsFor } from './model-options.ts';
+import { Runtime } from './runtime.ts';
+import { ToolRegistry } from './tool-registry.ts';
 
 /** `context: fork`: a child's first request begins exactly as its parent's delegating request did. */
 
@@ -164,5 +166,59 @@ describe('context: fork', () => {
     expect(
       callSettingsFor('openai:gpt-5', cacheIdentity(forker, 'openai:gpt-5', prefix)).providerOptions,
     ).toMatchObject({ openai: { promptCacheKey: 'cadre-forker' } });
+  });
+
+  it('a forked run continued by continue_agent goes on from its own conversation, with the same prefix', async () => {
+    const forkRequests: ScriptedRequest[] = [];
+    const mainRequests: ScriptedRequest[] = [];
+    const { runtime } = setup((request) => {
+      if (isFork(request)) {
+        forkRequests.push(request);
+        return { text: JSON.stringify(request.prompt).includes('And the second?') ? 'second' : 'first' };
+      }
+      mainRequests.push(request);
+      const tools = request.prompt.filter((m) => m.role === 'tool').length;
+      if (tools === 0) return { toolCalls: [{ name: 'forker', input: { task: 'the first' } }] };
+      if (tools === 1) {
+        const view = request.toolResults[0]?.output as { run_id?: string };
+        return {
+          toolCalls: [{ name: 'continue_agent', input: { run_id: view.run_id, message: 'And the second?' } }],
+        };
+      }
+      return { text: `main: ${JSON.stringify(request.toolResults[0]?.output)}` };
+    }, definitions());
+    const { envelope, tree } = await runtime.run({ agent: 'main', task: 'the question' });
+    expect(envelope.summary).toContain('second');
+    expect(tree.children.map((run) => [run.agent, run.status, run.forked])).toEqual([
+      ['forker', 'ok', true],
+      ['forker', 'ok', true],
+    ]);
+    // The continuation's request: main's instructions and tools, the first run's whole conversation (main's
+    // prefix, its brief, its answer), then a brief with the follow-up.
+    const [first, again] = forkRequests.map(sent);
+    expect(again!.prompt.slice(0, first!.prompt.length)).toEqual(first!.prompt);
+    expect(again!.tools).toEqual(first!.tools);
+    expect(JSON.stringify(again!.prompt.at(-1))).toContain('And the second?');
+  });
+
+  it('on Anthropic, the fork sends the same cache breakpoint on the instructions and one on its brief', async () => {
+    const requests = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const model = new ScriptedModel(forkScript(requests));
+    const runtime = new Runtime({
+      agents: new Map(definitions().map((definition) => [definition.name, definition])),
+      tools: new ToolRegistry([echo, secret]),
+      resolveModel: () => model,
+      mainModel: 'anthropic:claude-test',
+    });
+    await runtime.run({ agent: 'main', task: 'the question' });
+    const delegating = sent(requests.main[1]!).prompt;
+    const first = sent(requests.forker[0]!).prompt;
+    const ephemeral = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    expect(first[0]).toEqual(delegating[0]);
+    expect(first[0]?.providerOptions).toEqual(ephemeral);
+    // The breakpoint moves to the last message; everything else before the brief is main's as sent.
+    const bare = (messages: typeof first) => messages.map(({ providerOptions: _, ...message }) => message);
+    expect(bare(first.slice(0, delegating.length))).toEqual(bare(delegating));
+    expect(first.at(-1)?.providerOptions).toEqual(ephemeral);
   });
 });
