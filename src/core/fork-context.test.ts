@@ -221,4 +221,29 @@ describe('context: fork', () => {
     expect(bare(first.slice(0, delegating.length))).toEqual(bare(delegating));
     expect(first.at(-1)?.providerOptions).toEqual(ephemeral);
   });
+
+  it('as the prefetch agent (before its parent has sent anything) gets the conversation with its own prefix', async () => {
+    const prompts: ScriptedRequest[] = [];
+    const { runtime } = setup((request) => {
+      if (request.system.includes('Dig; report briefly.')) {
+        prompts.push(request);
+        return { text: 'prefetched: the earlier answer was 7' };
+      }
+      return {
+        text: request.system.includes('prefetched: the earlier answer was 7') ? 'main used it' : 'no',
+      };
+    }, definitions());
+    const outcome = await runtime.run({
+      agent: 'main',
+      task: 'the question',
+      history: [
+        { role: 'user', content: 'earlier question' },
+        { role: 'assistant', content: 'earlier answer' },
+      ],
+      prefetch: { agent: 'forker' },
+    });
+    expect(outcome.envelope.summary).toBe('main used it');
+    expect(JSON.stringify(prompts[0]?.prompt)).toContain('earlier answer');
+    expect(prompts).toHaveLength(1);
+  });
 });

@@ -1,6 +1,6 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { asSchema, jsonSchema, type ModelMessage, type ToolSet, tool } from 'ai';
-import { ModelBehaviorError, SystemError } from './errors.ts';
+import { ModelBehaviorError } from './errors.ts';
 import { estimateTokens } from './usage.ts';
 
 /**
@@ -39,13 +39,8 @@ export interface SentPrefix {
 /** The parent's prefix as plain data: its tools' input schemas as the JSON Schema providers receive. */
 export async function forkedPrefix(
   parent: { definition: { name: string }; modelRef: string },
-  sent: SentPrefix | undefined,
+  sent: SentPrefix,
 ): Promise<ForkedPrefix> {
-  if (!sent)
-    throw new SystemError(
-      'child_unrunnable',
-      'A forked child needs its parent to have sent a request first.',
-    );
   const tools: DeclaredTool[] = [];
   for (const [name, bound] of Object.entries(sent.tools)) {
     const inputSchema = await asSchema(bound.inputSchema).jsonSchema;

@@ -96,7 +96,8 @@ async function startChild(
       : messagesForChild(parent.conversation(), request.definition.context),
     ...(request.continues ? { continues: request.continues.runId } : {}),
     // A forked run, continued too, begins with its parent's prefix: its history holds calls to those tools.
-    ...(fork ? { fork: await forkedPrefix(parent, parent.sent) } : {}),
+    // A prefetch starts before its parent has sent anything: it gets the conversation, with its own prefix.
+    ...(fork && parent.sent ? { fork: await forkedPrefix(parent, parent.sent) } : {}),
     rootRunId: tree.rootRunId,
     parentRunId: parent.id,
     ...(request.toolCallId ? { parentToolCallId: request.toolCallId } : {}),
