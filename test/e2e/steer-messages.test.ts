@@ -86,14 +86,24 @@ interface TreeJson {
 
 /** The running math run of the newest tree. */
 async function runningMath(env: Record<string, string>): Promise<{ rootId: string; mathId: string }> {
-  return eventually(async () => {
+  let lastListing = '';
+  const found = eventually(async () => {
     const listed = await runCli(['runs', 'list', '--json'], env);
+    // Started beside the asker's first moments on a fresh CADRE_HOME: a listing that failed (once in a CI
+    // run, at load ~10, it printed nothing) is looked at again, and said if it never succeeds.
+    if (listed.code !== 0 || !listed.stdout.trim()) {
+      lastListing = `exit ${listed.code}: ${listed.stderr.trim()}`;
+      return undefined;
+    }
     const rootId = (JSON.parse(listed.stdout) as { runs: Array<{ id: string }> }).runs[0]?.id;
     if (!rootId) return undefined;
     const tree = JSON.parse((await runCli(['runs', 'show', rootId, '--json'], env)).stdout) as TreeJson;
     const math = tree.children.find((run) => run.agent === 'math' && run.status === 'running');
     return math ? { rootId, mathId: math.id } : undefined;
   }, 'the running math run');
+  return found.catch((error: Error) => {
+    throw lastListing ? new Error(`${error.message} (the last listing failed, ${lastListing})`) : error;
+  });
 }
 
 describe('talking to a running sub-agent from another process', () => {
