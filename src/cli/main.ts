@@ -19,7 +19,7 @@ usage:
   cadre sessions list [--json] | rm ID
   cadre agents list | show NAME | check [FILE...]
   cadre runs list [--json] | show ID [--json | --verbose] | rm ID... | prune --older-than 30d
-            | resume ID [--approve-all | --deny-all]
+            | resume ID [--approve-all | --deny-all] | stop ID | say ID "TEXT"
   cadre docs add FILE... | list | search "Q" | rm ID...
   cadre mcp                      serve the agents as MCP tools over stdio
   cadre mcp list | trust [DIR] | untrust [DIR]
