@@ -1,13 +1,12 @@
 import { type Tool, tool } from 'ai';
 import { z } from 'zod';
 import type { AgentDefinition } from './agent-definition.ts';
-import { delegationFailure, type StartChild } from './delegation.ts';
+import { childReturned, delegationFailure, type StartChild } from './delegation.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
 import { emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { journaledCall, refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
-import { addUsage } from './usage.ts';
 
 /** The tool a run calls to go on with one of its finished sub-agent runs. */
 export const CONTINUE_AGENT = 'continue_agent';
@@ -82,9 +81,7 @@ export function bindContinueTool(
                 toolCallId,
                 continues: { runId: input.run_id, conversation: earlier.conversation },
               });
-              parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
-              if (envelope.untrusted) parent.readUntrusted = true;
-              return envelope;
+              return childReturned(parent, envelope);
             } finally {
               release();
             }

@@ -145,10 +145,7 @@ export function bindAgentTool(
                   parent,
                   toolCallId,
                 });
-                parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
-                // A parent that passes on what such a child wrote is itself answering from untrusted content.
-                if (envelope.untrusted) parent.readUntrusted = true;
-                return envelope;
+                return childReturned(parent, envelope);
               } finally {
                 release();
               }
@@ -200,6 +197,16 @@ export function bindAgentTool(
 
 /** Statuses after which a sub-agent handed back no usable answer: its delegation call did not succeed. */
 const FAILED_STATUSES = new Set(['error', 'cancelled', 'timeout', 'budget', 'interrupted']);
+
+/**
+ * What a child's envelope brings its parent (a delegation's, or a continued run's): its subtree's usage,
+ * and, when it read untrusted content, that the parent now answers from it too. Returns the envelope.
+ */
+export function childReturned(parent: RunFrame, envelope: ResultEnvelope): ResultEnvelope {
+  parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+  if (envelope.untrusted) parent.readUntrusted = true;
+  return envelope;
+}
 
 /**
  * Why a delegation that came back is a failed call, or undefined when it succeeded (ok, partial, or a
