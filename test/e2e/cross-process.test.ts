@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServe } from '../helpers/serve.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
 
@@ -30,16 +31,6 @@ async function readSse(response: Response, onData: (data: string) => boolean | u
         return;
       }
     }
-  }
-}
-
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -8,18 +8,9 @@ import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServe } from '../helpers/serve.ts';
 import { isMain, isMath } from '../web/web-app-setup.ts';
-
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-}
 
 const taskOf = (request: RecordedRequest) =>
   contentText(request.body.messages.find((message) => message.role === 'user')?.content);
