@@ -23,12 +23,16 @@ afterEach(async () => {
 });
 
 /**
- * Waits for the Send button to come back (the answer ended), looking four times a second with a plain DOM
- * query: Playwright's role queries, polled every frame over a large page, would be long tasks themselves.
+ * Waits for the answer to end: the Stop button has been seen (a MutationObserver set up before Enter notes
+ * it) and the Send button is back. Looking four times a second with a plain DOM query: Playwright's role
+ * queries, polled every frame over a large page, would be long tasks themselves. Without the first half, a
+ * look taken before the page turned busy would see the Send button still there and end at once.
  */
 function answerEnded(page: Page) {
   return page.waitForFunction(
-    () => [...document.querySelectorAll('button')].some((button) => button.textContent === 'Send'),
+    () =>
+      (window as unknown as { __sawBusy?: boolean }).__sawBusy === true &&
+      [...document.querySelectorAll('button')].some((button) => button.textContent === 'Send'),
     undefined,
     { polling: 250, timeout: 90_000 },
   );
@@ -47,6 +51,17 @@ async function longTasksWhileStreaming(page: Page, app: MockApp | undefined, don
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) state.tasks.push(Math.round(entry.duration));
     }).observe({ type: 'longtask', buffered: false });
+  });
+  await page.evaluate(() => {
+    const flag = window as unknown as { __sawBusy?: boolean };
+    flag.__sawBusy = false;
+    const observer = new MutationObserver(() => {
+      if (document.querySelector('button.stop')) {
+        flag.__sawBusy = true;
+        observer.disconnect();
+      }
+    });
+    observer.observe(document.body, { childList: true, subtree: true });
   });
   const box = page.getByRole('textbox', { name: 'Message' });
   await box.fill('Go');
