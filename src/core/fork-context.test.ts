@@ -201,7 +201,7 @@ describe('context: fork', () => {
     expect(JSON.stringify(again!.prompt.at(-1))).toContain('And the second?');
   });
 
-  it('on Anthropic, the fork sends the same cache breakpoint on the instructions and one on its brief', async () => {
+  it("on Anthropic, the fork sends main's cache breakpoints (instructions, end of main's conversation) and one on its brief", async () => {
     const requests = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
     const model = new ScriptedModel(forkScript(requests));
     const runtime = new Runtime({
@@ -216,9 +216,11 @@ describe('context: fork', () => {
     const ephemeral = { anthropic: { cacheControl: { type: 'ephemeral' } } };
     expect(first[0]).toEqual(delegating[0]);
     expect(first[0]?.providerOptions).toEqual(ephemeral);
-    // The breakpoint moves to the last message; everything else before the brief is main's as sent.
-    const bare = (messages: typeof first) => messages.map(({ providerOptions: _, ...message }) => message);
-    expect(bare(first.slice(0, delegating.length))).toEqual(bare(delegating));
+    // Everything before the brief is main's as sent, main's moving breakpoint (on its last message)
+    // included, so the request is main's up to there; the brief carries the fork's own moving breakpoint.
+    expect(first.slice(0, delegating.length)).toEqual(delegating);
+    expect(delegating.at(-1)?.providerOptions).toEqual(ephemeral);
+    expect(first).toHaveLength(delegating.length + 1);
     expect(first.at(-1)?.providerOptions).toEqual(ephemeral);
   });
 

@@ -122,16 +122,18 @@ export function cachedInstructions(instructions: string): {
 /**
  * The conversation with one cache breakpoint, on its last message: the next step reads everything up to
  * here from the cache (Anthropic looks back from a breakpoint for the longest prefix it stored). Earlier
- * breakpoints are taken off, so a long run never passes the four Anthropic allows.
+ * breakpoints are taken off, so a long run never passes the four Anthropic allows. `held` (a forked run's
+ * count of its parent's messages) keeps a second one on the last of those, where the parent's request had
+ * its own: the fork's request is then the parent's byte for byte up to there, and reads it from the cache.
  */
-export function withConversationBreakpoint(messages: ModelMessage[]): ModelMessage[] {
+export function withConversationBreakpoint(messages: ModelMessage[], held?: number): ModelMessage[] {
   return messages.map((message, index) => {
     const { anthropic, ...others } = (message.providerOptions ?? {}) as Record<
       string,
       JSONObject | undefined
     >;
     const { cacheControl: _, ...rest } = anthropic ?? {};
-    const last = index === messages.length - 1;
+    const last = index === messages.length - 1 || (held !== undefined && index === held - 1);
     const options = {
       ...others,
       ...(last || Object.keys(rest).length

@@ -272,6 +272,7 @@ async function runWithin(
       maxOutputTokens: limits.maxOutputTokens,
       metered: budgeted,
       call,
+      ...(spec.fork ? { parentMessages: spec.history.length } : {}),
       stopWhen: stopWhenOf([turnLimitReached(limits.maxTurns - stepsDone), budgetExhausted(frame)]),
       ...(stepsDone ? { stepOffset: stepsDone } : {}),
       prepareStep: ({ stepNumber, responseMessages: soFar }) => {

@@ -42,6 +42,8 @@ export interface TurnOptions {
   metered: boolean;
   /** Reasoning, provider options and cache breakpoints for this agent on its provider. */
   call?: CallSettings | undefined;
+  /** A forked run: how many of `messages` are its parent's (a cache breakpoint stays on the last of them). */
+  parentMessages?: number;
 }
 
 export interface TurnResult {
@@ -162,7 +164,7 @@ function validSteps(frame: RunFrame, options: TurnOptions) {
     const own = options.prepareStep?.(step);
     let messages = await joinMessages(frame, (options.stepOffset ?? 0) + step.stepNumber, step);
     if (rewrite) messages = withDeclaredCallsOnly(messages, declared);
-    if (breakpoints) messages = withConversationBreakpoint(messages);
+    if (breakpoints) messages = withConversationBreakpoint(messages, options.parentMessages);
     return messages === step.messages ? own : { ...own, messages };
   };
 }

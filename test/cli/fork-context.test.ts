@@ -24,7 +24,16 @@ describe('context: fork', () => {
   it("the forked child's first request is main's delegating request, then its brief", async () => {
     const server = await startOpenAIServer((request) => {
       const last = request.body.messages.at(-1);
-      if (isFork(request)) return { text: 'forked answer: the earlier note says 42' };
+      // The server reports the fork's prefix (main's whole request) as read from its cache.
+      if (isFork(request))
+        return {
+          text: 'forked answer: the earlier note says 42',
+          usage: {
+            prompt_tokens: 3000,
+            completion_tokens: 10,
+            prompt_tokens_details: { cached_tokens: 2800 },
+          },
+        };
       if (last?.role === 'user')
         return { toolCalls: [{ name: 'sketch', arguments: { task: 'Look again.' } }] };
       return { text: 'Done.' };
@@ -37,6 +46,8 @@ describe('context: fork', () => {
       file,
       '---\nname: sketch\ndescription: Looks again at the conversation so far.\ncontext: fork\n---\nYou are the sketch agent. Reply in one line.',
     );
+    const price = { inputPerMillion: 3, outputPerMillion: 15, cachedInputPerMillion: 0.3 };
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ pricing: { 'compatible:m': price } }));
     const env = { CADRE_HOME: home, CADRE_MODEL: 'compatible:m', CADRE_COMPATIBLE_BASE_URL: server.baseURL };
     const checked = await cadreInProcess(['agents', 'check', file], env);
     expect([checked.code, checked.stdout]).toEqual([0, expect.not.stringContaining('error')]);
@@ -57,10 +68,30 @@ describe('context: fork', () => {
     );
     expect(contentText(child.messages.at(-1)?.content)).toContain('Look again.');
     expect(child.tools?.slice(0, parent.tools?.length)).toEqual(parent.tools);
-    const run = JSON.parse(result.stdout).run as { children: Array<{ agent: string; summary: string }> };
-    expect(run.children).toMatchObject([
-      { agent: 'sketch', forked: true, summary: 'forked answer: the earlier note says 42' },
+    // Byte for byte: the fork's body is main's up to the end of main's messages, where the brief follows;
+    // what comes after the messages (tools, tool choice, settings) is main's too.
+    const raw = forked[0]!.raw;
+    let same = 0;
+    while (raw[same] === delegating.raw[same]) same++;
+    expect(delegating.raw.slice(same)).toMatch(/^\],"/);
+    expect(raw.slice(same)).toMatch(/^,\{"role":"user","content":"You are now the sub-agent/);
+    const { messages: _, ...afterParent } = JSON.parse(delegating.raw) as Record<string, unknown>;
+    const { messages: __, ...afterFork } = JSON.parse(raw) as Record<string, unknown>;
+    expect(JSON.stringify(afterFork)).toBe(JSON.stringify(afterParent));
+
+    const output = JSON.parse(result.stdout) as {
+      run: { children: Array<{ agent: string; summary: string; cost: { amount: number } }> };
+    };
+    expect(output.run.children).toMatchObject([
+      {
+        agent: 'sketch',
+        forked: true,
+        summary: 'forked answer: the earlier note says 42',
+        usage: { inputTokens: 3000, cacheReadTokens: 2800, outputTokens: 10 },
+      },
     ]);
+    // The cached part of its input is billed at the cached price.
+    expect(output.run.children[0]!.cost.amount).toBeCloseTo((200 * 3 + 2800 * 0.3 + 10 * 15) / 1e6, 10);
 
     const wrong = join(home, 'wrong.md');
     writeFileSync(wrong, '---\nname: wrong\ndescription: d\ncontext: whole\n---\nYou help.\n');
