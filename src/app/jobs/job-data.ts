@@ -42,7 +42,15 @@ export function askedWith(runtime: Runtime): TreeAsked {
  * queue (for an upgraded worker) and says so, so a rolling upgrade never runs a job on code that does not
  * understand it. Jobs without one were queued before formats were carried: format 1.
  */
-export const JOB_FORMAT = 1;
+export const JOB_FORMAT = 2;
+
+/**
+ * Each job says the oldest format that runs it right, so a worker from before a change still takes every
+ * job the change does not concern. Format 2 added `RunJobData.forked` (a forked child's conversation and
+ * prefix as JSON text); tree jobs and other run jobs are format 1.
+ */
+export const FORKED_JOB_FORMAT = 2;
+export const PLAIN_JOB_FORMAT = 1;
 
 /** The format a job's data says it has (see JOB_FORMAT). */
 export function jobFormat(data: unknown): number {
@@ -70,9 +78,33 @@ export interface RunJobData {
   /** See JOB_FORMAT. */
   format?: number;
   request: ChildRunRequest;
+  /**
+   * A forked child's `context` and `fork` (taken out of `request`) as JSON text: the queue keeps job data
+   * as PostgreSQL jsonb, which reorders object keys, and the fork's requests must be its parent's byte for
+   * byte (tool schemas, tool inputs and results) for a provider's prompt cache to read them.
+   */
+  forked?: string;
   runId: string;
   journalId: string;
   limits?: Partial<RuntimeLimits>;
   models?: TreeModels;
   agents?: AgentDefinition[];
+}
+
+/** A child's request as a run job carries it: a forked one's conversation and prefix kept as exact text. */
+export function runJobRequest(request: ChildRunRequest): Pick<RunJobData, 'format' | 'request' | 'forked'> {
+  if (!request.fork) return { format: PLAIN_JOB_FORMAT, request };
+  const { context, fork, ...rest } = request;
+  return {
+    format: FORKED_JOB_FORMAT,
+    request: { ...rest, context: [] },
+    forked: JSON.stringify({ context, fork }),
+  };
+}
+
+/** The child's request of a run job, a forked one's conversation and prefix as the parent sent them. */
+export function requestOfRunJob(data: RunJobData): ChildRunRequest {
+  if (data.forked === undefined) return data.request;
+  const { context, fork } = JSON.parse(data.forked) as Required<Pick<ChildRunRequest, 'context' | 'fork'>>;
+  return { ...data.request, context, fork };
 }

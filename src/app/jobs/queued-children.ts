@@ -8,7 +8,7 @@ import { zeroUsage } from '../../core/usage.ts';
 import type { JobSignals, TreeQueue } from '../../store/job-queue.ts';
 import { Wakeup } from '../follow-events.ts';
 import { runJobKey } from './forget-jobs.ts';
-import { JOB_FORMAT, type RunJobData, type TreeModels } from './job-data.ts';
+import { type RunJobData, runJobRequest, type TreeModels } from './job-data.ts';
 
 /** How long a stopped child may take to end before its parent stops waiting for it. */
 const STOP_GRACE_MS = 5_000;
@@ -45,8 +45,7 @@ export function queuedChildren(options: {
       const runId = childRunId(request.parentRunId, request.parentToolCallId);
       const key = runJobKey(runId);
       const data: RunJobData = {
-        format: JOB_FORMAT,
-        request,
+        ...runJobRequest(request),
         runId,
         journalId: options.journalId,
         ...(options.limits ? { limits: options.limits } : {}),

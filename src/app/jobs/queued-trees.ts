@@ -18,7 +18,7 @@ import { outcomeOf } from '../tree-handle.ts';
 import { stopTree, treeEvents } from '../trees.ts';
 import { closingOf, recordClosing, recordUnstartedRoot } from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
-import { askedWith, JOB_FORMAT, type TreeAsked, type TreeJobData } from './job-data.ts';
+import { askedWith, PLAIN_JOB_FORMAT, type TreeAsked, type TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
 
 /** A tree to put on the queue, and what the process that asked for it does with its events and its end. */
@@ -143,7 +143,7 @@ export async function startQueuedTree<Result>(
   const { runs } = parts.store;
   const rootRunId = `run_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
   const data: TreeJobData = {
-    format: JOB_FORMAT,
+    format: PLAIN_JOB_FORMAT,
     journalId: journal.id,
     userId,
     rootRunId,

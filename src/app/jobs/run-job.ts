@@ -9,7 +9,7 @@ import { storeAnswerOfStoredTree } from '../stored-answers.ts';
 import { runRequestOf } from '../tree-executor.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { findRun } from './close-run.ts';
-import type { RunJobData, TreeJobData } from './job-data.ts';
+import { type RunJobData, requestOfRunJob, type TreeJobData } from './job-data.ts';
 import { type JobLiveness, JobTreeRecord } from './job-record.ts';
 
 /**
@@ -129,7 +129,7 @@ async function runChild(
 ): Promise<unknown> {
   // Its parent, in another process, does not see this run's events: the run's model calls go with it.
   let turns = 0;
-  const envelope = await runtime.runChild(data.request, {
+  const envelope = await runtime.runChild(requestOfRunJob(data), {
     record,
     runId: data.runId,
     signal,
