@@ -375,70 +375,85 @@ const BRIEF = 'You are now the sub-agent \\"sketch\\"';
 const isFork = (call: WireCall) => JSON.stringify(call.body).includes(BRIEF);
 
 describe.each(providers)('context: fork on $name', (provider) => {
-  it("the forked child's request begins byte for byte as main's, the cache reads it, and the bill counts it", async () => {
-    // main calculates, then delegates to sketch (context: fork, no tools of its own); sketch tries main's
-    // calculate (refused, not run), then answers.
-    const { server, ask, home } = await onProvider(provider, (call): WireReply => {
-      // (On Anthropic the brief shares its user turn with main's last tool result.)
-      if (isFork(call)) {
-        const refused = call.toolResults.find((result) => result.output.includes('not one of'));
-        return refused
-          ? { text: `sketch saw: ${refused.output}` }
-          : { toolCalls: [{ name: 'calculate', input: { expression: '1234 * 5' } }] };
-      }
-      if (isMain(call)) {
-        if (call.toolResults.length === 0)
-          return { toolCalls: [{ name: 'calculate', input: { expression: '6 * 7' } }] };
-        if (call.toolResults[0]?.name === 'calculate')
-          return { toolCalls: [{ name: 'sketch', input: { task: 'Look again at the product.' } }] };
-        return { text: 'Done.' };
-      }
-      return { error: { status: 400, message: `unexpected request ${call.index}` } };
-    });
-    mkdirSync(join(home, 'agents'));
-    writeFileSync(
-      join(home, 'agents', 'sketch.md'),
-      '---\nname: sketch\ndescription: Looks again at the conversation so far.\ncontext: fork\n---\nYou are the sketch agent. Reply in one line.',
-    );
-    const { code, output } = await ask('What is 6 * 7?');
-    expect(server.refusals()).toEqual([]);
-    expect(code).toBe(0);
-    expect(output.answer).toBe('Done.');
+  it.each([
+    ['without reasoning', undefined],
+    ['with reasoning', provider.name === 'OpenAI Responses' ? 'low' : { budgetTokens: 2048 }],
+  ])(
+    "the forked child's request begins byte for byte as main's, the cache reads it, and the bill counts it (%s)",
+    async (_, reasoning) => {
+      // main calculates, then delegates to sketch (context: fork, no tools of its own); sketch tries main's
+      // calculate (refused, not run), then answers.
+      const { server, ask, home } = await onProvider(
+        provider,
+        (call): WireReply => {
+          // (On Anthropic the brief shares its user turn with main's last tool result.)
+          if (isFork(call)) {
+            const refused = call.toolResults.find((result) => result.output.includes('not one of'));
+            return refused
+              ? { text: `sketch saw: ${refused.output}` }
+              : { toolCalls: [{ name: 'calculate', input: { expression: '1234 * 5' } }] };
+          }
+          if (isMain(call)) {
+            if (call.toolResults.length === 0)
+              return { toolCalls: [{ name: 'calculate', input: { expression: '6 * 7' } }] };
+            if (call.toolResults[0]?.name === 'calculate')
+              return { toolCalls: [{ name: 'sketch', input: { task: 'Look again at the product.' } }] };
+            return { text: 'Done.' };
+          }
+          return { error: { status: 400, message: `unexpected request ${call.index}` } };
+        },
+        reasoning ? { reasoning } : {},
+      );
+      mkdirSync(join(home, 'agents'));
+      writeFileSync(
+        join(home, 'agents', 'sketch.md'),
+        '---\nname: sketch\ndescription: Looks again at the conversation so far.\ncontext: fork\n---\nYou are the sketch agent. Reply in one line.',
+      );
+      const { code, output } = await ask('What is 6 * 7?');
+      expect(server.refusals()).toEqual([]);
+      expect(code).toBe(0);
+      expect(output.answer).toBe('Done.');
 
-    const forks = server.requests.filter((request) => request.raw.includes(BRIEF));
-    expect(forks).toHaveLength(2);
-    const fork = forks[0]!;
-    const delegating = server.requests[server.requests.indexOf(fork) - 1]!;
-    expect(delegating.raw).not.toContain(BRIEF);
-    // Byte for byte the same up to the end of main's conversation; there the brief follows, in the
-    // fork's request only.
-    const same = commonPrefix(delegating.raw, fork.raw);
-    expect(delegating.raw.slice(same)).toMatch(/^[\]}]+,"/);
-    expect(fork.raw.indexOf(BRIEF) - same).toBeLessThan(80);
-    expect(fork.raw.slice(0, same)).toContain('6 * 7');
-    // What follows the conversation in the body (tools in main's order, Gemini's system instruction,
-    // settings) is main's too.
-    const rest = (raw: string) => {
-      const { input: _, messages: __, contents: ___, ...others } = JSON.parse(raw) as Record<string, unknown>;
-      return JSON.stringify(others);
-    };
-    expect(rest(fork.raw)).toBe(rest(delegating.raw));
-    if (provider.name === 'OpenAI Responses')
-      expect(fork.body.prompt_cache_key).toBe(delegating.body.prompt_cache_key);
+      const forks = server.requests.filter((request) => request.raw.includes(BRIEF));
+      expect(forks).toHaveLength(2);
+      const fork = forks[0]!;
+      const delegating = server.requests[server.requests.indexOf(fork) - 1]!;
+      expect(delegating.raw).not.toContain(BRIEF);
+      // Byte for byte the same up to the end of main's conversation; there the brief follows, in the
+      // fork's request only.
+      const same = commonPrefix(delegating.raw, fork.raw);
+      expect(delegating.raw.slice(same)).toMatch(/^[\]}]+,"/);
+      expect(fork.raw.indexOf(BRIEF) - same).toBeLessThan(80);
+      expect(fork.raw.slice(0, same)).toContain('6 * 7');
+      // What follows the conversation in the body (tools in main's order, Gemini's system instruction,
+      // settings) is main's too.
+      const rest = (raw: string) => {
+        const {
+          input: _,
+          messages: __,
+          contents: ___,
+          ...others
+        } = JSON.parse(raw) as Record<string, unknown>;
+        return JSON.stringify(others);
+      };
+      expect(rest(fork.raw)).toBe(rest(delegating.raw));
+      if (provider.name === 'OpenAI Responses')
+        expect(fork.body.prompt_cache_key).toBe(delegating.body.prompt_cache_key);
 
-    // The provider read main's whole prefix from its cache (OpenAI counts it in blocks of 128 tokens).
-    const sent = (usage = delegating.usage!) => usage.input + usage.cacheRead + usage.cacheWrite;
-    expect(fork.usage!.cacheRead).toBeGreaterThan(sent() - 128);
-    // sketch's call to main's calculate was refused, not run.
-    const sketch = output.run.children[0]!;
-    expect(sketch).toMatchObject({ agent: 'sketch', forked: true, status: 'ok' });
-    expect(sketch.summary).toContain("not one of sketch's tools");
-    expect(JSON.stringify(forks[1]!.body)).not.toContain('6170');
-    // The run's usage is what the provider counted, cache reads included, and its cost what it bills.
-    expect(sketch.usage.cacheReadTokens).toBe(forks[0]!.usage!.cacheRead + forks[1]!.usage!.cacheRead);
-    expect(output.run.subtreeUsage.inputTokens).toBe(
-      server.requests.reduce((sum, request) => sum + (request.usage ? sent(request.usage) : 0), 0),
-    );
-    expect(output.cost?.amount).toBeCloseTo(providerBill(server), 8);
-  });
+      // The provider read main's whole prefix from its cache (OpenAI counts it in blocks of 128 tokens).
+      const sent = (usage = delegating.usage!) => usage.input + usage.cacheRead + usage.cacheWrite;
+      expect(fork.usage!.cacheRead).toBeGreaterThan(sent() - 128);
+      // sketch's call to main's calculate was refused, not run.
+      const sketch = output.run.children[0]!;
+      expect(sketch).toMatchObject({ agent: 'sketch', forked: true, status: 'ok' });
+      expect(sketch.summary).toContain("not one of sketch's tools");
+      expect(JSON.stringify(forks[1]!.body)).not.toContain('6170');
+      // The run's usage is what the provider counted, cache reads included, and its cost what it bills.
+      expect(sketch.usage.cacheReadTokens).toBe(forks[0]!.usage!.cacheRead + forks[1]!.usage!.cacheRead);
+      expect(output.run.subtreeUsage.inputTokens).toBe(
+        server.requests.reduce((sum, request) => sum + (request.usage ? sent(request.usage) : 0), 0),
+      );
+      expect(output.cost?.amount).toBeCloseTo(providerBill(server), 8);
+    },
+  );
 });
