@@ -58,7 +58,7 @@ export class InProcessTrees implements TreeExecutor {
       if (isRootStart) started(event.runId);
     };
     relayStops(parts);
-    const record = new EmbeddedTreeRecord(journal);
+    const record = new EmbeddedTreeRecord(journal, parts.store.runs);
     slot.steer({
       stopRun: (runId, reason) => record.stopRun(runId, reason),
       sendMessage: (runId, message) => record.sendMessage(runId, message),

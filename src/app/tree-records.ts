@@ -1,5 +1,6 @@
 import { type BudgetLedger, InMemoryBudgetLedger } from '../core/child-runs.ts';
 import type { TreeJournal } from '../core/journal.ts';
+import type { ConversationKeeper } from '../core/kept-conversations.ts';
 import type { RunMessage, TreeRecord, TreeSteering } from '../core/tree-record.ts';
 
 /**
@@ -11,11 +12,14 @@ import type { RunMessage, TreeRecord, TreeSteering } from '../core/tree-record.t
 export class EmbeddedTreeRecord implements TreeRecord {
   readonly journal: TreeJournal;
   readonly ledger: BudgetLedger = new InMemoryBudgetLedger();
+  readonly conversations: ConversationKeeper | undefined;
 
   #steering: TreeSteering | undefined;
 
-  constructor(journal: TreeJournal) {
+  /** `conversations`: where finished runs' conversations are kept (the store's runs). */
+  constructor(journal: TreeJournal, conversations?: ConversationKeeper) {
     this.journal = journal;
+    this.conversations = conversations;
   }
 
   steer(steering: TreeSteering): void {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { agent, setup } from '../../test/helpers/runtime-setup.ts';
 import type { ScriptedRequest } from '../models/scripted-model.ts';
+import type { CadreEvent } from './events.ts';
+import type { ConversationKeeper, KeptConversation } from './kept-conversations.ts';
 
 const texts = (request: ScriptedRequest) => JSON.stringify(request.prompt.filter((m) => m.role !== 'system'));
 
@@ -84,5 +86,150 @@ describe('continue_agent', () => {
     const { envelope, tree } = await runtime.run({ agent: 'main', task: 'go' });
     expect(envelope.summary).toContain('no finished sub-agent run');
     expect(tree.children).toHaveLength(1);
+  });
+});
+
+/**
+ * A keeper of conversations as the store is one (kept-conversations.ts), in memory: each run's agent, tree
+ * and session from its events, each user's conversations apart.
+ */
+function memoryKeeper(): ConversationKeeper & { record: (event: CadreEvent) => void } {
+  const runs = new Map<string, KeptConversation & { userId: string }>();
+  const kept = new Map<string, { userId: string; conversation: string | null; chars: number }>();
+  return {
+    record(event) {
+      if (event.type === 'run-start') {
+        const root = runs.get(event.rootRunId);
+        runs.set(event.runId, {
+          runId: event.runId,
+          agent: event.agent,
+          rootRunId: event.rootRunId,
+          parentId: event.parentRunId,
+          sessionId: event.sessionId ?? root?.sessionId ?? null,
+          status: 'running',
+          userId: event.userId ?? root?.userId ?? 'local',
+        });
+      }
+      const run = runs.get(event.runId);
+      if (event.type === 'run-finish' && run) run.status = event.status;
+    },
+    async keepConversation(userId, runId, conversation) {
+      kept.set(runId, { userId, ...conversation });
+    },
+    async keptConversation(userId, runId) {
+      const run = runs.get(runId);
+      if (!run || run.userId !== userId) return undefined;
+      const { userId: _owner, ...found } = run;
+      const conversation = kept.get(runId);
+      if (!conversation || conversation.userId !== userId) return found;
+      return {
+        ...found,
+        chars: conversation.chars,
+        ...(conversation.conversation ? { messages: JSON.parse(conversation.conversation) } : {}),
+      };
+    },
+  };
+}
+
+describe('continue_agent across turns', () => {
+  const definitions = [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker' })];
+  /** Main delegates on its first turn; on a later one it continues the run id its question names. */
+  const script = (request: ScriptedRequest, who: string) => {
+    if (who !== 'main')
+      return {
+        text: texts(request).includes('Which hunt by day?')
+          ? `day: ${texts(request).includes('Barn owl, hawk-owl.') ? 'hawk-owl' : 'no idea'}`
+          : 'Barn owl, hawk-owl.',
+      };
+    const asked = texts(request).match(/continue (\w+)/)?.[1];
+    const tools = request.prompt.filter((m) => m.role === 'tool').length;
+    if (tools === 0)
+      return asked
+        ? { toolCalls: [{ name: 'continue_agent', input: { run_id: asked, message: 'Which hunt by day?' } }] }
+        : { toolCalls: [{ name: 'worker', input: { task: 'Find owls.' } }] };
+    return { text: JSON.stringify(request.toolResults[0]?.output) };
+  };
+
+  it('goes on with a sub-agent run of an earlier turn of the same session, from its kept conversation', async () => {
+    const keeper = memoryKeeper();
+    const { runtime } = setup(script, definitions);
+    runtime.bus.subscribe((event) => keeper.record(event));
+    const record = { conversations: keeper };
+    const first = await runtime.run({
+      agent: 'main',
+      task: 'Owls?',
+      sessionId: 's1',
+      userId: 'alice',
+      record,
+    });
+    const earlier = first.tree.children[0]!;
+    expect(earlier.status).toBe('ok');
+    // A later turn: a new tree (nothing of the first in memory), the same session.
+    const later = await runtime.run({
+      agent: 'main',
+      task: `continue ${earlier.id}`,
+      sessionId: 's1',
+      userId: 'alice',
+      record,
+    });
+    expect(later.envelope.summary).toContain('day: hawk-owl');
+    expect(later.tree.children[0]).toMatchObject({ agent: 'worker', status: 'ok', continues: earlier.id });
+    // The follow-up's own conversation is kept too: it can be continued in its turn.
+    expect((await keeper.keptConversation('alice', later.tree.children[0]!.id))?.messages).toBeDefined();
+  });
+
+  it("never reaches another session's or another user's run: it reads as a run that does not exist", async () => {
+    const keeper = memoryKeeper();
+    const { runtime } = setup(script, definitions);
+    runtime.bus.subscribe((event) => keeper.record(event));
+    const record = { conversations: keeper };
+    const first = await runtime.run({
+      agent: 'main',
+      task: 'Owls?',
+      sessionId: 's1',
+      userId: 'alice',
+      record,
+    });
+    const earlier = first.tree.children[0]!.id;
+    for (const [sessionId, userId] of [
+      ['s2', 'alice'],
+      ['s1', 'bob'],
+    ] as const) {
+      const other = await runtime.run({
+        agent: 'main',
+        task: `continue ${earlier}`,
+        sessionId,
+        userId,
+        record,
+      });
+      expect(other.envelope.summary).toContain(`there is no finished sub-agent run \\"${earlier}\\"`);
+      expect(other.tree.children).toHaveLength(0);
+    }
+  });
+
+  it('says a conversation larger than limits.maxStoredOutputChars was not kept, and does not continue it', async () => {
+    const keeper = memoryKeeper();
+    const { runtime } = setup(script, definitions, { maxStoredOutputChars: 50 });
+    runtime.bus.subscribe((event) => keeper.record(event));
+    const record = { conversations: keeper };
+    const first = await runtime.run({
+      agent: 'main',
+      task: 'Owls?',
+      sessionId: 's1',
+      userId: 'alice',
+      record,
+    });
+    const earlier = first.tree.children[0]!.id;
+    const later = await runtime.run({
+      agent: 'main',
+      task: `continue ${earlier}`,
+      sessionId: 's1',
+      userId: 'alice',
+      record,
+    });
+    expect(later.envelope.summary).toMatch(
+      /conversation was \d+ characters, more than limits.maxStoredOutputChars/,
+    );
+    expect(later.tree.children).toHaveLength(0);
   });
 });

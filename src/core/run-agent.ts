@@ -150,6 +150,7 @@ async function runWithin(
     completedCalls: [],
     inbox: new RunInbox(),
     finishedChildren: new Map(),
+    ...(spec.continues ? { continues: spec.continues } : {}),
   };
   tree.frames.set(frame.id, frame);
 

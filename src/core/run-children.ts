@@ -39,7 +39,8 @@ export function bindTools(services: LoopServices, tree: TreeState, frame: RunFra
         // A run that may delegate may also go on with a sub-agent run that finished (offered once one has).
         tools[CONTINUE_AGENT] ??= bindContinueTool(
           frame,
-          (name) => services.agents.get(name),
+          // An agent it may hand work to (bound above as a tool of its own) is one it may continue.
+          (name) => (services.agents.has(name) && tools[name] ? services.agents.get(name) : undefined),
           (request) => startChild(services, tree, request, run),
           (definition) => services.limitsFor(definition).maxResultChars,
         );

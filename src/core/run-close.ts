@@ -1,5 +1,7 @@
+import type { ModelMessage } from 'ai';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { RunStopped } from './errors.ts';
+import { keptForm } from './kept-conversations.ts';
 import { emit, type RunFrame, subtreeUsage } from './run-frame.ts';
 import { citedSources } from './sources.ts';
 import type { RunStatus } from './status.ts';
@@ -47,6 +49,17 @@ function personStop(frame: RunFrame): string | undefined {
   return reason instanceof RunStopped ? reason.message : undefined;
 }
 
+/**
+ * Keeps a run's conversation in the tree's record. A store that fails here costs only the continuing of
+ * this run later (its parent still holds it while it runs), not the run's result: nothing more is done.
+ */
+async function keepConversation(frame: RunFrame, conversation: ModelMessage[]): Promise<void> {
+  const keeper = frame.tree.record.conversations;
+  if (!keeper) return;
+  const kept = keptForm(conversation, frame.limits.maxStoredOutputChars);
+  await keeper.keepConversation(frame.tree.userId, frame.id, kept).catch(() => {});
+}
+
 /** Waits for the run's children, then emits `run-finish` and returns the envelope. */
 export async function closeRun(
   frame: RunFrame,
@@ -58,6 +71,10 @@ export async function closeRun(
   await Promise.allSettled(frame.children);
   frame.tree.frames.delete(frame.id);
   frame.numbering.goLive();
+  // A sub-agent's conversation (or a follow-up's) may be continued: with its parent, which keeps it while
+  // it runs, and in the store before its end is told, so a later step, attempt, worker or turn finds it.
+  const conversation = frame.parent || frame.continues ? frame.conversation() : undefined;
+  if (conversation) await keepConversation(frame, conversation);
   const envelope: ResultEnvelope = {
     status,
     summary,
@@ -69,7 +86,7 @@ export async function closeRun(
     ...(stop?.stoppedBy ? { stoppedBy: stop.stoppedBy } : {}),
     ...(stop?.completedCalls?.length ? { completedCalls: stop.completedCalls } : {}),
     // A sub-agent's conversation goes to its parent, which may continue it (continue_agent).
-    ...(frame.parent ? { conversation: frame.conversation() } : {}),
+    ...(frame.parent && conversation ? { conversation } : {}),
   };
   emit(frame, {
     type: 'run-finish',

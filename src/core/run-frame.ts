@@ -119,6 +119,8 @@ export interface RunFrame extends ParentRun {
   inbox: RunInbox;
   /** Its sub-agent runs that finished here, by id, with their conversations: what `continue_agent` reaches. */
   finishedChildren: Map<string, { agent: string; conversation: ModelMessage[] }>;
+  /** The finished run this one continues from its own conversation (`continue_agent`, a follow-up). */
+  continues?: string;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { BudgetLedger, ChildRunner } from './child-runs.ts';
 import type { CadreEvent, EventBody } from './events.ts';
 import type { TreeJournal } from './journal.ts';
+import type { ConversationKeeper } from './kept-conversations.ts';
 
 /**
  * The durable side of one tree, as the run loop sees it: where its steps are committed and found again
@@ -20,6 +21,11 @@ export interface TreeRecord {
   readonly ledger?: BudgetLedger | undefined;
   /** Names the process executing the tree's runs here (runs as jobs), on each run-start and run-resume. */
   readonly worker?: string | undefined;
+  /**
+   * Where finished runs' conversations are kept (the store), so `continue_agent` reaches a run that
+   * finished in another attempt, process or turn; without it, only children finished in this memory.
+   */
+  readonly conversations?: ConversationKeeper | undefined;
   /** Where `runId`, begun by an earlier attempt, goes on: undefined for a run that starts anew. */
   resumePoint?(runId: string): ResumePoint | undefined;
   /**

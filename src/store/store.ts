@@ -114,6 +114,21 @@ export interface RunStore {
   sendMessage(userId: string, runId: string, message: RunMessage): Promise<boolean>;
   /** The messages left for any of these runs, oldest first; each is handed out once. */
   takeMessages(runIds: readonly string[]): Promise<Array<RunMessage & { runId: string }>>;
+  /**
+   * Keeps the caller's finished run `runId`'s conversation (the messages it would go on from), so a later
+   * step, turn or process can continue it: `conversation` is its JSON, or null when it was too large to
+   * keep (`chars` says how large). Kept again, the later one wins.
+   */
+  keepConversation(
+    userId: string,
+    runId: string,
+    kept: { conversation: string | null; chars: number },
+  ): Promise<void>;
+  /**
+   * The caller's run `runId` as continuing it needs it (its agent, its tree and session, its status) with
+   * its kept conversation; undefined when the caller has no such run.
+   */
+  keptConversation(userId: string, runId: string): Promise<KeptConversation | undefined>;
   /** The stop requests for any of these runs (trees' roots or runs in them), with their reasons; each is handed out once. */
   takeStopRequests(runIds: readonly string[]): Promise<Map<string, string>>;
   /**
@@ -127,6 +142,11 @@ export interface RunStore {
    */
   watch?(rootRunId: string, onChange: () => void): Promise<() => void>;
 }
+
+/** A run as continuing it needs it, with its kept conversation (see `RunStore.keptConversation`). */
+export type { KeptConversation } from '../core/kept-conversations.ts';
+
+import type { KeptConversation } from '../core/kept-conversations.ts';
 
 /** A person's message to a running run: it joins the run's conversation at its next model step. */
 export type { RunMessage } from '../core/tree-record.ts';

@@ -217,6 +217,94 @@ export function describeStoreContract(backend: string, open: () => Promise<Store
       });
     });
 
+    describe('kept conversations', () => {
+      it("keeps a finished run's conversation for its user only, with its tree's session, and drops it with the tree", async () => {
+        const store = await open();
+        const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+        const root = { rootRunId: 'r1', runId: 'r1', parentRunId: null, depth: 0, agent: 'main', time: 1 };
+        const child = { ...root, runId: 'c1', parentRunId: 'r1', depth: 1, agent: 'research' };
+        store.runs.record({
+          ...root,
+          seq: 0,
+          type: 'run-start',
+          task: 't',
+          model: 'm:x',
+          userId: 'alice',
+          sessionId: 's1',
+        });
+        store.runs.record({
+          ...child,
+          seq: 0,
+          type: 'run-start',
+          task: 'look',
+          model: 'm:x',
+          userId: 'alice',
+        });
+        const messages = [
+          { role: 'user', content: 'look \u0000 up' },
+          { role: 'assistant', content: [{ type: 'text', text: 'found it' }] },
+        ];
+        await store.runs.keepConversation('alice', 'c1', {
+          conversation: JSON.stringify(messages),
+          chars: 99,
+        });
+        store.runs.record({
+          ...child,
+          seq: 1,
+          type: 'run-finish',
+          status: 'ok',
+          summary: 'found',
+          usage,
+          subtreeUsage: usage,
+        });
+        expect(await store.runs.keptConversation('alice', 'c1')).toEqual({
+          runId: 'c1',
+          agent: 'research',
+          rootRunId: 'r1',
+          parentId: 'r1',
+          sessionId: 's1',
+          status: 'ok',
+          messages,
+          chars: 99,
+        });
+        // Someone else's run is no run at all.
+        expect(await store.runs.keptConversation('bob', 'c1')).toBeUndefined();
+        expect(await store.runs.keptConversation('alice', 'nope')).toBeUndefined();
+        // A root keeps none; one too large to keep says only how large it was (kept again: the later wins).
+        expect(await store.runs.keptConversation('alice', 'r1')).toMatchObject({
+          parentId: null,
+          status: 'running',
+        });
+        expect((await store.runs.keptConversation('alice', 'r1'))?.messages).toBeUndefined();
+        await store.runs.keepConversation('alice', 'c1', { conversation: null, chars: 5_000_000 });
+        const tooLarge = await store.runs.keptConversation('alice', 'c1');
+        expect([tooLarge?.messages, tooLarge?.chars]).toEqual([undefined, 5_000_000]);
+        store.runs.record({
+          ...root,
+          seq: 1,
+          type: 'run-finish',
+          status: 'ok',
+          summary: 'done',
+          usage,
+          subtreeUsage: usage,
+        });
+        expect(await store.runs.removeTree('alice', 'r1')).toBe(true);
+        expect(await store.runs.keptConversation('alice', 'c1')).toBeUndefined();
+        // Nothing of it is left behind to come back under the same id.
+        store.runs.record({ ...root, seq: 0, type: 'run-start', task: 't', model: 'm:x', userId: 'alice' });
+        store.runs.record({
+          ...child,
+          seq: 0,
+          type: 'run-start',
+          task: 'look',
+          model: 'm:x',
+          userId: 'alice',
+        });
+        expect((await store.runs.keptConversation('alice', 'c1'))?.chars).toBeUndefined();
+        await store.close();
+      });
+    });
+
     describe('sessions', () => {
       it('keeps sessions and their messages per user', async () => {
         const store = await open();

@@ -1,5 +1,6 @@
 import type { BudgetLedger, ChildRunner } from '../../core/child-runs.ts';
 import type { TreeJournal } from '../../core/journal.ts';
+import type { ConversationKeeper } from '../../core/kept-conversations.ts';
 import {
   type ResumePoint,
   resumePointsOf,
@@ -34,6 +35,8 @@ export class JobTreeRecord implements TreeRecord {
   readonly journal: TreeJournal;
   readonly ledger: BudgetLedger;
   readonly worker: string;
+  /** Finished runs' conversations, in the store every worker shares. */
+  readonly conversations: ConversationKeeper;
   #points: ReadonlyMap<string, ResumePoint>;
   #liveness: JobLiveness;
   #children: (inProcess: ChildRunner) => ChildRunner;
@@ -61,6 +64,7 @@ export class JobTreeRecord implements TreeRecord {
     this.#liveness = parts.liveness;
     this.#children = parts.children;
     this.#runs = parts.runs;
+    this.conversations = parts.runs;
     this.#runId = parts.runId;
   }
 

@@ -335,4 +335,19 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX run_messages_by_run ON run_messages(run_id, sent_at);
     `,
   },
+  {
+    // Finished runs' conversations, kept so a later step, turn or worker can continue one (continue_agent,
+    // a person's follow-up): the JSON of its messages, or NULL when it was larger than
+    // limits.maxStoredOutputChars (chars says how large). They go with their tree.
+    id: '012-run-conversations',
+    sql: `
+      CREATE TABLE run_conversations (
+        run_id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        conversation TEXT,
+        chars INTEGER NOT NULL,
+        kept_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];

@@ -3,7 +3,7 @@ import { buildRunTree, type RunTree } from '../../core/run-tree.ts';
 import type { RunState } from '../../core/status.ts';
 import { eventPage } from '../payloads.ts';
 import { runSummary } from '../run-rows.ts';
-import type { EventPage, RunMessage, RunStore, RunSummary, StoredEvent } from '../store.ts';
+import type { EventPage, KeptConversation, RunMessage, RunStore, RunSummary, StoredEvent } from '../store.ts';
 import { pruneRunTrees, removeRunTree } from './run-trees.ts';
 import type { SqlDatabase } from './sql-database.ts';
 
@@ -163,6 +163,54 @@ export class SqlRunStore
     return taken
       .sort((a, b) => Number(a.sent_at) - Number(b.sent_at) || a.id.localeCompare(b.id))
       .map((row) => ({ id: row.id, runId: row.run_id, text: row.text }));
+  }
+
+  async keepConversation(
+    userId: string,
+    runId: string,
+    kept: { conversation: string | null; chars: number },
+  ): Promise<void> {
+    const text = kept.conversation === null ? null : this.sql.dialect.storedText(kept.conversation);
+    await this.sql.run(
+      `INSERT INTO run_conversations (run_id, user_id, conversation, chars, kept_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET conversation = excluded.conversation, chars = excluded.chars,
+         kept_at = excluded.kept_at`,
+      [runId, userId, text, kept.chars, Date.now()],
+    );
+  }
+
+  async keptConversation(userId: string, runId: string): Promise<KeptConversation | undefined> {
+    await this.flush();
+    // A sub-agent's row names no session: its tree's root's does. The conversation is the run's user's only.
+    const run = await this.sql.one<{
+      id: string;
+      agent: string;
+      root_id: string;
+      parent_id: string | null;
+      status: RunState;
+      session_id: string | null;
+      conversation: string | null;
+      chars: number | null;
+    }>(
+      `SELECT r.id, r.agent, r.root_id, r.parent_id, r.status, root.session_id, c.conversation, c.chars
+       FROM runs r JOIN runs root ON root.id = r.root_id
+         LEFT JOIN run_conversations c ON c.run_id = r.id AND c.user_id = r.user_id
+       WHERE r.id = ? AND r.user_id = ?`,
+      [runId, userId],
+    );
+    if (!run) return undefined;
+    return {
+      runId: run.id,
+      agent: run.agent,
+      rootRunId: run.root_id,
+      parentId: run.parent_id,
+      sessionId: run.session_id,
+      status: run.status,
+      ...(run.conversation === null
+        ? {}
+        : { messages: JSON.parse(this.sql.dialect.readText(run.conversation)) }),
+      ...(run.chars === null ? {} : { chars: Number(run.chars) }),
+    };
   }
 
   async takeStopRequests(runIds: readonly string[]): Promise<Map<string, string>> {

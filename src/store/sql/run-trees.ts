@@ -53,6 +53,9 @@ export function pruneRunTrees(sql: SqlDatabase, before: number, userId: string):
  */
 function* deleteTree(rootId: string): Transaction<void> {
   yield* changes('DELETE FROM events WHERE root_id = ?', [rootId]);
+  yield* changes('DELETE FROM run_conversations WHERE run_id IN (SELECT id FROM runs WHERE root_id = ?)', [
+    rootId,
+  ]);
   yield* changes('DELETE FROM runs WHERE root_id = ?', [rootId]);
   const attempt = yield* row<{ journal_id: string }>(
     'DELETE FROM journal_attempts WHERE root_run_id = ? RETURNING journal_id',

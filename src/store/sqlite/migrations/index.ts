@@ -176,6 +176,24 @@ const runMessagesMigration: Migration = {
 };
 
 /**
+ * Finished runs' conversations (what a run would go on from), kept so a later step, turn or process can
+ * continue one (`continue_agent`, a person's follow-up): the JSON of its messages, or none when it was
+ * larger than `limits.maxStoredOutputChars` (`chars` says how large). They go with their tree.
+ */
+const runConversationsMigration: Migration = {
+  id: '018-run-conversations',
+  sql: `
+    CREATE TABLE run_conversations (
+      run_id TEXT PRIMARY KEY,
+      user_id TEXT NOT NULL,
+      conversation TEXT,
+      chars INTEGER NOT NULL,
+      kept_at INTEGER NOT NULL
+    );
+  `,
+};
+
+/**
  * Schema migrations, applied in order and recorded by id. Append new ones; never edit one that shipped.
  * Documents, the HTTP cache, result memory and the journal have their migrations in their own files
  * here; runs, sessions and settings have theirs in this list.
@@ -273,4 +291,5 @@ export const MIGRATIONS: Migration[] = [
   messageSearchMigration,
   messageVersionsMigration,
   runMessagesMigration,
+  runConversationsMigration,
 ];
