@@ -45,6 +45,8 @@ export const configSchema = z.strictObject({
       maxToolCallsPerStep: positiveInt.optional(),
       maxToolInputChars: z.number().int().min(1_000).optional(),
       maxToolInputDepth: z.number().int().min(4).max(1_000).optional(),
+      /** Sub-agents one answer may have running in the background at once (default 4); 0 turns background off. */
+      maxBackground: z.number().int().min(0).max(64).optional(),
     })
     .optional(),
   retry: z

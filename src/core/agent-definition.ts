@@ -59,6 +59,13 @@ export const agentDefinitionSchema = z
     model: modelRefSchema.optional(),
     maxTurns: z.number().int().min(1).max(200).optional(),
     context: contextPolicySchema.default('isolated'),
+    /**
+     * `true`: a delegation to this agent runs in the background (its parent goes on; the result comes to
+     * it later as a message). `allowed`: the delegating agent chooses, with `background: true` in its call.
+     */
+    background: z
+      .union([z.boolean(), z.literal('allowed')], { error: 'true, false or "allowed"' })
+      .default(false),
     temperature: z.number().min(0).max(2).optional(),
     /** Wall-clock limit for one run, in seconds. */
     timeout: z.number().positive().optional(),

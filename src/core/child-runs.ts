@@ -38,11 +38,21 @@ export interface ChildRunRequest {
   deadline?: number;
   /** The finished run this one continues (`continue_agent`): `context` is then that run's conversation. */
   continues?: string;
+  /** The run's id when its parent decided it (a background run; see `ChildRunner.runIdFor`). */
+  runId?: string;
+  /** Runs in the background: its parent went on when it started, and gets its envelope as a message. */
+  background?: true;
 }
 
 /** Runs a child and resolves to its envelope; never rejects for what happens inside the run. */
 export interface ChildRunner {
   run(request: ChildRunRequest, cancellation: Cancellation): Promise<ResultEnvelope>;
+  /**
+   * The id the child that `parentRunId`'s tool call `toolCallId` starts will have, when this runner decides
+   * it (a queue derives it, so a retried parent reaches the same run); else the parent picks one and
+   * passes it as the request's `runId`.
+   */
+  runIdFor?(parentRunId: string, toolCallId: string): string;
 }
 
 /**

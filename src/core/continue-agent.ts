@@ -1,11 +1,11 @@
 import { type ModelMessage, type Tool, tool } from 'ai';
 import { z } from 'zod';
 import type { AgentDefinition } from './agent-definition.ts';
-import { childReturned, delegationFailure, type StartChild } from './delegation.ts';
+import { delegationFailure, type StartChild } from './delegation.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
 import { continuationOf } from './kept-conversations.ts';
-import { emitRefusedCall, type RunFrame } from './run-frame.ts';
+import { childReturned, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { journaledCall, refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
 

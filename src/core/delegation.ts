@@ -1,13 +1,19 @@
 import { type ModelMessage, type Tool, tool } from 'ai';
 import { z } from 'zod';
 import type { AgentDefinition, DeclaredInput } from './agent-definition.ts';
+import {
+  type BackgroundStart,
+  backgroundRoom,
+  delegateInBackground,
+  isBackgroundStart,
+  wantsBackground,
+} from './background.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
 import { ModelBehaviorError } from './errors.ts';
 import type { ResultKey, ResultMemory } from './result-memory.ts';
-import { emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
+import { childReturned, emit, emitRefusedCall, type RunFrame } from './run-frame.ts';
 import { sdkSchema } from './schema-cache.ts';
 import { journaledCall, refuseBoundedCall, traceToolCall } from './tool-bindings.ts';
-import { addUsage } from './usage.ts';
 
 export interface ChildRequest {
   definition: AgentDefinition;
@@ -18,6 +24,10 @@ export interface ChildRequest {
   toolCallId?: string;
   /** Continuing a finished run (`continue_agent`): its id, and its conversation as the new run's history. */
   continues?: { runId: string; conversation: ModelMessage[] };
+  /** The run's id, decided before it starts (a background run's, which its parent is told at once). */
+  runId?: string;
+  /** Runs in the background (see background.ts). */
+  background?: true;
 }
 
 export type StartChild = (request: ChildRequest) => Promise<ResultEnvelope>;
@@ -42,6 +52,14 @@ function buildAgentToolInput(definition: AgentDefinition) {
       .describe('The focused task for this agent, with everything it needs to know.'),
   };
   for (const [name, declared] of Object.entries(definition.inputs)) shape[name] = declaredInputType(declared);
+  // Declared whenever the definition allows it (not only while there is room): the tool list stays the same.
+  if (definition.background === 'allowed')
+    shape.background ??= z
+      .boolean()
+      .optional()
+      .describe(
+        'true: run in the background. You get a run_id at once and go on (or answer); its result comes to you later as a message.',
+      );
   return z.strictObject(shape);
 }
 
@@ -81,6 +99,8 @@ export interface AgentToolOptions {
   maxResultChars: number;
   /** Set when the tree belongs to a session and reuse is on for this agent. */
   reuse?: ReuseOptions | undefined;
+  /** The id the child a tool call starts will have (a background run's, which the parent is told at once). */
+  runIdFor?: (toolCallId: string) => string;
 }
 
 /**
@@ -96,13 +116,16 @@ export function bindAgentTool(
   startChild: StartChild,
   options: AgentToolOptions,
 ): Tool {
-  const { maxResultChars, reuse } = options;
+  const { maxResultChars, reuse, runIdFor } = options;
   return tool({
     description: definition.description,
     inputSchema: sdkSchema(agentToolInput(definition)),
-    execute: async (input: Record<string, unknown>, options: { toolCallId: string }) => {
+    execute: async (given: Record<string, unknown>, options: { toolCallId: string }) => {
       const { toolCallId } = options;
-      refuseBoundedCall(parent, toolCallId, definition.name, input);
+      refuseBoundedCall(parent, toolCallId, definition.name, given);
+      // Whether it runs in the background is how, not what: the same task either way is one run.
+      const background = wantsBackground(definition, given) && backgroundRoom(parent);
+      const input = definition.background === 'allowed' ? withoutKey(given, 'background') : given;
       parent.stepDelegations++;
       if (parent.stepDelegations > parent.limits.maxFanOut) {
         const message = `refused: at most ${parent.limits.maxFanOut} delegations per step; ask for the rest in a later step`;
@@ -127,6 +150,17 @@ export function bindAgentTool(
         return envelope;
       }
       const { task, ...inputs } = input;
+      if (background && runIdFor) {
+        const started = delegateInBackground(
+          parent,
+          { definition, task: String(task), inputs, toolCallId },
+          given,
+          startChild,
+          runIdFor,
+          maxResultChars,
+        );
+        return started;
+      }
       const resultKey = reuse && parent.tree.sessionId ? keyFor(parent, definition, input, reuse) : undefined;
       const runChild = () =>
         traceToolCall(
@@ -188,25 +222,17 @@ export function bindAgentTool(
       parent.children.add(run);
       return run;
     },
-    toModelOutput: ({ output }: { output: ResultEnvelope }) => ({
+    toModelOutput: ({ output }: { output: ResultEnvelope | BackgroundStart }) => ({
       type: 'json' as const,
-      value: toModelView(output, maxResultChars, definition.name) as any,
+      value: (isBackgroundStart(output)
+        ? { status: output.status, run_id: output.runId, summary: output.summary }
+        : toModelView(output, maxResultChars, definition.name)) as any,
     }),
   } as any) as Tool;
 }
 
 /** Statuses after which a sub-agent handed back no usable answer: its delegation call did not succeed. */
 const FAILED_STATUSES = new Set(['error', 'cancelled', 'timeout', 'budget', 'interrupted']);
-
-/**
- * What a child's envelope brings its parent (a delegation's, or a continued run's): its subtree's usage,
- * and, when it read untrusted content, that the parent now answers from it too. Returns the envelope.
- */
-export function childReturned(parent: RunFrame, envelope: ResultEnvelope): ResultEnvelope {
-  parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
-  if (envelope.untrusted) parent.readUntrusted = true;
-  return envelope;
-}
 
 /**
  * Why a delegation that came back is a failed call, or undefined when it succeeded (ok, partial, or a
@@ -238,6 +264,11 @@ async function recallFresh(parent: RunFrame, reuse: ReuseOptions, key: ResultKey
   const remembered = await reuse.memory.recall(key).catch(() => undefined);
   if (remembered?.envelope.status !== 'ok') return undefined;
   return parent.tree.now() - remembered.finishedAt <= reuse.ttlMs ? remembered : undefined;
+}
+
+function withoutKey(input: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _left, ...rest } = input;
+  return rest;
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

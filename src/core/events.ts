@@ -34,6 +34,11 @@ export interface RunStartEvent extends EventBase {
   continues?: string;
   /** Started with its parent's whole conversation and request prefix (`context: fork`). */
   forked?: true;
+  /**
+   * Runs in the background: its parent's tool call returned at once, and its envelope reaches the parent
+   * later as a message (`run-message` with `background`).
+   */
+  background?: true;
 }
 export interface TextDeltaEvent extends EventBase {
   type: 'text-delta';
@@ -57,6 +62,8 @@ export interface ToolCallEvent extends EventBase {
    * the same session (within its reuse TTL): the run it came from, and when that run finished.
    */
   reused?: { runId: string; finishedAt: string };
+  /** A delegation started in the background: its result says so at once, its run's envelope comes later. */
+  background?: true;
 }
 export interface ToolResultEvent extends EventBase {
   type: 'tool-result';
@@ -157,6 +164,17 @@ export interface RunMessageEvent extends EventBase {
   messageId: string;
   text: string;
   step: number;
+  /** Not a person's message: the envelope of a sub-agent run that ran in the background, delivered. */
+  background?: BackgroundDelivery;
+}
+
+/** Which background run a delivered message carries the envelope of. */
+export interface BackgroundDelivery {
+  runId: string;
+  agent: string;
+  status: RunStatus;
+  /** The parent's tool call that started it. */
+  toolCallId: string;
 }
 export interface RunErrorEvent extends EventBase {
   type: 'run-error';

@@ -31,6 +31,7 @@ export const LIMIT_NAMES: ReadonlyArray<{
   { limit: 'maxToolInputChars', config: 'maxToolInputChars' },
   { limit: 'maxToolInputDepth', config: 'maxToolInputDepth' },
   { limit: 'maxStoredOutputChars', config: 'maxStoredOutputChars' },
+  { limit: 'maxBackground', config: 'maxBackground' },
 ];
 
 /** The limits a config file's `limits` or a definition's front matter sets, in the runtime's terms. */

@@ -30,6 +30,11 @@ export interface RuntimeLimits {
   maxToolInputDepth: number;
   /** Characters of JSON of one tool output that are recorded (events, journal, store); past it, its head. */
   maxStoredOutputChars: number;
+  /**
+   * Sub-agent runs one answer (so one session, which has one answer going at a time) may have running in
+   * the background at once; a background delegation past it runs in the foreground instead.
+   */
+  maxBackground: number;
 }
 
 export const DEFAULT_LIMITS: RuntimeLimits = {
@@ -48,6 +53,7 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   maxToolInputChars: 300_000,
   maxToolInputDepth: 64,
   maxStoredOutputChars: 1_000_000,
+  maxBackground: 4,
 };
 
 /** Asked of the model, without tools, when a run used all its turns. */

@@ -61,4 +61,6 @@ export interface RunSpec {
   continues?: string;
   /** `context: fork`: the parent's instructions and tools its requests begin with (see fork-context.ts). */
   fork?: ForkedPrefix;
+  /** Runs in the background (its parent went on), for its run-start. */
+  background?: true;
 }

@@ -1,5 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
+import { nextDelivery } from './background.ts';
 import { deadlines, runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError, RunStopped } from './errors.ts';
@@ -151,6 +152,7 @@ async function runWithin(
     inbox: new RunInbox(),
     finishedChildren: new Map(),
     ...(spec.continues ? { continues: spec.continues } : {}),
+    background: new Map(),
   };
   tree.frames.set(frame.id, frame);
 
@@ -170,6 +172,7 @@ async function runWithin(
     ...(tree.record.worker ? { worker: tree.record.worker } : {}),
     ...(spec.continues ? { continues: spec.continues } : {}),
     ...(spec.fork ? { forked: true } : {}),
+    ...(spec.background ? { background: true } : {}),
   });
   const finish = (status: RunStatus, summary: string, extra: { data?: unknown; sources?: Source[] } = {}) =>
     closeRun(frame, status, summary, extra);
@@ -300,6 +303,21 @@ async function runWithin(
       ...again,
       steps: turn.steps + again.steps,
       responseMessages: [...before, ...again.responseMessages],
+    };
+  }
+  // Answered with sub-agents still running in the background: each envelope, as it comes, starts a new
+  // turn the agent answers (after what it said already), until none is left (see background.ts).
+  while (!turn.error && !turn.endedWithToolCalls && !interruption(frame)) {
+    if (!(await nextDelivery(frame, turn.steps))) break;
+    if (turn.answer) emit(frame, { type: 'text-delta', delta: '\n\n' });
+    const conversation = turn.conversation ?? [...initialMessages, ...turn.responseMessages];
+    const before = conversation.slice(initialMessages.length);
+    const again = await loop(conversation, before, turn.steps);
+    turn = {
+      ...again,
+      steps: turn.steps + again.steps,
+      responseMessages: [...before, ...again.responseMessages],
+      answer: [turn.answer, again.answer].filter(Boolean).join('\n\n'),
     };
   }
   // The whole conversation so far (the last step's answer too): what a parent keeps to continue it with.

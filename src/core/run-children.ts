@@ -35,6 +35,8 @@ export function bindTools(services: LoopServices, tree: TreeState, frame: RunFra
         tools[name] = bindAgentTool(frame, agent, (request) => startChild(services, tree, request, run), {
           maxResultChars: services.limitsFor(agent).maxResultChars,
           reuse: reuseFor(services, tree, frame, agent),
+          runIdFor: (toolCallId) =>
+            childRunner(services, tree, run).runIdFor?.(frame.id, toolCallId) ?? tree.newId(),
         });
         // A run that may delegate may also go on with a sub-agent run that finished (offered once one has).
         tools[CONTINUE_AGENT] ??= bindContinueTool(
@@ -96,6 +98,8 @@ async function startChild(
       ? request.continues.conversation
       : messagesForChild(parent.conversation(), request.definition.context),
     ...(request.continues ? { continues: request.continues.runId } : {}),
+    ...(request.runId ? { runId: request.runId } : {}),
+    ...(request.background ? { background: true as const } : {}),
     // A forked run, continued too, begins with its parent's prefix: its history holds calls to those tools.
     // A prefetch starts before its parent has sent anything: it gets the conversation, with its own prefix.
     ...(fork && parent.sent ? { fork: await forkedPrefix(parent, parent.sent) } : {}),
@@ -110,8 +114,7 @@ async function startChild(
     ...(tree.reuse?.recall === false ? { freshResults: true } : {}),
     ...(Number.isFinite(parent.deadline) ? { deadline: parent.deadline } : {}),
   };
-  const local = inProcessChildRunner(services, tree, run);
-  const runner = services.childRunner ? services.childRunner(local) : local;
+  const runner = childRunner(services, tree, run);
   // The child's conversation stays with its parent (continue_agent reaches it), not in the envelope its
   // tool call, events and journal keep.
   return runner.run(data, { signal: parent.signal }).then(({ conversation, ...envelope }) => {
@@ -119,6 +122,12 @@ async function startChild(
       parent.finishedChildren.set(envelope.runId, { agent: request.definition.name, conversation });
     return envelope;
   });
+}
+
+/** The runner children start through: in process, unless the services wrap it (a queue). */
+function childRunner(services: LoopServices, tree: TreeState, run: RunAgent): ChildRunner {
+  const local = inProcessChildRunner(services, tree, run);
+  return services.childRunner ? services.childRunner(local) : local;
 }
 
 /** The runs from the root down to `run`, as plain data. */
@@ -178,6 +187,8 @@ function inProcessChildRunner(services: LoopServices, tree: TreeState, run: RunA
         signal: cancellation.signal,
         ...(request.parentToolCallId ? { parentToolCallId: request.parentToolCallId } : {}),
         ...(request.continues ? { continues: request.continues } : {}),
+        ...(request.runId ? { runId: request.runId } : {}),
+        ...(request.background ? { background: true as const } : {}),
       });
     },
   };

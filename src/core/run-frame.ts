@@ -22,6 +22,8 @@ export interface TreeState {
   ledger: BudgetLedger;
   /** The tree's runs still going, by id: where an in-process child runner finds a request's parent. */
   frames: Map<string, RunFrame>;
+  /** Sub-agent runs of the tree running in the background here now (bounded by `maxBackground`). */
+  background: { running: number };
   /** How deep delegation may nest in this tree: the root run's limit, which no sub-agent can raise. */
   maxDepth: number;
   userId: string;
@@ -121,6 +123,11 @@ export interface RunFrame extends ParentRun {
   finishedChildren: Map<string, { agent: string; conversation: ModelMessage[] }>;
   /** The finished run this one continues from its own conversation (`continue_agent`, a follow-up). */
   continues?: string;
+  /**
+   * Its sub-agent runs started in the background whose envelope has not yet joined its conversation, by
+   * the id of the message that delivers it; each settles when the run has ended and its message waits.
+   */
+  background: Map<string, Promise<ResultEnvelope>>;
 }
 
 /**
@@ -174,6 +181,16 @@ export function emitRefusedCall(
 export function taskLine(task: string): string {
   const line = task.replace(/\s+/g, ' ').trim();
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+/**
+ * What a child's envelope brings its parent (a delegation's, or a continued run's): its subtree's usage,
+ * and, when it read untrusted content, that the parent now answers from it too. Returns the envelope.
+ */
+export function childReturned(parent: RunFrame, envelope: ResultEnvelope): ResultEnvelope {
+  parent.childUsage = addUsage(parent.childUsage, envelope.subtreeUsage);
+  if (envelope.untrusted) parent.readUntrusted = true;
+  return envelope;
 }
 
 export function subtreeUsage(frame: RunFrame): Usage {

@@ -20,7 +20,7 @@ export class RunInbox {
     if (this.#seen.has(message.id)) return false;
     this.#seen.add(message.id);
     this.#waiting.push(message);
-    void this.#steering?.steer(asUserMessage(message.text), { id: message.id });
+    void this.#steering?.steer(asUserMessage(message), { id: message.id });
     return true;
   }
 
@@ -33,11 +33,16 @@ export class RunInbox {
   /** The steering of the run's next model loop, with what waits handed to it. */
   attach(steering: Steering): void {
     this.#steering = steering;
-    for (const message of this.#waiting) void steering.steer(asUserMessage(message.text), { id: message.id });
+    for (const message of this.#waiting) void steering.steer(asUserMessage(message), { id: message.id });
   }
 
   detach(): void {
     this.#steering = undefined;
+  }
+
+  /** Whether a message waits for the run's next model step. */
+  get waiting(): boolean {
+    return this.#waiting.length > 0;
   }
 
   /** The waiting messages the SDK added to this step (`count` of them, the oldest first), now joined. */
@@ -46,7 +51,16 @@ export class RunInbox {
   }
 }
 
-/** How a person's message reads in the run's conversation: said to come from them, not from its parent. */
-export function asUserMessage(text: string): UserModelMessage {
-  return { role: 'user', content: `Message from the person following this run: ${text}` };
+/**
+ * How a message reads in the run's conversation: a person's said to come from them, not from its parent; a
+ * background run's envelope said to be the result of that sub-agent's run.
+ */
+export function asUserMessage(message: Pick<RunMessage, 'text' | 'background'>): UserModelMessage {
+  const { background } = message;
+  if (background)
+    return {
+      role: 'user',
+      content: `The sub-agent ${background.agent} you started in the background (run_id ${background.runId}) has finished. Its result: ${message.text}\nUse it: answer the person with what it adds, or go on with your work.`,
+    };
+  return { role: 'user', content: `Message from the person following this run: ${message.text}` };
 }

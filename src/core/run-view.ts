@@ -1,5 +1,5 @@
 import type { Source } from './envelope.ts';
-import type { CadreEvent, PlanStep } from './events.ts';
+import type { BackgroundDelivery, CadreEvent, PlanStep } from './events.ts';
 import type { RunState } from './status.ts';
 import { addUsage, type Cost, type Usage, zeroUsage } from './usage.ts';
 
@@ -32,6 +32,8 @@ export interface RunView {
   worker?: string;
   /** Started with its parent's whole conversation and request prefix (`context: fork`). */
   forked?: true;
+  /** Runs in the background: its parent went on, and gets its envelope as a message when it ends. */
+  background?: true;
   /** The run's result, whole, from its `run-finish`. */
   summary?: string;
   error?: string;
@@ -58,8 +60,11 @@ export interface RunView {
   plan?: PlanStep[];
   /** The finished run this one continues from its own conversation (`continue_agent`). */
   continues?: string;
-  /** What a person said to the run while it ran, as each joined its conversation (`run-message`). */
-  messages?: Array<{ id: string; text: string; step: number; time: number }>;
+  /**
+   * What a person said to the run while it ran, and the envelopes of its background runs delivered to it
+   * (`background`), as each joined its conversation (`run-message`).
+   */
+  messages?: Array<{ id: string; text: string; step: number; time: number; background?: BackgroundDelivery }>;
   /** The provider asked the run to wait: its model call will be tried again (until the run's next event). */
   retry?: RetryNotice;
   /** A `run-error` told how the run is ending before its `run-finish` came: shown as its outcome already. */
@@ -150,6 +155,7 @@ function applyEvent(run: RunView, event: CadreEvent): void {
       if (event.worker) run.worker = event.worker;
       if (event.continues) run.continues = event.continues;
       if (event.forked) run.forked = true;
+      if (event.background) run.background = true;
       break;
     case 'text-delta':
       run.text += event.delta;
@@ -221,7 +227,13 @@ function applyEvent(run: RunView, event: CadreEvent): void {
     case 'run-message':
       run.messages = [
         ...(run.messages ?? []),
-        { id: event.messageId, text: event.text, step: event.step, time: event.time },
+        {
+          id: event.messageId,
+          text: event.text,
+          step: event.step,
+          time: event.time,
+          ...(event.background ? { background: event.background } : {}),
+        },
       ];
       break;
     case 'model-retry':
@@ -357,8 +369,13 @@ export interface RunTree {
   untrusted?: boolean;
   /** A person stopped this run alone (its parent went on with what it had). */
   stoppedBy?: 'person';
-  /** What a person said to the run while it ran, each before the model step it joined. */
-  messages?: Array<{ id: string; text: string; step: number }>;
+  /**
+   * What a person said to the run while it ran, each before the model step it joined, and the envelopes of
+   * its background runs delivered to it (`background`).
+   */
+  messages?: Array<{ id: string; text: string; step: number; background?: BackgroundDelivery }>;
+  /** Ran in the background: its parent went on, and got its envelope later as a message. */
+  background?: true;
   /** The finished run this one continues from its own conversation (`continue_agent`). */
   continues?: string;
   model: string;
@@ -401,7 +418,8 @@ export function renderRunTree(
     ...(run.sources ? { sources: run.sources } : {}),
     ...(run.untrusted ? { untrusted: true } : {}),
     ...(run.stoppedBy ? { stoppedBy: run.stoppedBy } : {}),
-    ...(run.messages ? { messages: run.messages.map(({ id, text, step }) => ({ id, text, step })) } : {}),
+    ...(run.messages ? { messages: run.messages.map(({ time: _time, ...message }) => message) } : {}),
+    ...(run.background ? { background: true as const } : {}),
     ...(run.continues ? { continues: run.continues } : {}),
     model: run.model,
     ...(run.worker ? { worker: run.worker } : {}),

@@ -211,6 +211,7 @@ export class Runtime {
       notAfter: request.deadline,
       parentToolCallId: request.parentToolCallId,
       ...(request.continues ? { continues: request.continues } : {}),
+      ...(request.background ? { background: true as const } : {}),
     });
   }
 
@@ -251,6 +252,7 @@ export class Runtime {
       limits: this.limits,
       ledger: request.record.ledger ?? new InMemoryBudgetLedger(),
       frames,
+      background: { running: 0 },
       maxDepth: request.maxDepth,
       userId: request.userId,
       sessionId: request.sessionId,

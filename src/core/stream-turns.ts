@@ -8,6 +8,7 @@ import {
   experimental_streamTextLowMemory as streamTextOnce,
   type ToolSet,
 } from 'ai';
+import { deliveredKey } from './background.ts';
 import { describeError } from './errors.ts';
 import type { StepFinishEvent } from './events.ts';
 import type { CadreCallOptions } from './model-call-options.ts';
@@ -55,6 +56,11 @@ export interface TurnResult {
   /** How the last step ended, and its usage: a step cut by the output limit says so. */
   finishReason?: StepFinishEvent['finishReason'];
   lastUsage?: Usage;
+  /**
+   * Everything the loop's model saw and said, in order: its messages with the ones that joined it (a
+   * person's, a background run's envelope), which the SDK's response messages leave out.
+   */
+  conversation?: ModelMessage[];
 }
 
 /** One streamText loop, its parts translated to events and its usage added to the run and the tree. */
@@ -66,6 +72,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
   // A person's messages to the run join at the loop's next step boundary (see run-inbox.ts).
   const steering = createSteering();
   frame.inbox.attach(steering);
+  const sent: SentMessages = {};
   // The single-consumer engine: Cadre reads each stream once, so the SDK need not keep a replay buffer.
   const stream = streamTextOnce({
     experimental_steering: steering,
@@ -91,7 +98,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
     temperature: options.temperature,
     maxOutputTokens: options.maxOutputTokens + (options.call?.reasoningRoom ?? 0),
     stopWhen: options.stopWhen,
-    prepareStep: validSteps(frame, options) as never,
+    prepareStep: validSteps(frame, options, sent) as never,
     abortSignal: frame.signal,
     maxRetries: 0,
     onError: () => {},
@@ -134,6 +141,11 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
       }
     }
     result.responseMessages = ended?.responseMessages ?? [];
+    if (sent.last)
+      result.conversation = [
+        ...sent.last.messages,
+        ...result.responseMessages.slice(sent.last.responseCount),
+      ];
     // Stopped in a step (its tools still running): what that step had written is the text so far.
     const cut = frame.signal.aborted && stepText.trim() ? stepText : lastText;
     result.answer = (ended?.finalText.trim() ? ended.finalText : cut).trim();
@@ -146,12 +158,17 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
   return result;
 }
 
+/** The latest step's messages (those that joined it included), and how many response messages came before it. */
+interface SentMessages {
+  last?: { messages: ModelMessage[]; responseCount: number };
+}
+
 /**
  * The run's own `prepareStep`, and before every step a history its provider accepts: on a provider that
  * refuses calls to undeclared tools in the history, such calls are rewritten as text (see
  * withDeclaredCallsOnly); the rewritten messages carry forward to later steps.
  */
-function validSteps(frame: RunFrame, options: TurnOptions) {
+function validSteps(frame: RunFrame, options: TurnOptions, sent: SentMessages) {
   const declared = new Set(Object.keys(options.tools));
   const rewrite = needsDeclaredCalls(frame.modelRef);
   const breakpoints = options.call?.cacheBreakpoints === true;
@@ -163,6 +180,7 @@ function validSteps(frame: RunFrame, options: TurnOptions) {
   }) => {
     const own = options.prepareStep?.(step);
     let messages = await joinMessages(frame, (options.stepOffset ?? 0) + step.stepNumber, step);
+    sent.last = { messages, responseCount: step.responseMessages.length };
     if (rewrite) messages = withDeclaredCallsOnly(messages, declared);
     if (breakpoints) messages = withConversationBreakpoint(messages, options.parentMessages);
     return messages === step.messages ? own : { ...own, messages };
@@ -189,14 +207,26 @@ async function joinMessages(
   if (recorded) {
     for (const message of recorded.messages) frame.inbox.replayed(message.id);
     joined = recorded.messages;
-    messages = [...messages, ...joined.map((message) => asUserMessage(message.text))];
+    messages = [...messages, ...joined.map((message) => asUserMessage(message))];
   } else {
     joined = frame.inbox.joined(step.experimental_steeringMessages?.length ?? 0);
     if (journal && joined.length)
       await journal.put(frame.journalKey, 'message', String(index), { messages: joined }, 'now');
+    // A background run's envelope has reached its parent: a resume does not start that run again.
+    for (const { background } of joined)
+      if (journal && background)
+        await journal.put(frame.journalKey, 'message', deliveredKey(background.toolCallId), {}, 'now');
   }
-  for (const message of joined)
-    emit(frame, { type: 'run-message', messageId: message.id, text: message.text, step: index });
+  for (const message of joined) {
+    if (message.background) frame.background.delete(message.id);
+    emit(frame, {
+      type: 'run-message',
+      messageId: message.id,
+      text: message.text,
+      step: index,
+      ...(message.background ? { background: message.background } : {}),
+    });
+  }
   return messages;
 }
 

@@ -18,12 +18,18 @@ import { isUntrustedModelOutput } from './untrusted.ts';
  */
 export async function traceToolCall<T>(
   frame: RunFrame,
-  call: { toolCallId: string; name: string; input: unknown },
+  call: { toolCallId: string; name: string; input: unknown; background?: true },
   execute: () => Promise<T>,
   /** Says why an output that came back is still a failure (a sub-agent that was cancelled, failed...). */
   failure?: (output: T) => string | undefined,
 ): Promise<T> {
-  emit(frame, { type: 'tool-call', toolCallId: call.toolCallId, name: call.name, input: call.input });
+  emit(frame, {
+    type: 'tool-call',
+    toolCallId: call.toolCallId,
+    name: call.name,
+    input: call.input,
+    ...(call.background ? { background: true } : {}),
+  });
   const started = performance.now();
   try {
     const output = await execute();

@@ -1,5 +1,5 @@
 import type { BudgetLedger, ChildRunner } from './child-runs.ts';
-import type { CadreEvent, EventBody } from './events.ts';
+import type { BackgroundDelivery, CadreEvent, EventBody } from './events.ts';
 import type { TreeJournal } from './journal.ts';
 import type { ConversationKeeper } from './kept-conversations.ts';
 
@@ -58,11 +58,13 @@ export interface TreeSteering {
   sendMessage(runId: string, message: RunMessage): boolean;
 }
 
-/** A person's message to a running run. */
+/** A person's message to a running run, or a background run's envelope delivered to its parent. */
 export interface RunMessage {
   /** Unique per message: the same message handed twice joins once. */
   id: string;
   text: string;
+  /** Set for a background run's envelope (its text is the envelope as the parent's model sees it). */
+  background?: BackgroundDelivery;
 }
 
 /** Where a run an earlier attempt began goes on. */

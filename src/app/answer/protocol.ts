@@ -60,6 +60,7 @@ export type RunPartData = Pick<
       | 'endedAt'
       | 'parentToolCallId'
       | 'forked'
+      | 'background'
       | 'summary'
       | 'error'
       | 'data'

@@ -40,6 +40,7 @@ export function runPart(run: RunView): RunPartData {
     startedAt: run.startedAt,
     ...(run.parentToolCallId ? { parentToolCallId: run.parentToolCallId } : {}),
     ...(run.forked ? { forked: run.forked } : {}),
+    ...(run.background ? { background: run.background } : {}),
   };
   if (run.endedAt === undefined) return header;
   const summary = run.summary ?? '';

@@ -41,6 +41,7 @@ export function queuedChildren(options: {
 }): (inProcess: ChildRunner) => ChildRunner {
   const { jobs } = options;
   return () => ({
+    runIdFor: (parentRunId, toolCallId) => childRunId(parentRunId, toolCallId),
     run: async (request, cancellation) => {
       const runId = childRunId(request.parentRunId, request.parentToolCallId);
       const key = runJobKey(runId);

@@ -1,0 +1,272 @@
+import { describe, expect, it } from 'vitest';
+import { agent, setup } from '../../test/helpers/runtime-setup.ts';
+import type { ScriptedRequest } from '../models/scripted-model.ts';
+import type { CadreEvent } from './events.ts';
+import type { JournalKind, TreeJournal } from './journal.ts';
+
+/** Sub-agents in the background: main goes on, and each envelope reaches it later, once, also on resume. */
+
+class MemoryJournal implements TreeJournal {
+  entries = new Map<string, unknown>();
+  get(runKey: string, kind: JournalKind, key: string) {
+    return this.entries.get(`${runKey}|${kind}|${key}`);
+  }
+  put(runKey: string, kind: JournalKind, key: string, body: unknown) {
+    this.entries.set(`${runKey}|${kind}|${key}`, JSON.parse(JSON.stringify(body)));
+  }
+}
+
+const userTexts = (request: ScriptedRequest) =>
+  request.prompt
+    .filter((message) => message.role === 'user')
+    .map((message) => JSON.stringify(message.content))
+    .join('\n');
+
+/** Whether the request's conversation has a tool result already (main delegated). */
+const called = (request: ScriptedRequest) => request.prompt.some((message) => message.role === 'tool');
+
+/** A promise the test settles when it has looked. */
+function held() {
+  let release: () => void = () => {};
+  const promise = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { promise, release };
+}
+
+describe('background sub-agents', () => {
+  it('main goes on and answers; the envelope comes later as a new turn main answers', async () => {
+    const worker = held();
+    const mainRequests: string[] = [];
+    const { runtime, events } = setup(
+      async (request, who) => {
+        if (who === 'worker') {
+          await worker.promise;
+          return { text: 'owls are birds' };
+        }
+        mainRequests.push(userTexts(request));
+        if (!called(request) && !userTexts(request).includes('has finished'))
+          return { toolCalls: [{ name: 'worker', input: { task: 'study owls' } }] };
+        if (!userTexts(request).includes('has finished')) return { text: 'worker is on it' };
+        return {
+          text: userTexts(request).includes('owls are birds') ? 'worker says owls are birds' : 'no result',
+        };
+      },
+      [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+    );
+    runtime.bus.subscribe((event) => {
+      // Main has answered while the worker still runs: now the worker may end.
+      if (event.type === 'step-finish' && event.agent === 'main' && event.finishReason === 'stop')
+        worker.release();
+    });
+    const outcome = await runtime.run({ agent: 'main', task: 'tell me about owls' });
+    expect(outcome.envelope.summary).toBe('worker is on it\n\nworker says owls are birds');
+    const call = events.find((event) => event.type === 'tool-call' && event.name === 'worker');
+    expect(call).toMatchObject({ background: true });
+    const result = events.find((event) => event.type === 'tool-result' && event.name === 'worker');
+    expect(result).toMatchObject({ ok: true, output: { background: true, status: 'running' } });
+    const workerStart = events.find((event) => event.type === 'run-start' && event.agent === 'worker');
+    expect(workerStart).toMatchObject({ background: true });
+    expect((result as { output: { runId: string } }).output.runId).toBe(workerStart?.runId);
+    const delivered = events.filter((event) => event.type === 'run-message');
+    expect(delivered).toMatchObject([
+      {
+        agent: 'main',
+        step: 2,
+        background: { runId: workerStart?.runId, agent: 'worker', status: 'ok' },
+      },
+    ]);
+    // The tool result told main's model it runs in the background, with its id.
+    expect(mainRequests[1]).not.toContain('owls are birds');
+    expect(outcome.tree.children[0]).toMatchObject({ agent: 'worker', status: 'ok', background: true });
+    // The worker's usage counts in main's subtree.
+    expect(outcome.envelope.subtreeUsage.totalTokens).toBeGreaterThan(outcome.envelope.usage.totalTokens);
+  });
+
+  it('two background runs ending one after the other give two new turns, the later one seeing the earlier', async () => {
+    const gates = { a: held(), b: held() };
+    const prompts: string[] = [];
+    const { runtime } = setup(
+      async (request, who) => {
+        if (who === 'worker') {
+          const which = userTexts(request).includes('task a') ? 'a' : 'b';
+          await gates[which].promise;
+          return { text: `result ${which}` };
+        }
+        prompts.push(userTexts(request));
+        if (!called(request))
+          return {
+            toolCalls: [
+              { name: 'worker', input: { task: 'task a' } },
+              { name: 'worker', input: { task: 'task b' } },
+            ],
+          };
+        return { text: `turn ${prompts.length}` };
+      },
+      [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+    );
+    runtime.bus.subscribe((event) => {
+      if (event.type === 'step-finish' && event.agent === 'main' && event.finishReason === 'stop') {
+        if (prompts.length === 2) gates.a.release();
+        if (prompts.length === 3) gates.b.release();
+      }
+    });
+    const outcome = await runtime.run({ agent: 'main', task: 'go' });
+    expect(outcome.envelope.summary).toBe('turn 2\n\nturn 3\n\nturn 4');
+    expect(prompts[3]).toContain('result a');
+    expect(prompts[3]).toContain('result b');
+  });
+
+  it('a background run that ends while main still works joins main next step, not a new turn', async () => {
+    const seen: string[] = [];
+    let workerDone = false;
+    const { runtime } = setup(
+      async (request, who) => {
+        if (who === 'worker') return { text: 'found 42' };
+        seen.push(userTexts(request));
+        if (!called(request)) return { toolCalls: [{ name: 'worker', input: { task: 'count' } }] };
+        // Main works on (a tool of its own) until the worker's result has reached it.
+        if (!userTexts(request).includes('found 42')) {
+          await new Promise((resolve) => setTimeout(resolve, workerDone ? 0 : 5));
+          return { toolCalls: [{ name: 'echo', input: { text: `still ${seen.length}` } }] };
+        }
+        return { text: 'the count is 42' };
+      },
+      [
+        agent({ name: 'main', tools: ['worker', 'echo'], maxTurns: 20 }),
+        agent({ name: 'worker', background: true }),
+      ],
+    );
+    runtime.bus.subscribe((event) => {
+      if (event.type === 'run-finish' && event.agent === 'worker') workerDone = true;
+    });
+    const outcome = await runtime.run({ agent: 'main', task: 'count' });
+    expect(outcome.envelope.summary).toBe('the count is 42');
+    expect(seen.filter((text) => text.includes('found 42'))).toHaveLength(1);
+  });
+
+  it('`background: allowed` lets the calling model choose, with a background input declared on the tool', async () => {
+    const { runtime, events, model } = setup(
+      (request, who) => {
+        if (who === 'worker') return { text: `did ${userTexts(request).includes('second') ? 2 : 1}` };
+        if (!called(request))
+          return {
+            toolCalls: [
+              { name: 'worker', input: { task: 'first' } },
+              { name: 'worker', input: { task: 'second', background: true } },
+            ],
+          };
+        return { text: userTexts(request).includes('has finished') ? 'both' : 'one so far' };
+      },
+      [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: 'allowed' })],
+    );
+    const outcome = await runtime.run({ agent: 'main', task: 'go' });
+    const calls = events.filter((event) => event.type === 'tool-call' && event.name === 'worker');
+    expect(calls.map((call) => (call as { background?: boolean }).background ?? false)).toEqual([
+      false,
+      true,
+    ]);
+    const starts = events.filter((event) => event.type === 'run-start' && event.agent === 'worker');
+    expect(starts.map((start) => (start as { background?: boolean }).background ?? false).sort()).toEqual([
+      false,
+      true,
+    ]);
+    expect(outcome.envelope.status).toBe('ok');
+    const declared = model.calls[0]?.options.tools?.find((tool) => tool.name === 'worker');
+    expect(JSON.stringify(declared)).toContain('background');
+  });
+
+  it('past maxBackground a background delegation runs in the foreground', async () => {
+    const { runtime, events } = setup(
+      (request, who) => {
+        if (who === 'worker') return { text: 'done' };
+        if (!called(request))
+          return {
+            toolCalls: [
+              { name: 'worker', input: { task: 'one' } },
+              { name: 'worker', input: { task: 'two' } },
+            ],
+          };
+        return { text: 'ok' };
+      },
+      [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+      { maxBackground: 1 },
+    );
+    await runtime.run({ agent: 'main', task: 'go' });
+    const results = events.filter((event) => event.type === 'tool-result' && event.name === 'worker');
+    const outputs = results.map((event) => (event as { output: { status: string } }).output.status).sort();
+    expect(outputs).toEqual(['ok', 'running']);
+  });
+
+  it('a resumed tree replays a delivered envelope once and does not start that run again', async () => {
+    const journal = new MemoryJournal();
+    const asked: string[] = [];
+    const attempt = async () => {
+      const worker = held();
+      const { runtime, events } = setup(
+        async (request, who) => {
+          asked.push(who);
+          if (who === 'worker') {
+            await worker.promise;
+            return { text: 'the result' };
+          }
+          if (!called(request) && !userTexts(request).includes('has finished'))
+            return { toolCalls: [{ name: 'worker', input: { task: 'work' } }] };
+          return { text: userTexts(request).includes('the result') ? 'got it' : 'waiting' };
+        },
+        [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+      );
+      runtime.bus.subscribe((event) => {
+        if (event.type === 'step-finish' && event.agent === 'main' && event.finishReason === 'stop')
+          worker.release();
+      });
+      const outcome = await runtime.run({ agent: 'main', task: 'go', record: { journal } });
+      return { outcome, events };
+    };
+    const first = await attempt();
+    expect(first.outcome.envelope.summary).toBe('waiting\n\ngot it');
+    const before = asked.length;
+    const second = await attempt();
+    expect(asked.length).toBe(before);
+    expect(second.outcome.envelope.summary).toBe('waiting\n\ngot it');
+    expect(second.events.filter((event) => event.type === 'run-message')).toHaveLength(1);
+    expect(second.events.some((event) => event.type === 'run-start' && event.agent === 'worker')).toBe(false);
+  });
+
+  it('a tree stopped while its background run works starts that run again on resume and delivers it once', async () => {
+    const journal = new MemoryJournal();
+    const controller = new AbortController();
+    const firstEvents: CadreEvent[] = [];
+    const first = setup(
+      async (request, who) => {
+        if (who === 'worker') {
+          // The first attempt dies while the worker works.
+          controller.abort(new Error('killed'));
+          return new Promise(() => {});
+        }
+        if (!called(request)) return { toolCalls: [{ name: 'worker', input: { task: 'work' } }] };
+        return { text: 'waiting' };
+      },
+      [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+    );
+    first.runtime.bus.subscribe((event) => firstEvents.push(event));
+    await first.runtime.run({ agent: 'main', task: 'go', record: { journal }, signal: controller.signal });
+    const workerAsked: string[] = [];
+    const second = setup(
+      (request, who) => {
+        if (who === 'worker') {
+          workerAsked.push('worker');
+          return { text: 'the result' };
+        }
+        if (!called(request) && !userTexts(request).includes('has finished'))
+          return { toolCalls: [{ name: 'worker', input: { task: 'work' } }] };
+        return { text: userTexts(request).includes('the result') ? 'got it' : 'waiting' };
+      },
+      [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+    );
+    const outcome = await second.runtime.run({ agent: 'main', task: 'go', record: { journal } });
+    expect(workerAsked).toHaveLength(1);
+    expect(outcome.envelope.summary).toContain('got it');
+    expect(second.events.filter((event) => event.type === 'run-message')).toHaveLength(1);
+  });
+});
