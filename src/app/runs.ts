@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UserError } from '../core/errors.ts';
+import type { RunTree } from '../core/run-tree.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
 import { forgetTreeJobs } from './jobs/forget-jobs.ts';
@@ -17,6 +18,36 @@ export class RunsUseCases {
   /** Root runs, newest first. */
   list(userId: string, options: { limit?: number } = {}): Promise<RunSummary[]> {
     return this.#parts.store.runs.listRuns(userId, options);
+  }
+
+  /**
+   * Every run of the caller's that is running now, at any depth (a tree's root first, then its running
+   * runs below it, depth first), each marked `background` when it runs in the background. Runs of
+   * processes that died are closed first, so what is listed is really running.
+   */
+  async running(userId: string): Promise<RunningRun[]> {
+    const { runs } = this.#parts.store;
+    await runs.markInterrupted();
+    const roots = await runs.listRuns(userId, { status: 'running', limit: 1_000 });
+    const running: RunningRun[] = [];
+    const visit = (run: RunTree, rootId: string) => {
+      if (run.status === 'running')
+        running.push({
+          id: run.id,
+          parentId: run.parentId,
+          rootId,
+          agent: run.agent,
+          task: run.task,
+          startedAt: run.startedAt,
+          ...(run.background ? { background: true as const } : {}),
+        });
+      for (const child of run.children) visit(child, rootId);
+    };
+    for (const root of roots) {
+      const tree = await runs.getRunTree(userId, root.id);
+      if (tree) visit(tree, tree.id);
+    }
+    return running;
   }
 
   /** The run tree JSON of a root run, or of a child's subtree; `UserError('unknown_run')` otherwise. */
@@ -162,6 +193,18 @@ export class RunsUseCases {
     await forgetTreeJobs(this.#parts.store, gone);
     return pruned;
   }
+}
+
+/** A run that is running now (`cadre runs list --running`, `GET /api/runs?running=true`). */
+export interface RunningRun {
+  id: string;
+  parentId: string | null;
+  rootId: string;
+  agent: string;
+  task: string;
+  startedAt: string;
+  /** Runs in the background: its parent went on, and gets its envelope when it ends. */
+  background?: true;
 }
 
 /** The longest message a person may send a running run (characters). */

@@ -31,8 +31,24 @@ export function runReport(tree: RunTree, events: CadreEvent[], options: { verbos
     const lines: string[] = [];
     // How a person steered it: a follow-up of which run, what they told it (and before which step).
     if (node.continues) lines.push(...text(`continues ${node.continues}`, indent));
+    if (node.background)
+      lines.push(
+        ...text(
+          node.status === 'running'
+            ? 'running in the background; its parent went on, and gets its result when it ends'
+            : 'ran in the background; its result went to its parent as a message',
+          indent,
+        ),
+      );
     for (const message of node.messages ?? [])
-      lines.push(...text(`you said (before step ${message.step + 1}): ${message.text}`, indent));
+      lines.push(
+        ...text(
+          message.background
+            ? `background result of ${message.background.agent} ${message.background.runId} (${message.background.status}) joined before step ${message.step + 1}`
+            : `you said (before step ${message.step + 1}): ${message.text}`,
+          indent,
+        ),
+      );
     for (const call of node.toolCalls) {
       if (node.children.some((child) => child.agent === call.name)) continue;
       const mark = call.ok === null ? '…' : call.ok ? '✓' : '✗';

@@ -11,7 +11,7 @@ import { workspaceOption } from '../workspace-option.ts';
 
 export const RUNS = {
   usage: [
-    'cadre runs list [--json] [--limit N]',
+    'cadre runs list [--json] [--limit N] [--running]',
     'cadre runs show ID [--json | --verbose]',
     'cadre runs stop ID',
     'cadre runs say ID "TEXT"',
@@ -27,6 +27,11 @@ export const RUNS = {
   flags: {
     json: { type: 'boolean', default: false, description: 'print JSON (the run tree for show)' },
     limit: { type: 'string', placeholder: 'N', description: 'list at most N runs (default 20)' },
+    running: {
+      type: 'boolean',
+      default: false,
+      description: 'list: every run running now, sub-agents too, those in the background marked',
+    },
     verbose: {
       type: 'boolean',
       default: false,
@@ -68,10 +73,33 @@ export const runsCommand: CliCommand = async (args, context) => {
 async function runCommand(
   cadre: Cadre,
   sub: string | undefined,
-  values: { json: boolean; limit?: string | undefined; 'older-than'?: string | undefined; verbose: boolean },
+  values: {
+    json: boolean;
+    limit?: string | undefined;
+    'older-than'?: string | undefined;
+    verbose: boolean;
+    running: boolean;
+  },
   positionals: string[],
   context: CliContext,
 ): Promise<number> {
+  if ((sub === 'list' || sub === undefined) && values.running) {
+    const runs = await cadre.runs.running(context.userId);
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify({ runs }, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    if (!runs.length) context.stdout.write('Nothing is running.\n');
+    for (const run of runs) {
+      const where = run.parentId === null ? 'root' : run.background ? 'background' : `under ${run.parentId}`;
+      context.stdout.write(
+        `${run.parentId === null ? '' : '  '}${run.id}  ${run.startedAt}  ${run.agent}  ${where}  ${oneLine(run.task)}\n`,
+      );
+    }
+    const background = runs.filter((run) => run.background).length;
+    if (background) context.stdout.write(`${background} running in the background.\n`);
+    return EXIT.ok;
+  }
   if (sub === 'list' || sub === undefined) {
     const limit = values.limit === undefined ? 20 : Number(values.limit);
     if (!Number.isSafeInteger(limit) || limit < 1)

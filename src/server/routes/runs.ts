@@ -7,12 +7,18 @@ import type { ServerEnv } from '../server-env.ts';
 const messageBody = z.strictObject({ text: z.string() });
 
 /**
- * `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel` (a
+ * `GET /api/runs?running=true` (every running run, background ones marked), `GET /api/runs/:id`, `GET /api/runs/:id/events` (SSE, resumable), `POST /api/runs/:id/cancel` (a
  * root stops its tree, any other run stops alone), `POST /api/runs/:id/messages {text}` (a person's
  * message to a running run), `POST /api/runs/:id/resume`.
  */
 export function runRoutes(options: { maxConcurrentChats?: number } = {}): Hono<ServerEnv> {
   const routes = new Hono<ServerEnv>();
+  // Every run that is running now, at any depth, background ones marked (`cadre runs list --running`).
+  routes.get('/', async (c) => {
+    if (c.req.query('running') !== 'true')
+      throw new UserError('bad_request', 'GET /api/runs lists running runs: ask for /api/runs?running=true');
+    return c.json({ runs: await c.var.cadre.runs.running(c.var.userId) });
+  });
   routes.get('/:id', async (c) => c.json(await c.var.cadre.runs.get(c.var.userId, c.req.param('id'))));
   routes.post('/:id/cancel', async (c) =>
     c.json(await c.var.cadre.runs.cancel(c.var.userId, c.req.param('id'))),
