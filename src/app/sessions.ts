@@ -2,7 +2,7 @@ import { UserError } from '../core/errors.ts';
 import type { ResumeSpec } from '../store/journal-store.ts';
 import type { MessageMatch, MessageVersion, Session, SessionSummary, StoredMessage } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
-import { Wakeup } from './follow-events.ts';
+import { followStored, Wakeup } from './follow-events.ts';
 import { sweepOf } from './interrupted-sweep.ts';
 import { forgetTreeJobs } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
@@ -120,6 +120,38 @@ export class SessionsUseCases {
     if (!rootRunId || !answerId) return undefined;
     const tree = await attachTree(this.#parts, userId, rootRunId);
     return tree ? { tree, answerId } : undefined;
+  }
+
+  /**
+   * The question of the session that waits on the queue (runs as jobs: no worker has taken its tree yet),
+   * from whichever process asked it, or undefined: the id its answer will be stored under, and `started`,
+   * which resolves with the answer once a worker has begun it (or with the tree's record once it was
+   * withdrawn: it then says why), or with undefined when `signal` aborts first.
+   */
+  async waitingAnswer(
+    userId: string,
+    sessionId: string,
+    signal: AbortSignal,
+  ): Promise<
+    { answerId: string; started: Promise<{ tree: TreeHandle; answerId: string } | undefined> } | undefined
+  > {
+    const { store } = this.#parts;
+    if (!store.jobs) return undefined;
+    const waiting = await (await store.jobs()).waitingTree(userId, sessionId);
+    if (!waiting?.answerId) return undefined;
+    const { rootRunId, answerId } = waiting;
+    const started = (async () => {
+      // Its root's first stored event: a worker began it (or its asker recorded it withdrawn).
+      for await (const _ of followStored(store.runs, userId, rootRunId, {
+        signal,
+        stateEveryMs: Number.POSITIVE_INFINITY,
+      })) {
+        const tree = await attachTree(this.#parts, userId, rootRunId);
+        return tree ? { tree, answerId } : undefined;
+      }
+      return undefined;
+    })();
+    return { answerId, started };
   }
 
   /**

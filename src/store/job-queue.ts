@@ -178,6 +178,15 @@ export interface TreeQueue {
   /** Deletes a failed job (a dead letter an operator dealt with); false when it is not a failed job. */
   drop(kind: JobKind, id: string): Promise<boolean>;
   /**
+   * The newest tree asked in `userId`'s session `sessionId` that no worker has taken yet (still waiting
+   * on the queue, never begun), with the id its answer will be stored under: a page opened meanwhile
+   * says it is queued and attaches once it starts.
+   */
+  waitingTree(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ rootRunId: string; answerId?: string } | undefined>;
+  /**
    * Whether a tree's jobs should not run (any more): its root has ended (`ended`, e.g. interrupted and
    * resumed as a new attempt), or a stop was asked of it (`reason`) that a worker may not have heard; with
    * `runId`, a stop asked of that run alone (`alone`) counts too.

@@ -1,7 +1,9 @@
 /**
  * A question the page asks while no worker runs (PostgreSQL, `cadre serve --no-worker`): the page says it
  * is queued instead of "Starting…", and when nobody takes it within `queue.waitTimeoutSeconds` it says
- * why it was withdrawn; with a worker the next question is answered and nothing is said of a queue.
+ * why it was withdrawn; with a worker the next question is answered and nothing is said of a queue. A page
+ * reloaded (or opened in another tab) while its question waits says it is queued too, and shows the answer
+ * once a worker takes it.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +13,7 @@ import { fixtureModelEnv } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { startServe } from '../helpers/serve.ts';
 import { hasChromium, openBrowser } from '../web/browser.ts';
-import { ask, expectNoConsoleErrors, sharedChromium } from '../web/web-app-setup.ts';
+import { ask, expectNoConsoleErrors, screenshots, sharedChromium } from '../web/web-app-setup.ts';
 
 describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the page', () => {
   it('says it is queued, then why it was withdrawn; with a worker it is answered', async () => {
@@ -47,6 +49,52 @@ describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the pa
     await ask(page, 'And now?');
     await expect.poll(conversation, { timeout: 15_000 }).toContain('Answered by a worker.');
     expect(await conversation()).not.toContain('Queued');
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it('a page reloaded while its question waits says it is queued, then shows the answer a worker gives', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Answered once a worker came.' }));
+    onTestFinished(() => model.close());
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('web_queued_reload') };
+    writeFileSync(
+      join(env.CADRE_HOME, 'config.json'),
+      JSON.stringify({ queue: { waitTimeoutSeconds: 120 } }),
+    );
+    const server = await startServe(['--port', '0', '--no-worker'], env);
+    onTestFinished(async () => {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    });
+    const browser = await openBrowser({ browser: await sharedChromium() });
+    onTestFinished(() => browser.close());
+    const { page } = browser;
+    const attachLook = () =>
+      page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stream$/.test(response.url()));
+    const looked = attachLook();
+    await page.goto(server.url);
+    await looked;
+    const conversation = () => page.getByRole('main').textContent();
+    await ask(page, 'Is anyone there yet?');
+    await expect.poll(conversation, { timeout: 15_000 }).toContain('Queued: no worker has taken it yet');
+
+    // Reloaded while it waits: the page attaches to the waiting question and says so, not "Starting…".
+    const reattached = attachLook();
+    await page.reload();
+    await expect.poll(conversation, { timeout: 15_000 }).toContain('Queued: no worker has taken it yet');
+    expect((await reattached).status()).toBe(200);
+    expect(await conversation()).toContain('Is anyone there yet?');
+    expect(await conversation()).not.toContain('Starting…');
+    await screenshots(page, 'queued-after-reload');
+    expect(model.requests).toEqual([]);
+
+    // A worker takes it: the reloaded page shows the answer as it comes, and the notice goes.
+    await startWorker(env, 'late', ['--concurrency', '1']);
+    await expect.poll(conversation, { timeout: 20_000 }).toContain('Answered once a worker came.');
+    expect(await conversation()).not.toContain('Queued');
+    expect(model.requests).toHaveLength(1);
+    // Stored as the session's answer: it is there after one more reload.
+    await page.reload();
+    await expect.poll(conversation, { timeout: 15_000 }).toContain('Answered once a worker came.');
     expectNoConsoleErrors(browser);
   }, 90_000);
 });

@@ -64,6 +64,39 @@ describe.skipIf(!TEST_DATABASE_URL)('TreeQueue, on PostgreSQL', () => {
     }
   });
 
+  it("finds a session's tree no worker has taken yet, and no longer once one has", async () => {
+    const { first, second, close } = await twoQueues('queue_waiting_tree');
+    try {
+      const worker = await second.enlist({ name: 'b', standing: true });
+      const tree = (rootRunId: string, userId: string, sessionId: string) => ({
+        rootRunId,
+        userId,
+        spec: { sessionId, answerId: `msg_${rootRunId}` },
+      });
+      expect(await first.waitingTree('alice', 'ses_1')).toBeUndefined();
+      await first.enqueue('tree', 'tree:run_a', tree('run_a', 'alice', 'ses_1'));
+      await first.enqueue('tree', 'tree:run_other', tree('run_other', 'bob', 'ses_1'));
+      // Seen from another process; only the caller's session's.
+      expect(await second.waitingTree('alice', 'ses_1')).toEqual({
+        rootRunId: 'run_a',
+        answerId: 'msg_run_a',
+      });
+      expect(await second.waitingTree('alice', 'ses_2')).toBeUndefined();
+      expect(await second.waitingTree('bob', 'ses_1')).toMatchObject({ rootRunId: 'run_other' });
+      const taken = await second.take(2, worker.id, () => ({ rootRunId: 'run_a', runId: 'run_a' }));
+      expect(taken).toHaveLength(2);
+      expect(await first.waitingTree('alice', 'ses_1')).toBeUndefined();
+      // Handed back after it began (its worker stopped): it is not waiting to begin any more.
+      const alices = taken.find((job) => (job.data as { rootRunId: string }).rootRunId === 'run_a')!;
+      await second.handBack(alices);
+      expect(await second.state('tree', 'tree:run_a')).toEqual({ state: 'waiting' });
+      expect(await first.waitingTree('alice', 'ses_1')).toBeUndefined();
+      await worker.release();
+    } finally {
+      await close();
+    }
+  });
+
   it('keeps a job its worker heartbeats; a failed try is retried for another worker, and the first then hears it lost it and cannot end it', async () => {
     const { first, second, close } = await twoQueues('queue_heartbeat');
     try {

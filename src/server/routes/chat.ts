@@ -110,10 +110,16 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
   });
   // AI SDK's resume endpoint (`useChat({ resume: true })`): a page opened, reloaded or switched to while an
   // answer is being written attaches to it, replayed from its first event and then live; 204 when none is.
+  // A question still waiting on the queue for a worker is attached to as well: the page is told it is
+  // queued, as the asking page was, and then gets the answer once a worker begins it.
   routes.get('/:id/stream', async (c) => {
-    const running = await c.var.cadre.sessions.runningAnswer(c.var.userId, c.req.param('id'));
-    if (!running) return c.body(null, 204);
-    return answerStream(c, Promise.resolve(running), c.req.param('id'), options);
+    const sessionId = c.req.param('id');
+    const { sessions } = c.var.cadre;
+    const running = await sessions.runningAnswer(c.var.userId, sessionId);
+    if (running) return answerStream(c, Promise.resolve(running), sessionId, options);
+    const waiting = await sessions.waitingAnswer(c.var.userId, sessionId, c.req.raw.signal);
+    if (!waiting) return c.body(null, 204);
+    return answerStream(c, waiting.started, sessionId, options, { queued: true });
   });
   return routes;
 }
@@ -139,7 +145,7 @@ const QUEUED = 'Queued: no worker has taken it yet';
  */
 function answerStream(
   c: Context<ServerEnv>,
-  starting: Promise<{ tree: TreeHandle<unknown>; answerId: string }>,
+  starting: Promise<{ tree: TreeHandle<unknown>; answerId: string } | undefined>,
   sessionId: string,
   options: ChatRouteOptions,
   { queued = false }: { queued?: boolean } = {},
@@ -148,7 +154,10 @@ function answerStream(
   const stream = createUIMessageStream<CadreUIMessage>({
     execute: async ({ writer }) => {
       if (queued) writer.write({ type: 'data-queued', data: { message: QUEUED }, transient: true });
-      const { tree, answerId } = await starting;
+      const begun = await starting;
+      // (The client went away while its question waited.)
+      if (!begun) return;
+      const { tree, answerId } = begun;
       const chunks = new AnswerChunks(answerId, sessionId, c.var.cadre.config.pricing);
       for (const chunk of chunks.start()) writer.write(chunk);
       const coalescer = new DeltaCoalescer((event: CadreEvent) => {

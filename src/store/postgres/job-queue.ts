@@ -246,6 +246,27 @@ export class PgBossJobQueue implements JobQueue {
     return Boolean(rowCount);
   }
 
+  async waitingTree(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ rootRunId: string; answerId?: string } | undefined> {
+    const table = await this.#table('tree');
+    if (!table) return undefined;
+    // Never taken, as withdraw says it: created, no try, neither set aside nor held.
+    const { rows } = await this.#db.query<{ root: string; answer: string | null }>(
+      `SELECT data->>'rootRunId' AS root, data->'spec'->>'answerId' AS answer FROM ${table} j
+       WHERE name = $1 AND state = 'created' AND retry_count = 0
+         AND data->>'userId' = $2 AND data->'spec'->>'sessionId' = $3
+         AND NOT EXISTS (SELECT 1 FROM suspended_jobs WHERE job_id = j.id)
+         AND NOT EXISTS (SELECT 1 FROM job_holders WHERE job_id = j.id)
+       ORDER BY created_on DESC LIMIT 1`,
+      [QUEUES.tree, userId, sessionId],
+    );
+    const row = rows[0];
+    if (!row?.root) return undefined;
+    return { rootRunId: row.root, ...(row.answer ? { answerId: row.answer } : {}) };
+  }
+
   /** The table a queue's jobs are in, schema-qualified and quoted (undefined before the queue exists). */
   async #table(kind: JobKind): Promise<string | undefined> {
     const name = QUEUES[kind];
