@@ -48,7 +48,16 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     ...(options.inputs ? { inputs: options.inputs } : {}),
     ...(options.rootLimits ? { rootLimits: options.rootLimits } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    onEvent: (event) => {
+      const notice = backgroundNotice(event);
+      if (notice) {
+        // Said between the live tree's frames on a terminal.
+        const resume = live?.pause() ?? (() => {});
+        options.stderr.write(notice);
+        resume();
+      }
+      options.onEvent?.(event);
+    },
   });
   if (!options.stderr.isTTY) return run.result;
   // The tree drawn, each sub-agent's latest line and any retry come from the answer's own fold of the
@@ -81,6 +90,16 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     await following.catch(() => {});
     live.stop();
   }
+}
+
+/**
+ * A line saying a background sub-agent's result reached the main agent (which answers it next, after what
+ * it has said), or undefined for any other event.
+ */
+export function backgroundNotice(event: CadreEvent): string | undefined {
+  if (event.type !== 'run-message' || event.depth !== 0 || !event.background) return undefined;
+  const { agent, runId, status } = event.background;
+  return `cadre: ${agent} (${runId}) finished in the background (${status}); the main agent goes on with its result\n`;
 }
 
 /**

@@ -34,7 +34,7 @@
  * (`{approvals: ApprovalRequest[]}`), e.g. after a reload. A denied call's tool-result carries the reason.
  */
 import type { UIMessage } from 'ai';
-import type { CadreEvent } from '../../core/events.ts';
+import type { BackgroundDelivery, CadreEvent } from '../../core/events.ts';
 import type { RunToolCall, RunView } from '../../core/run-view.ts';
 import type { RunState } from '../../core/status.ts';
 import type { Cost, Usage } from '../../core/usage.ts';
@@ -99,6 +99,11 @@ export type CadreDataParts = {
   attachment: AttachmentData;
   /** Transient, before an answer starts: no worker has taken the question from the queue yet. */
   queued: { message: string };
+  /**
+   * In an answer: a sub-agent that ran in the background has ended and its result reached the main agent
+   * (what the main agent says next answers it; after the answer's end, a new turn). Kept with the answer.
+   */
+  background: BackgroundDelivery;
 };
 
 /** A document attached to a question (`data-attachment` part). */

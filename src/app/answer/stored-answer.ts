@@ -121,6 +121,9 @@ export class AnswerMessageBuilder {
         }
         return;
       }
+      case 'data-background':
+        this.#parts.push({ type: 'data-background', id: chunk.id, data: chunk.data } as Part);
+        return;
       case 'data-run': {
         const data = chunk.data;
         const existing = this.#runParts.get(data.runId);

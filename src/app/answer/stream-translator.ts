@@ -109,6 +109,14 @@ export class ChatStreamTranslator {
           this.#stepOpen = false;
         }
         break;
+      case 'run-message':
+        // A background run's result reached the main agent: what it writes next is a new paragraph under
+        // a line saying so (kept with the answer, so a reload shows it too).
+        if (isRoot && event.background) {
+          this.#closeBlocks(chunks);
+          chunks.push({ type: 'data-background', id: event.messageId, data: event.background });
+        }
+        break;
       case 'run-finish': {
         if (isRoot) this.#closeBlocks(chunks);
         chunks.push({ type: 'data-run', id: event.runId, data: runPart(run) });

@@ -15,6 +15,7 @@ import {
 import type { InterruptedAnswer, MessageVersion } from '../api/resources.ts';
 import { getSession, restoreVersion, resumeRun } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
+import { BackgroundCount } from '../runs/background-count.tsx';
 import type { AttachmentData, CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
 import { type RootCall, RunInspector } from '../runs/run-inspector.tsx';
@@ -516,6 +517,7 @@ export function ChatView({
       <PendingAttachments pending={attachments.pending} onRemove={attachments.remove} />
       <AnswerAnnouncer messages={messages} busy={busy} failed={Boolean(error)} />
       <ApprovalPrompts store={store} />
+      <BackgroundCount store={store} />
       <Composer
         busy={busy}
         disabled={Boolean(noModel)}

@@ -105,6 +105,13 @@ export const MessageView = memo(function MessageView({
               <p>{part.text}</p>
             </details>
           );
+        if (part.type === 'data-background')
+          return (
+            <p key={key} className="background-turn" role="note">
+              {part.data.agent} finished in the background (
+              {part.data.status === 'ok' ? 'done' : part.data.status}); the main agent goes on with its result
+            </p>
+          );
         if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) {
           const tool = part as unknown as ToolPartLike;
           const childRunId = store.runForToolCall(tool.toolCallId);

@@ -67,7 +67,7 @@ export const RunCard = memo(
             aria-expanded={expanded}
             aria-controls={bodyId}
             // A stable name (no ticking time): "math: running. Compute 17 * 23."
-            aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}. ${truncate(run.task, 120)}`}
+            aria-label={`${run.agent}: ${STATUS_LABELS[run.status]}${run.background ? (running ? ' in the background' : ', ran in the background') : ''}. ${truncate(run.task, 120)}`}
             onClick={() => setExpanded(!expanded)}
           >
             <span className="chevron" aria-hidden="true">
@@ -81,6 +81,14 @@ export const RunCard = memo(
                 title="Started with its parent's whole conversation (context: fork)"
               >
                 forked context
+              </span>
+            )}
+            {run.background && (
+              <span
+                className="run-forked run-background"
+                title="The main agent went on while it runs; its result reaches the main agent when it ends"
+              >
+                background
               </span>
             )}
             <span className="run-task">{truncate(run.task, 120)}</span>

@@ -29,6 +29,8 @@ export interface PendingApproval {
 const APPROVALS = ' approvals';
 const NO_APPROVALS: readonly PendingApproval[] = Object.freeze([]);
 const NO_CHILDREN: readonly string[] = Object.freeze([]);
+/** The listener key for changes to how many runs run in the background. */
+const BACKGROUND = ' background';
 /** The listener key for whether a run's card is open. */
 const OPEN = ' open ';
 /** Where the ids of the cards a person opened are kept, so a reload shows them open again. */
@@ -57,6 +59,8 @@ export class RunStore {
   #scheduled = false;
   #approvals: readonly PendingApproval[] = NO_APPROVALS;
   #open: Set<string> | undefined;
+  /** The runs known to be running in the background now (`background` on their run-start, not ended). */
+  #background = new Set<string>();
   #schedule: (flush: () => void) => void;
 
   /** `schedule` defers notifications (one animation frame in the browser; tests pass their own). */
@@ -139,6 +143,11 @@ export class RunStore {
 
   approvals(): readonly PendingApproval[] {
     return this.#approvals;
+  }
+
+  /** How many runs the page knows to be running in the background now. */
+  backgroundRunning(): number {
+    return this.#background.size;
   }
 
   /** Whether the person opened the run's card (kept across reloads, in this browser). */
@@ -228,6 +237,14 @@ export class RunStore {
   #touch(runId: string): void {
     this.#views.delete(runId);
     this.#dirty.add(runId);
+    if (this.#headers.get(runId)?.background || this.#live.get(runId)?.background) {
+      const running = this.get(runId)?.status === 'running';
+      if (running !== this.#background.has(runId)) {
+        if (running) this.#background.add(runId);
+        else this.#background.delete(runId);
+        this.#dirty.add(BACKGROUND);
+      }
+    }
     if (!this.#scheduled) {
       this.#scheduled = true;
       this.#schedule(() => this.flush());
@@ -269,6 +286,12 @@ export function useRunOpen(store: RunStore, runId: string): [boolean, (open: boo
 export function usePendingApprovals(store: RunStore): readonly PendingApproval[] {
   const subscribe = useCallback((listener: Listener) => store.subscribe(APPROVALS, listener), [store]);
   return useSyncExternalStore(subscribe, () => store.approvals());
+}
+
+/** How many runs run in the background now, re-rendering when that number changes. */
+export function useBackgroundRunning(store: RunStore): number {
+  const subscribe = useCallback((listener: Listener) => store.subscribe(BACKGROUND, listener), [store]);
+  return useSyncExternalStore(subscribe, () => store.backgroundRunning());
 }
 
 /** One run's child ids, re-rendering only when that run changes. */

@@ -1,0 +1,99 @@
+/**
+ * `cadre chat` and `cadre ask` with a background sub-agent: the answer goes on with the sub-agent's result
+ * in a new turn the main agent answers, stderr says when that result arrived, and the prompt (or the exit)
+ * comes after it. `limits.maxBackground` bounds how many run in the background at once.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
+import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
+import { isMain } from '../web/web-app-setup.ts';
+
+const SCOUT = `---
+name: scout
+description: Looks a thing up, slowly; runs in the background.
+background: true
+---
+I am scout, a background sub-agent.
+`;
+
+/** Main sends scout (`calls` times in one step) and answers; scout answers once main has answered. */
+function script(calls = 1): FixtureScript {
+  let mainAnswered: () => void = () => {};
+  const answered = new Promise<void>((resolve) => {
+    mainAnswered = resolve;
+  });
+  return ({ body, system }) => {
+    const last = body.messages.at(-1);
+    const said = contentText(last?.content);
+    if (isMain(system)) {
+      if (last?.role === 'user' && !said.includes('has finished'))
+        return {
+          toolCalls: Array.from({ length: calls }, (_, index) => ({
+            name: 'scout',
+            arguments: { task: `Find answer ${index + 1}.` },
+          })),
+        };
+      if (last?.role === 'tool') {
+        mainAnswered();
+        return { text: 'Scout is on it.' };
+      }
+      return { text: said.includes('Found 42') ? 'Scout found 42.' : 'unexpected' };
+    }
+    if (system.includes('I am scout')) return { text: 'Found 42', until: answered };
+    return { text: 'unexpected' };
+  };
+}
+
+function withScout(home: string) {
+  mkdirSync(join(home, 'agents'), { recursive: true });
+  writeFileSync(join(home, 'agents', 'scout.md'), SCOUT);
+}
+
+describe('background sub-agents in the terminal', () => {
+  it('cadre chat shows the new turn with the background result before the next prompt', async () => {
+    const { env, home } = await fixtureCadre(script());
+    withScout(home);
+    const chat = await cadreInProcess(['chat'], env, undefined, 'What is the answer?\n');
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toContain('Scout is on it.\n\nScout found 42.');
+    expect(chat.stderr).toMatch(
+      /scout \(run_\w+\) finished in the background \(ok\); the main agent goes on/,
+    );
+  });
+
+  it('past limits.maxBackground a background delegation runs in the foreground', async () => {
+    const { env, home, server } = await fixtureCadre(
+      ({ body, system }) => {
+        const last = body.messages.at(-1);
+        if (isMain(system)) {
+          if (last?.role === 'user' && !contentText(last.content).includes('has finished'))
+            return {
+              toolCalls: [
+                { name: 'scout', arguments: { task: 'Find answer 1.' } },
+                { name: 'scout', arguments: { task: 'Find answer 2.' } },
+              ],
+            };
+          return { text: 'Done.' };
+        }
+        return { text: 'Found 42' };
+      },
+      { limits: { maxBackground: 1 } },
+    );
+    withScout(home);
+    const asked = await cadreInProcess(['ask', '--json', 'What is the answer?'], env);
+    expect(asked.code).toBe(0);
+    const printed = JSON.parse(asked.stdout) as { run: { children: Array<{ background?: boolean }> } };
+    expect(printed.run.children.map((child) => child.background ?? false).sort()).toEqual([false, true]);
+    // The foreground one's envelope came back in the tool result itself.
+    const followUp = server.requests.find(
+      (request) => isMain(request.system) && request.body.messages.some((message) => message.role === 'tool'),
+    );
+    const results = followUp!.body.messages.filter((message) => message.role === 'tool');
+    expect(results.map((message) => JSON.parse(contentText(message.content)).status).sort()).toEqual([
+      'ok',
+      'running',
+    ]);
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Background sub-agents on the page (issue 35, item 4): the main agent answers while a sub-agent whose
+ * definition says `background: true` still runs; its card says so, a count above the message box says how
+ * many run in the background (also after a reload), and its result arrives live as a new turn the main
+ * agent answers, kept after a reload; Stop on its card ends it. Real Chromium against a real `cadre
+ * serve`; each view saved at 1280 and 375 px, light and dark.
+ */
+import { describe, expect, it } from 'vitest';
+import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
+import { hasChromium } from '../web/browser.ts';
+import { ask, expectNoConsoleErrors, isMain, screenshots, setup } from '../web/web-app-setup.ts';
+
+const SCOUT = `---
+name: scout
+description: Looks a thing up, slowly; runs in the background.
+background: true
+---
+I am scout, a background sub-agent.
+`;
+
+/** Main sends scout, answers at once, then answers scout's result; scout answers once `scoutMay` settles. */
+function script(scoutMay: Promise<unknown>): FixtureScript {
+  return ({ body, system }) => {
+    const last = body.messages.at(-1);
+    if (isMain(system)) {
+      const said = contentText(last?.content);
+      if (last?.role === 'user' && !said.includes('has finished'))
+        return { toolCalls: [{ name: 'scout', arguments: { task: 'Find the answer to everything.' } }] };
+      if (last?.role === 'tool') return { text: 'Scout is on it; I will tell you what it finds.' };
+      return {
+        text: said.includes('Found 42')
+          ? 'Scout found it: the answer is 42.'
+          : said.includes('"stopped_by":"the person"')
+            ? 'You stopped scout before it found anything.'
+            : 'unexpected',
+      };
+    }
+    if (system.includes('I am scout')) return { text: 'Found 42', until: scoutMay };
+    return { status: 400 };
+  };
+}
+
+function held() {
+  let release: (value?: unknown) => void = () => {};
+  const promise = new Promise((resolve) => {
+    release = resolve;
+  });
+  return { promise, release };
+}
+
+describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
+  it('the main agent answers while scout runs; its result arrives as a new turn, also kept after a reload', async () => {
+    const scout = held();
+    const { page, browser } = await setup(script(scout.promise), { agents: { 'scout.md': SCOUT } });
+    await ask(page, 'What is the answer?');
+    await page.getByText('Scout is on it; I will tell you what it finds.').waitFor();
+    const card = page.getByRole('button', { name: /^scout: running in the background\./ });
+    await card.waitFor();
+    const count = page.getByRole('status', { name: '1 running in the background' });
+    await count.waitFor();
+    await screenshots(page, 'background-running');
+    // Kept across a reload: the answer is still open, the card and the count come back.
+    await page.reload();
+    await page.getByRole('button', { name: /^scout: running in the background\./ }).waitFor();
+    await page.getByRole('status', { name: '1 running in the background' }).waitFor();
+
+    scout.release();
+    await page.getByText('Scout found it: the answer is 42.').waitFor({ timeout: 30_000 });
+    await page.getByRole('note').filter({ hasText: 'scout finished in the background' }).waitFor();
+    await page.getByRole('button', { name: /^scout: done, ran in the background\./ }).waitFor();
+    expect(await page.getByRole('status', { name: /running in the background/ }).count()).toBe(0);
+    await screenshots(page, 'background-delivered');
+    await page.reload();
+    await page.getByText('Scout found it: the answer is 42.').waitFor();
+    await page.getByRole('note').filter({ hasText: 'scout finished in the background' }).waitFor();
+    await page.getByRole('button', { name: /^scout: done, ran in the background\./ }).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it("Stop on a background run's card ends it; the main agent answers that the person stopped it", async () => {
+    const { page, browser } = await setup(script(new Promise(() => {})), { agents: { 'scout.md': SCOUT } });
+    await ask(page, 'What is the answer?');
+    await page.getByText('Scout is on it; I will tell you what it finds.').waitFor();
+    await page.getByRole('button', { name: /^scout: running in the background\./ }).waitFor();
+    await page.getByRole('button', { name: 'Stop scout' }).click();
+    await page.getByText('You stopped scout before it found anything.').waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: /^scout: cancelled, ran in the background\./ }).waitFor();
+    expect(await page.getByRole('status', { name: /running in the background/ }).count()).toBe(0);
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+});
