@@ -7,8 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
+import { startServe } from '../helpers/serve.ts';
 import { hasChromium } from '../web/browser.ts';
-import { ask, expectNoConsoleErrors, isMain, screenshots, setup } from '../web/web-app-setup.ts';
+import { ask, cleanups, expectNoConsoleErrors, isMain, screenshots, setup } from '../web/web-app-setup.ts';
 
 const SCOUT = `---
 name: scout
@@ -88,4 +89,42 @@ describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
     expect(await page.getByRole('status', { name: /running in the background/ }).count()).toBe(0);
     expectNoConsoleErrors(browser);
   }, 90_000);
+
+  it('a server killed while scout runs in the background: after a restart the answer goes on and scout is delivered once', async () => {
+    let scoutMay: Promise<unknown> = new Promise(() => {});
+    const { page, server, env, model } = await setup((request) => script(scoutMay)(request), {
+      agents: { 'scout.md': SCOUT },
+    });
+    await ask(page, 'What is the answer?');
+    await page.getByText('Scout is on it; I will tell you what it finds.').waitFor();
+    await page.getByRole('button', { name: /^scout: running in the background\./ }).waitFor();
+    // Scout's request reached the model and waits there: the server dies.
+    await expect
+      .poll(() => model.requests.some((request) => request.system.includes('I am scout')))
+      .toBe(true);
+    const path = new URL(page.url()).pathname;
+    server.child.kill('SIGKILL');
+    await server.exited;
+    scoutMay = Promise.resolve();
+
+    const second = await startServe(['--port', '0'], env);
+    cleanups.push(() => {
+      if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    });
+    await page.goto(`${second.url}${path}`);
+    // Embedded, the interrupted answer offers Resume; as jobs (PostgreSQL), the new server's worker goes on.
+    const resume = page
+      .getByRole('status', { name: 'Interrupted answer' })
+      .getByRole('button', { name: 'Resume' });
+    const delivered = page.getByText('Scout found it: the answer is 42.');
+    await resume.or(delivered).first().waitFor({ timeout: 40_000 });
+    if (await resume.isVisible()) await resume.click();
+    await delivered.waitFor({ timeout: 40_000 });
+    await page.getByRole('note').filter({ hasText: 'scout finished in the background' }).waitFor();
+    const answered = model.requests.filter(
+      (request) =>
+        isMain(request.system) && contentText(request.body.messages.at(-1)?.content).includes('Found 42'),
+    );
+    expect(answered).toHaveLength(1);
+  }, 120_000);
 });
