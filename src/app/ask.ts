@@ -14,9 +14,10 @@ import type { ResumeSpec } from '../store/journal-store.ts';
 import type { Store } from '../store/store.ts';
 import type { AttachmentData } from './answer/protocol.ts';
 import type { RuntimeOptions } from './cadre-parts.ts';
+import { type FollowUp, type FollowUpMark, followUpOf } from './follow-up.ts';
 import type { TreeSlot } from './live-runs.ts';
 import { type Cost, type PricedRunTree, type Pricing, priceTree } from './pricing.ts';
-import { storeQuestion } from './session-turn.ts';
+import { type QuestionRequest, storeQuestion } from './session-turn.ts';
 import type { DelegationSettings } from './settings.ts';
 import type { TreeHandle } from './tree-handle.ts';
 import { reserveTree, type TreeParts } from './trees.ts';
@@ -38,6 +39,11 @@ export interface AskRequest {
   createSession?: boolean;
   /** Ask this agent instead of `main`. */
   agent?: string;
+  /**
+   * Follow up this finished sub-agent run instead (a person's follow-up, see follow-up.ts): its agent
+   * answers in its session, going on from its kept conversation; `agent` and `sessionId` are then its.
+   */
+  continues?: string;
   /** Overrides the asked agent's model, `provider:model`. */
   model?: string;
   /** The asked agent's declared inputs besides its task. */
@@ -113,16 +119,25 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
   // follow-up can still refer to them); the person's message shows them as chips (its parts).
   const text = withAttachments(written, request.attachments);
   const slot = reserveTree(parts.live, userId, request.maxConcurrent);
-  const agent = request.agent ?? 'main';
   const answerId = `msg_${randomUUID()}`;
-  const { runtime, turn, prefetch } = await (async () => {
+  const { runtime, turn, prefetch, agent, followUp } = await (async () => {
+    const followUp = request.continues
+      ? await followUpOf(parts.store.runs, userId, request.continues)
+      : undefined;
+    const agent = followUp?.agent ?? request.agent ?? 'main';
     const runtime = await parts.runtime({ userId, ...(request.limits ? { limits: request.limits } : {}) });
     // Check the agent, its model and the settings before anything is stored, so a refused request leaves
     // the session as it was (a resend has not removed what it would replace).
     await runtime.rootModel(agent, request.model);
     const prefetch = agent === 'main' ? prefetchFor(await parts.delegation(userId), text) : undefined;
-    const turn = await storeQuestion(parts, request, text, slot, answerId);
-    return { runtime, turn, prefetch };
+    const turn = await storeQuestion(
+      parts,
+      followUp ? followUpQuestion(request, followUp) : request,
+      text,
+      slot,
+      answerId,
+    );
+    return { runtime, turn, prefetch, agent, followUp };
   })().catch((error: unknown) => {
     // Refused before the tree started: its slot is free again.
     slot.end();
@@ -132,7 +147,9 @@ export async function ask(parts: AskParts, request: AskRequest): Promise<AskRun>
   const spec: ResumeSpec = {
     agent,
     task: text,
-    history,
+    // A follow-up goes on from its run's own conversation, not from the session's.
+    history: followUp ? followUp.history : history,
+    ...(followUp ? { continues: followUp.runId } : {}),
     inputs: request.inputs ?? {},
     sessionId,
     question,
@@ -186,6 +203,13 @@ export async function startAnswer<Extra extends object = object>(
       ...(start.extra as Extra),
     }),
   });
+}
+
+/** A follow-up's question: in its run's session (one is made when it had none), marked as a follow-up. */
+function followUpQuestion(request: AskRequest, followUp: FollowUp): QuestionRequest {
+  const mark: FollowUpMark = { followUp: { runId: followUp.runId, agent: followUp.agent } };
+  const { sessionId: _asked, ...rest } = request;
+  return { ...rest, ...(followUp.sessionId ? { sessionId: followUp.sessionId } : {}), messageMetadata: mark };
 }
 
 /** What `ask` resolves to once the tree has ended. */

@@ -38,7 +38,7 @@ import type { CadreMetrics } from './metrics.ts';
 import { ModelsUseCases } from './models.ts';
 import { type Readiness, readiness } from './readiness.ts';
 import { type ResumeParts, type ResumeRequest, resumeRun } from './resume.ts';
-import { RunsUseCases } from './runs.ts';
+import { RunsUseCases, unlessEnded } from './runs.ts';
 import { SessionsUseCases } from './sessions.ts';
 import { SettingsUseCases } from './settings.ts';
 import { startTracing, type Tracing } from './telemetry/index.ts';
@@ -390,6 +390,20 @@ export class Cadre {
    */
   ask(request: AskRequest): Promise<AskRun> {
     return ask(this.#treeParts, request);
+  }
+
+  /**
+   * A person's message to a run (`POST /api/runs/:id/messages`, `cadre runs say`): a running run takes it
+   * at its next model step; a finished sub-agent run is followed up by it, as a new turn of its session
+   * answered by that agent from the run's kept conversation (follow-up.ts), whose handle comes back.
+   */
+  async say(
+    request: Omit<AskRequest, 'message' | 'continues'> & { runId: string; text: string },
+  ): Promise<{ messageId: string } | { followUp: AskRun }> {
+    const { runId, text, ...rest } = request;
+    const sent = await this.runs.say(request.userId, runId, text).catch(unlessEnded);
+    if (sent) return sent;
+    return { followUp: await this.ask({ ...rest, message: text, continues: runId }) };
   }
 
   /** Runs one agent on a conversation the caller keeps (no session), e.g. the OpenAI-compatible door. */

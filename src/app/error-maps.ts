@@ -20,6 +20,7 @@ const USER_STATUS: Record<string, number> = {
   not_interrupted: 409,
   not_failed: 409,
   run_not_running: 409,
+  conversation_not_kept: 409,
   question_replaced: 409,
   agent_disabled: 409,
   unauthorized: 401,

@@ -195,6 +195,15 @@ export class RunsUseCases {
   }
 }
 
+/**
+ * For a `say` refused because the run is not running (it ended: a follow-up may continue it), undefined;
+ * any other error is thrown again.
+ */
+export function unlessEnded(error: unknown): undefined {
+  if (UserError.isInstance(error) && error.code === 'run_not_running') return undefined;
+  throw error;
+}
+
 /** A run that is running now (`cadre runs list --running`, `GET /api/runs?running=true`). */
 export interface RunningRun {
   id: string;

@@ -3,6 +3,7 @@ import type { ModelMessage } from 'ai';
 import { CadreError, UserError } from '../core/errors.ts';
 import { sessionTitle } from '../core/session-title.ts';
 import type { NewMessage, Store, StoredMessage } from '../store/store.ts';
+import { followUpMarkOf } from './follow-up.ts';
 import type { LiveRuns } from './live-runs.ts';
 import { unknownSession } from './sessions.ts';
 
@@ -23,6 +24,8 @@ export interface QuestionRequest {
   /** The client's id for the person's message; a stored question's id means it is sent again. */
   messageId?: string;
   messageParts?: unknown;
+  /** Stored as the question's metadata (a follow-up's mark: follow-up.ts). */
+  messageMetadata?: unknown;
 }
 
 export interface StoredQuestion {
@@ -70,6 +73,7 @@ export async function storeQuestion(
       content: text,
       ...(request.messageId ? { id: request.messageId } : {}),
       ...(request.messageParts === undefined ? {} : { parts: request.messageParts }),
+      ...(request.messageMetadata === undefined ? {} : { metadata: request.messageMetadata }),
     });
     slot.inSession(sessionId, question.id, answerId);
     return {
@@ -185,18 +189,27 @@ async function openSession(
 /**
  * Stored messages as the model's history. A failed answer's stored text is an error message for the
  * person ("the model provider is not answering…"), not something the model said: it is left out, and only
- * what the model wrote before an error stopped it is kept.
+ * what the model wrote before an error stopped it is kept. A person's follow-up of a sub-agent run and
+ * its answer say so, so the main agent reads them as that agent's exchange, not as its own.
  */
 export function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
   const history: ModelMessage[] = [];
+  let followUp: { runId: string; agent: string } | undefined;
   for (const message of messages) {
+    if (message.role === 'user') followUp = followUpMarkOf(message.metadata);
+    const said = (content: string) =>
+      !followUp
+        ? content
+        : message.role === 'user'
+          ? `[A follow-up the person asked the sub-agent ${followUp.agent} directly, continuing its run ${followUp.runId}:]\n${content}`
+          : `[The sub-agent ${followUp.agent} answered the person's follow-up:]\n${content}`;
     const status = (message.metadata as { status?: unknown } | undefined)?.status;
     if (message.role === 'assistant' && status === 'error') {
       const cut = message.content.lastIndexOf(STOPPED_BY_ERROR);
-      if (cut > 0) history.push({ role: 'assistant', content: message.content.slice(0, cut).trim() });
+      if (cut > 0) history.push({ role: 'assistant', content: said(message.content.slice(0, cut).trim()) });
       continue;
     }
-    history.push({ role: message.role, content: message.content });
+    history.push({ role: message.role, content: said(message.content) });
   }
   return history;
 }

@@ -82,5 +82,6 @@ export function runRequestOf(spec: ResumeSpec): RunRequest {
     model: spec.model,
     prefetch: spec.prefetch,
     freshResults: spec.freshResults,
+    continues: spec.continues,
   };
 }

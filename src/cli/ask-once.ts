@@ -8,6 +8,8 @@ import type { LiveTree } from './tree-view.ts';
 export interface AskOptions {
   question: string;
   agent?: string;
+  /** Follow up this finished sub-agent run instead (`cadre runs say` on a run that has ended). */
+  continues?: string;
   model?: string;
   sessionId?: string;
   userId: string;
@@ -44,6 +46,7 @@ export async function askOnce(cadre: Cadre, options: AskOptions): Promise<AskRes
     signal: options.signal,
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
+    ...(options.continues ? { continues: options.continues } : {}),
     ...(options.model ? { model: options.model } : {}),
     ...(options.inputs ? { inputs: options.inputs } : {}),
     ...(options.rootLimits ? { rootLimits: options.rootLimits } : {}),

@@ -82,6 +82,11 @@ export interface RunRequest {
    */
   freshResults?: boolean;
   /**
+   * The finished run this tree's root continues (a person's follow-up of a sub-agent run): `history` is
+   * that run's conversation, and the root's own conversation is kept at its end, as a sub-agent's is.
+   */
+  continues?: string | undefined;
+  /**
    * The tree's durable side (its journal, where an earlier attempt's runs go on, its shared budget, the
    * process running it); without one the tree lives in memory only.
    */
@@ -172,6 +177,7 @@ export class Runtime {
       modelRef,
       runId: record.rootRunId,
       limits: request.rootLimits,
+      ...(request.continues ? { continues: request.continues } : {}),
       prefetch: request.prefetch && {
         agent: request.prefetch.agent,
         task: request.prefetch.task ?? request.task,

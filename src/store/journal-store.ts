@@ -19,6 +19,8 @@ export interface ResumeSpec {
   prefetch?: { agent: string; task?: string };
   /** The question was sent again: its sub-agents run anew (see RunRequest.freshResults). */
   freshResults?: boolean;
+  /** A person's follow-up of a finished sub-agent run: its id (`history` is then its kept conversation). */
+  continues?: string;
 }
 
 /** A journal found by one of its attempts' root run ids. */

@@ -79,10 +79,17 @@ export const askCommand: CliCommand = async (args, context) => {
   }
 };
 
-async function answer(
+/**
+ * Asks through askOnce and prints the answer as `cadre ask` does (also `cadre runs say` following up a
+ * finished run: `continues`); the exit status says how the run ended.
+ */
+export async function answer(
   cadre: Cadre,
   question: string,
-  values: ReturnType<typeof parseCommand<typeof ASK.flags>>['values'] & { sessionId: string | undefined },
+  values: Pick<
+    ReturnType<typeof parseCommand<typeof ASK.flags>>['values'],
+    'agent' | 'json' | 'events' | 'input' | 'approve-all' | 'deny-all'
+  > & { sessionId: string | undefined; continues?: string },
   limits: ReturnType<typeof runLimits>,
   context: CliContext,
 ): Promise<number> {
@@ -100,6 +107,7 @@ async function answer(
     const result = await askOnce(cadre, {
       question,
       ...(values.agent ? { agent: values.agent } : {}),
+      ...(values.continues ? { continues: values.continues } : {}),
       ...(values.sessionId ? { sessionId: values.sessionId } : {}),
       rootLimits: limits.rootLimits,
       ...(limits.treeBudget ? { limits: { treeBudget: limits.treeBudget } } : {}),

@@ -1,4 +1,5 @@
 import type { Cadre } from '../../app/create-cadre.ts';
+import { unlessEnded } from '../../app/runs.ts';
 import { UserError } from '../../core/index.ts';
 import { approvalMode, cliApprover } from '../approval-prompt.ts';
 import { type CliCommand, type CliContext, openCadre } from '../cli-context.ts';
@@ -8,6 +9,7 @@ import { removeEach } from '../remove-each.ts';
 import { runReport } from '../run-report.ts';
 import { printableLine } from '../terminal-text.ts';
 import { workspaceOption } from '../workspace-option.ts';
+import { answer } from './ask.ts';
 
 export const RUNS = {
   usage: [
@@ -23,7 +25,7 @@ export const RUNS = {
     'Stored run trees, newest first. show prints a tree with each tool call and its output and each ' +
     "sub-agent's summary (trimmed; --verbose prints all of it). stop ends a running run wherever it runs: " +
     "a tree's root stops the whole tree; a sub-agent's run stops alone, and its parent goes on with what " +
-    'it had done. say sends a running run a message that joins its conversation at its next model step. A run whose process was killed shows as interrupted; resume continues it from its journal.',
+    'it had done. say sends a running run a message that joins its conversation at its next model step; to a finished sub-agent run it is a follow-up: that agent goes on from its own conversation as a new turn of its session, and its answer is printed (as ask prints one; --json too). A run whose process was killed shows as interrupted; resume continues it from its journal.',
   flags: {
     json: { type: 'boolean', default: false, description: 'print JSON (the run tree for show)' },
     limit: { type: 'string', placeholder: 'N', description: 'list at most N runs (default 20)' },
@@ -42,8 +44,16 @@ export const RUNS = {
       placeholder: 'AGE',
       description: 'prune: remove finished trees started longer ago than this (30d, 12h, 90m, 2w)',
     },
-    'approve-all': { type: 'boolean', default: false, description: 'resume: approve every call that asks' },
-    'deny-all': { type: 'boolean', default: false, description: 'resume: deny every call that asks' },
+    'approve-all': {
+      type: 'boolean',
+      default: false,
+      description: 'resume, say (a follow-up): approve every call that asks',
+    },
+    'deny-all': {
+      type: 'boolean',
+      default: false,
+      description: 'resume, say (a follow-up): deny every call that asks',
+    },
     workspace: {
       type: 'string',
       placeholder: 'DIR',
@@ -79,6 +89,8 @@ async function runCommand(
     'older-than'?: string | undefined;
     verbose: boolean;
     running: boolean;
+    'approve-all': boolean;
+    'deny-all': boolean;
   },
   positionals: string[],
   context: CliContext,
@@ -148,7 +160,18 @@ async function runCommand(
     const [id, ...words] = positionals;
     const text = words.join(' ');
     if (!id || !text.trim()) throw new UserError('usage', 'usage: cadre runs say ID "TEXT"');
-    const { messageId } = await cadre.runs.say(context.userId, id, text);
+    const sent = await cadre.runs.say(context.userId, id, text).catch(unlessEnded);
+    // A run that has ended: the message follows it up (a finished sub-agent run goes on from its
+    // conversation as a new turn of its session), answered here as `cadre ask` answers.
+    if (!sent)
+      return await answer(
+        cadre,
+        text,
+        { ...values, events: false, input: [], sessionId: undefined, continues: id },
+        { rootLimits: {}, treeBudget: undefined },
+        context,
+      );
+    const { messageId } = sent;
     context.stdout.write(
       values.json
         ? `${JSON.stringify({ runId: id, messageId })}\n`

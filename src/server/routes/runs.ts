@@ -23,12 +23,34 @@ export function runRoutes(options: { maxConcurrentChats?: number } = {}): Hono<S
   routes.post('/:id/cancel', async (c) =>
     c.json(await c.var.cadre.runs.cancel(c.var.userId, c.req.param('id'))),
   );
-  // A person's message to a running run: it joins the run's next model step (202: it is on its way).
+  // A person's message to a running run: it joins the run's next model step (202 {messageId}: it is on
+  // its way). To a finished sub-agent run: a follow-up, a new turn of its session that its agent answers
+  // from the run's conversation (202 {runId, continues, sessionId, answerId}: the new tree has started,
+  // and goes on whether or not anyone follows it: GET /api/chat/:session/stream or /api/runs/:id/events).
   routes.post('/:id/messages', async (c) => {
     const parsed = messageBody.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success)
       throw new UserError('bad_request', `The body must be {text: string}: ${z.prettifyError(parsed.error)}`);
-    return c.json(await c.var.cadre.runs.say(c.var.userId, c.req.param('id'), parsed.data.text), 202);
+    const runId = c.req.param('id');
+    const said = await c.var.cadre.say({
+      userId: c.var.userId,
+      runId,
+      text: parsed.data.text,
+      ...(options.maxConcurrentChats !== undefined ? { maxConcurrent: options.maxConcurrentChats } : {}),
+    });
+    if ('messageId' in said) return c.json(said, 202);
+    const { followUp } = said;
+    // Nobody waits on its result here: its answer is stored in the session where it runs.
+    followUp.result.catch(() => {});
+    return c.json(
+      {
+        runId: followUp.rootRunId,
+        continues: runId,
+        sessionId: followUp.sessionId,
+        answerId: followUp.answerId,
+      },
+      202,
+    );
   });
   // Continues an interrupted tree in the background; answers with the new attempt's root id at once.
   routes.post('/:id/resume', async (c) => {
