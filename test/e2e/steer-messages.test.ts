@@ -135,8 +135,8 @@ describe('talking to a running sub-agent from another process', () => {
         expect(model.requests.filter((request) => isMain(request.system) && said(request) > 0)).toEqual([]);
         const report = await runCli(['runs', 'show', printed.run.id], env);
         expect(report.stdout).toMatch(/you said \(before step \d+\): Give the answer in metres\./);
-        // A run that has ended takes no message.
-        const late = await runCli(['runs', 'say', math.id, 'too late'], env);
+        // A root that has ended takes no message (a finished sub-agent's is a follow-up: follow-up.test.ts).
+        const late = await runCli(['runs', 'say', printed.run.id, 'too late'], env);
         expect(late.code).not.toBe(0);
         expect(late.stderr).toContain('is not running');
       } finally {
