@@ -15,6 +15,7 @@ import type { RunTree } from '../../src/core/run-tree.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { startServe } from '../helpers/serve.ts';
 
@@ -212,6 +213,88 @@ describe.skipIf(!TEST_DATABASE_URL)('operating a fleet on PostgreSQL', () => {
     const running = await runCli(['queue', 'retry', 'no-such-job'], env);
     expect(running.code).toBe(2);
   }, 120_000);
+
+  it('queue retry resumes a tree that died after its root began: its committed step is not asked again', async () => {
+    // main's first step calls calculate (a committed step); every later step's model call hangs until the
+    // test lets it answer, and the worker holding it is killed there, three times: a dead letter.
+    let answering = false;
+    const model = await startOpenAIServer((request) => {
+      const results = request.body.messages.filter((message) => message.role === 'tool');
+      if (!results.length) return { toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }] };
+      return answering ? { text: 'It is 42, as calculated.' } : { hang: true };
+    });
+    onTestFinished(() => model.close());
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('fleet_dead_begun') };
+    const secondSteps = () =>
+      model.requests.filter((request) => request.body.messages.at(-1)?.role === 'tool');
+    // Two workers at all times: a job whose worker dies with no other alive is given up (its tree closed
+    // interrupted), not retried; with one alive, the death counts as a failed try and it is taken again.
+    const live = [
+      await startWorker(env, 'doomed-a', ['--concurrency', '1']),
+      await startWorker(env, 'doomed-b', ['--concurrency', '1']),
+    ];
+    const asked = runCli(['ask', '--no-worker', '--json', 'What is 6 * 7?'], env);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await eventually(
+        async () => (secondSteps().length === attempt ? true : undefined),
+        `attempt ${attempt}'s second model call`,
+      );
+      // Its first try is logged without a count; the later ones say which try they are.
+      const took =
+        attempt === 1 ? /took tree job \S+\n/ : new RegExp(`took tree job \\S+ \\(try ${attempt}\\)`);
+      const holder = live.find((worker) => took.test(worker.output()))!;
+      expect(holder).toBeDefined();
+      live.splice(live.indexOf(holder), 1);
+      live.push(await startWorker(env, `doomed-${attempt}`, ['--concurrency', '1']));
+      await holder.kill();
+    }
+    // A live worker reaps the third death: the job has had its three tries, and is a dead letter.
+    const [dead] = await eventually(async () => {
+      const { failures } = await queue(env);
+      return failures.length ? failures : undefined;
+    }, 'the dead letter');
+    expect(dead).toMatchObject({ kind: 'tree', tries: 3 });
+    expect(dead!.error).toMatch(/its worker \(pid \d+ on .+\) is gone/);
+    const died = await asked;
+    expect(died.code).not.toBe(0);
+    const run = await eventually(async () => {
+      const shown = await runCli(['runs', 'show', dead!.rootRunId, '--json'], env);
+      const tree = shown.code === 0 ? (JSON.parse(shown.stdout) as RunTree) : undefined;
+      return tree?.status === 'error' ? tree : undefined;
+    }, 'the dead tree closed');
+    // It had begun: its committed step (the calculation) is on record.
+    expect(run.toolCalls).toMatchObject([{ name: 'calculate', ok: true }]);
+    expect(
+      model.requests.filter((request) => !request.body.messages.some((m) => m.role === 'tool')),
+    ).toHaveLength(1);
+
+    // One command retries it: it goes on from its journal, the first step's model call is not made again.
+    answering = true;
+    const retried = await runCli(['queue', 'retry', dead!.jobId, '--json'], env);
+    expect(retried.stderr).toMatch(
+      new RegExp(`retrying tree job ${dead!.jobId}: run ${dead!.rootRunId} goes on as run_`),
+    );
+    expect(retried.code).toBe(0);
+    expect(JSON.parse(retried.stdout)).toMatchObject({ answer: 'It is 42, as calculated.', status: 'ok' });
+    expect(
+      model.requests.filter((request) => !request.body.messages.some((m) => m.role === 'tool')),
+    ).toHaveLength(1);
+    expect(secondSteps()).toHaveLength(4);
+    // The answer's request carries the first attempt's calculation, as it was committed.
+    expect(JSON.stringify(secondSteps().at(-1)!.body.messages)).toContain('42');
+    // The session has the failure, then the answer.
+    const store = await openPostgresStore(env.CADRE_DATABASE_URL);
+    onTestFinished(() => store.close());
+    const [session] = await store.sessions.list('local');
+    const replies = (await store.sessions.get('local', session!.id))!.messages.filter(
+      (message) => message.role === 'assistant',
+    );
+    expect(replies.map((message) => message.content)).toEqual([
+      expect.stringMatching(/^Failed on every worker that took it/),
+      'It is 42, as calculated.',
+    ]);
+    expect((await queue(env)).failures).toEqual([]);
+  }, 180_000);
 
   it('a question no worker takes says it is queued (CLI, /v1), and is withdrawn after queue.waitTimeoutSeconds with the asker told', async () => {
     const model = await startOpenAIServer(() => ({ text: 'Answered.' }));
