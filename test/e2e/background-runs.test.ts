@@ -106,6 +106,7 @@ describe('background sub-agents', () => {
       release();
       const result = await asked;
       expect(result.code).toBe(0);
+      expect(result.stderr).toContain(`cadre: scout (${scout.id}) finished in the background (ok)`);
       const printed = JSON.parse(result.stdout) as { answer: string; run: TreeJson };
       expect(printed.answer).toBe('Scout is on it.\n\nScout found 42.');
       expect(printed.run.children[0]).toMatchObject({ agent: 'scout', status: 'ok', background: true });
@@ -123,25 +124,33 @@ describe('background sub-agents', () => {
     }
   }, 90_000);
 
-  it('cadre runs stop on a background run ends it; main answers what the person stopped', async () => {
-    const { model, env } = await backgroundSetting();
-    try {
-      const asked = runCli(['ask', 'What is the answer?', '--json'], env);
-      await eventually(async () => mainAnswered(model.requests) || undefined, 'main to answer');
-      const scout = await eventually(async () => {
-        const listed = JSON.parse(
-          (await runCli(['runs', 'list', '--running', '--json'], env)).stdout,
-        ) as RunningJson;
-        return listed.runs.find((run) => run.agent === 'scout');
-      }, 'the scout among the running runs');
-      expect((await runCli(['runs', 'stop', scout.id], env)).code).toBe(0);
-      const printed = JSON.parse((await asked).stdout) as { answer: string; run: TreeJson };
-      expect(printed.answer).toBe('Scout is on it.\n\nScout was stopped.');
-      expect(printed.run.children[0]).toMatchObject({ agent: 'scout', status: 'cancelled' });
-    } finally {
-      await model.close();
-    }
-  }, 90_000);
+  for (const door of ['cli', 'http'] as const) {
+    it(`${door === 'cli' ? 'cadre runs stop' : 'POST /api/runs/:id/cancel'} on a background run ends it; main answers what the person stopped`, async () => {
+      const { model, env } = await backgroundSetting();
+      const server = door === 'http' ? await startServe(['--port', '0'], env) : undefined;
+      try {
+        const asked = runCli(['ask', 'What is the answer?', '--json'], env);
+        await eventually(async () => mainAnswered(model.requests) || undefined, 'main to answer');
+        const scout = await eventually(async () => {
+          const listed = JSON.parse(
+            (await runCli(['runs', 'list', '--running', '--json'], env)).stdout,
+          ) as RunningJson;
+          return listed.runs.find((run) => run.agent === 'scout');
+        }, 'the scout among the running runs');
+        if (door === 'cli') expect((await runCli(['runs', 'stop', scout.id], env)).code).toBe(0);
+        else {
+          const response = await fetch(`${server!.url}/api/runs/${scout.id}/cancel`, { method: 'POST' });
+          expect(await response.json()).toEqual({ cancelled: true });
+        }
+        const printed = JSON.parse((await asked).stdout) as { answer: string; run: TreeJson };
+        expect(printed.answer).toBe('Scout is on it.\n\nScout was stopped.');
+        expect(printed.run.children[0]).toMatchObject({ agent: 'scout', status: 'cancelled' });
+      } finally {
+        server?.child.kill('SIGKILL');
+        await model.close();
+      }
+    }, 90_000);
+  }
 
   it('a kill after the delivery and a resume deliver the background result once, without running it again', async () => {
     const { model, env, release } = await backgroundSetting({ mainHangsOnce: true });

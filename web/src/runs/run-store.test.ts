@@ -229,3 +229,42 @@ describe('cards the person opened', () => {
     expect(store.get('child')?.toolCalls.map((call) => [call.id, call.ok])).toEqual([['t9', true]]);
   });
 });
+
+describe('runs in the background', () => {
+  it('counts the runs running in the background, live or from stored headers, until each ends', () => {
+    const store = new RunStore((flush) => flush());
+    let notified = 0;
+    store.subscribe(' background', () => notified++);
+    const scout = { runId: 'scout', parentRunId: 'root', depth: 1, agent: 'scout' };
+    store.apply(event({ type: 'run-start', task: 'Look', model: 'm', background: true }, scout));
+    store.apply(event({ type: 'run-start', task: 'Count', model: 'm' }));
+    expect(store.backgroundRunning()).toBe(1);
+    store.putHeader(header({ runId: 'other', parentToolCallId: 'call-2', background: true }));
+    expect(store.backgroundRunning()).toBe(2);
+    store.apply(event({ type: 'text-delta', delta: 'still looking' }, scout));
+    expect(notified).toBe(2);
+    store.apply(
+      event(
+        {
+          type: 'run-finish',
+          status: 'ok',
+          summary: 'Found',
+          usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+          subtreeUsage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        },
+        scout,
+      ),
+    );
+    store.putHeader(
+      header({
+        runId: 'other',
+        parentToolCallId: 'call-2',
+        background: true,
+        status: 'cancelled',
+        endedAt: 2000,
+      }),
+    );
+    expect(store.backgroundRunning()).toBe(0);
+    expect(notified).toBe(4);
+  });
+});
