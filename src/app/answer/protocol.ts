@@ -61,6 +61,7 @@ export type RunPartData = Pick<
       | 'parentToolCallId'
       | 'forked'
       | 'background'
+      | 'continues'
       | 'summary'
       | 'error'
       | 'data'
@@ -87,6 +88,11 @@ export interface ChatMessageMetadata {
   cost?: Cost;
   /** Whether the seed-000 delegation mode (prefetch/delegate) was used for this answer. */
   delegationUsed?: boolean;
+  /**
+   * On a person's question that follows up a finished sub-agent run (the card's "Ask … a follow-up"): the
+   * run it continues and its agent, which answers it (app/follow-up.ts).
+   */
+  followUp?: { runId: string; agent: string };
 }
 
 /** The custom data parts of Cadre's UI messages, for `UIMessage<ChatMessageMetadata, CadreDataParts>`. */

@@ -41,6 +41,7 @@ export function runPart(run: RunView): RunPartData {
     ...(run.parentToolCallId ? { parentToolCallId: run.parentToolCallId } : {}),
     ...(run.forked ? { forked: run.forked } : {}),
     ...(run.background ? { background: run.background } : {}),
+    ...(run.continues ? { continues: run.continues } : {}),
   };
   if (run.endedAt === undefined) return header;
   const summary = run.summary ?? '';

@@ -16,6 +16,7 @@ import type { InterruptedAnswer, MessageVersion } from '../api/resources.ts';
 import { getSession, restoreVersion, resumeRun } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import { BackgroundCount } from '../runs/background-count.tsx';
+import { FollowUpContext, startFollowUp } from '../runs/follow-up.tsx';
 import type { AttachmentData, CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
 import { type RootCall, RunInspector } from '../runs/run-inspector.tsx';
@@ -327,6 +328,36 @@ export function ChatView({
       throw new Error('It was resumed, but following it here failed: reload the page to see how it went.');
     onResumed?.();
   };
+  // A person's follow-up of a finished sub-agent (its card's "Ask … a follow-up"): a new turn of this chat
+  // that the sub-agent answers. Its question is read back as the server stored it, then its answer is
+  // followed live as a reloaded page follows a running one; one that ended before the page attached is in
+  // the stored chat.
+  const latestMessages = useRef(messages);
+  latestMessages.current = messages;
+  const followUp = useCallback(
+    async (runId: string, text: string) => {
+      if (busy) throw new Error('An answer is still being written here: ask when it has ended.');
+      await startFollowUp(runId, text);
+      if (!mounted.current) return;
+      const readBack = async () => {
+        const server = await getSession(sessionId);
+        for (const message of server.messages)
+          for (const part of message.parts)
+            if (part.type === 'data-run') store.putHeader(part.data as RunPartData);
+        return server.messages;
+      };
+      setMessages(await readBack());
+      liveRoot.current = undefined;
+      clearError();
+      // Resolved once the turn is under way (the card's box closes); it is followed from here on.
+      void resumeStream().then(async () => {
+        if (!mounted.current) return;
+        const stored = await readBack();
+        if (stored.length > latestMessages.current.length) setMessages(stored);
+      });
+    },
+    [busy, sessionId, store, setMessages, clearError, resumeStream],
+  );
   const failure = error ? chatErrorMessage(error) : undefined;
   // The stream broke off (the server went away): runs it left running stop spinning, marked interrupted.
   useEffect(() => {
@@ -438,56 +469,71 @@ export function ChatView({
           // Focusable, so a click in the conversation puts the keys (scrolling, Esc) there.
           tabIndex={-1}
         >
-          <div className="messages-inner" ref={content}>
-            {noModel && <SetupNotice message={noModel} />}
-            {messages.length === 0 && !noModel && (
-              <div className="empty">
-                <h2>What can Cadre find out for you?</h2>
-                <p>
-                  The main agent hands focused work to sub-agents (research, documents, maths, code). Each
-                  one's steps show here as they happen.
+          <FollowUpContext.Provider value={followUp}>
+            <div className="messages-inner" ref={content}>
+              {noModel && <SetupNotice message={noModel} />}
+              {messages.length === 0 && !noModel && (
+                <div className="empty">
+                  <h2>What can Cadre find out for you?</h2>
+                  <p>
+                    The main agent hands focused work to sub-agents (research, documents, maths, code). Each
+                    one's steps show here as they happen.
+                  </p>
+                </div>
+              )}
+              {shown.map(({ message, current, versions: switchable }, index) => {
+                // A follow-up and its answer were asked of a sub-agent, not of the chat: they are not sent
+                // to the main agent again (retried, regenerated or edited).
+                const followedUp =
+                  !!message.metadata?.followUp ||
+                  (message.role === 'assistant' && !!shown[index - 1]?.message.metadata?.followUp);
+                const again = current && index === lastIndex && !busy && !followedUp ? retry : undefined;
+                return (
+                  <MessageView
+                    key={`${current ? '' : 'earlier-'}${message.id}`}
+                    message={message}
+                    store={store}
+                    streaming={current && busy && index === lastIndex}
+                    onInspect={setInspecting}
+                    // An earlier version is read, not asked again: its actions are the current one's.
+                    onRetry={again}
+                    onRegenerate={again}
+                    onEdit={current && !busy && !followedUp ? edit : undefined}
+                    versions={switchable}
+                    onVersion={chooseVersion}
+                  />
+                );
+              })}
+              {interrupted
+                .filter((answer) => !resumed.has(answer.runId))
+                .map((answer) => (
+                  <InterruptedNotice
+                    key={answer.runId}
+                    interrupted={answer}
+                    onResume={resume}
+                    hidden={busy}
+                  />
+                ))}
+              {status === 'submitted' && messages.at(-1)?.role === 'user' && (
+                <p className="thinking" aria-live="polite">
+                  <span className="spinner small" aria-hidden="true" /> {waitingWorker ?? 'Starting…'}
                 </p>
-              </div>
-            )}
-            {shown.map(({ message, current, versions: switchable }, index) => (
-              <MessageView
-                key={`${current ? '' : 'earlier-'}${message.id}`}
-                message={message}
-                store={store}
-                streaming={current && busy && index === lastIndex}
-                onInspect={setInspecting}
-                // An earlier version is read, not asked again: its actions are the current one's.
-                onRetry={current && index === lastIndex && !busy ? retry : undefined}
-                onRegenerate={current && index === lastIndex && !busy ? retry : undefined}
-                onEdit={current && !busy ? edit : undefined}
-                versions={switchable}
-                onVersion={chooseVersion}
-              />
-            ))}
-            {interrupted
-              .filter((answer) => !resumed.has(answer.runId))
-              .map((answer) => (
-                <InterruptedNotice key={answer.runId} interrupted={answer} onResume={resume} hidden={busy} />
-              ))}
-            {status === 'submitted' && messages.at(-1)?.role === 'user' && (
-              <p className="thinking" aria-live="polite">
-                <span className="spinner small" aria-hidden="true" /> {waitingWorker ?? 'Starting…'}
-              </p>
-            )}
-            {versionError && (
-              <div className="notice notice-error" role="alert">
-                <span>{versionError}</span>
-              </div>
-            )}
-            {failure && !noModel && (
-              <div className="notice notice-error" role="alert">
-                <span>{failure.message}</span>
-                <button type="button" className="button small" onClick={retry}>
-                  Retry
-                </button>
-              </div>
-            )}
-          </div>
+              )}
+              {versionError && (
+                <div className="notice notice-error" role="alert">
+                  <span>{versionError}</span>
+                </div>
+              )}
+              {failure && !noModel && (
+                <div className="notice notice-error" role="alert">
+                  <span>{failure.message}</span>
+                  <button type="button" className="button small" onClick={retry}>
+                    Retry
+                  </button>
+                </div>
+              )}
+            </div>
+          </FollowUpContext.Provider>
         </div>
         {busy && awayFromLatest && (
           <button type="button" className="button small jump-latest" onClick={jumpToLatest}>

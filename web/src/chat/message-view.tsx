@@ -93,6 +93,7 @@ export const MessageView = memo(function MessageView({
       aria-label="Answer"
       id={rootRunId ? answerElementId(rootRunId) : undefined}
     >
+      {rootRunId && <FollowUpRun store={store} rootRunId={rootRunId} />}
       {rootRunId && <LooseRuns store={store} rootRunId={rootRunId} message={message} place="before" />}
       {message.parts.map((part, index) => {
         const key = `${message.id}-${index}`;
@@ -186,6 +187,7 @@ function UserMessage({
   onEdit?: ((text: string) => void) | undefined;
 }) {
   const text = messageText(message);
+  const followUp = message.metadata?.followUp;
   const [draft, setDraft] = useState<string | undefined>();
   const area = useRef<HTMLTextAreaElement>(null);
   const editButton = useRef<HTMLButtonElement>(null);
@@ -249,7 +251,10 @@ function UserMessage({
           </div>
         </form>
       ) : (
-        <div className="bubble">{text}</div>
+        <>
+          {followUp && <p className="follow-up-to muted small-text">Follow-up to {followUp.agent}</p>}
+          <div className="bubble">{text}</div>
+        </>
       )}
       <SentAttachments attachments={attachmentsOf(message)} />
       {!editing && (
@@ -341,6 +346,20 @@ function QueuedDelegation({ agent, task }: { agent: string; task: string }) {
  * message (the message updates are throttled) waits `after` the parts: exactly where its tool part will
  * appear, so it does not jump when that part arrives.
  */
+/**
+ * An answer that follows up a finished sub-agent run is that sub-agent's own run (the tree's root): it is
+ * shown as its card, as the run it continues was, so it can be followed up again from there.
+ */
+function FollowUpRun({ store, rootRunId }: { store: RunStore; rootRunId: string }) {
+  const root = useRun(store, rootRunId);
+  if (!root?.continues) return null;
+  return (
+    <div className="loose-runs">
+      <RunCard store={store} runId={rootRunId} />
+    </div>
+  );
+}
+
 function LooseRuns({
   store,
   rootRunId,

@@ -9,6 +9,7 @@ import { apiFetch, apiJson } from '../api/client.ts';
 import { Markdown } from '../chat/markdown.tsx';
 import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
+import { FollowUpBox } from './follow-up.tsx';
 import { PlanChecklist } from './plan-checklist.tsx';
 import { type RunView, retryWords, runTokens } from './run-fold.ts';
 import { useRunInputs } from './run-inputs.ts';
@@ -157,12 +158,18 @@ export const RunCard = memo(
             {(run.messages?.length || running) && (
               <RunMessages runId={runId} agent={run.agent} messages={run.messages ?? []} running={running} />
             )}
+            {run.continues && (
+              <p className="run-continues muted small-text">
+                Continues {run.agent}'s earlier run, from its own conversation.
+              </p>
+            )}
             {response && (
               <div className="run-field">
                 <div className="section-label">{run.summary ? 'Summary' : 'Response (writing…)'}</div>
                 <Markdown text={response} />
               </div>
             )}
+            {followable(run) && <FollowUpBox runId={runId} agent={run.agent} />}
             {run.sources && <SourcesList sources={run.sources} />}
             {run.error && <p className="run-error-message">{run.error}</p>}
             <dl className="run-usage">
@@ -325,6 +332,16 @@ function RunMessages({
         </p>
       )}
     </div>
+  );
+}
+
+/**
+ * A finished sub-agent run (or a follow-up of one) whose conversation the server may have kept: one the
+ * person can follow up. An interrupted one ended without keeping it.
+ */
+function followable(run: RunView): boolean {
+  return (
+    run.status !== 'running' && run.status !== 'interrupted' && (run.parentRunId !== null || !!run.continues)
   );
 }
 
