@@ -62,7 +62,7 @@ export interface AskRequest {
   /** Every event of the tree, in order, as it happens (before any other reader sees it). */
   onEvent?: EventListener;
   /** Called once when no worker has taken the question yet (runs as jobs): see `TreeStart.onQueued`. */
-  onQueued?: () => void;
+  onQueued?: (rootRunId: string) => void;
   /** Most trees this user may have running at once; more is refused before anything starts. */
   maxConcurrent?: number;
   /** Who decides this tree's approvals (the CLI's prompt or flags), instead of the pending list. */

@@ -23,7 +23,7 @@ export interface CompleteRequest {
   signal?: AbortSignal;
   onEvent?: (event: CadreEvent) => void;
   /** Called once when no worker has taken the tree yet (runs as jobs): see `TreeStart.onQueued`. */
-  onQueued?: () => void;
+  onQueued?: (rootRunId: string) => void;
   maxConcurrentChats?: number;
 }
 

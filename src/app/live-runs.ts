@@ -17,6 +17,11 @@ export interface TreeSlot {
    * tree run elsewhere (a job) has none here, and is stopped through the store.
    */
   steer: (steering: TreeSteering) => void;
+  /**
+   * The tree waits on the queue for a worker under root id `rootRunId` (runs as jobs): until its root
+   * starts, `cancel` of that id here stops it (its asker withdraws it from the queue).
+   */
+  waitsAs: (rootRunId: string) => void;
   end: () => void;
 }
 
@@ -65,6 +70,8 @@ export class LiveRuns {
       ended: Promise<void>;
     }
   >();
+  /** Trees waiting on the queue for a worker, by the root id they will have: who asked, how to stop them. */
+  #waiting = new Map<string, { userId: string; controller: AbortController }>();
   /** Per user and session, the end of the last turn queued by `inTurn`. */
   #turns = new Map<string, Promise<void>>();
 
@@ -81,9 +88,11 @@ export class LiveRuns {
     });
     let entry: TreeEntry | undefined;
     let steering: TreeSteering | undefined;
+    let waitingAs: string | undefined;
     const observe = (event: CadreEvent) => {
       if (!entry) {
         if (event.type !== 'run-start' || event.parentRunId !== null) return;
+        if (waitingAs) this.#waiting.delete(waitingAs);
         entry = this.#open(event.runId, userId, controller);
         entry.steering = steering;
         this.#pending.delete(controller);
@@ -99,6 +108,7 @@ export class LiveRuns {
       }
     };
     const end = () => {
+      if (waitingAs) this.#waiting.delete(waitingAs);
       this.#pending.delete(controller);
       this.#sessions.delete(controller);
       if (entry) this.#close(entry);
@@ -111,7 +121,12 @@ export class LiveRuns {
       steering = given;
       if (entry) entry.steering = given;
     };
-    return { signal: controller.signal, observe, cancel, inSession, steer, end };
+    const waitsAs = (rootRunId: string) => {
+      if (entry) return;
+      waitingAs = rootRunId;
+      this.#waiting.set(rootRunId, { userId, controller });
+    };
+    return { signal: controller.signal, observe, cancel, inSession, steer, waitsAs, end };
   }
 
   #open(rootRunId: string, userId: string, controller: AbortController): TreeEntry {
@@ -151,12 +166,21 @@ export class LiveRuns {
     return entry && entry.userId === userId ? entry : undefined;
   }
 
-  /** Stops the tree holding `runId`; false when no live tree of `userId` holds it. */
+  /**
+   * Stops the tree holding `runId` (or waiting on the queue to start as root `runId`, see `waitsAs`); false
+   * when no live tree of `userId` holds it.
+   */
   cancel(userId: string, runId: string, reason = 'stopped by the person'): boolean {
     const root = this.#rootOf.get(runId);
     const entry = root ? this.#trees.get(root) : undefined;
-    if (!entry || entry.userId !== userId) return false;
-    entry.controller.abort(new Error(reason));
+    const controller =
+      entry?.userId === userId
+        ? entry.controller
+        : this.#waiting.get(runId)?.userId === userId
+          ? this.#waiting.get(runId)?.controller
+          : undefined;
+    if (!controller) return false;
+    controller.abort(new Error(reason));
     return true;
   }
 

@@ -100,7 +100,11 @@ export class RunsUseCases {
   async cancel(userId: string, runId: string): Promise<{ cancelled: boolean }> {
     const { live, store } = this.#parts;
     const rootRunId = live.get(userId, runId)?.rootRunId ?? (await store.runs.rootOf(userId, runId));
-    if (!rootRunId) throw unknownRun(runId);
+    if (!rootRunId) {
+      // A question this process asked that still waits on the queue: its asker withdraws it.
+      if (live.cancel(userId, runId)) return { cancelled: true };
+      throw unknownRun(runId);
+    }
     if (rootRunId === runId) {
       if (live.cancel(userId, runId)) return { cancelled: true };
       return { cancelled: await stopTree(this.#parts, userId, rootRunId) };

@@ -133,7 +133,12 @@ export class SessionsUseCases {
     sessionId: string,
     signal: AbortSignal,
   ): Promise<
-    { answerId: string; started: Promise<{ tree: TreeHandle; answerId: string } | undefined> } | undefined
+    | {
+        rootRunId: string;
+        answerId: string;
+        started: Promise<{ tree: TreeHandle; answerId: string } | undefined>;
+      }
+    | undefined
   > {
     const { store } = this.#parts;
     if (!store.jobs) return undefined;
@@ -151,7 +156,7 @@ export class SessionsUseCases {
       }
       return undefined;
     })();
-    return { answerId, started };
+    return { rootRunId, answerId, started };
   }
 
   /**

@@ -52,9 +52,10 @@ export interface TreeStart<Result> {
   onEvent?: EventListener | undefined;
   /**
    * Called once when the tree waits on a queue that no worker has taken it from yet (runs as jobs, after
-   * a moment), so a door can say so instead of saying nothing; never for a tree run in this process.
+   * a moment), so a door can say so instead of saying nothing; never for a tree run in this process. It
+   * is given the root id the tree will have: stopping that id (`Cadre.runs.cancel`) withdraws it.
    */
-  onQueued?: (() => void) | undefined;
+  onQueued?: ((rootRunId: string) => void) | undefined;
   /**
    * The tree's journal: a new one under `id`, or with `resume` the journal of an interrupted attempt,
    * whose committed steps are reused. `spec` is what the tree is (its agent, task, history…), and what a

@@ -52,7 +52,7 @@ describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the pa
     expectNoConsoleErrors(browser);
   }, 90_000);
 
-  it('a page reloaded while its question waits says it is queued, then shows the answer a worker gives', async () => {
+  it('a page reloaded while its question waits says it is queued, can withdraw it, then shows the answer a worker gives', async () => {
     const model = await startOpenAIServer(() => ({ text: 'Answered once a worker came.' }));
     onTestFinished(() => model.close());
     const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('web_queued_reload') };
@@ -74,6 +74,24 @@ describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the pa
     await page.goto(server.url);
     await looked;
     const conversation = () => page.getByRole('main').textContent();
+    const queuedNotice = 'Queued: no worker has taken it yet';
+
+    // Reloaded while it waits, then stopped: Stop withdraws the waiting question, and nothing of it runs.
+    await ask(page, 'Never mind this one.');
+    await expect.poll(conversation, { timeout: 15_000 }).toContain(queuedNotice);
+    const reloaded = attachLook();
+    await page.reload();
+    await expect.poll(conversation, { timeout: 15_000 }).toContain(queuedNotice);
+    await reloaded;
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect
+      .poll(conversation, { timeout: 15_000 })
+      .toContain('Cancelled before any worker took it (stopped by the person); nothing ran.');
+    expect(await conversation()).not.toContain(queuedNotice);
+    // The answer has ended: the page is ready for the next question.
+    await expect.poll(() => page.getByRole('button', { name: 'Stop' }).count(), { timeout: 15_000 }).toBe(0);
+    await screenshots(page, 'queued-withdrawn');
+
     await ask(page, 'Is anyone there yet?');
     await expect.poll(conversation, { timeout: 15_000 }).toContain('Queued: no worker has taken it yet');
 
@@ -91,7 +109,12 @@ describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the pa
     await startWorker(env, 'late', ['--concurrency', '1']);
     await expect.poll(conversation, { timeout: 20_000 }).toContain('Answered once a worker came.');
     expect(await conversation()).not.toContain('Queued');
+    // The withdrawn question never ran: one model request, for the second (the first is in its history).
     expect(model.requests).toHaveLength(1);
+    expect(model.requests[0]!.body.messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'Is anyone there yet?',
+    });
     // Stored as the session's answer: it is there after one more reload.
     await page.reload();
     await expect.poll(conversation, { timeout: 15_000 }).toContain('Answered once a worker came.');

@@ -103,8 +103,11 @@ export type CadreDataParts = {
   'run-event': CadreEvent;
   /** On a person's message: a document attached to it (shown as a chip; the agent reads it first). */
   attachment: AttachmentData;
-  /** Transient, before an answer starts: no worker has taken the question from the queue yet. */
-  queued: { message: string };
+  /**
+   * Transient, before an answer starts: no worker has taken the question from the queue yet; `rootRunId`
+   * is the id its tree's root will have (stopping that run withdraws the question).
+   */
+  queued: { message: string; rootRunId?: string };
   /**
    * In an answer: a sub-agent that ran in the background has ended and its result reached the main agent
    * (what the main agent says next answers it; after the answer's end, a new turn). Kept with the answer.

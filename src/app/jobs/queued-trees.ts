@@ -28,7 +28,7 @@ export interface QueuedTreeStart<Result> {
   signal?: AbortSignal | undefined;
   onEvent?: ((event: CadreEvent) => void) | undefined;
   /** Called once if no worker has taken the tree QUEUED_NOTICE_MS after it was queued. */
-  onQueued?: (() => void) | undefined;
+  onQueued?: ((rootRunId: string) => void) | undefined;
   /** How long it may wait for a worker before it is withdrawn and the asker told (none: for ever). */
   waitTimeoutMs?: number | undefined;
   journal: { id: string; spec: ResumeSpec };
@@ -153,6 +153,8 @@ export async function startQueuedTree<Result>(
   };
   const key = treeJobKey(rootRunId);
   const tree = { userId, rootRunId, journalId: journal.id, spec: journal.spec };
+  // Until its root starts, stopping that id in this process withdraws it (see `onAbort` below).
+  slot.waitsAs(rootRunId);
   // What this process writes itself to close the tree (withdrawn; its end never stored): the answer is
   // then stored here, after the closing events, and `result` waits for it.
   let closedHere: Promise<unknown> | undefined;
@@ -198,7 +200,7 @@ export async function startQueuedTree<Result>(
   // Said once, if it waits; withdrawn after the wait allowed, its asker told why (`queue_timeout`).
   const queuedNotice = start.onQueued
     ? setTimeout(() => {
-        if (!started && !withdrawing) start.onQueued?.();
+        if (!started && !withdrawing) start.onQueued?.(rootRunId);
       }, QUEUED_NOTICE_MS)
     : undefined;
   const waitedMs = start.waitTimeoutMs;

@@ -86,9 +86,10 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
     // Refusals and set-up errors (unknown session, too many chats, an answer still running in the
     // session, no model) are plain HTTP errors: the tree has not started when they happen. A question
     // that waits on the queue for a worker opens the stream first, saying so (see `answerStream`).
+    let queuedAs: string | undefined;
     let queued = () => {};
-    const waiting = new Promise<'queued'>((resolve) => {
-      queued = () => resolve('queued');
+    const waiting = new Promise<void>((resolve) => {
+      queued = resolve;
     });
     const asking = c.var.cadre.ask({
       userId: c.var.userId,
@@ -100,13 +101,16 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
       ...(attachments.length ? { attachments } : {}),
       ...(agent ? { agent } : {}),
       maxConcurrent: options.maxConcurrentChats,
-      onQueued: () => queued(),
+      onQueued: (rootRunId) => {
+        queuedAs = rootRunId;
+        queued();
+      },
     });
     const answer = asking.then((run) => ({ tree: run, answerId: run.answerId }));
     // A refusal is answered below from `asking`; the stream reads `answer` only once it has started.
     answer.catch(() => {});
-    const queuedFirst = (await Promise.race([asking, waiting])) === 'queued';
-    return answerStream(c, answer, sessionId, options, { queued: queuedFirst });
+    await Promise.race([asking, waiting]);
+    return answerStream(c, answer, sessionId, options, queuedAs ? { queued: queuedAs } : {});
   });
   // AI SDK's resume endpoint (`useChat({ resume: true })`): a page opened, reloaded or switched to while an
   // answer is being written attaches to it, replayed from its first event and then live; 204 when none is.
@@ -119,7 +123,7 @@ export function chatRoutes(options: ChatRouteOptions): Hono<ServerEnv> {
     if (running) return answerStream(c, Promise.resolve(running), sessionId, options);
     const waiting = await sessions.waitingAnswer(c.var.userId, sessionId, c.req.raw.signal);
     if (!waiting) return c.body(null, 204);
-    return answerStream(c, waiting.started, sessionId, options, { queued: true });
+    return answerStream(c, waiting.started, sessionId, options, { queued: waiting.rootRunId });
   });
   return routes;
 }
@@ -148,12 +152,14 @@ function answerStream(
   starting: Promise<{ tree: TreeHandle<unknown>; answerId: string } | undefined>,
   sessionId: string,
   options: ChatRouteOptions,
-  { queued = false }: { queued?: boolean } = {},
+  { queued }: { queued?: string } = {},
 ): Response {
   const gone = c.req.raw.signal;
   const stream = createUIMessageStream<CadreUIMessage>({
     execute: async ({ writer }) => {
-      if (queued) writer.write({ type: 'data-queued', data: { message: QUEUED }, transient: true });
+      // With the root id the tree will have: the page's Stop withdraws it by that id.
+      if (queued)
+        writer.write({ type: 'data-queued', data: { message: QUEUED, rootRunId: queued }, transient: true });
       const begun = await starting;
       // (The client went away while its question waited.)
       if (!begun) return;

@@ -197,7 +197,12 @@ export function ChatView({
           store.putHeader(header);
           if (header.parentRunId === null) liveRoot.current = header.runId;
         } else if (part.type === 'data-run-event') store.apply(part.data as CadreEvent);
-        else if (part.type === 'data-queued') setWaitingWorker((part.data as { message: string }).message);
+        else if (part.type === 'data-queued') {
+          const queued = part.data as { message: string; rootRunId?: string };
+          setWaitingWorker(queued.message);
+          // Stop withdraws the waiting question by the id its root will have.
+          if (queued.rootRunId) liveRoot.current = queued.rootRunId;
+        }
       },
       onError: () => {
         if (following.current) following.current.outcome = 'failed';
