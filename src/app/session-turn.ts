@@ -190,7 +190,9 @@ async function openSession(
  * Stored messages as the model's history. A failed answer's stored text is an error message for the
  * person ("the model provider is not answering…"), not something the model said: it is left out, and only
  * what the model wrote before an error stopped it is kept. A person's follow-up of a sub-agent run and
- * its answer say so, so the main agent reads them as that agent's exchange, not as its own.
+ * its answer say so, so the main agent reads them as that agent's exchange, not as its own, with the
+ * runs' ids (continue_agent reaches them in a later turn: the history keeps answers' text, not the tool
+ * results that gave other runs' ids).
  */
 export function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
   const history: ModelMessage[] = [];
@@ -202,7 +204,7 @@ export function historyOf(messages: readonly StoredMessage[]): ModelMessage[] {
         ? content
         : message.role === 'user'
           ? `[A follow-up the person asked the sub-agent ${followUp.agent} directly, continuing its run ${followUp.runId}:]\n${content}`
-          : `[The sub-agent ${followUp.agent} answered the person's follow-up:]\n${content}`;
+          : `[The sub-agent ${followUp.agent} answered the person's follow-up${message.runId ? ` (its run ${message.runId})` : ''}:]\n${content}`;
     const status = (message.metadata as { status?: unknown } | undefined)?.status;
     if (message.role === 'assistant' && status === 'error') {
       const cut = message.content.lastIndexOf(STOPPED_BY_ERROR);

@@ -107,13 +107,20 @@ describe('cadre runs say on a finished sub-agent run', () => {
         .map((message) => contentText(message.content));
       const followedUp = (text: string) =>
         `[A follow-up the person asked the sub-agent math directly, continuing its run ${text}:]\nNow double it.`;
+      const answeredBy = (runId: string) =>
+        `[The sub-agent math answered the person's follow-up (its run ${runId}):]\nDoubled: 782`;
+      const secondRun = (
+        JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout) as {
+          runs: Array<{ id: string; agent: string }>;
+        }
+      ).runs.find((run) => run.agent === 'math')!.id;
       expect(history).toEqual([
         'What is 17 * 23?',
         'Main: 391',
         followedUp(mathId),
-        "[The sub-agent math answered the person's follow-up:]\nDoubled: 782",
+        answeredBy(answered.run.id),
         followedUp(answered.run.id),
-        "[The sub-agent math answered the person's follow-up:]\nDoubled: 782",
+        answeredBy(secondRun),
         'What did math say last?',
       ]);
     } finally {
