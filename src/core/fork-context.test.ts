@@ -224,6 +224,36 @@ describe('context: fork', () => {
     expect(first.at(-1)?.providerOptions).toEqual(ephemeral);
   });
 
+  it("refuses the fork's calls to main's sub-agents and continue_agent: declared only, no run started", async () => {
+    executed.length = 0;
+    const requests = { main: [] as ScriptedRequest[], forker: [] as ScriptedRequest[] };
+    const main = forkScript(requests);
+    const { runtime, events } = setup((request) => {
+      if (!isFork(request)) return main(request);
+      requests.forker.push(request);
+      if (request.toolResults.length)
+        return { text: `refused: ${request.toolResults.map((result) => result.toolName).join(', ')}` };
+      return {
+        toolCalls: [
+          { name: 'forker', input: { task: 'fork again' } },
+          { name: 'continue_agent', input: { run_id: 'run_x', message: 'go on' } },
+          { name: 'echo', input: { text: 'from the fork' } },
+        ],
+      };
+    }, definitions());
+    const outcome = await runtime.run({ agent: 'main', task: 'the question' });
+    expect(outcome.envelope.summary).toBe('main done');
+    const forked = outcome.tree.children.filter((run) => run.agent === 'forker');
+    // One fork (main's delegation), none started by the fork itself; nothing of main's ran for it.
+    expect(forked).toHaveLength(1);
+    expect(forked[0]!.children).toEqual([]);
+    expect(events.filter((event) => event.type === 'run-start')).toHaveLength(2);
+    expect(executed).toEqual(['earlier call']);
+    const results = requests.forker[1]!.toolResults;
+    expect(results.map((result) => result.toolName)).toEqual(['forker', 'continue_agent', 'echo']);
+    for (const result of results) expect(JSON.stringify(result.output)).toContain('not one of forker');
+  });
+
   it('as the prefetch agent (before its parent has sent anything) gets the conversation with its own prefix', async () => {
     const prompts: ScriptedRequest[] = [];
     const { runtime } = setup((request) => {
