@@ -3,6 +3,7 @@ import { agent, setup } from '../../test/helpers/runtime-setup.ts';
 import type { ScriptedRequest } from '../models/scripted-model.ts';
 import type { CadreEvent } from './events.ts';
 import type { JournalKind, TreeJournal } from './journal.ts';
+import type { TreeSteering } from './tree-record.ts';
 
 /** Sub-agents in the background: main goes on, and each envelope reaches it later, once, also on resume. */
 
@@ -268,5 +269,93 @@ describe('background sub-agents', () => {
     expect(workerAsked).toHaveLength(1);
     expect(outcome.envelope.summary).toContain('got it');
     expect(second.events.filter((event) => event.type === 'run-message')).toHaveLength(1);
+  });
+
+  it('a person who talks to main while it waits for a background run gets a turn of their own, replayed once', async () => {
+    const journal = new MemoryJournal();
+    const attempt = async (live: boolean) => {
+      const worker = held();
+      let steering: TreeSteering | undefined;
+      const mainSaw: string[] = [];
+      const { runtime, events } = setup(
+        async (request, who) => {
+          if (who === 'worker') {
+            await worker.promise;
+            return { text: 'the result' };
+          }
+          mainSaw.push(userTexts(request));
+          if (!called(request)) return { toolCalls: [{ name: 'worker', input: { task: 'work' } }] };
+          if (userTexts(request).includes('has finished')) return { text: 'got it' };
+          if (userTexts(request).includes('are you there')) return { text: 'yes, still waiting' };
+          return { text: 'waiting' };
+        },
+        [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+      );
+      runtime.bus.subscribe((event) => {
+        if (!live) {
+          if (event.type === 'step-finish' && event.agent === 'main' && event.finishReason === 'stop')
+            worker.release();
+          return;
+        }
+        if (event.type !== 'step-finish' || event.agent !== 'main' || event.finishReason !== 'stop') return;
+        // First answer: the person asks; second (the answer to them): the worker may end.
+        if (event.step === 1) steering?.sendMessage(event.runId, { id: 'msg_p', text: 'are you there?' });
+        if (event.step === 2) worker.release();
+      });
+      const outcome = await runtime.run({
+        agent: 'main',
+        task: 'go',
+        record: { journal, steer: (given) => (steering = given) },
+      });
+      return { outcome, events, mainSaw };
+    };
+    // A person's message is answered anew (as ever); the background result's turn goes on after that.
+    const first = await attempt(true);
+    expect(first.outcome.envelope.summary).toBe('yes, still waiting\n\ngot it');
+    const second = await attempt(false);
+    expect(second.mainSaw).toEqual([]);
+    expect(second.outcome.envelope.summary).toBe('yes, still waiting\n\ngot it');
+    expect(second.events.filter((event) => event.type === 'run-message').map((event) => event.step)).toEqual([
+      2, 3,
+    ]);
+  });
+
+  it('a result that comes while main writes its answer keeps that answer and goes on after it, also on replay', async () => {
+    const journal = new MemoryJournal();
+    const attempt = async () => {
+      let workerEnded: () => void = () => {};
+      const ended = new Promise<void>((resolve) => {
+        workerEnded = resolve;
+      });
+      const asked: string[] = [];
+      const { runtime, events } = setup(
+        async (request, who) => {
+          asked.push(who);
+          if (who === 'worker') return { text: 'the result' };
+          if (!called(request)) return { toolCalls: [{ name: 'worker', input: { task: 'work' } }] };
+          if (userTexts(request).includes('has finished')) return { text: 'got it' };
+          // Main writes its answer while the worker ends.
+          await ended;
+          return { text: 'waiting' };
+        },
+        [agent({ name: 'main', tools: ['worker'] }), agent({ name: 'worker', background: true })],
+      );
+      runtime.bus.subscribe((event) => {
+        if (event.type === 'run-finish' && event.agent === 'worker') setTimeout(workerEnded, 0);
+      });
+      const outcome = await runtime.run({ agent: 'main', task: 'go', record: { journal } });
+      const text = events
+        .filter((event) => event.type === 'text-delta' && event.agent === 'main')
+        .map((event) => (event as { delta: string }).delta)
+        .join('');
+      return { outcome, text, asked };
+    };
+    const first = await attempt();
+    expect(first.outcome.envelope.summary).toBe('waiting\n\ngot it');
+    expect(first.text).toBe('waiting\n\ngot it');
+    const second = await attempt();
+    expect(second.asked).toEqual([]);
+    expect(second.outcome.envelope.summary).toBe('waiting\n\ngot it');
+    expect(second.text).toBe('waiting\n\ngot it');
   });
 });

@@ -126,16 +126,19 @@ export async function delegateInBackground(
 }
 
 /**
- * Whether `frame`, whose model has answered, takes another turn for a background run's envelope: at once
- * when one waits in its inbox or an earlier attempt recorded one before its step `steps` (a replay); else
- * it waits until one of its background runs ends (true) or none is left or it is stopped (false).
+ * Whether `frame`, whose model has answered, takes another turn for a background run's envelope (or for a
+ * person's message that comes while it waits for one): at once when one waits in its inbox or an earlier
+ * attempt recorded one before its step `steps` (a replay); else it waits until one of its background runs
+ * ends (true) or none is left or it is stopped (false).
  */
 export async function nextDelivery(frame: RunFrame, steps: number): Promise<boolean> {
   const journal = frame.tree.record.journal;
+  // A message an earlier attempt added before that step (a background result, or a person's message that
+  // came while the agent waited for one) started a turn there: the replay takes it again.
   const recorded = journal?.get(frame.journalKey, 'message', String(steps)) as
-    | { messages: Array<{ background?: unknown }> }
+    | { messages: unknown[] }
     | undefined;
-  if (recorded?.messages.some((message) => message.background)) return true;
+  if (recorded?.messages.length) return true;
   for (;;) {
     if (frame.signal.aborted) return false;
     if (frame.inbox.waiting) return true;

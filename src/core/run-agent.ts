@@ -265,9 +265,18 @@ async function runWithin(
     services.modelSettings,
   );
   const stops = [turnLimitReached(limits.maxTurns), budgetExhausted(frame)];
-  /** The tool loop from `messages`, after `stepsDone` steps whose response messages were `before`. */
-  const loop = (messages: ModelMessage[], before: ModelMessage[], stepsDone: number) =>
+  /**
+   * The tool loop from `messages`, after `stepsDone` steps whose response messages were `before`
+   * (`answeredBefore`: a new turn after the run's answer).
+   */
+  const loop = (
+    messages: ModelMessage[],
+    before: ModelMessage[],
+    stepsDone: number,
+    answeredBefore = false,
+  ) =>
     streamTurns(frame, {
+      answeredBefore,
       model,
       instructions,
       messages,
@@ -309,15 +318,17 @@ async function runWithin(
   // turn the agent answers (after what it said already), until none is left (see background.ts).
   while (!turn.error && !turn.endedWithToolCalls && !interruption(frame)) {
     if (!(await nextDelivery(frame, turn.steps))) break;
-    if (turn.answer) emit(frame, { type: 'text-delta', delta: '\n\n' });
     const conversation = turn.conversation ?? [...initialMessages, ...turn.responseMessages];
     const before = conversation.slice(initialMessages.length);
-    const again = await loop(conversation, before, turn.steps);
+    const again = await loop(conversation, before, turn.steps, turn.answer !== '');
     turn = {
       ...again,
       steps: turn.steps + again.steps,
       responseMessages: [...before, ...again.responseMessages],
-      answer: [turn.answer, again.answer].filter(Boolean).join('\n\n'),
+      // A background result's turn goes on after the answer; a person's message is answered anew.
+      answer: again.continuesAnswer
+        ? [turn.answer, again.answer].filter(Boolean).join('\n\n')
+        : again.answer || turn.answer,
     };
   }
   // The whole conversation so far (the last step's answer too): what a parent keeps to continue it with.

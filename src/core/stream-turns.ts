@@ -45,6 +45,8 @@ export interface TurnOptions {
   call?: CallSettings | undefined;
   /** A forked run: how many of `messages` are its parent's (a cache breakpoint stays on the last of them). */
   parentMessages?: number;
+  /** The run had answered before this loop (a new turn after its answer, see run-agent.ts). */
+  answeredBefore?: boolean;
 }
 
 export interface TurnResult {
@@ -61,6 +63,11 @@ export interface TurnResult {
    * person's, a background run's envelope), which the SDK's response messages leave out.
    */
   conversation?: ModelMessage[];
+  /**
+   * The loop began with a background run's result after the run had answered: its answer goes on after
+   * the earlier one rather than replacing it (a person's message makes the run answer again instead).
+   */
+  continuesAnswer?: boolean;
 }
 
 /** One streamText loop, its parts translated to events and its usage added to the run and the tree. */
@@ -141,6 +148,7 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
       }
     }
     result.responseMessages = ended?.responseMessages ?? [];
+    if (sent.continuesAnswer) result.continuesAnswer = true;
     if (sent.last)
       result.conversation = [
         ...sent.last.messages,
@@ -148,19 +156,30 @@ export async function streamTurns(frame: RunFrame, options: TurnOptions): Promis
       ];
     // Stopped in a step (its tools still running): what that step had written is the text so far.
     const cut = frame.signal.aborted && stepText.trim() ? stepText : lastText;
-    result.answer = (ended?.finalText.trim() ? ended.finalText : cut).trim();
+    result.answer = withAnswered(sent, (ended?.finalText.trim() ? ended.finalText : cut).trim());
   } catch (error) {
     if (!frame.signal.aborted) result.error ??= error;
-    result.answer = lastText.trim() || stepText.trim();
+    result.answer = withAnswered(sent, lastText.trim() || stepText.trim());
   }
   frame.inbox.detach();
   if (frame.signal.aborted) closeCutStep(frame, options, result);
   return result;
 }
 
-/** The latest step's messages (those that joined it included), and how many response messages came before it. */
+/**
+ * The latest step's messages (those that joined it included), and how many response messages came before
+ * it; and the answers the loop gave before a background run's result kept it going (see `validSteps`).
+ */
 interface SentMessages {
   last?: { messages: ModelMessage[]; responseCount: number };
+  answered?: string[];
+  /** The loop's first step began with a background result after the run had answered (a new turn). */
+  continuesAnswer?: boolean;
+}
+
+/** The loop's answer: what it answered before a background result kept it going, then its last answer. */
+function withAnswered(sent: SentMessages, answer: string): string {
+  return [...(sent.answered ?? []), answer].filter(Boolean).join('\n\n');
 }
 
 /**
@@ -177,10 +196,24 @@ function validSteps(frame: RunFrame, options: TurnOptions, sent: SentMessages) {
     messages: ModelMessage[];
     responseMessages: ModelMessage[];
     experimental_steeringMessages?: ModelMessage[];
+    steps?: Array<{ finishReason: string; text: string }>;
   }) => {
     const own = options.prepareStep?.(step);
-    let messages = await joinMessages(frame, (options.stepOffset ?? 0) + step.stepNumber, step);
+    // What the run had answered just before this step (in this loop, or before it, for a new turn).
+    const before = step.steps?.at(-1);
+    const answered =
+      before === undefined
+        ? options.answeredBefore === true
+        : before.finishReason === 'stop' && before.text.trim() !== '';
+    const joined = await joinMessages(frame, (options.stepOffset ?? 0) + step.stepNumber, step, answered);
+    let { messages } = joined;
     sent.last = { messages, responseCount: step.responseMessages.length };
+    // A background run's result that came as the model answered keeps the loop going: what it had
+    // answered (the person has seen it) stays part of the answer.
+    if (joined.background && answered) {
+      if (before) sent.answered = [...(sent.answered ?? []), before.text.trim()];
+      else sent.continuesAnswer = true;
+    }
     if (rewrite) messages = withDeclaredCallsOnly(messages, declared);
     if (breakpoints) messages = withConversationBreakpoint(messages, options.parentMessages);
     return messages === step.messages ? own : { ...own, messages };
@@ -191,13 +224,15 @@ function validSteps(frame: RunFrame, options: TurnOptions, sent: SentMessages) {
  * A person's messages before model step `index` of the run (its whole count): those an earlier attempt
  * recorded for this step are added again (a resume replays each once, where it joined); else those the SDK's
  * steering added now are recorded in the journal before the model request goes out. Each is shown as a
- * `run-message` event. Returns the step's messages (with the replayed ones added: they carry forward).
+ * `run-message` event. Returns the step's messages (with the replayed ones added: they carry forward), and
+ * whether a background run's result is among them.
  */
 async function joinMessages(
   frame: RunFrame,
   index: number,
   step: { messages: ModelMessage[]; experimental_steeringMessages?: ModelMessage[] },
-): Promise<ModelMessage[]> {
+  answered: boolean,
+): Promise<{ messages: ModelMessage[]; background: boolean }> {
   const journal = frame.tree.record.journal;
   const recorded = journal?.get(frame.journalKey, 'message', String(index)) as
     | { messages: RunMessage[] }
@@ -217,6 +252,10 @@ async function joinMessages(
       if (journal && background)
         await journal.put(frame.journalKey, 'message', deliveredKey(background.toolCallId), {}, 'now');
   }
+  const background = joined.some((message) => message.background);
+  // After an answer, a background result starts a new paragraph of it (before the messages' events, the
+  // same in a replay, whichever loop replays it).
+  if (background && answered) emit(frame, { type: 'text-delta', delta: '\n\n' });
   for (const message of joined) {
     if (message.background) frame.background.delete(message.id);
     emit(frame, {
@@ -227,7 +266,7 @@ async function joinMessages(
       ...(message.background ? { background: message.background } : {}),
     });
   }
-  return messages;
+  return { messages, background };
 }
 
 /**
