@@ -109,4 +109,20 @@ describe('POST /api/runs/:id/messages on a finished run', () => {
     expect(again.status).toBe(202);
     await readChunks(await app.request('/api/chat/chat-a/stream', { headers: alice }));
   });
+
+  it('refuses (409 conversation_not_kept) a run whose conversation was larger than limits.maxStoredOutputChars', async () => {
+    const { app } = await testServer(script, { config: { limits: { maxStoredOutputChars: 100 } } });
+    await readChunks(await app.request('/api/chat', postJson(chatBody('chat-c', 'What is 17 * 23?'))));
+    const session = (await (await app.request('/api/sessions/chat-c')).json()) as {
+      messages: StoredUIMessage[];
+    };
+    const mathId = session.messages
+      .flatMap((message) => message.parts)
+      .find((part) => part.type === 'data-run' && part.data?.agent === 'math')!.data!.runId;
+    const refused = await app.request(`/api/runs/${mathId}/messages`, postJson({ text: 'Now double it.' }));
+    expect(refused.status).toBe(409);
+    const body = JSON.stringify(await refused.json());
+    expect(body).toContain('conversation_not_kept');
+    expect(body).toContain('limits.maxStoredOutputChars');
+  });
 });
