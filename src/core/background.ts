@@ -143,7 +143,7 @@ export async function nextDelivery(frame: RunFrame, steps: number): Promise<bool
     if (frame.signal.aborted) return false;
     if (frame.inbox.waiting) return true;
     if (!frame.background.size) return false;
-    await Promise.race([...frame.background.values(), stopped(frame.signal)]);
+    await Promise.race([...frame.background.values(), frame.inbox.arrival(), stopped(frame.signal)]);
   }
 }
 

@@ -14,6 +14,8 @@ export class RunInbox {
   /** Every id the run has had (joined, replayed, or waiting): a message handed again joins once. */
   #seen = new Set<string>();
   #steering: Steering | undefined;
+  /** Woken by the next message (a run that waits between turns, see background.ts). */
+  #arrival: { promise: Promise<void>; resolve: () => void } | undefined;
 
   /** Takes a message for the run; false when it had it already. */
   send(message: RunMessage): boolean {
@@ -21,6 +23,8 @@ export class RunInbox {
     this.#seen.add(message.id);
     this.#waiting.push(message);
     void this.#steering?.steer(asUserMessage(message), { id: message.id });
+    this.#arrival?.resolve();
+    this.#arrival = undefined;
     return true;
   }
 
@@ -38,6 +42,18 @@ export class RunInbox {
 
   detach(): void {
     this.#steering = undefined;
+  }
+
+  /** Settles when the next message comes. */
+  arrival(): Promise<void> {
+    if (!this.#arrival) {
+      let resolve: () => void = () => {};
+      const promise = new Promise<void>((settle) => {
+        resolve = settle;
+      });
+      this.#arrival = { promise, resolve };
+    }
+    return this.#arrival.promise;
   }
 
   /** Whether a message waits for the run's next model step. */

@@ -50,7 +50,7 @@ async function backgroundSetting(options: { mainHangsOnce?: boolean } = {}) {
     const { body, system } = request;
     const last = body.messages.at(-1);
     if (isMain(system)) {
-      if (last?.role === 'user' && !contentText(last.content).includes('has finished'))
+      if (!body.messages.some((message) => message.role === 'tool'))
         return { toolCalls: [{ name: 'scout', arguments: { task: 'Find the answer.' }, id: 'call_scout' }] };
       if (last?.role === 'tool') return { text: 'Scout is on it.' };
       if (options.mainHangsOnce && !hung) {
@@ -58,6 +58,7 @@ async function backgroundSetting(options: { mainHangsOnce?: boolean } = {}) {
         return { hang: true };
       }
       const text = contentText(last?.content);
+      if (text.includes('Are you there?')) return { text: 'Yes, scout is still looking.' };
       return {
         text: text.includes('Found 42')
           ? 'Scout found 42.'
@@ -120,6 +121,35 @@ describe('background sub-agents', () => {
       expect(after.runs).toEqual([]);
     } finally {
       server.child.kill('SIGKILL');
+      await model.close();
+    }
+  }, 90_000);
+
+  it('cadre runs say to the main agent while it waits for a background run: it answers that at once', async () => {
+    const { model, env, release } = await backgroundSetting();
+    try {
+      const asked = runCli(['ask', 'What is the answer?', '--json'], env);
+      await eventually(async () => mainAnswered(model.requests) || undefined, 'main to answer');
+      const root = await eventually(async () => {
+        const listed = JSON.parse(
+          (await runCli(['runs', 'list', '--running', '--json'], env)).stdout,
+        ) as RunningJson;
+        return listed.runs.some((run) => run.agent === 'scout')
+          ? listed.runs.find((run) => run.parentId === null)
+          : undefined;
+      }, 'the scout among the running runs');
+      expect((await runCli(['runs', 'say', root.id, 'Are you there?'], env)).code).toBe(0);
+      await eventually(
+        async () =>
+          model.requests.some(
+            (request) => isMain(request.system) && said(request).includes('Are you there?'),
+          ) || undefined,
+        'main to be asked',
+      );
+      release();
+      const printed = JSON.parse((await asked).stdout) as { answer: string };
+      expect(printed.answer).toBe('Yes, scout is still looking.\n\nScout found 42.');
+    } finally {
       await model.close();
     }
   }, 90_000);
