@@ -3,7 +3,7 @@ import { UserError } from '../core/errors.ts';
 import type { RunTree } from '../core/run-tree.ts';
 import type { RunSummary, StoredEvent } from '../store/store.ts';
 import type { CadreParts } from './cadre-parts.ts';
-import { forgetTreeJobs } from './jobs/forget-jobs.ts';
+import { forgetTreeJobs, treeJobKey } from './jobs/forget-jobs.ts';
 import { type PricedRunTree, priceTree } from './pricing.ts';
 import { attachTree, stopTree } from './trees.ts';
 
@@ -101,8 +101,9 @@ export class RunsUseCases {
     const { live, store } = this.#parts;
     const rootRunId = live.get(userId, runId)?.rootRunId ?? (await store.runs.rootOf(userId, runId));
     if (!rootRunId) {
-      // A question this process asked that still waits on the queue: its asker withdraws it.
-      if (live.cancel(userId, runId)) return { cancelled: true };
+      // A question still waiting on the queue for a worker: its asker withdraws it (this process, or
+      // another told by the queue).
+      if (live.cancel(userId, runId) || (await this.#stopWaiting(userId, runId))) return { cancelled: true };
       throw unknownRun(runId);
     }
     if (rootRunId === runId) {
@@ -114,6 +115,22 @@ export class RunsUseCases {
     // A run whose process died is not running any more, and nobody would read the request.
     await store.runs.markInterrupted();
     return { cancelled: await store.runs.requestStop(userId, runId, reason) };
+  }
+
+  /**
+   * Asks the process that queued `userId`'s tree `rootRunId`, which no worker has taken yet, to withdraw
+   * it: a `stop` signal, which its asker hears (and withdraws it) as every worker does (and stops it at
+   * once if it takes it first). False when there is no such waiting tree.
+   */
+  async #stopWaiting(userId: string, rootRunId: string): Promise<boolean> {
+    const { store } = this.#parts;
+    if (!store.jobs) return false;
+    const jobs = await store.jobs();
+    const job = await jobs.find(treeJobKey(rootRunId));
+    const owner = (job?.data as { userId?: unknown } | undefined)?.userId;
+    if (job?.kind !== 'tree' || job.state !== 'created' || job.tries > 0 || owner !== userId) return false;
+    await jobs.signal('stop', JSON.stringify({ root: rootRunId, reason: 'stopped by the person' }));
+    return true;
   }
 
   /**

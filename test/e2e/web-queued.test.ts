@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startOpenAIServer } from '../fixtures/openai-server.ts';
-import { fixtureModelEnv } from '../helpers/cli.ts';
+import { fixtureModelEnv, tempHome } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { startServe } from '../helpers/serve.ts';
 import { hasChromium, openBrowser } from '../web/browser.ts';
@@ -119,5 +119,56 @@ describe.skipIf(!hasChromium || !TEST_DATABASE_URL)('a queued question on the pa
     await page.reload();
     await expect.poll(conversation, { timeout: 15_000 }).toContain('Answered once a worker came.');
     expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it('a page served by another serve process sees the waiting question, and its Stop withdraws it', async () => {
+    const model = await startOpenAIServer(() => ({ text: 'Never asked.' }));
+    onTestFinished(() => model.close());
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('web_queued_two') };
+    writeFileSync(
+      join(env.CADRE_HOME, 'config.json'),
+      JSON.stringify({ queue: { waitTimeoutSeconds: 120 } }),
+    );
+    // Two front doors on one database, no worker: the question is asked through the first.
+    const doors = [
+      await startServe(['--port', '0', '--no-worker'], env),
+      await startServe(['--port', '0', '--no-worker'], { ...env, CADRE_HOME: tempHome() }),
+    ];
+    onTestFinished(async () => {
+      for (const door of doors) {
+        door.child.kill('SIGTERM');
+        await door.exited;
+      }
+    });
+    const chromium = await sharedChromium();
+    const [asking, other] = [
+      await openBrowser({ browser: chromium }),
+      await openBrowser({ browser: chromium }),
+    ];
+    onTestFinished(async () => {
+      await Promise.all([asking.close(), other.close()]);
+    });
+    const looked = asking.page.waitForResponse((response) =>
+      /\/api\/chat\/[^/]+\/stream$/.test(response.url()),
+    );
+    await asking.page.goto(doors[0]!.url);
+    await looked;
+    const conversation = (page: typeof asking.page) => () => page.getByRole('main').textContent();
+    const queuedNotice = 'Queued: no worker has taken it yet';
+    await ask(asking.page, 'Withdraw me from elsewhere.');
+    await expect.poll(conversation(asking.page), { timeout: 15_000 }).toContain(queuedNotice);
+
+    // The same chat through the other door: it finds the question waiting on the queue.
+    await other.page.goto(`${doors[1]!.url}${new URL(asking.page.url()).pathname}`);
+    await expect.poll(conversation(other.page), { timeout: 15_000 }).toContain(queuedNotice);
+    await other.page.getByRole('button', { name: 'Stop' }).click();
+    const withdrawn = 'Cancelled before any worker took it (stopped by the person); nothing ran.';
+    for (const { page } of [other, asking]) {
+      await expect.poll(conversation(page), { timeout: 15_000 }).toContain(withdrawn);
+      expect(await conversation(page)()).not.toContain(queuedNotice);
+    }
+    expect(model.requests).toEqual([]);
+    expectNoConsoleErrors(other);
+    expectNoConsoleErrors(asking);
   }, 90_000);
 });

@@ -274,6 +274,12 @@ export async function startQueuedTree<Result>(
     const unlisten = await parts.jobs.listen('ended', (payload) => {
       if (payload === jobId || payload === '*') void look();
     });
+    // Stopped from another process before any worker took it (`Runs.cancel` there): withdrawn here.
+    const unlistenStop = await parts.jobs.listen('stop', (payload) => {
+      if (started || withdrawing) return;
+      const stop = parseStop(payload);
+      if (stop?.root === rootRunId) void withdraw(stop.reason ?? 'stopped by the person').catch(() => {});
+    });
     void look();
     try {
       // Not given the caller's signal: a stopped tree's last events are still read, up to its end.
@@ -309,6 +315,7 @@ export async function startQueuedTree<Result>(
       }
     } finally {
       unlisten();
+      unlistenStop();
       clearTimeout(grace);
       clearTimeout(queuedNotice);
       clearTimeout(expiry);
@@ -331,6 +338,16 @@ export async function startQueuedTree<Result>(
   follow.catch(markFailed);
   await rootStarted;
   return { rootRunId, result, projection };
+}
+
+/** A `stop` signal's payload (see TreeWorker), or undefined when it is not one. */
+function parseStop(payload: string): { root?: string; reason?: string } | undefined {
+  try {
+    const parsed = JSON.parse(payload) as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as { root?: string; reason?: string }) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The approval request an `approval-request` event stands for, as an approver is asked it. */
