@@ -139,6 +139,9 @@ export async function nextDelivery(frame: RunFrame, steps: number): Promise<bool
     | { messages: unknown[] }
     | undefined;
   if (recorded?.messages.length) return true;
+  // Everything before is committed: a boundary for the record (a job that replayed up to here starts
+  // taking the person's messages for the run now; a worker that is stopping hands the run over here).
+  if (frame.background.size) frame.tree.record.atBoundary?.();
   for (;;) {
     if (frame.signal.aborted) return false;
     if (frame.inbox.waiting) return true;

@@ -35,9 +35,11 @@ describe.skipIf(!TEST_DATABASE_URL)('a background sub-agent as jobs', () => {
       const { body, system } = request;
       const last = body.messages.at(-1);
       if (isMain(system)) {
-        if (last?.role === 'user' && !contentText(last.content).includes('has finished'))
+        if (!body.messages.some((message) => message.role === 'tool'))
           return { toolCalls: [{ name: 'scout', arguments: { task: 'Find the answer.' } }] };
         if (last?.role === 'tool') return { text: 'Scout is on it.' };
+        if (contentText(last?.content).includes('Are you there?'))
+          return { text: 'Yes, scout is still looking.' };
         return { text: contentText(last?.content).includes('Found 42') ? 'Scout found 42.' : 'unexpected' };
       }
       // Held until the worker running it has been killed.
@@ -82,6 +84,62 @@ describe.skipIf(!TEST_DATABASE_URL)('a background sub-agent as jobs', () => {
           !said(request).includes('has finished'),
       );
       expect(delegating).toHaveLength(1);
+    } finally {
+      await model.close();
+    }
+  }, 120_000);
+
+  it('a main agent whose worker was killed, replayed on another, still hears the person while it waits', async () => {
+    let releaseScout: (value?: unknown) => void = () => {};
+    const scoutMay = new Promise((resolve) => {
+      releaseScout = resolve;
+    });
+    const model = await startOpenAIServer((request) => {
+      const { body, system } = request;
+      const last = body.messages.at(-1);
+      if (isMain(system)) {
+        if (!body.messages.some((message) => message.role === 'tool'))
+          return { toolCalls: [{ name: 'scout', arguments: { task: 'Find the answer.' } }] };
+        if (last?.role === 'tool') return { text: 'Scout is on it.' };
+        if (contentText(last?.content).includes('Are you there?'))
+          return { text: 'Yes, scout is still looking.' };
+        return { text: contentText(last?.content).includes('Found 42') ? 'Scout found 42.' : 'unexpected' };
+      }
+      if (isScout(system)) return { text: 'Found 42', until: scoutMay };
+      return { text: 'unexpected' };
+    });
+    const env = { ...fixtureModelEnv(model), CADRE_DATABASE_URL: await freshSchema('background_say') };
+    mkdirSync(join(env.CADRE_HOME, 'agents'), { recursive: true });
+    writeFileSync(join(env.CADRE_HOME, 'agents', 'scout.md'), SCOUT);
+    try {
+      const first = await startWorker(env, 'first', ['--concurrency', '2']);
+      const asking = runCli(['ask', '--no-worker', '--json', 'What is the answer?'], env);
+      const mainAnswered = () =>
+        model.requests.some(
+          (request) => isMain(request.system) && request.body.messages.at(-1)?.role === 'tool',
+        );
+      while (!mainAnswered() || !model.requests.some((request) => isScout(request.system)))
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = await startWorker(env, 'second', ['--concurrency', '2']);
+      await first.kill();
+      // The main agent's job goes on on `second`: it replays its steps and waits for scout again.
+      await second.waitFor(/took tree job/, 40_000);
+      const listed = JSON.parse((await runCli(['runs', 'list', '--json'], env)).stdout) as {
+        runs: Array<{ id: string }>;
+      };
+      expect((await runCli(['runs', 'say', listed.runs[0]!.id, 'Are you there?'], env)).code).toBe(0);
+      const heard = () =>
+        model.requests.some((request) => isMain(request.system) && said(request).includes('Are you there?'));
+      for (let waited = 0; !heard(); waited += 50) {
+        if (waited > 30_000) throw new Error('the main agent never heard the person');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      releaseScout();
+      const asked = await asking;
+      expect(asked.code).toBe(0);
+      expect((JSON.parse(asked.stdout) as { answer: string }).answer).toBe(
+        'Yes, scout is still looking.\n\nScout found 42.',
+      );
     } finally {
       await model.close();
     }
