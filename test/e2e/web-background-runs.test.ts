@@ -2,7 +2,8 @@
  * Background sub-agents on the page (issue 35, item 4): the main agent answers while a sub-agent whose
  * definition says `background: true` still runs; its card says so, a count above the message box says how
  * many run in the background (also after a reload), and its result arrives live as a new turn the main
- * agent answers, kept after a reload; Stop on its card ends it. Real Chromium against a real `cadre
+ * agent answers, kept after a reload; meanwhile a message typed in the box reaches the main agent at once,
+ * which answers it in the same answer; Stop on its card ends it. Real Chromium against a real `cadre
  * serve`; each view saved at 1280 and 375 px, light and dark.
  */
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,9 @@ function script(scoutMay: Promise<unknown>): FixtureScript {
     const last = body.messages.at(-1);
     if (isMain(system)) {
       const said = contentText(last?.content);
+      // The person's message typed while main waits for scout: main answers it in its own turn.
+      if (last?.role === 'user' && said.includes('Is scout done yet?'))
+        return { text: 'Not yet: scout is still looking, I will say when it is back.' };
       if (last?.role === 'user' && !said.includes('has finished'))
         return { toolCalls: [{ name: 'scout', arguments: { task: 'Find the answer to everything.' } }] };
       if (last?.role === 'tool') return { text: 'Scout is on it; I will tell you what it finds.' };
@@ -75,6 +79,65 @@ describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
     await page.getByText('Scout found it: the answer is 42.').waitFor();
     await page.getByRole('note').filter({ hasText: 'scout finished in the background' }).waitFor();
     await page.getByRole('button', { name: /^scout: done, ran in the background\./ }).waitFor();
+    expectNoConsoleErrors(browser);
+  }, 90_000);
+
+  it('while main waits only for scout, a message typed in the box reaches main at once; it answers it before scout ends, also kept after a reload', async () => {
+    const scout = held();
+    const { page, browser, model } = await setup(script(scout.promise), { agents: { 'scout.md': SCOUT } });
+    await ask(page, 'What is the answer?');
+    await page.getByText('Scout is on it; I will tell you what it finds.').waitFor();
+    const count = page.getByRole('status', { name: '1 running in the background' });
+    await count.waitFor();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    // The box says where the message goes once main waits only for scout.
+    await expect.poll(() => box.getAttribute('placeholder')).toBe('Tell the main agent…');
+    await ask(page, 'Is scout done yet?');
+    const said = page
+      .getByRole('article', { name: 'Answer' })
+      .getByRole('blockquote', { name: 'You said to the main agent' });
+    await said.filter({ hasText: 'Is scout done yet?' }).waitFor({ timeout: 30_000 });
+    const reply = page.getByText('Not yet: scout is still looking, I will say when it is back.');
+    await reply.waitFor({ timeout: 30_000 });
+    // Scout still runs: the message was not queued behind it.
+    await count.waitFor();
+    expect(await page.getByRole('list', { name: 'Questions waiting for the answer to end' }).count()).toBe(0);
+    expect(model.requests.filter((request) => request.system.includes('I am scout'))).toHaveLength(1);
+    await screenshots(page, 'background-said');
+    // Reloaded while scout runs: the person's words and main's reply are there, in this order.
+    await page.reload();
+    await said.filter({ hasText: 'Is scout done yet?' }).waitFor();
+    await reply.waitFor();
+    await page.getByRole('status', { name: '1 running in the background' }).waitFor();
+
+    scout.release();
+    await page.getByText('Scout found it: the answer is 42.').waitFor({ timeout: 30_000 });
+    await page.getByRole('note').filter({ hasText: 'scout finished in the background' }).waitFor();
+    expect(await page.getByRole('status', { name: /running in the background/ }).count()).toBe(0);
+    const inOrder = async () => {
+      const text = (await page.getByRole('article', { name: 'Answer' }).textContent()) ?? '';
+      const at = [
+        'Scout is on it',
+        'Is scout done yet?',
+        'Not yet: scout is still looking',
+        'scout finished in the background',
+        'Scout found it',
+      ].map((words) => text.indexOf(words));
+      return at.every((index, i) => index >= 0 && (i === 0 || index > at[i - 1]!));
+    };
+    expect(await inOrder()).toBe(true);
+    await page.reload();
+    await page.getByText('Scout found it: the answer is 42.').waitFor();
+    await said.filter({ hasText: 'Is scout done yet?' }).waitFor();
+    expect(await inOrder()).toBe(true);
+    // Main heard the person once, and scout's result once.
+    const heard = (words: string) =>
+      model.requests.filter(
+        (request) =>
+          isMain(request.system) && contentText(request.body.messages.at(-1)?.content).includes(words),
+      );
+    expect(heard('Is scout done yet?')).toHaveLength(1);
+    expect(heard('Found 42')).toHaveLength(1);
     expectNoConsoleErrors(browser);
   }, 90_000);
 

@@ -113,6 +113,13 @@ export type CadreDataParts = {
    * (what the main agent says next answers it; after the answer's end, a new turn). Kept with the answer.
    */
   background: BackgroundDelivery;
+  /**
+   * In an answer (id = the message's id): a person's message that reached the main agent while it was
+   * answering (`POST /api/runs/:id/messages` on the root, `cadre runs say ROOT`, the page's message box
+   * while the main agent waits for its background runs). What the main agent says next answers it. Kept
+   * with the answer.
+   */
+  said: { text: string };
 };
 
 /** A document attached to a question (`data-attachment` part). */

@@ -122,7 +122,8 @@ export class AnswerMessageBuilder {
         return;
       }
       case 'data-background':
-        this.#parts.push({ type: 'data-background', id: chunk.id, data: chunk.data } as Part);
+      case 'data-said':
+        this.#parts.push({ type: chunk.type, id: chunk.id, data: chunk.data } as Part);
         return;
       case 'data-run': {
         const data = chunk.data;

@@ -110,11 +110,14 @@ export class ChatStreamTranslator {
         }
         break;
       case 'run-message':
-        // A background run's result reached the main agent: what it writes next is a new paragraph under
-        // a line saying so (kept with the answer, so a reload shows it too).
-        if (isRoot && event.background) {
+        // A background run's result, or a person's message, reached the main agent: what it writes next
+        // is a new paragraph under a line saying so, or under the person's words (kept with the answer, so
+        // a reload shows it too).
+        if (isRoot) {
           this.#closeBlocks(chunks);
-          chunks.push({ type: 'data-background', id: event.messageId, data: event.background });
+          if (event.background)
+            chunks.push({ type: 'data-background', id: event.messageId, data: event.background });
+          else chunks.push({ type: 'data-said', id: event.messageId, data: { text: event.text } });
         }
         break;
       case 'run-finish': {

@@ -7,6 +7,7 @@ import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   apiFetch,
+  apiJson,
   authHeaders,
   fetchAskingForToken,
   isNetworkFailure,
@@ -20,7 +21,7 @@ import { FollowUpContext, startFollowUp } from '../runs/follow-up.tsx';
 import type { AttachmentData, CadreEvent, CadreMessage, RunPartData } from '../runs/protocol.ts';
 import { runElementId } from '../runs/run-card.tsx';
 import { type RootCall, RunInspector } from '../runs/run-inspector.tsx';
-import type { RunStore } from '../runs/run-store.ts';
+import { type RunStore, useWaitsForBackground } from '../runs/run-store.ts';
 import { SetupNotice } from '../setup/setup-notice.tsx';
 import { AnswerAnnouncer } from './answer-announcer.tsx';
 import { attachmentsOf, PendingAttachments, useAttachments } from './attachments.tsx';
@@ -279,7 +280,41 @@ export function ChatView({
   // Questions asked while an answer is being written wait here, in order, and go one by one as each
   // answer ends: the server takes one answer at a time per session, so they never interleave.
   const [queued, setQueued] = useState<Question[]>([]);
+  // While the main agent has answered and waits only for its background runs, a message goes to it at once
+  // (`POST /api/runs/:rootId/messages`) and it answers it meanwhile, in this answer; the message shows
+  // here until its part comes back in the answer. One with documents waits, as a new question.
+  const lastMessage = messages.at(-1);
+  const liveRootId =
+    liveRoot.current ?? (lastMessage?.role === 'assistant' ? rootRunIdOf(lastMessage) : undefined);
+  const mainWaits = useWaitsForBackground(store, busy ? liveRootId : undefined);
+  const [telling, setTelling] = useState<Array<{ id: string; text: string }>>([]);
+  const joinedIds = new Set(
+    lastMessage?.role === 'assistant'
+      ? lastMessage.parts.flatMap((part) => (part.type === 'data-said' && part.id ? [part.id] : []))
+      : [],
+  );
+  const sending = telling.filter(({ id }) => !joinedIds.has(id));
+  useEffect(() => {
+    if (!busy) setTelling([]);
+  }, [busy]);
+  const tellMain = async (rootRunId: string, text: string) => {
+    try {
+      const { messageId } = await apiJson<{ messageId: string }>(
+        `/api/runs/${encodeURIComponent(rootRunId)}/messages`,
+        { method: 'POST', json: { text } },
+      );
+      setTelling((before) => [...before, { id: messageId, text }]);
+    } catch {
+      // The answer ended a moment before (or the server refused): it goes as the next question instead.
+      setQueued((waiting) => [...waiting, { text, attachments: [] }]);
+    }
+  };
   const send = (text: string) => {
+    const withDocuments = attachments.pending.some(({ state }) => state === 'ready');
+    if (busy && liveRootId && !withDocuments && store.waitsForBackground(liveRootId)) {
+      void tellMain(liveRootId, text);
+      return;
+    }
     const question = { text, attachments: attachments.take() };
     if (busy) {
       setQueued((waiting) => [...waiting, question]);
@@ -546,6 +581,16 @@ export function ChatView({
           </button>
         )}
       </div>
+      {busy && sending.length > 0 && (
+        <ol className="queued" aria-label="Messages on their way to the main agent">
+          {sending.map(({ id, text }) => (
+            <li key={id} className="queued-item">
+              <span className="queued-label">Sending to the main agent</span>
+              <span className="queued-text">{text}</span>
+            </li>
+          ))}
+        </ol>
+      )}
       {queued.length > 0 && (
         <ol className="queued" aria-label="Questions waiting for the answer to end">
           {queued.map(({ text }, index) => (
@@ -571,6 +616,7 @@ export function ChatView({
       <BackgroundCount store={store} />
       <Composer
         busy={busy}
+        talking={mainWaits}
         disabled={Boolean(noModel)}
         onSend={send}
         onStop={() => void cancel()}

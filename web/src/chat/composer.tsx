@@ -7,16 +7,20 @@ const MAX_HEIGHT_PX = 240;
 /**
  * The message box: Enter sends, Shift+Enter starts a new line, Esc (or the Stop button) stops the answer
  * being written, with everything it started. While an answer is being written, Enter queues the message:
- * it is sent when the answer ends (`onSend` decides).
+ * it is sent when the answer ends (`onSend` decides); but while the main agent has answered and waits only
+ * for its background runs (`talking`), the message goes to it at once.
  */
 export function Composer({
   busy,
+  talking = false,
   disabled,
   onSend,
   onStop,
   onAttach,
 }: {
   busy: boolean;
+  /** The main agent has answered and waits only for its background runs: a message reaches it now. */
+  talking?: boolean;
   disabled?: boolean;
   onSend: (text: string) => void;
   onStop: () => void;
@@ -85,11 +89,21 @@ export function Composer({
       <textarea
         ref={area}
         aria-label="Message"
-        placeholder={disabled ? 'Set a model first (see above)' : busy ? 'Ask a follow-up…' : 'Ask anything…'}
+        placeholder={
+          disabled
+            ? 'Set a model first (see above)'
+            : talking
+              ? 'Tell the main agent…'
+              : busy
+                ? 'Ask a follow-up…'
+                : 'Ask anything…'
+        }
         title={
-          busy
-            ? 'A follow-up is sent when this answer ends. Esc stops the answer.'
-            : 'Enter sends, Shift+Enter starts a new line, Esc stops the answer'
+          talking
+            ? 'Sent to the main agent now: it answers while the background runs go on. Esc stops the answer.'
+            : busy
+              ? 'A follow-up is sent when this answer ends. Esc stops the answer.'
+              : 'Enter sends, Shift+Enter starts a new line, Esc stops the answer'
         }
         rows={1}
         value={text}

@@ -113,6 +113,15 @@ export const MessageView = memo(function MessageView({
               {part.data.status === 'ok' ? 'done' : part.data.status}); the main agent goes on with its result
             </p>
           );
+        if (part.type === 'data-said')
+          return (
+            <blockquote key={key} className="said-in-answer" aria-label="You said to the main agent">
+              <span className="said-label" aria-hidden="true">
+                You
+              </span>
+              <p className="said-text">{part.data.text}</p>
+            </blockquote>
+          );
         if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) {
           const tool = part as unknown as ToolPartLike;
           const childRunId = store.runForToolCall(tool.toolCallId);

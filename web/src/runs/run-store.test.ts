@@ -9,7 +9,7 @@ import { RunStore } from './run-store.ts';
 
 const base = { runId: 'child', parentRunId: 'root', depth: 1, agent: 'math' };
 let seq = 0;
-const event = (body: Record<string, unknown>, run = base): CadreEvent =>
+const event = (body: Record<string, unknown>, run: Record<string, unknown> = base): CadreEvent =>
   ({ ...run, seq: seq++, time: 1000 + seq, ...body }) as CadreEvent;
 
 const header = (fields: Partial<RunPartData> = {}): RunPartData => ({
@@ -266,5 +266,35 @@ describe('runs in the background', () => {
     );
     expect(store.backgroundRunning()).toBe(0);
     expect(notified).toBe(4);
+  });
+
+  it('knows when the main agent has answered and waits only for its background runs, until something joins it', () => {
+    const store = new RunStore((flush) => flush());
+    const main = { runId: 'root', parentRunId: null, rootRunId: 'root', depth: 0, agent: 'main' };
+    const scout = { runId: 'scout', parentRunId: 'root', rootRunId: 'root', depth: 1, agent: 'scout' };
+    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+    const step = (n: number, finishReason: string) =>
+      event({ type: 'step-finish', step: n, finishReason, usage }, main);
+    store.apply(event({ type: 'run-start', task: 'Ask', model: 'm' }, main));
+    store.apply(step(0, 'tool-calls'));
+    store.apply(event({ type: 'run-start', task: 'Look', model: 'm', background: true }, scout));
+    // Main delegated and goes on: it has not answered yet.
+    expect(store.waitsForBackground('root')).toBe(false);
+    store.apply(step(1, 'stop'));
+    expect(store.waitsForBackground('root')).toBe(true);
+    // The same step replayed (a stream attached again) changes nothing.
+    store.apply(step(1, 'stop'));
+    expect(store.waitsForBackground('root')).toBe(true);
+    // A person's message joins: main works on it, then answers again and waits.
+    store.apply(event({ type: 'run-message', messageId: 'm1', text: 'Done yet?', step: 2 }, main));
+    expect(store.waitsForBackground('root')).toBe(false);
+    store.apply(step(2, 'stop'));
+    expect(store.waitsForBackground('root')).toBe(true);
+    // Scout ends: nothing left to wait for in the background.
+    store.apply(
+      event({ type: 'run-finish', status: 'ok', summary: 'Found', usage, subtreeUsage: usage }, scout),
+    );
+    expect(store.waitsForBackground('root')).toBe(false);
+    expect(store.waitsForBackground('other')).toBe(false);
   });
 });

@@ -61,6 +61,11 @@ export class RunStore {
   #open: Set<string> | undefined;
   /** The runs known to be running in the background now (`background` on their run-start, not ended). */
   #background = new Set<string>();
+  /**
+   * The runs whose model has answered (their last step ended without calling a tool) and to which nothing
+   * has joined since: a main agent in here, with runs of its tree in the background, waits only for them.
+   */
+  #answered = new Set<string>();
   #schedule: (flush: () => void) => void;
 
   /** `schedule` defers notifications (one animation frame in the browser; tests pass their own). */
@@ -126,6 +131,17 @@ export class RunStore {
         },
       ]);
     if (event.type === 'approval-result') this.resolveApproval(event.approvalId);
+    const answered =
+      event.type === 'step-finish'
+        ? event.finishReason !== 'tool-calls'
+        : event.type === 'run-message' || event.type === 'run-finish' || event.type === 'run-error'
+          ? false
+          : this.#answered.has(event.runId);
+    if (answered !== this.#answered.has(event.runId)) {
+      if (answered) this.#answered.add(event.runId);
+      else this.#answered.delete(event.runId);
+      this.#dirty.add(BACKGROUND);
+    }
     this.#touch(event.runId);
   }
 
@@ -148,6 +164,16 @@ export class RunStore {
   /** How many runs the page knows to be running in the background now. */
   backgroundRunning(): number {
     return this.#background.size;
+  }
+
+  /**
+   * Whether the main agent of the answer under `rootRunId` has answered and waits only for runs of its tree
+   * running in the background: a person's message then goes to it at once (it answers it meanwhile).
+   */
+  waitsForBackground(rootRunId: string): boolean {
+    if (!this.#answered.has(rootRunId) || this.get(rootRunId)?.status !== 'running') return false;
+    for (const runId of this.#background) if (this.get(runId)?.rootRunId === rootRunId) return true;
+    return false;
   }
 
   /** Whether the person opened the run's card (kept across reloads, in this browser). */
@@ -292,6 +318,12 @@ export function usePendingApprovals(store: RunStore): readonly PendingApproval[]
 export function useBackgroundRunning(store: RunStore): number {
   const subscribe = useCallback((listener: Listener) => store.subscribe(BACKGROUND, listener), [store]);
   return useSyncExternalStore(subscribe, () => store.backgroundRunning());
+}
+
+/** Whether the main agent under `rootRunId` waits only for its background runs (see `waitsForBackground`). */
+export function useWaitsForBackground(store: RunStore, rootRunId: string | undefined): boolean {
+  const subscribe = useCallback((listener: Listener) => store.subscribe(BACKGROUND, listener), [store]);
+  return useSyncExternalStore(subscribe, () => (rootRunId ? store.waitsForBackground(rootRunId) : false));
 }
 
 /** One run's child ids, re-rendering only when that run changes. */
