@@ -1,6 +1,6 @@
 /**
  * How many sub-agents run in the background now (`background: true` in their definition), above the
- * message box: the answer stays open until they end and the main agent has answered their results.
+ * message box: the answer stays open until they end and the main agent has answered their results (once it has answered, the box talks to it).
  */
 import type { RunStore } from './run-store.ts';
 import { useBackgroundRunning } from './run-store.ts';
@@ -12,7 +12,7 @@ export function BackgroundCount({ store }: { store: RunStore }) {
   return (
     <p className="background-count" role="status" aria-label={words}>
       <span className="spinner small" aria-hidden="true" /> {words}
-      <span className="background-count-note">· the answer goes on when they end</span>
+      <span className="background-count-note">· their results come back to the main agent</span>
     </p>
   );
 }
