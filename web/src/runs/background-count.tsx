@@ -1,6 +1,7 @@
 /**
  * How many sub-agents run in the background now (`background: true` in their definition), above the
- * message box: the answer stays open until they end and the main agent has answered their results (once it has answered, the box talks to it).
+ * message box: the answer stays open until they end and the main agent has answered their results (once
+ * main has answered, the box talks to it meanwhile).
  */
 import type { RunStore } from './run-store.ts';
 import { useBackgroundRunning } from './run-store.ts';
