@@ -71,6 +71,31 @@ describe('cadre COMMAND --help', () => {
   });
 });
 
+describe('cadre runs stop and say name what is wrong', () => {
+  it('an empty or too long message, an unknown run and a finished one each get their own reason', async () => {
+    const { env } = await fixtureCadre(() => ({ text: 'done' }));
+    const asked = JSON.parse((await cadreInProcess(['ask', '--json', 'hi'], env)).stdout);
+    const root = asked.run.id as string;
+    const empty = await cadreInProcess(['runs', 'say', root, '  '], env);
+    expect([empty.code, empty.stderr.trim()]).toEqual([2, 'cadre: The message is empty.']);
+    const long = await cadreInProcess(['runs', 'say', root, 'x'.repeat(20_001)], env);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('at most 20000 characters');
+    const noText = await cadreInProcess(['runs', 'say', root], env);
+    expect([noText.code, noText.stderr.trim()]).toEqual([2, 'cadre: usage: cadre runs say ID "TEXT"']);
+    const unknown = await cadreInProcess(['runs', 'stop', 'run_nope'], env);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([
+      2,
+      'cadre: There is no run "run_nope". See: cadre runs list',
+    ]);
+    const ended = await cadreInProcess(['runs', 'stop', root], env);
+    expect([ended.code, ended.stderr.trim()]).toEqual([
+      1,
+      `cadre: run ${root} is not running (it ended ok).`,
+    ]);
+  });
+});
+
 describe('cadre ask habits', () => {
   const echo: FixtureScript = ({ body }) => ({ text: `heard: ${userWords(body).join(' | ')}` });
 

@@ -158,8 +158,9 @@ async function runCommand(
   }
   if (sub === 'say') {
     const [id, ...words] = positionals;
+    // An empty or blank TEXT is named as such by the message's own check (`The message is empty.`).
+    if (!id || !words.length) throw new UserError('usage', 'usage: cadre runs say ID "TEXT"');
     const text = words.join(' ');
-    if (!id || !text.trim()) throw new UserError('usage', 'usage: cadre runs say ID "TEXT"');
     const sent = await cadre.runs.say(context.userId, id, text).catch(unlessEnded);
     // A run that has ended: the message follows it up (a finished sub-agent run goes on from its
     // conversation as a new turn of its session), answered here as `cadre ask` answers.
@@ -206,7 +207,7 @@ async function runCommand(
   }
   throw new UserError(
     'usage',
-    `unknown runs command "${sub}"; use list, show ID, stop ID, say ID "TEXT", rm ID or prune --older-than 30d`,
+    `unknown runs command "${sub}"; use list, show ID, stop ID, say ID "TEXT", rm ID, prune --older-than 30d or resume ID`,
   );
 }
 
