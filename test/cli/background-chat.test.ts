@@ -6,17 +6,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isScout, SCOUT } from '../fixtures/background-agent.ts';
 import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
 import { cadreInProcess, fixtureCadre } from '../helpers/cli-in-process.ts';
 import { isMain } from '../web/web-app-setup.ts';
-
-const SCOUT = `---
-name: scout
-description: Looks a thing up, slowly; runs in the background.
-background: true
----
-I am scout, a background sub-agent.
-`;
 
 /** Main sends scout (`calls` times in one step) and answers; scout answers once main has answered. */
 function script(calls = 1): FixtureScript {
@@ -41,7 +34,7 @@ function script(calls = 1): FixtureScript {
       }
       return { text: said.includes('Found 42') ? 'Scout found 42.' : 'unexpected' };
     }
-    if (system.includes('I am scout')) return { text: 'Found 42', until: answered };
+    if (isScout(system)) return { text: 'Found 42', until: answered };
     return { text: 'unexpected' };
   };
 }

@@ -9,23 +9,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isScout, SCOUT, said } from '../fixtures/background-agent.ts';
 import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { fixtureModelEnv, runCli, tempHome } from '../helpers/cli.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startServe } from '../helpers/serve.ts';
 import { isMain } from '../web/web-app-setup.ts';
-
-const SCOUT = `---
-name: scout
-description: Looks a thing up, slowly; runs in the background.
-background: true
----
-I am scout, a background sub-agent.
-`;
-
-const isScout = (system: string) => system.includes('I am scout');
-const said = (request: RecordedRequest) =>
-  request.body.messages.map((message) => contentText(message.content)).join('\n');
 
 interface RunningJson {
   runs: Array<{ id: string; parentId: string | null; agent: string; background?: boolean }>;

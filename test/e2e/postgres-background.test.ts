@@ -8,22 +8,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunTree } from '../../src/core/run-tree.ts';
-import { contentText, type RecordedRequest, startOpenAIServer } from '../fixtures/openai-server.ts';
+import { isScout, SCOUT, said } from '../fixtures/background-agent.ts';
+import { contentText, startOpenAIServer } from '../fixtures/openai-server.ts';
 import { complaints, fixtureModelEnv, runCli } from '../helpers/cli.ts';
 import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { isMain } from '../web/web-app-setup.ts';
-
-const SCOUT = `---
-name: scout
-description: Looks a thing up, slowly; runs in the background.
-background: true
----
-I am scout, a background sub-agent.
-`;
-
-const isScout = (system: string) => system.includes('I am scout');
-const said = (request: RecordedRequest) =>
-  request.body.messages.map((message) => contentText(message.content)).join('\n');
 
 describe.skipIf(!TEST_DATABASE_URL)('a background sub-agent as jobs', () => {
   it('a worker killed while the background run works: another worker delivers its result once', async () => {

@@ -7,18 +7,11 @@
  * serve`; each view saved at 1280 and 375 px, light and dark.
  */
 import { describe, expect, it } from 'vitest';
+import { isScout, SCOUT } from '../fixtures/background-agent.ts';
 import { contentText, type FixtureScript } from '../fixtures/openai-server.ts';
 import { startServe } from '../helpers/serve.ts';
 import { hasChromium } from '../web/browser.ts';
 import { ask, cleanups, expectNoConsoleErrors, isMain, screenshots, setup } from '../web/web-app-setup.ts';
-
-const SCOUT = `---
-name: scout
-description: Looks a thing up, slowly; runs in the background.
-background: true
----
-I am scout, a background sub-agent.
-`;
 
 /** Main sends scout, answers at once, then answers scout's result; scout answers once `scoutMay` settles. */
 function script(scoutMay: Promise<unknown>): FixtureScript {
@@ -40,7 +33,7 @@ function script(scoutMay: Promise<unknown>): FixtureScript {
             : 'unexpected',
       };
     }
-    if (system.includes('I am scout')) return { text: 'Found 42', until: scoutMay };
+    if (isScout(system)) return { text: 'Found 42', until: scoutMay };
     return { status: 400 };
   };
 }
@@ -102,7 +95,7 @@ describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
     // Scout still runs: the message was not queued behind it.
     await count.waitFor();
     expect(await page.getByRole('list', { name: 'Questions waiting for the answer to end' }).count()).toBe(0);
-    expect(model.requests.filter((request) => request.system.includes('I am scout'))).toHaveLength(1);
+    expect(model.requests.filter((request) => isScout(request.system))).toHaveLength(1);
     await screenshots(page, 'background-said');
     // Reloaded while scout runs: the person's words and main's reply are there, in this order.
     await page.reload();
@@ -162,9 +155,7 @@ describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
     await page.getByText('Scout is on it; I will tell you what it finds.').waitFor();
     await page.getByRole('button', { name: /^scout: running in the background\./ }).waitFor();
     // Scout's request reached the model and waits there: the server dies.
-    await expect
-      .poll(() => model.requests.some((request) => request.system.includes('I am scout')))
-      .toBe(true);
+    await expect.poll(() => model.requests.some((request) => isScout(request.system))).toBe(true);
     const path = new URL(page.url()).pathname;
     server.child.kill('SIGKILL');
     await server.exited;
