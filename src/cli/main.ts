@@ -18,8 +18,8 @@ usage:
              [--approve-all | --deny-all]
   cadre sessions list [--json] | rm ID
   cadre agents list | show NAME | check [FILE...]
-  cadre runs list [--json] | show ID [--json | --verbose] | rm ID... | prune --older-than 30d
-            | resume ID [--approve-all | --deny-all] | stop ID | say ID "TEXT"
+  cadre runs list [--json] [--running] | show ID [--json | --verbose] | stop ID | say ID "TEXT"
+            | rm ID... | prune --older-than 30d | resume ID [--approve-all | --deny-all]
   cadre docs add FILE... | list | search "Q" | rm ID...
   cadre mcp                      serve the agents as MCP tools over stdio
   cadre mcp list | trust [DIR] | untrust [DIR]

@@ -58,6 +58,18 @@ describe('cadre COMMAND --help', () => {
     };
     const top = await cli(['--help']);
     for (const name of Object.keys(COMMANDS)) expect(top.stdout).toContain(`cadre ${name}`);
+    // The runs lines name every runs command, and list's --running, not only cadre runs --help.
+    const runsLines = top.stdout.slice(top.stdout.indexOf('cadre runs'), top.stdout.indexOf('cadre docs'));
+    for (const words of [
+      'list [--json] [--running]',
+      'show ID',
+      'stop ID',
+      'say ID "TEXT"',
+      'rm ID',
+      'prune',
+      'resume ID',
+    ])
+      expect(runsLines).toContain(words);
     for (const [name, spec] of Object.entries(SPECS)) {
       const help = await cli([name, '--help']);
       expect([name, help.code]).toEqual([name, 0]);
