@@ -83,8 +83,11 @@ describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
     const count = page.getByRole('status', { name: '1 running in the background' });
     await count.waitFor();
     const box = page.getByRole('textbox', { name: 'Message' });
-    // The box says where the message goes once main waits only for scout.
-    await expect.poll(() => box.getAttribute('placeholder')).toBe('Tell the main agent…');
+    // The box says where the message goes once main waits only for scout: that takes the server's word
+    // that main's step is over, which may come well after its text (longer than poll's default 1 s).
+    await expect
+      .poll(() => box.getAttribute('placeholder'), { timeout: 20_000 })
+      .toBe('Tell the main agent…');
     await ask(page, 'Is scout done yet?');
     const said = page
       .getByRole('article', { name: 'Answer' })
@@ -154,8 +157,11 @@ describe.skipIf(!hasChromium)('background sub-agents on the page', () => {
     await ask(page, 'What is the answer?');
     await page.getByText('Scout is on it; I will tell you what it finds.').waitFor();
     await page.getByRole('button', { name: /^scout: running in the background\./ }).waitFor();
-    // Scout's request reached the model and waits there: the server dies.
-    await expect.poll(() => model.requests.some((request) => isScout(request.system))).toBe(true);
+    // Scout's request reached the model and waits there: the server dies. (The card says running before
+    // scout asks its model, and a loaded machine may take longer than poll's default 1 s in between.)
+    await expect
+      .poll(() => model.requests.some((request) => isScout(request.system)), { timeout: 20_000 })
+      .toBe(true);
     const path = new URL(page.url()).pathname;
     server.child.kill('SIGKILL');
     await server.exited;

@@ -43,12 +43,15 @@ describe.skipIf(!hasChromium)('steering a sub-agent from its card', () => {
     const slowCard = page.getByRole('region', { name: 'math run' }).filter({ hasText: 'Slow:' });
     await slowCard.getByRole('button', { name: /^math: running\./ }).waitFor();
     await page.getByRole('button', { name: /^math: done\./ }).waitFor();
-    // The slow one has computed and waits on its model.
+    // The slow one has computed and waits on its model (a server-side step that need not follow the fast
+    // card's end within poll's default 1 s on a loaded machine).
     await expect
-      .poll(() =>
-        model.requests.some(
-          (request) => taskOf(request).startsWith('Slow') && request.body.messages.at(-1)?.role === 'tool',
-        ),
+      .poll(
+        () =>
+          model.requests.some(
+            (request) => taskOf(request).startsWith('Slow') && request.body.messages.at(-1)?.role === 'tool',
+          ),
+        { timeout: 20_000 },
       )
       .toBe(true);
     const stop = slowCard.getByRole('button', { name: 'Stop math' });
