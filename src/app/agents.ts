@@ -1,3 +1,4 @@
+import type { ContextPolicy } from '../core/agent-definition.ts';
 import { UserError } from '../core/errors.ts';
 import type { ReasoningSetting } from '../core/model-options.ts';
 import { noModelError } from '../core/runtime.ts';
@@ -19,6 +20,10 @@ export interface AgentView {
   reasoning?: ReasoningSetting;
   /** Where the definition came from: built-in, user, project, claude. */
   source: string;
+  /** What of its parent's conversation a run of it gets: isolated, last-N, full or fork. */
+  context: ContextPolicy;
+  /** `true`: every delegation to it runs in the background; `allowed`: its caller may choose to. */
+  background: boolean | 'allowed';
   limits: {
     maxTurns?: number;
     timeout?: number;
@@ -73,6 +78,8 @@ export async function listAgents(cadre: Cadre, userId: string): Promise<AgentVie
       enabled: definition.enabled,
       ...(reasoning ? { reasoning } : {}),
       source: loaded.source.kind,
+      context: definition.context,
+      background: definition.background,
       limits,
     };
   });

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { tempHome } from '../../test/helpers/cli.ts';
@@ -71,6 +73,33 @@ describe('cadre command line', () => {
     expect(typo).toMatchObject({ code: 2 });
     expect(typo.stderr).toMatch(/no agent named "reserch"\. Did you mean "research"\?/);
     expect((await cli(['agents', 'check'])).code).toBe(0);
+  });
+
+  it('shows the context a run of an agent gets and whether it runs in the background', async () => {
+    const home = tempHome();
+    mkdirSync(join(home, 'agents'));
+    const define = (name: string, front: string) =>
+      writeFileSync(
+        join(home, 'agents', `${name}.md`),
+        `---\nname: ${name}\ndescription: Looks things up.\n${front}---\nLook it up.\n`,
+      );
+    define('scout', 'background: true\ncontext: fork\n');
+    define('helper', 'background: allowed\ncontext: last-4\n');
+    const shown = async (name: string) => (await cli(['agents', 'show', name], { CADRE_HOME: home })).stdout;
+    expect(await shown('scout')).toMatch(
+      /^context: {2}fork\nbackground: runs in the background \(every delegation to it\)$/m,
+    );
+    expect(await shown('helper')).toMatch(
+      /^context: {2}last-4\nbackground: may run in the background \(its caller chooses\)$/m,
+    );
+    expect(await shown('math')).toMatch(
+      /^context: {2}isolated\nbackground: no \(its caller waits for it\)$/m,
+    );
+    const json = async (name: string) =>
+      JSON.parse((await cli(['agents', 'show', name, '--json'], { CADRE_HOME: home })).stdout);
+    expect(await json('scout')).toMatchObject({ context: 'fork', background: true });
+    expect(await json('helper')).toMatchObject({ context: 'last-4', background: 'allowed' });
+    expect(await json('math')).toMatchObject({ context: 'isolated', background: false });
   });
 
   it('rejects unknown commands and unknown flags clearly', async () => {

@@ -21,6 +21,7 @@ import {
   isMain,
   isMath,
   SCREENSHOTS as KEPT_SCREENSHOTS,
+  screenshots,
   setup,
   sharedChromium,
   toolNames,
@@ -147,6 +148,32 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     await page.getByRole('button', { name: 'Agents' }).click();
     const reopened = page.getByRole('dialog', { name: 'Agents' });
     expect(await reopened.getByRole('combobox', { name: 'main reasoning' }).inputValue()).toBe('low');
+    expectNoConsoleErrors(browser);
+  }, 60_000);
+
+  it('the Agents panel says what context each sub-agent gets and whether it runs in the background', async () => {
+    const agent = (name: string, front: string) =>
+      `---\nname: ${name}\ndescription: Looks things up for the main agent.\n${front}---\nLook it up.\n`;
+    const { page, browser } = await setup(() => ({ text: 'x' }), {
+      agents: {
+        'scout.md': agent('scout', 'background: true\ncontext: fork\n'),
+        'helper.md': agent('helper', 'background: allowed\ncontext: last-4\n'),
+      },
+    });
+    await page.getByRole('button', { name: 'Agents' }).click();
+    const panel = page.getByRole('dialog', { name: 'Agents' });
+    const card = (name: string) =>
+      panel.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
+    await card('scout').getByText('context: fork · runs in the background', { exact: true }).waitFor();
+    await card('helper').getByText('context: last-4 · may run in the background', { exact: true }).waitFor();
+    await card('math').getByText('context: isolated', { exact: true }).waitFor();
+    expect(
+      await card('math')
+        .getByText(/background/)
+        .count(),
+    ).toBe(0);
+    await card('scout').scrollIntoViewIfNeeded();
+    await screenshots(page, 'agents-background');
     expectNoConsoleErrors(browser);
   }, 60_000);
 

@@ -70,6 +70,13 @@ async function list(cadre: Cadre, context: CliContext, json: boolean): Promise<n
   return EXIT.ok;
 }
 
+/** What `background` in the front matter means, as `cadre agents show` says it. */
+const BACKGROUND_WORDS: Record<string, string> = {
+  true: 'runs in the background (every delegation to it)',
+  allowed: 'may run in the background (its caller chooses)',
+  false: 'no (its caller waits for it)',
+};
+
 async function show(
   cadre: Cadre,
   context: CliContext,
@@ -95,6 +102,7 @@ async function show(
   out.write(`source:   ${source.kind} ${source.path}\n`);
   out.write(`model:    ${model.model ?? '(none: set CADRE_MODEL)'}  (${model.reason})\n`);
   out.write(`context:  ${definition.context}\n`);
+  out.write(`background: ${BACKGROUND_WORDS[String(definition.background)]}\n`);
   out.write(`maxTurns: ${definition.maxTurns ?? limits.maxTurns}\n`);
   const callSeconds = definition.modelCallTimeout ?? limits.modelCallTimeoutMs / 1000;
   out.write(

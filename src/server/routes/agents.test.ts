@@ -19,9 +19,12 @@ describe('GET and PATCH /api/agents', () => {
         enabled: boolean;
         model: string;
         effectiveModel: string;
+        context: string;
+        background: boolean | 'allowed';
       }>;
     };
     const math = agents.find((agent) => agent.name === 'math')!;
+    expect(math).toMatchObject({ context: 'isolated', background: false });
     expect(math.description).not.toBe('');
     expect(math.tools).toContain('calculate');
     expect(math.enabled).toBe(true);

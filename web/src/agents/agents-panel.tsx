@@ -1,7 +1,8 @@
 /**
- * The agents: what each does, its tools, model and limits; a switch to offer it to the main agent or not
- * and a model field, both saved at once (the next message uses them); and the delegation mode with an
- * indicator of whether the last answer used it. Model fields suggest the models the set-up providers offer.
+ * The agents: what each does, its tools, model and limits, the context its runs get and whether they run in
+ * the background; a switch to offer it to the main agent or not and a model field, both saved at once (the
+ * next message uses them); and the delegation mode with an indicator of whether the last answer used it.
+ * Model fields suggest the models the set-up providers offer.
  */
 import { useCallback, useEffect, useState } from 'react';
 import {
@@ -225,6 +226,7 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
                 </code>
               ))}
             </div>
+            <AgentTraits agent={agent} />
             <div className="agent-row">
               <ModelField agent={agent} onSave={(model) => void change(agent, { model })} />
               <TimeoutField
@@ -246,6 +248,17 @@ export function AgentsPanel({ lastDelegationUsed }: { lastDelegationUsed: boolea
       </ul>
     </div>
   );
+}
+
+/** How a run of the agent starts: what of its parent's conversation it gets, and whether it runs in the background. */
+function AgentTraits({ agent }: { agent: AgentSummary }) {
+  const traits = [
+    agent.context && `context: ${agent.context}`,
+    agent.background === true && 'runs in the background',
+    agent.background === 'allowed' && 'may run in the background',
+  ].filter(Boolean);
+  if (!traits.length) return null;
+  return <p className="agent-traits">{traits.join(' · ')}</p>;
 }
 
 function ModelField({ agent, onSave }: { agent: AgentSummary; onSave: (model: string | null) => void }) {

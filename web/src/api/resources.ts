@@ -325,6 +325,10 @@ export interface AgentSummary {
   timeoutSeconds?: number | undefined;
   /** Reasoning it asks for: an effort ("low"…), or "N tokens" for a thinking budget; undefined for the provider's default. */
   reasoning?: string | undefined;
+  /** What of its parent's conversation a run gets: "isolated", "last-4", "full" or "fork". */
+  context?: string | undefined;
+  /** true: every delegation to it runs in the background; "allowed": its caller may choose to. */
+  background?: boolean | 'allowed' | undefined;
 }
 
 const LIMIT_FIELDS: Array<[string, string, string]> = [
@@ -355,7 +359,13 @@ function toAgent(item: Json): AgentSummary {
     effectiveModel: text(item.effectiveModel),
     timeoutSeconds: typeof limitsSource.timeout === 'number' ? limitsSource.timeout : undefined,
     reasoning: reasoningText(item.reasoning),
+    context: text(item.context) ?? text(definition.context),
+    background: backgroundOf(item.background ?? definition.background),
   };
+}
+
+function backgroundOf(value: unknown): AgentSummary['background'] {
+  return value === true || value === 'allowed' ? value : value === false ? false : undefined;
 }
 
 function reasoningText(value: unknown): string | undefined {
