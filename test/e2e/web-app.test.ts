@@ -377,6 +377,9 @@ describe.skipIf(!hasChromium)('the web app in Chromium', () => {
     const chats = page.getByRole('navigation', { name: 'Chats' });
     await ask(page, 'Older question');
     await page.getByText('Answer to Older').waitFor();
+    // Ended, not only shown: its stored answer moves the chat up the list, which must come before the newer
+    // chat is asked (the announcer of a fresh chat is empty until an answer has gone from busy to done).
+    await page.getByTestId('answer-announcer').getByText('Answer ready.').waitFor();
     await chats.getByRole('button', { name: '+ New chat' }).click();
     expect(new URL(page.url()).pathname).toBe('/');
     await ask(page, 'Newer question');
