@@ -118,9 +118,10 @@ export class RunsUseCases {
   }
 
   /**
-   * Asks the process that queued `userId`'s tree `rootRunId`, which no worker has taken yet, to withdraw
-   * it: a `stop` signal, which its asker hears (and withdraws it) as every worker does (and stops it at
-   * once if it takes it first). False when there is no such waiting tree.
+   * Stops `userId`'s tree `rootRunId`, which no worker has taken yet: its asker, told by the queue's
+   * `stop` signal, withdraws it; the stop is also recorded durably, so if its asker has died a worker that
+   * takes it later (even one started after this) closes it `cancelled` without running it. False when
+   * there is no such waiting tree.
    */
   async #stopWaiting(userId: string, rootRunId: string): Promise<boolean> {
     const { store } = this.#parts;
@@ -129,7 +130,7 @@ export class RunsUseCases {
     const job = await jobs.find(treeJobKey(rootRunId));
     const owner = (job?.data as { userId?: unknown } | undefined)?.userId;
     if (job?.kind !== 'tree' || job.state !== 'created' || job.tries > 0 || owner !== userId) return false;
-    await jobs.signal('stop', JSON.stringify({ root: rootRunId, reason: 'stopped by the person' }));
+    await jobs.stopWaiting(userId, rootRunId, 'stopped by the person');
     return true;
   }
 

@@ -195,6 +195,13 @@ export interface TreeQueue {
     rootRunId: string,
     runId?: string,
   ): Promise<{ ended: boolean; reason?: string; alone?: boolean } | undefined>;
+  /**
+   * Stops `userId`'s tree `rootRunId` that waits on the queue (no worker has taken it): recorded durably
+   * (a stop request keyed by its root, read by `treeStopped`), so a worker that takes it later, even one
+   * started after this, closes it `cancelled` without running it; and said (the `stop` signal) to the
+   * processes alive now, its asker among them, which withdraws it at once.
+   */
+  stopWaiting(userId: string, rootRunId: string, reason: string): Promise<void>;
   /** Whether a worker other than `workerId` is alive (holds its lease). */
   othersAlive(workerId: string): Promise<boolean>;
   /** How many workers are alive now (hold their lease): any process working the queue. */

@@ -35,6 +35,16 @@ export async function recordClosing(runs: Store['runs'], closing: readonly Cadre
   await runs.flush();
 }
 
+/** What the root of a tree stopped before any worker took it says (its asker withdrew it, or a worker saw the stop). */
+export function withdrawnSummary(reason: string): string {
+  return `Cancelled before any worker took it (${reason}); nothing ran.`;
+}
+
+/** What the root of a tree no worker took within `waitTimeoutMs` (`queue.waitTimeoutSeconds`) says. */
+export function queueTimeoutMessage(waitTimeoutMs: number): string {
+  return `No worker took this question within ${Math.round(waitTimeoutMs / 1000)} s (queue.waitTimeoutSeconds): it was withdrawn from the queue, and nothing of it ran. Start a worker (cadre worker) and ask again.`;
+}
+
 /**
  * The root of a tree that never started (withdrawn before any worker took it, or dead-lettered before its
  * root began: an agent or a tool no worker has), recorded as a run that did nothing and ended `status`

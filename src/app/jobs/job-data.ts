@@ -71,6 +71,11 @@ export interface TreeJobData {
   /** The agents the asker composed (absent in jobs queued before they were carried: the worker's own). */
   agents?: AgentDefinition[];
   rootLimits?: Partial<Pick<RuntimeLimits, 'maxTurns' | 'timeoutMs'>>;
+  /**
+   * How long it may wait for a worker (`queue.waitTimeoutSeconds` of its asker): a worker that takes it
+   * later than that closes its root `timeout` without running it (its asker, if alive, withdraws it then).
+   */
+  waitTimeoutMs?: number;
 }
 
 /** What a `run` job carries: the child as data, its id, and the tree's journal. */

@@ -16,7 +16,13 @@ import { storeAnswerOfStoredTree } from '../stored-answers.ts';
 import type { ResumeClaim, StartedTree, TreeExecutor, TreeStart } from '../tree-executor.ts';
 import { outcomeOf } from '../tree-handle.ts';
 import { stopTree, treeEvents } from '../trees.ts';
-import { closingOf, recordClosing, recordUnstartedRoot } from './close-run.ts';
+import {
+  closingOf,
+  queueTimeoutMessage,
+  recordClosing,
+  recordUnstartedRoot,
+  withdrawnSummary,
+} from './close-run.ts';
 import { treeJobKey } from './forget-jobs.ts';
 import { askedWith, PLAIN_JOB_FORMAT, type TreeAsked, type TreeJobData } from './job-data.ts';
 import { SharedApprovals } from './shared-approvals.ts';
@@ -150,6 +156,8 @@ export async function startQueuedTree<Result>(
     spec: journal.spec,
     ...start.asked,
     ...(start.rootLimits ? { rootLimits: start.rootLimits } : {}),
+    // Carried so a worker that takes it late closes it `timeout` unrun, even if this process is gone.
+    ...(start.waitTimeoutMs !== undefined ? { waitTimeoutMs: start.waitTimeoutMs } : {}),
   };
   const key = treeJobKey(rootRunId);
   const tree = { userId, rootRunId, journalId: journal.id, spec: journal.spec };
@@ -184,13 +192,14 @@ export async function startQueuedTree<Result>(
     }
     told?.();
     closedHere = (async () => {
+      // A stop recorded for it (from another process) is done with.
+      await runs.takeStopRequests([rootRunId]);
       await recordUnstartedRoot(runs, { userId, rootRunId, spec: journal.spec, status, summary });
       await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing });
     })();
     await closedHere;
   };
-  const withdraw = (reason: string) =>
-    withdrawAs('cancelled', `Cancelled before any worker took it (${reason}); nothing ran.`);
+  const withdraw = (reason: string) => withdrawAs('cancelled', withdrawnSummary(reason));
   const onAbort = () => {
     const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped by the person';
     requestStop(reason);
@@ -209,7 +218,7 @@ export async function startQueuedTree<Result>(
       ? undefined
       : setTimeout(() => {
           if (started || withdrawing) return;
-          const message = `No worker took this question within ${Math.round(waitedMs / 1000)} s (queue.waitTimeoutSeconds): it was withdrawn from the queue, and nothing of it ran. Start a worker (cadre worker) and ask again.`;
+          const message = queueTimeoutMessage(waitedMs);
           void withdrawAs('timeout', message, () =>
             markFailed(new SystemError('queue_timeout', message, { rootRunId })),
           ).catch(() => {});

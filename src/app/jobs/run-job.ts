@@ -8,7 +8,7 @@ import type { Pricing } from '../pricing.ts';
 import { storeAnswerOfStoredTree } from '../stored-answers.ts';
 import { runRequestOf } from '../tree-executor.ts';
 import { outcomeOf } from '../tree-handle.ts';
-import { findRun } from './close-run.ts';
+import { findRun, queueTimeoutMessage, recordUnstartedRoot, withdrawnSummary } from './close-run.ts';
 import { type RunJobData, requestOfRunJob, type TreeJobData } from './job-data.ts';
 import { type JobLiveness, JobTreeRecord } from './job-record.ts';
 
@@ -52,6 +52,8 @@ export async function runJob(
     if (job.kind === 'tree') await storeTreeAnswer(parts, job.data as TreeJobData);
     return endedOutput(job, runId);
   }
+  const unrun = job.kind === 'tree' ? await closeUnrunTree(parts, job, stopped) : undefined;
+  if (unrun) return unrun;
   if (stopped?.reason) run.stop(stopped.reason, stopped.alone === true);
   const again = job.retryCount > 0 || job.resumed === true;
   const ended = job.kind === 'run' && again ? await storedEnd(parts, job) : undefined;
@@ -73,6 +75,34 @@ export async function runJob(
   } finally {
     record.close();
   }
+}
+
+/**
+ * A tree job taken before its root began that must not run: stopped while it waited (the stop recorded,
+ * its asker perhaps gone), or taken later than its asker's `queue.waitTimeoutSeconds` allows. Its root is
+ * recorded ended, `cancelled` or `timeout` saying why, and its answer stored in its session, as its asker
+ * does when it withdraws it; undefined when it is to run.
+ */
+async function closeUnrunTree(
+  parts: JobParts,
+  job: Job,
+  stopped: { reason?: string; alone?: boolean } | undefined,
+): Promise<unknown> {
+  const data = job.data as TreeJobData;
+  const waited = job.waitingSince === undefined ? 0 : Date.now() - job.waitingSince;
+  const late = data.waitTimeoutMs !== undefined && data.waitTimeoutMs > 0 && waited > data.waitTimeoutMs;
+  const reason = stopped?.reason !== undefined && !stopped.alone ? stopped.reason : undefined;
+  if (reason === undefined && !late) return undefined;
+  // Only a tree none of which ran: a job tried before, set aside or handed back goes on (and stops) as any.
+  if (job.retryCount > 0 || job.resumed === true) return undefined;
+  if (await parts.store.runs.getRunTree(data.userId, data.rootRunId)) return undefined;
+  const status = reason !== undefined ? 'cancelled' : 'timeout';
+  const summary =
+    reason !== undefined ? withdrawnSummary(reason) : queueTimeoutMessage(data.waitTimeoutMs ?? 0);
+  await parts.store.runs.takeStopRequests([data.rootRunId]);
+  await recordUnstartedRoot(parts.store.runs, { ...data, status, summary });
+  await storeTreeAnswer(parts, data);
+  return { status };
 }
 
 async function runTree(

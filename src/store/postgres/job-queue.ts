@@ -299,6 +299,16 @@ export class PgBossJobQueue implements JobQueue {
     return alone ? { ended: false, reason: alone, alone: true } : undefined;
   }
 
+  async stopWaiting(userId: string, rootRunId: string, reason: string): Promise<void> {
+    // Written before it is said: a worker that hears the signal reads the same reason when it takes it.
+    await this.#db.query(
+      `INSERT INTO run_stop_requests (root_id, user_id, reason, requested_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (root_id) DO NOTHING`,
+      [rootRunId, userId, reason, Date.now()],
+    );
+    await this.signal('stop', JSON.stringify({ root: rootRunId, reason }));
+  }
+
   async withdraw(kind: JobKind, key: string): Promise<boolean> {
     const id = jobUuid(key);
     const queue = await this.#boss.getQueue(QUEUES[kind]);
