@@ -18,7 +18,7 @@ import { freshSchema, startWorker, TEST_DATABASE_URL } from '../helpers/postgres
 type Listed = { runs: Array<{ id: string; status: string; summary: string }> };
 
 /** Asks with no worker, and SIGKILLs the asker once its tree waits on the queue; its root id and session. */
-async function askThenDie(env: Record<string, string>, question: string) {
+async function askThenDie(env: Record<string, string> & { CADRE_DATABASE_URL: string }, question: string) {
   const store = await openPostgresStore(env.CADRE_DATABASE_URL);
   onTestFinished(() => store.close());
   let asker: ChildProcess | undefined;
