@@ -192,9 +192,10 @@ export async function startQueuedTree<Result>(
     }
     told?.();
     closedHere = (async () => {
-      // A stop recorded for it (from another process) is done with.
-      await runs.takeStopRequests([rootRunId]);
+      // (Its events are recorded first, at once: an asker told it failed may be about to exit.)
       await recordUnstartedRoot(runs, { userId, rootRunId, spec: journal.spec, status, summary });
+      // A stop recorded for it (from another process) is done with.
+      await runs.takeStopRequests([rootRunId]).catch(() => {});
       await storeAnswerOfStoredTree(parts.store, tree, { pricing: parts.pricing });
     })();
     await closedHere;

@@ -99,9 +99,10 @@ async function closeUnrunTree(
   const status = reason !== undefined ? 'cancelled' : 'timeout';
   const summary =
     reason !== undefined ? withdrawnSummary(reason) : queueTimeoutMessage(data.waitTimeoutMs ?? 0);
-  await parts.store.runs.takeStopRequests([data.rootRunId]);
   await recordUnstartedRoot(parts.store.runs, { ...data, status, summary });
   await storeTreeAnswer(parts, data);
+  // The stop is done with once its root says so (a worker dying before this runs nothing of it either).
+  await parts.store.runs.takeStopRequests([data.rootRunId]);
   return { status };
 }
 
