@@ -118,9 +118,10 @@ describe.skipIf(!hasChromium)('what people notice on the chat page', () => {
     await card.getByText('Field notes').waitFor();
     const searches = card.getByRole('list', { name: 'Searches in the document' });
     await searches.getByText('“owls”').waitFor();
-    // The search's result comes in an event of its own, drawn a frame later.
+    // The search's result comes in an event of its own, once the server has searched (which a loaded
+    // machine may take longer than poll's default 1 s to do), drawn a frame later.
     await expect
-      .poll(() => searches.getByRole('listitem').first().textContent())
+      .poll(() => searches.getByRole('listitem').first().textContent(), { timeout: 10_000 })
       .toMatch(/“owls”\s*1 result$/);
     await screenshots(page, '6-analyzing');
     await card.getByText('Analysis complete').waitFor({ timeout: 20_000 });
