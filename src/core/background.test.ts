@@ -358,4 +358,53 @@ describe('background sub-agents', () => {
     expect(second.outcome.envelope.summary).toBe('waiting\n\ngot it');
     expect(second.text).toBe('waiting\n\ngot it');
   });
+
+  it.each([
+    ['max_turns', 'max_turns'],
+    ['an error', 'error'],
+  ] as const)(
+    'a main agent that ends on %s stops its background runs rather than wait for results it cannot take',
+    async (_how, status) => {
+      const workerAsked = held();
+      const { runtime, events } = setup(
+        (request, who) => {
+          if (who === 'worker') {
+            workerAsked.release();
+            return { toolCalls: [{ name: 'slow', input: {} }] };
+          }
+          if (!called(request)) return { toolCalls: [{ name: 'worker', input: { task: 'study owls' } }] };
+          if (status === 'error') throw new Error('the provider broke');
+          // Its last turn calls a tool again: the turn limit ends it, with one more call for an answer.
+          if (request.prompt.filter((message) => message.role === 'tool').length < 2)
+            return workerAsked.promise.then(() => ({ toolCalls: [{ name: 'echo', input: { text: 'hm' } }] }));
+          return { text: 'I ran out of turns.' };
+        },
+        [
+          agent({ name: 'main', tools: ['worker', 'echo'], maxTurns: 2 }),
+          agent({ name: 'worker', tools: ['slow'], background: true }),
+        ],
+      );
+      const journal = new MemoryJournal();
+      // Again from the first's journal, as a resume: main's steps replay, and it ends the same way.
+      for (const attempt of [1, 2]) {
+        events.length = 0;
+        const outcome = await runtime.run({ agent: 'main', task: 'tell me about owls', record: { journal } });
+        expect([attempt, outcome.envelope.status]).toEqual([attempt, status]);
+        const worker = outcome.tree.children[0]!;
+        expect(worker).toMatchObject({ agent: 'worker', status: 'cancelled', background: true });
+        expect(worker.summary).toContain(`the main agent ended (${status}) and cannot take its result`);
+        expect(events).toContainEqual(
+          expect.objectContaining({
+            type: 'run-error',
+            agent: 'worker',
+            status: 'cancelled',
+            message: expect.stringContaining(`the main agent ended (${status})`),
+          }),
+        );
+        // Not handed to main: it takes no turn for it.
+        expect(events.filter((event) => event.type === 'run-message')).toEqual([]);
+      }
+    },
+    10_000,
+  );
 });

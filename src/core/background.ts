@@ -1,7 +1,8 @@
 import type { AgentDefinition } from './agent-definition.ts';
 import { type ResultEnvelope, toModelView } from './envelope.ts';
-import { describeError } from './errors.ts';
+import { describeError, ParentEnded } from './errors.ts';
 import { childReturned, type RunFrame } from './run-frame.ts';
+import type { RunStatus } from './status.ts';
 import { journaledCall, traceToolCall } from './tool-bindings.ts';
 import { zeroUsage } from './usage.ts';
 
@@ -148,6 +149,17 @@ export async function nextDelivery(frame: RunFrame, steps: number): Promise<bool
     if (!frame.background.size) return false;
     await Promise.race([...frame.background.values(), frame.inbox.arrival(), stopped(frame.signal)]);
   }
+}
+
+/**
+ * Stops `frame`'s background runs still going when it ends with `status` without another turn to take
+ * their results in (its turn limit, an error, its budget): each ends `cancelled`, saying why, rather than
+ * go on spending tokens for a result no one reads, and the run's close does not wait for them.
+ */
+export function stopBackground(frame: RunFrame, status: RunStatus): void {
+  if (!frame.background.size || frame.backgroundStop.signal.aborted) return;
+  const who = frame.parent ? `${frame.definition.name} agent that started it` : 'main agent';
+  frame.backgroundStop.abort(new ParentEnded(`the ${who} ended (${status}) and cannot take its result`));
 }
 
 function stopped(signal: AbortSignal): Promise<void> {

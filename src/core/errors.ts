@@ -71,6 +71,14 @@ export class RunStopped extends Error {
   override name = 'RunStopped';
 }
 
+/**
+ * Why a background run is stopped when the run that started it ended without being able to take another
+ * turn (its turn limit, an error, its budget): its result would reach no one. The message says so.
+ */
+export class ParentEnded extends Error {
+  override name = 'ParentEnded';
+}
+
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

@@ -1,6 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { isStepCount, type LanguageModel, type ModelMessage } from 'ai';
-import { nextDelivery } from './background.ts';
+import { nextDelivery, stopBackground } from './background.ts';
 import { deadlines, runSignals } from './deadline-clock.ts';
 import type { ResultEnvelope, Source } from './envelope.ts';
 import { describeError, RunStopped } from './errors.ts';
@@ -153,6 +153,7 @@ async function runWithin(
     finishedChildren: new Map(),
     ...(spec.continues ? { continues: spec.continues } : {}),
     background: new Map(),
+    backgroundStop: new AbortController(),
   };
   tree.frames.set(frame.id, frame);
 
@@ -343,9 +344,11 @@ async function runWithin(
     const message = describeModelError(turn.error);
     const status = isModelCallTimeout(turn.error) ? 'timeout' : 'error';
     emit(frame, { type: 'run-error', status, message });
+    stopBackground(frame, status);
     return finish(status, answer ? `${answer}\n\n[stopped by an error: ${message}]` : message);
   }
   if (turn.endedWithToolCalls && stopReason === 'budget') {
+    stopBackground(frame, 'budget');
     return finish('budget', answer || 'The token budget ran out before the agent reached an answer.');
   }
 
@@ -355,6 +358,8 @@ async function runWithin(
   let steps = turn.steps;
   if (turn.endedWithToolCalls && stopReason === 'max_turns') {
     status = 'max_turns';
+    // Its answer now is its last step: no turn is left for a background result.
+    stopBackground(frame, status);
     const final = await streamTurns(frame, {
       model,
       instructions,
@@ -386,7 +391,10 @@ async function runWithin(
   }
 
   // 7.
-  if (!answer.trim()) return finish('error', noAnswer(last, limits.maxOutputTokens + call.reasoningRoom));
+  if (!answer.trim()) {
+    stopBackground(frame, 'error');
+    return finish('error', noAnswer(last, limits.maxOutputTokens + call.reasoningRoom));
+  }
   const extra: { data?: unknown; sources?: Source[] } = {};
   if (definition.output) {
     let structured = validateStructuredOutput(answer, definition.output);

@@ -117,7 +117,11 @@ async function startChild(
   const runner = childRunner(services, tree, run);
   // The child's conversation stays with its parent (continue_agent reaches it), not in the envelope its
   // tool call, events and journal keep.
-  return runner.run(data, { signal: parent.signal }).then(({ conversation, ...envelope }) => {
+  // A background run also stops when its parent can take no more turns (see background.ts's stopBackground).
+  const signal = request.background
+    ? AbortSignal.any([parent.signal, parent.backgroundStop.signal])
+    : parent.signal;
+  return runner.run(data, { signal }).then(({ conversation, ...envelope }) => {
     if (conversation)
       parent.finishedChildren.set(envelope.runId, { agent: request.definition.name, conversation });
     return envelope;

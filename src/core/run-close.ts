@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ResultEnvelope, Source } from './envelope.ts';
-import { RunStopped } from './errors.ts';
+import { ParentEnded, RunStopped } from './errors.ts';
 import { keptForm } from './kept-conversations.ts';
 import { emit, type RunFrame, subtreeUsage } from './run-frame.ts';
 import { citedSources } from './sources.ts';
@@ -20,12 +20,15 @@ export function finishInterrupted(frame: RunFrame, status: 'timeout' | 'cancelle
   // Stopped while it replayed an earlier attempt: its end is new, numbered after what that attempt stored.
   frame.numbering.goLive();
   const stopped = status === 'cancelled' ? personStop(frame) : undefined;
+  const cause: unknown = frame.signal.reason;
   const reason =
     status === 'timeout'
       ? `Stopped: the run went past its time limit of ${Math.round(frame.limits.timeoutMs / 1000)} s.`
       : stopped !== undefined
         ? `Stopped by the person${stopped && stopped !== 'stopped by the person' ? `: ${stopped}` : ''}.`
-        : 'Cancelled before it finished.';
+        : cause instanceof ParentEnded
+          ? `Stopped: ${cause.message}.`
+          : 'Cancelled before it finished.';
   emit(frame, { type: 'run-error', status, message: reason });
   const summary = partial ? `${partial}\n\n[${reason}]` : reason;
   if (stopped === undefined) return closeRun(frame, status, summary, {});

@@ -128,6 +128,8 @@ export interface RunFrame extends ParentRun {
    * the id of the message that delivers it; each settles when the run has ended and its message waits.
    */
   background: Map<string, Promise<ResultEnvelope>>;
+  /** Stops its background runs still going (with a `ParentEnded` reason) when it can take no more turns. */
+  backgroundStop: AbortController;
 }
 
 /**
