@@ -89,4 +89,31 @@ describe('background sub-agents in the terminal', () => {
       'running',
     ]);
   });
+
+  it('a main agent out of turns stops its background run and cadre ask ends at once, saying why', async () => {
+    const { env, home } = await fixtureCadre(({ body, system }) => {
+      if (isMain(system)) {
+        // Its one turn delegates; then it is asked for its answer without tools.
+        if (!body.messages.some((message) => message.role === 'tool'))
+          return { toolCalls: [{ name: 'scout', arguments: { task: 'Find the answer.' } }] };
+        return { text: 'I ran out of turns; scout was still looking.' };
+      }
+      // Scout would look for a minute: only being stopped ends it sooner.
+      return { text: 'Found 42', delayMs: 60_000 };
+    });
+    withScout(home);
+    const started = Date.now();
+    const asked = await cadreInProcess(['ask', '--json', '--max-turns', '1', 'What is the answer?'], env);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const printed = JSON.parse(asked.stdout) as {
+      status: string;
+      run: { children: Array<{ agent: string; status: string; summary: string; background?: boolean }> };
+    };
+    expect(printed.status).toBe('max_turns');
+    expect(printed.run.children).toMatchObject([{ agent: 'scout', status: 'cancelled', background: true }]);
+    // As jobs too (CADRE_TEST_MODE=postgres): the stop reaches the worker running scout with its reason.
+    expect(printed.run.children[0]!.summary).toContain(
+      'Stopped: the main agent ended (max_turns) and cannot take its result.',
+    );
+  }, 45_000);
 });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AgentDefinition } from '../../core/agent-definition.ts';
 import type { ChildRunner } from '../../core/child-runs.ts';
 import type { ResultEnvelope } from '../../core/envelope.ts';
-import { RunHandedOff, RunStopped } from '../../core/errors.ts';
+import { ParentEnded, RunHandedOff, RunStopped } from '../../core/errors.ts';
 import type { RuntimeLimits } from '../../core/limits.ts';
 import { zeroUsage } from '../../core/usage.ts';
 import type { JobSignals, TreeQueue } from '../../store/job-queue.ts';
@@ -87,7 +87,9 @@ async function childEnd(
         const reason = signal.reason instanceof Error ? signal.reason.message : 'stopped';
         // A parent a person stopped alone: its child is part of what they stopped, and ends the same way.
         const alone = signal.reason instanceof RunStopped ? { alone: true } : {};
-        await jobs.signal('stop', JSON.stringify({ run: runId, reason, ...alone })).catch(() => {});
+        // A background run whose parent can take no more turns: it says so where it ends (background.ts).
+        const ended = signal.reason instanceof ParentEnded ? { ended: true } : {};
+        await jobs.signal('stop', JSON.stringify({ run: runId, reason, ...alone, ...ended })).catch(() => {});
       }
       const state = await jobs.state('run', key);
       if (state.state === 'completed') return state.output as ResultEnvelope;

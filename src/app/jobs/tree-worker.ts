@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { describeError, RunHandedOff, RunStopped } from '../../core/errors.ts';
+import { describeError, ParentEnded, RunHandedOff, RunStopped } from '../../core/errors.ts';
 import type { CadreEvent } from '../../core/events.ts';
 import { Semaphore } from '../../core/semaphore.ts';
 import type { Job, WorkerLease } from '../../store/job-queue.ts';
@@ -406,17 +406,22 @@ export class TreeWorker {
 
   /**
    * A stop from any process: the tree (`root`) or the one run (`run`) it names stops here; a run a person
-   * stopped `alone` ends with what it had done, for its parent to go on with (RunStopped).
+   * stopped `alone` ends with what it had done, for its parent to go on with (RunStopped); a background
+   * run whose parent `ended` says so (ParentEnded).
    */
   #stopHeard(payload: string): void {
-    let stop: { root?: string; run?: string; reason?: string; alone?: boolean };
+    let stop: { root?: string; run?: string; reason?: string; alone?: boolean; ended?: boolean };
     try {
       stop = JSON.parse(payload);
     } catch {
       return;
     }
     const message = stop.reason ?? 'stopped';
-    const reason = stop.alone ? new RunStopped(message) : new Error(message);
+    const reason = stop.alone
+      ? new RunStopped(message)
+      : stop.ended
+        ? new ParentEnded(message)
+        : new Error(message);
     if (stop.root) this.#stopped.set(stop.root, reason);
     if (stop.run) this.#stopped.set(stop.run, reason);
     // Remembered for jobs of the tree taken later; a worker forgets the oldest beyond a few hundred.
