@@ -1,27 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryJournal, userTexts } from '../../test/helpers/memory-journal.ts';
 import { agent, setup } from '../../test/helpers/runtime-setup.ts';
 import type { ScriptedRequest } from '../models/scripted-model.ts';
 import type { CadreEvent } from './events.ts';
-import type { JournalKind, TreeJournal } from './journal.ts';
 import type { TreeSteering } from './tree-record.ts';
 
 /** Sub-agents in the background: main goes on, and each envelope reaches it later, once, also on resume. */
-
-class MemoryJournal implements TreeJournal {
-  entries = new Map<string, unknown>();
-  get(runKey: string, kind: JournalKind, key: string) {
-    return this.entries.get(`${runKey}|${kind}|${key}`);
-  }
-  put(runKey: string, kind: JournalKind, key: string, body: unknown) {
-    this.entries.set(`${runKey}|${kind}|${key}`, JSON.parse(JSON.stringify(body)));
-  }
-}
-
-const userTexts = (request: ScriptedRequest) =>
-  request.prompt
-    .filter((message) => message.role === 'user')
-    .map((message) => JSON.stringify(message.content))
-    .join('\n');
 
 /** Whether the request's conversation has a tool result already (main delegated). */
 const called = (request: ScriptedRequest) => request.prompt.some((message) => message.role === 'tool');

@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../test/helpers/memory-journal.ts';
 import { agent, echo, executed, secret, setup } from '../../test/helpers/runtime-setup.ts';
 import { ScriptedModel, type ScriptedRequest } from '../models/scripted-model.ts';
 import { agentDefinitionSchema } from './agent-definition.ts';
-import type { JournalKind, TreeJournal } from './journal.ts';
 import { callSettingsFor } from './model-options.ts';
 import { Runtime } from './runtime.ts';
 import { ToolRegistry } from './tool-registry.ts';
 
 /** `context: fork`: a child's first request begins exactly as its parent's delegating request did. */
-
-class MemoryJournal implements TreeJournal {
-  entries = new Map<string, unknown>();
-  get(runKey: string, kind: JournalKind, key: string) {
-    return this.entries.get(`${runKey}|${kind}|${key}`);
-  }
-  put(runKey: string, kind: JournalKind, key: string, body: unknown) {
-    this.entries.set(`${runKey}|${kind}|${key}`, JSON.parse(JSON.stringify(body)));
-  }
-}
 
 const isFork = (request: ScriptedRequest) =>
   request.prompt.some((message) => JSON.stringify(message.content).includes('You are now the sub-agent'));

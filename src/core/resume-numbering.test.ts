@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { MemoryJournal } from '../../test/helpers/memory-journal.ts';
 import { ScriptedModel, type ScriptedRequest } from '../models/scripted-model.ts';
 import { agentDefinitionSchema } from './agent-definition.ts';
 import type { CadreEvent } from './events.ts';
-import type { JournalKind, TreeJournal } from './journal.ts';
 import { Runtime } from './runtime.ts';
 import { defineTool } from './tool.ts';
 import { ToolRegistry } from './tool-registry.ts';
@@ -13,16 +13,6 @@ import { replayKey, resumePointsOf } from './tree-record.ts';
 // journal: the events it repeats carry their stored numbers, so a store keeping one event per (run, seq)
 // drops them, and what is new is numbered after everything stored. Whatever the earlier attempt managed
 // to store, the store ends with each call, each result and the run's end exactly once.
-
-class MemoryJournal implements TreeJournal {
-  entries = new Map<string, unknown>();
-  get(runKey: string, kind: JournalKind, key: string) {
-    return this.entries.get(`${runKey}|${kind}|${key}`);
-  }
-  put(runKey: string, kind: JournalKind, key: string, body: unknown) {
-    this.entries.set(`${runKey}|${kind}|${key}`, JSON.parse(JSON.stringify(body)));
-  }
-}
 
 const wait = defineTool({
   name: 'wait',

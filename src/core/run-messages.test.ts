@@ -1,31 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { MemoryJournal, userTexts } from '../../test/helpers/memory-journal.ts';
 import { agent, setup } from '../../test/helpers/runtime-setup.ts';
 import { ScriptedModel, type ScriptedRequest } from '../models/scripted-model.ts';
 import type { CadreEvent } from './events.ts';
-import type { JournalKind, TreeJournal } from './journal.ts';
 import { Runtime } from './runtime.ts';
 import { defineTool } from './tool.ts';
 import { ToolRegistry } from './tool-registry.ts';
 import type { TreeSteering } from './tree-record.ts';
 
 /** A person talks to a running sub-agent: the message joins its next model step, once, also on resume. */
-
-class MemoryJournal implements TreeJournal {
-  entries = new Map<string, unknown>();
-  get(runKey: string, kind: JournalKind, key: string) {
-    return this.entries.get(`${runKey}|${kind}|${key}`);
-  }
-  put(runKey: string, kind: JournalKind, key: string, body: unknown) {
-    this.entries.set(`${runKey}|${kind}|${key}`, JSON.parse(JSON.stringify(body)));
-  }
-}
-
-const userTexts = (request: ScriptedRequest) =>
-  request.prompt
-    .filter((message) => message.role === 'user')
-    .map((message) => JSON.stringify(message.content))
-    .join('\n');
 
 /** Tool steps the run had before this request (a message may come after the last tool message). */
 const toolTurns = (request: ScriptedRequest) =>
