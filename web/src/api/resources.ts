@@ -497,3 +497,11 @@ export async function storedChildRuns(rootRunId: string): Promise<StoredChildRun
     summary: text(child.summary) ?? '',
   }));
 }
+
+/**
+ * `POST /api/runs/:id/messages {text}`: to a running run, a message that joins its next step (202
+ * `{messageId}`); to a finished sub-agent run, its follow-up (202, the follow-up's tree).
+ */
+export function messageRun<T = { messageId: string }>(runId: string, text: string): Promise<T> {
+  return apiJson<T>(`/api/runs/${encodeURIComponent(runId)}/messages`, { method: 'POST', json: { text } });
+}

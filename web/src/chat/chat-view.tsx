@@ -7,14 +7,13 @@ import { useChat } from '@ai-sdk/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   apiFetch,
-  apiJson,
   authHeaders,
   fetchAskingForToken,
   isNetworkFailure,
   unreachableMessage,
 } from '../api/client.ts';
 import type { InterruptedAnswer, MessageVersion } from '../api/resources.ts';
-import { getSession, restoreVersion, resumeRun } from '../api/resources.ts';
+import { getSession, messageRun, restoreVersion, resumeRun } from '../api/resources.ts';
 import { ApprovalPrompts } from '../runs/approval-prompts.tsx';
 import { BackgroundCount } from '../runs/background-count.tsx';
 import { FollowUpContext, startFollowUp } from '../runs/follow-up.tsx';
@@ -299,10 +298,7 @@ export function ChatView({
   }, [busy]);
   const tellMain = async (rootRunId: string, text: string) => {
     try {
-      const { messageId } = await apiJson<{ messageId: string }>(
-        `/api/runs/${encodeURIComponent(rootRunId)}/messages`,
-        { method: 'POST', json: { text } },
-      );
+      const { messageId } = await messageRun(rootRunId, text);
       setTelling((before) => [...before, { id: messageId, text }]);
     } catch {
       // The answer ended a moment before (or the server refused): it goes as the next question instead.

@@ -4,7 +4,7 @@
  * a finished run; app/follow-up.ts). The chat follows the new turn live, as it follows any running answer.
  */
 import { createContext, useContext, useId, useState } from 'react';
-import { apiJson } from '../api/client.ts';
+import { messageRun } from '../api/resources.ts';
 
 /** What the chat does with a follow-up: starts it, then shows its turn live. Absent: it is only started. */
 export const FollowUpContext = createContext<((runId: string, text: string) => Promise<void>) | undefined>(
@@ -21,10 +21,7 @@ export interface StartedFollowUp {
 
 /** Starts the follow-up of run `runId` (202): its tree runs on the server whether or not anyone follows it. */
 export function startFollowUp(runId: string, text: string): Promise<StartedFollowUp> {
-  return apiJson<StartedFollowUp>(`/api/runs/${encodeURIComponent(runId)}/messages`, {
-    method: 'POST',
-    json: { text },
-  });
+  return messageRun<StartedFollowUp>(runId, text);
 }
 
 export function FollowUpBox({ runId, agent }: { runId: string; agent: string }) {

@@ -5,7 +5,8 @@
  * as it streams and then the summary, the error, the usage, and the children.
  */
 import { memo, useId, useState } from 'react';
-import { apiFetch, apiJson } from '../api/client.ts';
+import { apiFetch } from '../api/client.ts';
+import { messageRun } from '../api/resources.ts';
 import { Markdown } from '../chat/markdown.tsx';
 import { formatCost, formatDuration, formatTokens, truncate } from '../format.ts';
 import { DocumentAnalysis } from './document-analysis.tsx';
@@ -270,10 +271,7 @@ function RunMessages({
     setSending(true);
     setError(undefined);
     try {
-      const { messageId } = await apiJson<{ messageId: string }>(
-        `/api/runs/${encodeURIComponent(runId)}/messages`,
-        { method: 'POST', json: { text: said } },
-      );
+      const { messageId } = await messageRun(runId, said);
       setSent((before) => [...before, { id: messageId, text: said }]);
       setText('');
     } catch (failure) {
