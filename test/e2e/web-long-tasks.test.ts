@@ -26,14 +26,17 @@ afterEach(async () => {
  * Waits for the answer to end: the Stop button has been seen (a MutationObserver set up before Enter notes
  * it) and the Send button is back. Looking four times a second with a plain DOM query: Playwright's role
  * queries, polled every frame over a large page, would be long tasks themselves. Without the first half, a
- * look taken before the page turned busy would see the Send button still there and end at once.
+ * look taken before the page turned busy would see the Send button still there and end at once. With
+ * `doneCards`, that many sub-agent cards must say done as well: on CI's fast machine a real server's answer
+ * was once taken as ended while its eight cards were still running.
  */
-function answerEnded(page: Page) {
+function answerEnded(page: Page, doneCards = 0) {
   return page.waitForFunction(
-    () =>
+    (cards) =>
       (window as unknown as { __sawBusy?: boolean }).__sawBusy === true &&
-      [...document.querySelectorAll('button')].some((button) => button.textContent === 'Send'),
-    undefined,
+      [...document.querySelectorAll('button')].some((button) => button.textContent === 'Send') &&
+      document.querySelectorAll('button[aria-label*=": done."]').length >= cards,
+    doneCards,
     { polling: 250, timeout: 90_000 },
   );
 }
@@ -155,7 +158,7 @@ describe.skipIf(!hasChromium)('the main thread while an answer streams', () => {
       },
       { config: { limits: { maxConcurrency: 8, maxFanOut: 8 } } },
     );
-    const tasks = await longTasksWhileStreaming(page, undefined, () => answerEnded(page));
+    const tasks = await longTasksWhileStreaming(page, undefined, () => answerEnded(page, 8));
     console.log(`eight sub-agents on a real server: long tasks ${JSON.stringify(tasks)} ms`);
     await expect.poll(() => page.getByRole('button', { name: /^math: done\./ }).count()).toBe(8);
     await page.screenshot({ path: `${SCREENSHOTS}/33-4-eight-real-sub-agents-1280-light.png` });
